@@ -1,0 +1,36 @@
+import path from "node:path";
+import { defineConfig } from "@playwright/test";
+
+/**
+ * Browser tests in Debian's chromium (never a downloaded browser). The hub is
+ * started exactly as a user starts it, on its own port and a throwaway data
+ * directory that is wiped before each run.
+ */
+const port = Number(process.env.E2E_PORT ?? 8790);
+const dataDir = path.join(import.meta.dirname, ".cache", `e2e-data-${port}`);
+
+export default defineConfig({
+  testDir: "e2e",
+  testMatch: "**/*.spec.ts",
+  timeout: 60_000,
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: "list",
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    launchOptions: {
+      executablePath: "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    },
+    trace: "off",
+  },
+  webServer: {
+    command: `rm -rf '${dataDir}' && node bin/leasehold.mjs start`,
+    url: `http://127.0.0.1:${port}/api/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    env: { LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1" },
+  },
+});

@@ -1,0 +1,231 @@
+/**
+ * Capability adapters: the per-capability code between a validated request
+ * and a job. An adapter normalises arguments into one canonical spelling (so
+ * equal requests hash equally and idempotency compares like with like), says
+ * which arguments narrow the sandbox, and shapes the job payload. It never
+ * executes anything, never reads the host, and never widens what the
+ * arguments asked for.
+ *
+ * Adapters are found by manifest id through an `AdapterRegistry` map, so the
+ * pipeline never branches on capability or operation names.
+ */
+import { LeaseholdError } from "../errors/index";
+import { normaliseEgressRules, parseEgressRule } from "./egress";
+import type { Manifest, OperationDeclaration } from "./manifest-schema";
+import type { CompiledSandboxPolicy, SandboxNarrowing } from "./policy-compile";
+
+/** Arguments after schema validation and adapter normalisation. Plain JSON. */
+export type PreparedArguments = Record<string, unknown>;
+
+export const JOB_PAYLOAD_SCHEMA = "leasehold.job-payload/1";
+
+/**
+ * What the worker receives (inside the hub-signed job, which adds the action
+ * hash and deadline). Arguments that became policy (`timeout_s`, `egress`) or
+ * that only the hub uses (`host`, `idempotency_key`) are not repeated here:
+ * the compiled policy is their single source of truth.
+ */
+export interface JobPayload {
+  schema: typeof JOB_PAYLOAD_SCHEMA;
+  host: string;
+  capability: { id: string; version: string; worker_abi: number };
+  operation: string;
+  mutating: boolean;
+  arguments: Record<string, unknown>;
+  sandbox: CompiledSandboxPolicy;
+}
+
+export interface JobPayloadInput {
+  manifest: Manifest;
+  operation: OperationDeclaration;
+  prepared: PreparedArguments;
+  policy: CompiledSandboxPolicy;
+}
+
+export interface CapabilityAdapter {
+  /** The manifest id this adapter serves. */
+  readonly capability: string;
+  /** Operation names it knows how to prepare; the registry refuses a manifest declaring others. */
+  readonly operations: readonly string[];
+  /**
+   * Normalises schema-validated arguments: fills defaults explicitly, puts
+   * lists and maps in one order, canonicalises paths lexically. Meaning is
+   * never changed. Throws `INVALID_ARGUMENT` (tier "hub") for input the
+   * schema cannot express as invalid (e.g. malformed base64).
+   */
+  prepareArguments(operation: OperationDeclaration, args: Record<string, unknown>): PreparedArguments;
+  /** The request's narrowing of the sandbox, taken from prepared arguments. */
+  sandboxRequest(operation: OperationDeclaration, prepared: PreparedArguments): SandboxNarrowing;
+  jobPayload(input: JobPayloadInput): JobPayload;
+}
+
+export type AdapterRegistry = ReadonlyMap<string, CapabilityAdapter>;
+
+/** Builds the id → adapter map; two adapters for one id is a start-up error. */
+export function createAdapterRegistry(adapters: readonly CapabilityAdapter[]): AdapterRegistry {
+  const map = new Map<string, CapabilityAdapter>();
+  for (const adapter of adapters) {
+    if (map.has(adapter.capability)) {
+      throw new LeaseholdError("CONFIG_INVALID", `two adapters are registered for capability ${adapter.capability}`, { tier: "config" });
+    }
+    map.set(adapter.capability, adapter);
+  }
+  return map;
+}
+
+// ---------------------------------------------------------------------------
+// Normalisation helpers shared by the built-in adapters.
+
+function invalidArgument(field: string, message: string): never {
+  throw new LeaseholdError("INVALID_ARGUMENT", `${field}: ${message}`, { tier: "hub", details: { path: `/${field}` } });
+}
+
+/**
+ * Lexically canonical workspace-relative path: "a//b/./c/" → "a/b/c", "" or
+ * "." → ".". `..` segments and absolute paths are refused here as a
+ * user-space hub check; the guest refuses them again, and symlinks, against
+ * the real filesystem — this check alone proves nothing about the disk.
+ */
+export function normaliseWorkspacePath(field: string, value: unknown): string {
+  if (typeof value !== "string") invalidArgument(field, "must be a string");
+  if (value.startsWith("/")) invalidArgument(field, "must be relative to the workspace root (refused by a hub check)");
+  const segments = value.split("/").filter((segment) => segment !== "" && segment !== ".");
+  if (segments.includes("..")) invalidArgument(field, "must not contain '..' (refused by a hub check)");
+  return segments.length === 0 ? "." : segments.join("/");
+}
+
+function sortedRecord(value: unknown): Record<string, string> {
+  const entries = Object.entries((value ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const result: Record<string, string> = {};
+  for (const [key, entry] of entries) Object.defineProperty(result, key, { value: entry, enumerable: true, writable: true, configurable: true });
+  return result;
+}
+
+function canonicalEgress(value: unknown): string[] {
+  if (!Array.isArray(value)) invalidArgument("egress", "must be a list");
+  const rules = value.map((text: unknown) => {
+    const rule = typeof text === "string" ? parseEgressRule(text) : undefined;
+    return rule ?? invalidArgument("egress", `${JSON.stringify(text)} is not a canonical CIDR:port rule such as 10.1.0.0/16:443`);
+  });
+  return normaliseEgressRules(rules).map((rule) => rule.text);
+}
+
+const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Request fields that narrow the sandbox, by their argument names. */
+function narrowingFrom(prepared: PreparedArguments): SandboxNarrowing {
+  const narrowing: SandboxNarrowing = {};
+  if (typeof prepared["timeout_s"] === "number") narrowing.timeout_s = prepared["timeout_s"];
+  if (Array.isArray(prepared["egress"])) narrowing.egress = prepared["egress"] as string[];
+  return narrowing;
+}
+
+/** Arguments that are hub-only or became policy; the worker never sees them. */
+const NOT_FOR_WORKER: ReadonlySet<string> = new Set(["host", "idempotency_key", "timeout_s", "egress"]);
+
+function defaultJobPayload({ manifest, operation, prepared, policy }: JobPayloadInput): JobPayload {
+  const workerArguments: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(prepared)) {
+    if (!NOT_FOR_WORKER.has(key)) workerArguments[key] = value;
+  }
+  return {
+    schema: JOB_PAYLOAD_SCHEMA,
+    host: String(prepared["host"]),
+    capability: { id: manifest.id, version: manifest.version, worker_abi: manifest.worker_abi },
+    operation: operation.name,
+    mutating: operation.mutating,
+    arguments: workerArguments,
+    sandbox: policy,
+  };
+}
+
+type Normaliser = (args: Record<string, unknown>) => PreparedArguments;
+
+/**
+ * An adapter from a table of per-operation normalisers. The table is data:
+ * adding an operation adds a row, not a branch.
+ */
+export function createTableAdapter(capability: string, normalisers: Readonly<Record<string, Normaliser>>): CapabilityAdapter {
+  const table = new Map(Object.entries(normalisers));
+  return {
+    capability,
+    operations: [...table.keys()],
+    prepareArguments(operation, args) {
+      const normalise = table.get(operation.name);
+      if (normalise === undefined) {
+        throw new LeaseholdError("INTERNAL", `adapter ${capability} has no preparation for ${operation.name}`, { tier: "hub" });
+      }
+      return normalise({ ...args });
+    },
+    sandboxRequest: (_operation, prepared) => narrowingFrom(prepared),
+    jobPayload: defaultJobPayload,
+  };
+}
+
+/**
+ * An adapter that changes nothing, for runtime-registered capabilities whose
+ * arguments need no normalisation. It must be chosen explicitly at
+ * registration; the registry never falls back to it.
+ */
+export function createPassthroughAdapter(capability: string, operations: readonly string[]): CapabilityAdapter {
+  return createTableAdapter(capability, Object.fromEntries(operations.map((name) => [name, (args: Record<string, unknown>) => args])));
+}
+
+// ---------------------------------------------------------------------------
+// Built-in adapters.
+
+const prepareCommand: Normaliser = (args) => ({
+  ...args,
+  cwd: normaliseWorkspacePath("cwd", args["cwd"] ?? "."),
+  env: sortedRecord(args["env"]),
+  stdin: args["stdin"] ?? "",
+});
+
+const prepareCommandNet: Normaliser = (args) => {
+  const prepared = prepareCommand(args);
+  if (args["egress"] !== undefined) prepared["egress"] = canonicalEgress(args["egress"]);
+  return prepared;
+};
+
+export const shellAdapter = createTableAdapter("shell", { run_command: prepareCommand });
+
+export const egressShellAdapter = createTableAdapter("egress-shell", { run_command_net: prepareCommandNet });
+
+export const codeAdapter = createTableAdapter("code", {
+  run_code: (args) => ({ ...args, stdin: args["stdin"] ?? "" }),
+});
+
+export const FS_READ_DEFAULT_LIMIT = 65_536;
+export const FS_LIST_DEFAULT_LIMIT = 50;
+
+export const workspaceAdapter = createTableAdapter("workspace", {
+  fs_read: (args) => ({
+    ...args,
+    path: normaliseWorkspacePath("path", args["path"]),
+    offset: args["offset"] ?? 0,
+    limit: args["limit"] ?? FS_READ_DEFAULT_LIMIT,
+  }),
+  fs_list: (args) => ({
+    ...args,
+    path: normaliseWorkspacePath("path", args["path"]),
+    offset: args["offset"] ?? 0,
+    limit: args["limit"] ?? FS_LIST_DEFAULT_LIMIT,
+  }),
+  fs_write: (args) => {
+    const encoding = args["encoding"] ?? "utf8";
+    if (encoding === "base64" && !BASE64_PATTERN.test(String(args["content"]))) {
+      invalidArgument("content", "is not canonical base64 (RFC 4648, padded, no whitespace)");
+    }
+    const path = normaliseWorkspacePath("path", args["path"]);
+    if (path === ".") invalidArgument("path", "must name a file, not the workspace root");
+    return { ...args, path, encoding };
+  },
+});
+
+export const hostAdapter = createTableAdapter("host", { host_inspect: (args) => ({ ...args }) });
+
+export const BUILTIN_ADAPTERS: readonly CapabilityAdapter[] = [shellAdapter, egressShellAdapter, codeAdapter, workspaceAdapter, hostAdapter];
+
+export function builtinAdapterRegistry(): AdapterRegistry {
+  return createAdapterRegistry(BUILTIN_ADAPTERS);
+}

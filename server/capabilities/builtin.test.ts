@@ -1,0 +1,126 @@
+import { readdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+import { describe, expect, it } from "vitest";
+
+import { BUILTIN_MANIFESTS } from "./builtin";
+import { validateArguments } from "./input-schema";
+import { parseManifest, type Manifest } from "./manifest-schema";
+
+const manifests = new Map<string, Manifest>(BUILTIN_MANIFESTS.map(({ source, manifest }) => {
+  const parsed = parseManifest(manifest, source);
+  return [parsed.id, parsed];
+}));
+
+function operation(name: string) {
+  for (const manifest of manifests.values()) {
+    const found = manifest.operations.find((entry) => entry.name === name);
+    if (found !== undefined) return found;
+  }
+  throw new Error(`no built-in operation ${name}`);
+}
+
+function accepts(name: string, args: unknown): boolean {
+  return validateArguments(operation(name), args).ok;
+}
+
+describe("built-in manifests", () => {
+  it("ship every JSON file in builtin/, each named after its id", async () => {
+    const files = (await readdir(fileURLToPath(new URL("./builtin/", import.meta.url)))).filter((name) => name.endsWith(".json")).sort();
+    expect(BUILTIN_MANIFESTS.map((entry) => entry.source.replace("builtin:", "")).sort()).toEqual(files);
+    for (const { source, manifest } of BUILTIN_MANIFESTS) expect(`builtin:${(manifest as { id: string }).id}.json`).toBe(source);
+  });
+
+  it("declare the capabilities DESIGN.md lists, with their boundaries and activation", () => {
+    const summary = [...manifests.values()].map((m) => [m.id, m.trust_boundary, m.activation, m.operations.map((op) => `${op.name}:${op.mutating ? "mutating" : "read-only"}`)]);
+    expect(summary).toEqual([
+      ["shell", "host-exec", "required", ["run_command:mutating"]],
+      ["code", "host-exec", "optional", ["run_code:mutating"]],
+      ["workspace", "host-exec", "required", ["fs_read:read-only", "fs_list:read-only", "fs_write:mutating"]],
+      ["host", "read-only", "required", ["host_inspect:read-only"]],
+      ["egress-shell", "network-egress", "opt-in", ["run_command_net:mutating"]],
+    ]);
+  });
+
+  it("have network none everywhere except egress-shell", () => {
+    for (const manifest of manifests.values()) {
+      if (manifest.id === "egress-shell") expect(manifest.sandbox.network).toHaveProperty("egress");
+      else expect(manifest.sandbox.network).toBe("none");
+    }
+  });
+
+  it.each([
+    ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "idempotency_key"], ["host", "command"]],
+    ["run_command_net", ["host", "command", "cwd", "env", "stdin", "timeout_s", "egress", "idempotency_key"], ["host", "command"]],
+    ["run_code", ["host", "language", "code", "stdin", "timeout_s", "idempotency_key"], ["host", "language", "code"]],
+    ["fs_read", ["host", "path", "offset", "limit"], ["host", "path"]],
+    ["fs_list", ["host", "path", "offset", "limit"], ["host", "path"]],
+    ["fs_write", ["host", "path", "content", "encoding", "idempotency_key"], ["host", "path", "content"]],
+    ["host_inspect", ["host"], ["host"]],
+  ])("%s takes exactly the arguments of DESIGN.md's operations table", (name, properties, required) => {
+    const schema = operation(name).input_schema;
+    expect(Object.keys(schema.properties ?? {})).toEqual(properties);
+    expect(schema.required).toEqual(required);
+  });
+
+  it("gives idempotency_key to every mutating operation", () => {
+    for (const manifest of manifests.values()) {
+      for (const op of manifest.operations) {
+        if (op.mutating) expect(Object.keys(op.input_schema.properties ?? {})).toContain("idempotency_key");
+      }
+    }
+  });
+});
+
+describe("built-in argument bounds", () => {
+  const command = { host: "web-1", command: "ls -la" };
+
+  it("accepts ordinary calls", () => {
+    expect(accepts("run_command", { ...command, cwd: "src", env: { LANG: "C" }, stdin: "", timeout_s: 30, idempotency_key: "k-1" })).toBe(true);
+    expect(accepts("run_command_net", { ...command, egress: ["10.1.0.0/16:443"] })).toBe(true);
+    expect(accepts("run_code", { host: "web-1", language: "python3", code: "print(1)" })).toBe(true);
+    expect(accepts("fs_read", { host: "web-1", path: "notes/a.txt", offset: 0, limit: 100 })).toBe(true);
+    expect(accepts("fs_list", { host: "web-1", path: "." })).toBe(true);
+    expect(accepts("fs_write", { host: "web-1", path: "a.txt", content: "", encoding: "base64" })).toBe(true);
+    expect(accepts("host_inspect", { host: "web-1" })).toBe(true);
+  });
+
+  it("bounds the command at 64 KiB", () => {
+    expect(accepts("run_command", { ...command, command: "x".repeat(65536) })).toBe(true);
+    expect(accepts("run_command", { ...command, command: "x".repeat(65537) })).toBe(false);
+    expect(accepts("run_command", { ...command, command: "ls\u0000rm" })).toBe(false);
+  });
+
+  it("bounds file content at 4 MiB", () => {
+    expect(accepts("fs_write", { host: "h", path: "a", content: "A".repeat(4 * 1024 * 1024) })).toBe(true);
+    expect(accepts("fs_write", { host: "h", path: "a", content: "A".repeat(4 * 1024 * 1024 + 1) })).toBe(false);
+  });
+
+  it.each(["", "Web-1", "-web", "web 1", "a".repeat(64), "web/1"])("refuses the host name %j", (host) => {
+    expect(accepts("host_inspect", { host })).toBe(false);
+  });
+
+  it.each(["/etc/passwd", "..", "../x", "a/../../x", "a/..", "a\u0000b", ""])("refuses the workspace path %j", (path) => {
+    expect(accepts("fs_read", { host: "h", path })).toBe(false);
+  });
+
+  it("allows names that merely contain dots", () => {
+    expect(accepts("fs_read", { host: "h", path: "a/..b/c..d/.hidden" })).toBe(true);
+  });
+
+  it.each([
+    ["run_code", { host: "h", language: "ruby", code: "x" }],
+    ["fs_write", { host: "h", path: "a", content: "x", encoding: "latin1" }],
+    ["fs_list", { host: "h", path: ".", limit: 201 }],
+    ["fs_read", { host: "h", path: "a", limit: 1048577 }],
+    ["run_command", { ...command, timeout_s: 0 }],
+    ["run_command", { ...command, env: { "BAD-NAME": "x" } }],
+    ["run_command", { ...command, idempotency_key: "has space" }],
+    ["run_command", { ...command, risk: "read_only" }],
+    ["run_command", { ...command, egress: ["10.0.0.0/8:443"] }],
+    ["run_command_net", { ...command, egress: Array.from({ length: 65 }, () => "10.0.0.0/8:443") }],
+    ["host_inspect", { host: "h", verbose: true }],
+  ])("refuses %s with %j", (name, args) => {
+    expect(accepts(name, args)).toBe(false);
+  });
+});

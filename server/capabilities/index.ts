@@ -1,0 +1,95 @@
+// Public surface of server/capabilities. Listed by name; see README.md for layering.
+export {
+  ACTIVATIONS,
+  CAPABILITY_ID_PATTERN,
+  EgressNetworkSchema,
+  MANIFEST_LIMITS,
+  ManifestSchema,
+  OPERATION_NAME_PATTERN,
+  OperationSchema,
+  RESERVED_OPERATION_NAMES,
+  SandboxSchema,
+  TRUST_BOUNDARIES,
+  parseManifest,
+  parseManifestText,
+  safeParseManifest,
+} from "./manifest-schema";
+export type {
+  Activation,
+  Manifest,
+  ManifestIssue,
+  ManifestParseResult,
+  OperationDeclaration,
+  SandboxDeclaration,
+  TrustBoundary,
+} from "./manifest-schema";
+
+export { INPUT_SCHEMA_LIMITS, checkInputSchema, isOperationInputSchema, toJsonPointer, validateArguments } from "./input-schema";
+export type {
+  ArgumentIssue,
+  ArgumentValidationResult,
+  InputSchemaNode,
+  OperationInputSchema,
+  SchemaIssue,
+  ValidatableOperation,
+} from "./input-schema";
+
+export { createCapabilityRegistry, loadCapabilityRegistry, readManifestDirectory } from "./registry";
+export type {
+  CapabilityListing,
+  CapabilityRegistry,
+  CapabilityRegistryOptions,
+  ListOptions,
+  LoadCapabilityRegistryOptions,
+  ManifestSource,
+  OperationResolution,
+  RegisteredCapability,
+  RuntimeManifestSource,
+} from "./registry";
+export { BUILTIN_MANIFESTS } from "./builtin";
+
+export {
+  READINESS_STATES,
+  computeHostReadiness,
+  computeReadiness,
+  degradesHubHealth,
+  isReadyOnHost,
+  summariseCapabilityHealth,
+} from "./readiness";
+export type {
+  CapabilityHealthSummary,
+  CapabilityReadiness,
+  HostReadiness,
+  HostReadinessState,
+  HostReport,
+  ReadinessOptions,
+  ReadinessState,
+  WorkerReport,
+} from "./readiness";
+
+export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "./kernel-requirements";
+export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "./kernel-requirements";
+
+export {
+  BUILTIN_ADAPTERS,
+  JOB_PAYLOAD_SCHEMA,
+  builtinAdapterRegistry,
+  createAdapterRegistry,
+  createPassthroughAdapter,
+  createTableAdapter,
+  normaliseWorkspacePath,
+} from "./adapters";
+export type { AdapterRegistry, CapabilityAdapter, JobPayload, JobPayloadInput, PreparedArguments } from "./adapters";
+
+export { COMPILED_POLICY_SCHEMA, capabilityPolicy, compileSandboxPolicy } from "./policy-compile";
+export type {
+  CompileSandboxPolicyInput,
+  CompiledNetwork,
+  CompiledSandboxPolicy,
+  SandboxNarrowing,
+  SandboxScope,
+} from "./policy-compile";
+
+export { egressRuleWithin, intersectEgressRules, parseEgressRule } from "./egress";
+export type { EgressRule } from "./egress";
+export { parseCpusToMillis, parseSizeToBytes } from "./sandbox-values";

@@ -1,0 +1,464 @@
+/**
+ * Operation arguments: the JSON Schema subset manifests may use, the gate that
+ * refuses anything outside it, and `validateArguments`.
+ *
+ * Validation itself is zod 4's `z.fromJSONSchema` (zod is already the
+ * project's validator, pinned exactly). That converter silently ignores
+ * keywords it does not know and is marked semi-experimental upstream, so it is
+ * only ever handed schemas that passed `checkInputSchema` below: a small,
+ * fully bounded subset whose meaning we pin with tests. A manifest that uses
+ * any other keyword is refused at load time (fail closed) instead of being
+ * half-enforced.
+ *
+ * Supported subset (every node has exactly one `type`):
+ * - `string`:  `maxLength` (required unless `enum`), `minLength`, `pattern`
+ *              (anchored `^…$`, no top-level `|`), `enum` (non-empty unique strings)
+ * - `integer`: `minimum` and `maximum`, both required, safe integers
+ * - `boolean`
+ * - `array`:   `items` (one subset schema) and `maxItems` (required), `minItems`
+ * - `object`:  either a record — `properties`, `required`,
+ *              `additionalProperties: false` — or a map — `additionalProperties`
+ *              set to a subset schema together with `propertyNames: {pattern,
+ *              maxLength?}` and `maxProperties` (required), no `properties`
+ * - `description` (≤ 1024 characters) on any node
+ * The root is a record object with `additionalProperties: false`. No `number`
+ * (the prepared action is hashed as JCS and floats buy nothing here), no
+ * `null`, no `default` (defaults are applied by adapters, visibly), no
+ * `$ref`, no combinators, no `format`.
+ *
+ * Known differences from a full JSON Schema validator, all in the stricter
+ * direction: string lengths count UTF-16 code units (JSON Schema counts code
+ * points, so a string of astral characters hits `maxLength` sooner), and
+ * argument objects must be plain JSON (an `undefined` value is refused, not
+ * treated as absent).
+ */
+import { z } from "zod";
+
+import { LeaseholdError } from "../errors/index";
+
+export type InputSchemaNode =
+  | StringSchemaNode
+  | IntegerSchemaNode
+  | BooleanSchemaNode
+  | ArraySchemaNode
+  | RecordSchemaNode
+  | MapSchemaNode;
+
+interface NodeBase {
+  description?: string;
+}
+export interface StringSchemaNode extends NodeBase {
+  type: "string";
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  enum?: string[];
+}
+export interface IntegerSchemaNode extends NodeBase {
+  type: "integer";
+  minimum: number;
+  maximum: number;
+}
+export interface BooleanSchemaNode extends NodeBase {
+  type: "boolean";
+}
+export interface ArraySchemaNode extends NodeBase {
+  type: "array";
+  items: InputSchemaNode;
+  minItems?: number;
+  maxItems: number;
+}
+export interface RecordSchemaNode extends NodeBase {
+  type: "object";
+  properties?: Record<string, InputSchemaNode>;
+  required?: string[];
+  additionalProperties: false;
+}
+export interface MapSchemaNode extends NodeBase {
+  type: "object";
+  additionalProperties: InputSchemaNode;
+  propertyNames: { pattern: string; maxLength?: number };
+  maxProperties: number;
+}
+/** What an operation's `input_schema` is once it has passed the gate. */
+export type OperationInputSchema = RecordSchemaNode;
+
+/** Limits on the schemas themselves, so a manifest cannot make validation expensive. */
+export const INPUT_SCHEMA_LIMITS = {
+  maxDepth: 6,
+  maxNodes: 256,
+  maxProperties: 64,
+  /** No string argument can be longer than the default MCP request body. */
+  maxStringLength: 4 * 1024 * 1024,
+  maxPatternLength: 512,
+  maxEnumValues: 64,
+  maxEnumValueLength: 256,
+  maxItems: 1024,
+  maxMapProperties: 256,
+  maxDescriptionLength: 1024,
+} as const;
+
+/** Property names in record schemas: the same safe identifiers as operation names. */
+const PROPERTY_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+
+const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
+  string: new Set(["type", "description", "minLength", "maxLength", "pattern", "enum"]),
+  integer: new Set(["type", "description", "minimum", "maximum"]),
+  boolean: new Set(["type", "description"]),
+  array: new Set(["type", "description", "items", "minItems", "maxItems"]),
+  object: new Set([
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyNames",
+    "maxProperties",
+  ]),
+};
+
+export type SchemaPath = ReadonlyArray<string | number>;
+export interface SchemaIssue {
+  path: SchemaPath;
+  message: string;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function isBoundedInt(value: unknown, min: number, max: number): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= min && value <= max;
+}
+
+/**
+ * Why a regular expression is unacceptable as a `pattern`, or undefined if it
+ * is fine. JSON Schema patterns are unanchored, which turns an intended
+ * whole-value check into a substring check; we require `^…$` and refuse a
+ * top-level `|` (in `^a|b$` only the first branch is anchored at the start).
+ */
+export function patternProblem(pattern: string): string | undefined {
+  if (pattern.length === 0 || pattern.length > INPUT_SCHEMA_LIMITS.maxPatternLength) {
+    return `pattern must be 1..${INPUT_SCHEMA_LIMITS.maxPatternLength} characters`;
+  }
+  try {
+    new RegExp(pattern);
+  } catch {
+    return "pattern is not a valid regular expression";
+  }
+  if (!pattern.startsWith("^")) return "pattern must be anchored: start with ^";
+  let depth = 0;
+  let inClass = false;
+  let lastWasEscape = false;
+  for (let index = 0; index < pattern.length; index += 1) {
+    const char = pattern[index];
+    lastWasEscape = false;
+    if (char === "\\") {
+      index += 1;
+      lastWasEscape = true;
+      continue;
+    }
+    if (inClass) {
+      if (char === "]") inClass = false;
+      continue;
+    }
+    if (char === "[") inClass = true;
+    else if (char === "(") depth += 1;
+    else if (char === ")") depth -= 1;
+    else if (char === "|" && depth === 0) return "pattern has a top-level |; wrap the alternatives: ^(?:a|b)$";
+  }
+  if (!pattern.endsWith("$") || lastWasEscape) return "pattern must be anchored: end with $";
+  return undefined;
+}
+
+interface WalkState {
+  nodes: number;
+  issues: SchemaIssue[];
+}
+
+function checkNode(node: unknown, path: (string | number)[], depth: number, state: WalkState): void {
+  const issue = (message: string, at: (string | number)[] = path): void => {
+    state.issues.push({ path: at, message });
+  };
+  state.nodes += 1;
+  if (state.nodes > INPUT_SCHEMA_LIMITS.maxNodes) {
+    if (state.nodes === INPUT_SCHEMA_LIMITS.maxNodes + 1) issue(`schema has more than ${INPUT_SCHEMA_LIMITS.maxNodes} nodes`);
+    return;
+  }
+  if (depth > INPUT_SCHEMA_LIMITS.maxDepth) {
+    issue(`schema nests deeper than ${INPUT_SCHEMA_LIMITS.maxDepth} levels`);
+    return;
+  }
+  if (!isPlainObject(node)) {
+    issue("expected a JSON Schema object");
+    return;
+  }
+  const type = node["type"];
+  if (type !== "string" && type !== "integer" && type !== "boolean" && type !== "array" && type !== "object") {
+    issue('"type" must be one of string, integer, boolean, array, object (a single type)', [...path, "type"]);
+    return;
+  }
+  const allowed = ALLOWED_KEYWORDS[type];
+  for (const key of Object.keys(node)) {
+    if (!allowed.has(key)) issue(`keyword "${key}" is outside the supported JSON Schema subset for type ${type}`, [...path, key]);
+  }
+  const description = node["description"];
+  if (description !== undefined && (typeof description !== "string" || description.length > INPUT_SCHEMA_LIMITS.maxDescriptionLength)) {
+    issue(`"description" must be a string of at most ${INPUT_SCHEMA_LIMITS.maxDescriptionLength} characters`, [...path, "description"]);
+  }
+
+  switch (type) {
+    case "string":
+      checkStringNode(node, path, issue);
+      return;
+    case "integer":
+      checkIntegerNode(node, path, issue);
+      return;
+    case "boolean":
+      return;
+    case "array":
+      checkArrayNode(node, path, depth, state, issue);
+      return;
+    case "object":
+      checkObjectNode(node, path, depth, state, issue);
+      return;
+  }
+}
+
+type IssueFn = (message: string, at?: (string | number)[]) => void;
+
+function checkStringNode(node: Record<string, unknown>, path: (string | number)[], issue: IssueFn): void {
+  const { minLength, maxLength, pattern } = node;
+  const values = node["enum"];
+  const limit = INPUT_SCHEMA_LIMITS.maxStringLength;
+  if (values !== undefined) {
+    if (
+      !Array.isArray(values) ||
+      values.length === 0 ||
+      values.length > INPUT_SCHEMA_LIMITS.maxEnumValues ||
+      !values.every((value) => typeof value === "string" && value.length > 0 && value.length <= INPUT_SCHEMA_LIMITS.maxEnumValueLength) ||
+      new Set(values).size !== values.length
+    ) {
+      issue(`"enum" must be 1..${INPUT_SCHEMA_LIMITS.maxEnumValues} unique non-empty strings`, [...path, "enum"]);
+    }
+  } else if (maxLength === undefined) {
+    issue('every string needs "maxLength" (or an "enum")', [...path, "maxLength"]);
+  }
+  if (maxLength !== undefined && !isBoundedInt(maxLength, 1, limit)) issue(`"maxLength" must be an integer 1..${limit}`, [...path, "maxLength"]);
+  if (minLength !== undefined && !isBoundedInt(minLength, 0, limit)) issue(`"minLength" must be an integer 0..${limit}`, [...path, "minLength"]);
+  if (typeof minLength === "number" && typeof maxLength === "number" && minLength > maxLength) {
+    issue('"minLength" exceeds "maxLength"', [...path, "minLength"]);
+  }
+  if (pattern !== undefined) {
+    const problem = typeof pattern === "string" ? patternProblem(pattern) : '"pattern" must be a string';
+    if (problem !== undefined) issue(problem, [...path, "pattern"]);
+  }
+}
+
+function checkIntegerNode(node: Record<string, unknown>, path: (string | number)[], issue: IssueFn): void {
+  const { minimum, maximum } = node;
+  const bound = Number.MAX_SAFE_INTEGER;
+  if (!isBoundedInt(minimum, -bound, bound)) issue('"minimum" is required and must be a safe integer', [...path, "minimum"]);
+  if (!isBoundedInt(maximum, -bound, bound)) issue('"maximum" is required and must be a safe integer', [...path, "maximum"]);
+  if (typeof minimum === "number" && typeof maximum === "number" && minimum > maximum) issue('"minimum" exceeds "maximum"', [...path, "minimum"]);
+}
+
+function checkArrayNode(
+  node: Record<string, unknown>,
+  path: (string | number)[],
+  depth: number,
+  state: WalkState,
+  issue: IssueFn,
+): void {
+  const { items, minItems, maxItems } = node;
+  if (!isBoundedInt(maxItems, 1, INPUT_SCHEMA_LIMITS.maxItems)) {
+    issue(`"maxItems" is required and must be an integer 1..${INPUT_SCHEMA_LIMITS.maxItems}`, [...path, "maxItems"]);
+  }
+  if (minItems !== undefined && !isBoundedInt(minItems, 0, INPUT_SCHEMA_LIMITS.maxItems)) {
+    issue(`"minItems" must be an integer 0..${INPUT_SCHEMA_LIMITS.maxItems}`, [...path, "minItems"]);
+  }
+  if (typeof minItems === "number" && typeof maxItems === "number" && minItems > maxItems) issue('"minItems" exceeds "maxItems"', [...path, "minItems"]);
+  if (items === undefined) issue('"items" is required (one schema for every element)', [...path, "items"]);
+  else checkNode(items, [...path, "items"], depth + 1, state);
+}
+
+function checkObjectNode(
+  node: Record<string, unknown>,
+  path: (string | number)[],
+  depth: number,
+  state: WalkState,
+  issue: IssueFn,
+): void {
+  const { properties, required, additionalProperties, propertyNames, maxProperties } = node;
+  if (additionalProperties === false) {
+    if (propertyNames !== undefined) issue('"propertyNames" is only allowed on map objects', [...path, "propertyNames"]);
+    if (maxProperties !== undefined) issue('"maxProperties" is only allowed on map objects', [...path, "maxProperties"]);
+    const names: string[] = [];
+    if (properties !== undefined) {
+      if (!isPlainObject(properties)) {
+        issue('"properties" must be an object', [...path, "properties"]);
+      } else {
+        const entries = Object.entries(properties);
+        if (entries.length > INPUT_SCHEMA_LIMITS.maxProperties) issue(`at most ${INPUT_SCHEMA_LIMITS.maxProperties} properties`, [...path, "properties"]);
+        for (const [name, child] of entries) {
+          if (!PROPERTY_NAME_PATTERN.test(name)) issue(`property name "${name}" must match ${PROPERTY_NAME_PATTERN.source}`, [...path, "properties", name]);
+          names.push(name);
+          checkNode(child, [...path, "properties", name], depth + 1, state);
+        }
+      }
+    }
+    if (required !== undefined) {
+      if (!Array.isArray(required) || !required.every((name) => typeof name === "string") || new Set(required).size !== required.length) {
+        issue('"required" must be an array of unique property names', [...path, "required"]);
+      } else {
+        required.forEach((name: string, index) => {
+          if (!names.includes(name)) issue(`required property "${name}" is not declared in "properties"`, [...path, "required", index]);
+        });
+      }
+    }
+    return;
+  }
+  if (isPlainObject(additionalProperties)) {
+    if (properties !== undefined) issue('a map object (additionalProperties: schema) cannot also declare "properties"', [...path, "properties"]);
+    if (required !== undefined) issue('a map object cannot declare "required"', [...path, "required"]);
+    if (!isBoundedInt(maxProperties, 1, INPUT_SCHEMA_LIMITS.maxMapProperties)) {
+      issue(`a map object needs "maxProperties" 1..${INPUT_SCHEMA_LIMITS.maxMapProperties}`, [...path, "maxProperties"]);
+    }
+    checkPropertyNames(propertyNames, [...path, "propertyNames"], issue);
+    checkNode(additionalProperties, [...path, "additionalProperties"], depth + 1, state);
+    return;
+  }
+  issue('"additionalProperties" must be false, or a schema for a map object', [...path, "additionalProperties"]);
+}
+
+function checkPropertyNames(value: unknown, path: (string | number)[], issue: IssueFn): void {
+  if (!isPlainObject(value)) {
+    issue('a map object needs "propertyNames": {"pattern": "^…$"}', path);
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== "pattern" && key !== "maxLength") issue(`keyword "${key}" is outside the supported subset for propertyNames`, [...path, key]);
+  }
+  const { pattern, maxLength } = value;
+  const problem = typeof pattern === "string" ? patternProblem(pattern) : '"pattern" is required';
+  if (problem !== undefined) issue(problem, [...path, "pattern"]);
+  if (maxLength !== undefined && !isBoundedInt(maxLength, 1, 1024)) issue('"maxLength" must be an integer 1..1024', [...path, "maxLength"]);
+}
+
+/**
+ * The gate. Returns every reason `schema` is not an acceptable operation
+ * input schema (empty when it is). The root must be a record object with
+ * `additionalProperties: false`, so unknown argument fields are always refused.
+ */
+export function checkInputSchema(schema: unknown): SchemaIssue[] {
+  const state: WalkState = { nodes: 0, issues: [] };
+  if (!isPlainObject(schema) || schema["type"] !== "object" || schema["additionalProperties"] !== false) {
+    state.issues.push({ path: [], message: 'an input_schema must be {"type": "object", "additionalProperties": false, ...}' });
+    return state.issues;
+  }
+  checkNode(schema, [], 0, state);
+  if (state.issues.length === 0) {
+    try {
+      z.fromJSONSchema(schema as z.core.JSONSchema.JSONSchema);
+    } catch (error) {
+      state.issues.push({ path: [], message: `schema does not compile: ${error instanceof Error ? error.message : "unknown error"}` });
+    }
+  }
+  return state.issues;
+}
+
+export function isOperationInputSchema(schema: unknown): schema is OperationInputSchema {
+  return checkInputSchema(schema).length === 0;
+}
+
+/** RFC 6901 JSON Pointer for a path; "" is the whole document. */
+export function toJsonPointer(path: SchemaPath): string {
+  return path.map((segment) => `/${String(segment).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+}
+
+export interface ArgumentIssue {
+  /** JSON Pointer (RFC 6901) into the arguments; "" means the arguments object itself. */
+  path: string;
+  message: string;
+}
+export type ArgumentValidationResult =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; issues: ArgumentIssue[] };
+
+/** The part of an operation declaration argument validation needs. */
+export interface ValidatableOperation {
+  readonly name: string;
+  readonly input_schema: unknown;
+}
+
+const compiled = new WeakMap<object, z.ZodType>();
+
+function validatorFor(operation: ValidatableOperation): z.ZodType {
+  const schema = operation.input_schema;
+  if (typeof schema !== "object" || schema === null) {
+    throw new LeaseholdError("CONFIG_INVALID", `operation ${operation.name} has no input_schema`, { tier: "hub" });
+  }
+  const cached = compiled.get(schema);
+  if (cached !== undefined) return cached;
+  const issues = checkInputSchema(schema);
+  if (issues.length > 0) {
+    // Registry-loaded manifests never get here; this guards hand-built declarations.
+    throw new LeaseholdError("CONFIG_INVALID", `operation ${operation.name} has an input_schema outside the supported subset`, {
+      tier: "hub",
+      details: { issues: issues.map((issue) => ({ path: toJsonPointer(issue.path), message: issue.message })) },
+    });
+  }
+  const validator = z.fromJSONSchema(schema as z.core.JSONSchema.JSONSchema);
+  compiled.set(schema, validator);
+  return validator;
+}
+
+/** Arguments nest no deeper than this; legitimate ones stay far below. */
+const MAX_ARGUMENT_DEPTH = 32;
+
+function nonJsonProblem(value: unknown, path: (string | number)[], depth: number): ArgumentIssue | undefined {
+  if (depth > MAX_ARGUMENT_DEPTH) return { path: toJsonPointer(path), message: `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels` };
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? undefined : { path: toJsonPointer(path), message: "numbers must be finite" };
+  }
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const problem = nonJsonProblem(value[index], [...path, index], depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (isPlainObject(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      const problem = nonJsonProblem(child, [...path, key], depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  return { path: toJsonPointer(path), message: `value is not JSON (${value === undefined ? "undefined" : typeof value})` };
+}
+
+/**
+ * Validates `args` against the operation's input schema. Unknown fields are
+ * refused (every object in the subset is closed). Never throws for bad input;
+ * the issues name JSON Pointers and never echo argument values.
+ */
+export function validateArguments(operation: ValidatableOperation, args: unknown): ArgumentValidationResult {
+  const validator = validatorFor(operation);
+  const notJson = nonJsonProblem(args, [], 0);
+  if (notJson !== undefined) return { ok: false, issues: [notJson] };
+  const result = validator.safeParse(args);
+  if (result.success) return { ok: true, value: result.data as Record<string, unknown> };
+  const issues: ArgumentIssue[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) issues.push({ path: toJsonPointer([...issue.path.map(String), key]), message: "unknown field" });
+    } else {
+      issues.push({ path: toJsonPointer(issue.path.map(String)), message: issue.message });
+    }
+  }
+  return { ok: false, issues };
+}

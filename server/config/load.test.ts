@@ -1,0 +1,80 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, redactDatabaseUrl } from "./load";
+
+const cwd = "/srv/checkout";
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const r = loadConfig({}, cwd);
+    expect(r).toEqual({
+      ok: true,
+      config: {
+        host: "127.0.0.1",
+        port: 8700,
+        dataDir: path.join(cwd, ".leasehold"),
+        publicUrl: "http://127.0.0.1:8700",
+        database: { kind: "pglite", pgliteDir: path.join(cwd, ".leasehold", "pg") },
+      },
+    });
+  });
+
+  it("uses a real server when DATABASE_URL is set", () => {
+    const r = loadConfig({ DATABASE_URL: "postgres://u:p@db.internal:5432/lh" }, cwd);
+    expect(r.ok && r.config.database).toEqual({ kind: "postgres", url: "postgres://u:p@db.internal:5432/lh" });
+  });
+
+  it("brackets an IPv6 host in the default public URL and strips a trailing slash from an explicit one", () => {
+    const a = loadConfig({ LEASEHOLD_HOST: "::1", LEASEHOLD_PORT: "9000" }, cwd);
+    expect(a.ok && a.config.publicUrl).toBe("http://[::1]:9000");
+    const b = loadConfig({ LEASEHOLD_PUBLIC_URL: "https://hub.example.org/" }, cwd);
+    expect(b.ok && b.config.publicUrl).toBe("https://hub.example.org");
+  });
+
+  it.each([
+    ["LEASEHOLD_PORT", "0"],
+    ["LEASEHOLD_PORT", "65536"],
+    ["LEASEHOLD_PORT", "80a"],
+    ["LEASEHOLD_PORT", ""],
+    ["LEASEHOLD_PORT", " 8700"],
+    ["LEASEHOLD_HOST", ""],
+    ["LEASEHOLD_HOST", "bad host"],
+    ["LEASEHOLD_DATA_DIR", ""],
+    ["LEASEHOLD_PUBLIC_URL", "ftp://x"],
+    ["LEASEHOLD_PUBLIC_URL", "not a url"],
+    ["LEASEHOLD_PUBLIC_URL", "http://x/?a=1"],
+    ["DATABASE_URL", "mysql://x/y"],
+    ["DATABASE_URL", ""],
+    ["DATABASE_URL", "postgres:///nohost"],
+  ])("refuses %s=%j naming the variable", (name, value) => {
+    const r = loadConfig({ [name]: value }, cwd);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.variable).toBe(name);
+      expect(r.message.startsWith(name)).toBe(true);
+      expect(r.message).not.toContain("\n");
+    }
+  });
+
+  it("refuses an unknown LEASEHOLD_ variable (a typo must not leave a default in force)", () => {
+    const r = loadConfig({ LEASEHOLD_PROT: "9000" }, cwd);
+    expect(r).toMatchObject({ ok: false, variable: "LEASEHOLD_PROT" });
+  });
+
+  it("ignores variables outside its namespace", () => {
+    expect(loadConfig({ PATH: "/bin", PORT: "x", NODE_ENV: "test" }, cwd).ok).toBe(true);
+  });
+
+  it("never echoes a DATABASE_URL (it may hold a password) in an error", () => {
+    const r = loadConfig({ DATABASE_URL: "mysql://user:s3cret@h/db" }, cwd);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).not.toContain("s3cret");
+  });
+});
+
+describe("redactDatabaseUrl", () => {
+  it("hides the password", () => {
+    expect(redactDatabaseUrl("postgres://u:s3cret@h:5432/db")).toBe("postgres://u:***@h:5432/db");
+    expect(redactDatabaseUrl("postgres://h/db")).toBe("postgres://h/db");
+  });
+});

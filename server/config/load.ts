@@ -1,0 +1,70 @@
+import path from "node:path";
+import { KNOWN_VARIABLES, environmentSchema } from "./schema";
+
+export interface DatabaseConfig {
+  /** `pglite`: embedded, in `<dataDir>/pg`. `postgres`: a real server. */
+  kind: "pglite" | "postgres";
+  url?: string;
+  pgliteDir?: string;
+}
+
+export interface HubConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl: string;
+  database: DatabaseConfig;
+}
+
+export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; variable: string; message: string };
+
+/**
+ * Parses the hub's configuration from an environment once, at start-up.
+ * Pure: reads only `env` and `cwd`, touches nothing on disk, so a bad value
+ * fails before any file or database is created.
+ */
+export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd()): ConfigResult {
+  const known = new Set<string>(KNOWN_VARIABLES);
+  for (const name of Object.keys(env).sort()) {
+    if (name.startsWith("LEASEHOLD_") && !known.has(name)) {
+      return {
+        ok: false,
+        variable: name,
+        message: `${name} is not a Leasehold setting (known: ${KNOWN_VARIABLES.filter((v) => v.startsWith("LEASEHOLD_")).join(", ")})`,
+      };
+    }
+  }
+  const raw: Record<string, string> = {};
+  for (const name of KNOWN_VARIABLES) {
+    const value = env[name];
+    if (value !== undefined) raw[name] = value;
+  }
+  const parsed = environmentSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue?.path[0] ?? "environment");
+    const shown = raw[variable] === undefined || variable === "DATABASE_URL" ? "" : ` (got ${JSON.stringify(raw[variable])})`;
+    return { ok: false, variable, message: `${variable} ${issue?.message ?? "is invalid"}${shown}` };
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(cwd, e.LEASEHOLD_DATA_DIR);
+  const urlHost = e.LEASEHOLD_HOST.includes(":") && !e.LEASEHOLD_HOST.startsWith("[") ? `[${e.LEASEHOLD_HOST}]` : e.LEASEHOLD_HOST;
+  const publicUrl = (e.LEASEHOLD_PUBLIC_URL ?? `http://${urlHost}:${e.LEASEHOLD_PORT}`).replace(/\/+$/, "");
+  const database: DatabaseConfig = e.DATABASE_URL
+    ? { kind: "postgres", url: e.DATABASE_URL }
+    : { kind: "pglite", pgliteDir: path.join(dataDir, "pg") };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database } };
+}
+
+/** A URL safe to print: the password is never shown. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparseable URL)";
+  }
+}

@@ -1,0 +1,13 @@
+export { executeRows } from "./client";
+export type { Database, DatabaseHandle, DatabaseKind, Schema } from "./client";
+export { openHubDatabase } from "./open";
+export type { OpenedDatabase } from "./open";
+export { openPglite } from "./open-pglite";
+export { openPostgres } from "./open-postgres";
+export { applyMigrations, readMigrationStatus, knownMigrations, migrationsFolder } from "./migrate";
+export type { MigrationStatus } from "./migrate";
+export { checkDurability, readDurabilitySettings, DURABILITY_SETTINGS } from "./durability";
+export type { DurabilitySettings } from "./durability";
+export { acquireDataDirLock } from "./lock";
+export type { DataDirLock } from "./lock";
+export { inspectDataDir } from "./data-dir";

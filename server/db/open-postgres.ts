@@ -1,0 +1,56 @@
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { redactDatabaseUrl } from "../config";
+import { LeaseholdError } from "../errors";
+import type { Database, DatabaseHandle } from "./client";
+import * as schema from "./schema";
+
+/**
+ * Connects to a real PostgreSQL server and proves it answers before
+ * returning, so an unreachable DATABASE_URL fails at start-up with one line
+ * instead of on the first request.
+ */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<DatabaseHandle> {
+  const shown = redactDatabaseUrl(url);
+  const client = postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: 5,
+    idle_timeout: 60,
+    onnotice: () => undefined,
+    // The hub's own id in pg_stat_activity helps an operator see who is connected.
+    connection: { application_name: "leasehold-hub" },
+  });
+  try {
+    await client`select 1`;
+  } catch (error) {
+    await client.end({ timeout: 1 }).catch(() => undefined);
+    throw new LeaseholdError("DATABASE_UNAVAILABLE", `cannot reach DATABASE_URL ${shown}: ${describeConnectError(error)}`, {
+      tier: "database",
+      hint: "check that the server is running and the URL, user and password are right",
+      cause: error,
+    });
+  }
+  const db = drizzle({ client, schema }) as unknown as Database;
+  let closed = false;
+  return {
+    kind: "postgres",
+    db,
+    driver: { kind: "postgres", client },
+    location: shown,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+function describeConnectError(error: unknown): string {
+  const e = error as { code?: string; message?: string; errno?: string };
+  if (e.code === "ECONNREFUSED") return "connection refused";
+  if (e.code === "ENOTFOUND") return "host not found";
+  if (e.code === "CONNECT_TIMEOUT" || e.code === "ETIMEDOUT") return "connection timed out";
+  if (e.code === "28P01" || e.code === "28000") return "authentication failed";
+  if (e.code === "3D000") return "database does not exist";
+  return (e.message ?? String(error)).split("\n")[0] ?? "unknown error";
+}

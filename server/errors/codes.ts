@@ -1,0 +1,35 @@
+/**
+ * The stable error codes of DESIGN.md ("MCP surface"). Clients branch on these
+ * strings, so a code is never renamed or reused for another meaning; new codes
+ * are appended. `retryable` is the default for the code; a caller may know
+ * better for one occurrence (e.g. a deadline that has already passed).
+ */
+export const ERROR_CODES = {
+  INVALID_ARGUMENT: { retryable: false, http: 400 },
+  UNAUTHENTICATED: { retryable: false, http: 401 },
+  FORBIDDEN: { retryable: false, http: 403 },
+  NOT_FOUND: { retryable: false, http: 404 },
+  HOST_BUSY: { retryable: true, http: 409 },
+  APPROVAL_PENDING: { retryable: true, http: 202 },
+  APPROVAL_DENIED: { retryable: false, http: 403 },
+  APPROVAL_EXPIRED: { retryable: false, http: 410 },
+  POLICY_REFUSED: { retryable: false, http: 403 },
+  UNENFORCEABLE: { retryable: false, http: 422 },
+  HOST_UNAVAILABLE: { retryable: true, http: 503 },
+  TIMEOUT: { retryable: true, http: 504 },
+  IDEMPOTENCY_CONFLICT: { retryable: false, http: 409 },
+  RATE_LIMITED: { retryable: true, http: 429 },
+  CAPABILITY_UNAVAILABLE: { retryable: true, http: 503 },
+  LEDGER_UNAVAILABLE: { retryable: true, http: 503 },
+  CONFIG_INVALID: { retryable: false, http: 500 },
+  DATABASE_UNAVAILABLE: { retryable: true, http: 503 },
+  DATABASE_UNSAFE: { retryable: false, http: 500 },
+  DATA_DIR_LOCKED: { retryable: false, http: 500 },
+  INTERNAL: { retryable: false, http: 500 },
+} as const satisfies Record<string, { retryable: boolean; http: number }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);
+}

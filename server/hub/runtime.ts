@@ -1,0 +1,76 @@
+import { loadConfig, type HubConfig } from "../config";
+import { openHubDatabase, type OpenedDatabase } from "../db";
+import { LeaseholdError } from "../errors";
+
+/** Everything one hub process holds open. */
+export interface HubRuntime {
+  readonly config: HubConfig;
+  readonly database: OpenedDatabase;
+  readonly startedAt: Date;
+  close(): Promise<void>;
+}
+
+interface RuntimeHolder {
+  runtime?: HubRuntime;
+  starting?: Promise<HubRuntime>;
+}
+
+/**
+ * One runtime per process, on globalThis: `leasehold start` (tsx-loaded) and
+ * the Next.js route bundles (their own module copies) must see the same open
+ * database, and a second PGlite on the same directory would be refused.
+ */
+const HOLDER_KEY = Symbol.for("leasehold.hub.runtime");
+
+function holder(): RuntimeHolder {
+  const g = globalThis as unknown as Record<symbol, RuntimeHolder | undefined>;
+  let h = g[HOLDER_KEY];
+  if (!h) {
+    h = {};
+    g[HOLDER_KEY] = h;
+  }
+  return h;
+}
+
+export async function createHubRuntime(config: HubConfig, purpose = "leasehold start"): Promise<HubRuntime> {
+  const database = await openHubDatabase(config, { migrate: true, purpose });
+  const runtime: HubRuntime = {
+    config,
+    database,
+    startedAt: new Date(),
+    async close() {
+      const h = holder();
+      if (h.runtime === runtime) h.runtime = undefined;
+      await database.close();
+    },
+  };
+  return runtime;
+}
+
+export function installHubRuntime(runtime: HubRuntime): void {
+  const h = holder();
+  if (h.runtime && h.runtime !== runtime) throw new LeaseholdError("INTERNAL", "a hub runtime is already installed in this process");
+  h.runtime = runtime;
+}
+
+/**
+ * The process's runtime. Under `leasehold start` it is installed before the
+ * first request; under a bare `next dev` it is created on first use from the
+ * same environment variables.
+ */
+export async function getHubRuntime(): Promise<HubRuntime> {
+  const h = holder();
+  if (h.runtime) return h.runtime;
+  if (!h.starting) {
+    h.starting = (async () => {
+      const parsed = loadConfig(process.env);
+      if (!parsed.ok) throw new LeaseholdError("CONFIG_INVALID", parsed.message, { tier: "config" });
+      const runtime = await createHubRuntime(parsed.config, "next (lazy start)");
+      h.runtime = runtime;
+      return runtime;
+    })().finally(() => {
+      h.starting = undefined;
+    });
+  }
+  return h.starting;
+}

@@ -1,0 +1,107 @@
+/**
+ * Runs the real `leasehold` executable as a child process, the way a user
+ * does, for tests of start-up, bad input and the CLI.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort } from "../../tools/lib/postgres.mjs";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+export const LEASEHOLD_BIN = path.join(ROOT, "bin", "leasehold.mjs");
+
+/** The environment a child gets: the test's own LEASEHOLD_* settings only. */
+export function childEnv(extra: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith("LEASEHOLD_") && k !== "DATABASE_URL" && !k.startsWith("VITEST") && v !== undefined) env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LEASEHOLD_BIN, ...args], { cwd: ROOT, env: childEnv(env) as NodeJS.ProcessEnv });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`leasehold ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export function tempDir(prefix = "lh-test-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface RunningHub {
+  url: string;
+  port: number;
+  dataDir: string;
+  process: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function requireWebBuild(): void {
+  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
+    throw new Error("the admin UI is not built: run `npm test` (it builds first) or `npm run build`");
+  }
+}
+
+/** Starts `leasehold start` on a free port and waits until /api/health answers. */
+export async function startHub(env: Record<string, string | undefined> = {}, timeoutMs = 90_000): Promise<RunningHub> {
+  requireWebBuild();
+  const port = Number(env.LEASEHOLD_PORT ?? (await freePort()));
+  const dataDir = env.LEASEHOLD_DATA_DIR ?? path.join(tempDir(), "data");
+  const child = spawn(process.execPath, [LEASEHOLD_BIN, "start"], {
+    cwd: ROOT,
+    env: childEnv({ LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, ...env }) as NodeJS.ProcessEnv,
+  });
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`hub exited with ${child.exitCode} before answering:\n${out}`);
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`hub did not answer /api/health within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    port,
+    dataDir,
+    process: child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

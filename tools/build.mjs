@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Builds what must be built, only when its inputs changed: the Next.js admin
+// UI (and, once it lands, the native addon). Used by `npm start` and `npm test`.
+import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const WEB_INPUTS = ["app", "server", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
+const SKIP = /(^|\/)(node_modules|\.next|test|testdata|bench)(\/|$)|\.test\.tsx?$/;
+
+function hashInputs(inputs) {
+  const hash = createHash("sha256");
+  const walk = (rel) => {
+    const abs = path.join(root, rel);
+    if (!fs.existsSync(abs) || SKIP.test(rel)) return;
+    const stat = fs.statSync(abs);
+    if (stat.isDirectory()) {
+      for (const name of fs.readdirSync(abs).sort()) walk(path.join(rel, name));
+    } else {
+      hash.update(rel).update("\0").update(fs.readFileSync(abs)).update("\0");
+    }
+  };
+  for (const input of inputs) walk(input);
+  return hash.digest("hex");
+}
+
+export function buildWeb({ force = false } = {}) {
+  const stamp = path.join(root, ".next", "leasehold-inputs-sha256");
+  const digest = hashInputs(WEB_INPUTS);
+  const built = fs.existsSync(path.join(root, ".next", "BUILD_ID"));
+  if (!force && built && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8").trim() === digest) return false;
+  console.log("[build] building the admin UI (next build) …");
+  const started = Date.now();
+  execFileSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  });
+  fs.writeFileSync(stamp, `${digest}\n`);
+  console.log(`[build] admin UI built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return true;
+}
+
+export function buildAll(options = {}) {
+  buildWeb(options);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  buildAll({ force: process.argv.includes("--force") });
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite from a fresh clone. Installs what the tests
+// need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
+// type-checks, lints, runs unit and database tests against PGlite AND a
+// throwaway PostgreSQL server, then the browser tests, and ends with one
+// summary line.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureDebianPackages } from "./lib/apt.mjs";
+import { ensureNodeModules } from "./lib/deps.mjs";
+import { startTemporaryPostgres } from "./lib/postgres.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const cache = path.join(root, ".cache");
+fs.mkdirSync(cache, { recursive: true });
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+
+const results = [];
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+async function step(name, fn) {
+  console.log(`\n=== ${name} ===`);
+  const started = Date.now();
+  let ok = false;
+  try {
+    ok = (await fn()) !== false;
+  } catch (error) {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const seconds = (Date.now() - started) / 1000;
+  results.push({ name, ok, seconds });
+  console.log(`=== ${name}: ${ok ? "ok" : "FAILED"} (${seconds.toFixed(1)} s) ===`);
+  return ok;
+}
+
+function run(cmd, args, env = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+  return r.status === 0;
+}
+
+const bin = (name) => path.join(root, "node_modules", ".bin", name);
+const began = Date.now();
+
+await step("setup", () => {
+  ensureNodeModules(root);
+  ensureDebianPackages(["chromium"]);
+});
+const built = await step("build", () => {
+  const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });
+  return r.status === 0;
+});
+await step("typecheck", () => run(bin("tsc"), ["--noEmit", "-p", "tsconfig.json"]));
+await step("lint", () => run(bin("eslint"), ["--max-warnings=0", "."]));
+
+let postgres;
+await step("start a PostgreSQL test server", async () => {
+  postgres = await startTemporaryPostgres();
+  console.log(`PostgreSQL test server at ${postgres.url} (${postgres.binDir})`);
+});
+
+try {
+  await step("unit and database tests (vitest: PGlite + PostgreSQL)", () => {
+    const out = path.join(cache, "vitest.json");
+    fs.rmSync(out, { force: true });
+    const ok = run(bin("vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${out}`], {
+      // Database tests run on both; without this URL the PostgreSQL half fails.
+      TEST_POSTGRES_URL: postgres?.url ?? "",
+    });
+    if (!fs.existsSync(out)) return false;
+    const report = JSON.parse(fs.readFileSync(out, "utf8"));
+    totals.passed += report.numPassedTests;
+    totals.failed += report.numFailedTests + (report.numFailedTestSuites > 0 && report.numFailedTests === 0 ? report.numFailedTestSuites : 0);
+    totals.skipped += report.numPendingTests + report.numTodoTests;
+    return ok;
+  });
+
+  await step("browser tests (playwright, Debian chromium)", () => {
+    if (!built) {
+      console.error("skipped: the build failed");
+      totals.failed += 1;
+      return false;
+    }
+    const out = path.join(cache, "playwright.json");
+    fs.rmSync(out, { force: true });
+    const ok = run(bin("playwright"), ["test", "--reporter=list,json"], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
+    if (!fs.existsSync(out)) return false;
+    const stats = JSON.parse(fs.readFileSync(out, "utf8")).stats;
+    totals.passed += stats.expected + stats.flaky;
+    totals.failed += stats.unexpected;
+    totals.skipped += stats.skipped;
+    return ok;
+  });
+} finally {
+  postgres?.stop();
+}
+
+console.log("\n=== summary ===");
+for (const r of results) console.log(`${r.ok ? "ok    " : "FAILED"}  ${r.name} (${r.seconds.toFixed(1)} s)`);
+const failedSteps = results.filter((r) => !r.ok).length;
+console.log(`total time ${((Date.now() - began) / 1000).toFixed(1)} s; ${failedSteps} failed step(s)`);
+if (failedSteps > 0 && totals.failed === 0) totals.failed = failedSteps;
+console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(failedSteps === 0 && totals.failed === 0 ? 0 : 1);
