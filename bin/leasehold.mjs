@@ -10,13 +10,10 @@ register();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { main } = await import("../server/cli/main.ts");
-const code = await main(process.argv.slice(2), {
-  env: process.env,
-  cwd: process.cwd(),
-  loadWeb: async () => (await import("./next-web.ts")).createNextFrontEnd(root),
-});
+const { terminalContext } = await import("../server/cli/terminal.ts");
+const loadWeb = async () => (await import("./next-web.ts")).createNextFrontEnd(root);
+const code = await main(process.argv.slice(2), terminalContext(process.env, process.cwd(), loadWeb));
 process.exitCode = code;
 // Subcommands close what they open; a lingering handle must not keep a
 // finished command alive.
-if (process.argv[2] !== "start") setTimeout(() => process.exit(code), 50).unref();
-else process.exit(code);
+setTimeout(() => process.exit(code), 50).unref();

@@ -1,19 +1,22 @@
 import { LeaseholdError } from "../errors";
+import type { CliOutput } from "./context";
 
 /** Exit codes shared by every subcommand. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /**
- * One line per problem, prefixed so it stands out in a log; the stable code
- * is shown so scripts can match on it.
+ * One line per problem, hint included, prefixed so it stands out in a log;
+ * the stable code is shown so scripts can match on it.
  */
-export function printError(error: unknown): void {
+export function formatError(error: unknown): string {
   if (error instanceof LeaseholdError) {
-    // One line per problem, hint included, so a log grep finds all of it.
-    console.error(`leasehold: ${error.message} [${error.code}]${error.hint ? ` — ${error.hint}` : ""}`);
-  } else {
-    console.error(`leasehold: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    return `leasehold: ${error.message} [${error.code}]${error.hint ? ` — ${error.hint}` : ""}`;
   }
+  return `leasehold: unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+export function printError(error: unknown, output: CliOutput = { out: console.log, err: console.error }): void {
+  output.err(formatError(error));
 }
 
 export class UsageError extends Error {}

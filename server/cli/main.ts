@@ -1,13 +1,20 @@
 import { HUB_VERSION } from "../hub/version";
+import { runInHub } from "../hub/control-socket";
 import { migrateCommand } from "./commands/migrate";
 import { startCommand } from "./commands/start";
 import type { CliContext } from "./context";
-import { EXIT } from "./io";
+import { EXIT, formatError } from "./io";
+import { HubHoldsDatabase } from "./terminal";
 
 export interface CliCommand {
   name: string;
   summary: string;
   usage: string;
+  /**
+   * Runs the command. A command that needs the database calls
+   * `ctx.withDatabase` before printing anything, so that when a running hub
+   * holds the database the whole command can be re-run inside the hub.
+   */
   run(args: string[], ctx: CliContext): Promise<number>;
 }
 
@@ -25,7 +32,8 @@ export function helpText(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Every command reads the same environment as the hub: LEASEHOLD_HOST, LEASEHOLD_PORT,",
-    "LEASEHOLD_DATA_DIR, LEASEHOLD_PUBLIC_URL and DATABASE_URL (see README.md).",
+    "LEASEHOLD_DATA_DIR, LEASEHOLD_PUBLIC_URL and DATABASE_URL (see README.md). While a hub",
+    "runs on the same data directory, commands run inside it through its control socket.",
     "`leasehold <command> --help` shows one command's usage.",
   ];
   return lines.join("\n");
@@ -34,21 +42,31 @@ export function helpText(): string {
 export async function main(argv: string[], ctx: CliContext): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    console.log(helpText());
+    ctx.out(helpText());
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === "--version" || name === "-v") {
-    console.log(HUB_VERSION);
+    ctx.out(HUB_VERSION);
     return EXIT.ok;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    console.error(`leasehold: unknown command ${JSON.stringify(name)} (try: leasehold --help)`);
+    ctx.err(`leasehold: unknown command ${JSON.stringify(name)} (try: leasehold --help)`);
     return EXIT.usage;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(`usage: ${command.usage}\n\n${command.summary}`);
+    ctx.out(`usage: ${command.usage}\n\n${command.summary}`);
     return EXIT.ok;
   }
-  return command.run(rest, ctx);
+  try {
+    return await command.run(rest, ctx);
+  } catch (error) {
+    if (error instanceof HubHoldsDatabase && command !== startCommand) {
+      const env: Record<string, string> = {};
+      for (const [k, v] of Object.entries(ctx.env)) if (k.startsWith("LEASEHOLD_") && v !== undefined) env[k] = v;
+      return runInHub(error.dataDir, { argv, env }, ctx);
+    }
+    ctx.err(formatError(error));
+    return EXIT.failure;
+  }
 }

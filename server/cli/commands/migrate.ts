@@ -1,7 +1,6 @@
-import { loadConfig } from "../../config";
-import { openHubDatabase } from "../../db";
-import { EXIT, printError } from "../io";
 import type { CliContext } from "../context";
+import { EXIT } from "../io";
+import { readMigrationStatus } from "../../db";
 
 export const migrateCommand = {
   name: "migrate",
@@ -9,23 +8,15 @@ export const migrateCommand = {
   usage: "leasehold migrate",
   async run(args: string[], ctx: CliContext): Promise<number> {
     if (args.length > 0) {
-      console.error(`leasehold migrate: unexpected argument ${JSON.stringify(args[0])}`);
+      ctx.err(`leasehold migrate: unexpected argument ${JSON.stringify(args[0])}`);
       return EXIT.usage;
     }
-    const parsed = loadConfig(ctx.env, ctx.cwd);
-    if (!parsed.ok) {
-      console.error(`leasehold: ${parsed.message} [CONFIG_INVALID]`);
-      return EXIT.failure;
-    }
-    try {
-      const opened = await openHubDatabase(parsed.config, { migrate: true, purpose: "leasehold migrate" });
-      const { applied, known } = opened.migrations;
-      await opened.close();
-      console.log(`migrations: ${applied}/${known} applied (${opened.handle.kind}, ${opened.handle.location})`);
-      return EXIT.ok;
-    } catch (error) {
-      printError(error);
-      return EXIT.failure;
-    }
+    // withDatabase applies pending migrations when it opens the database.
+    const line = await ctx.withDatabase("leasehold migrate", async ({ handle }) => {
+      const { applied, known } = await readMigrationStatus(handle);
+      return `migrations: ${applied}/${known} applied (${handle.kind}, ${handle.location})`;
+    });
+    ctx.out(line);
+    return EXIT.ok;
   },
 };

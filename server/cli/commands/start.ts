@@ -4,8 +4,10 @@ import { LeaseholdError } from "../../errors";
 import { bindHttpServer, type RequestListener } from "../../hub/listen";
 import { createHubRuntime, installHubRuntime } from "../../hub/runtime";
 import { HUB_VERSION } from "../../hub/version";
-import { EXIT, printError } from "../io";
+import { listenControlSocket } from "../../hub/control-socket";
+import { EXIT, formatError } from "../io";
 import type { CliContext } from "../context";
+import { hubContext } from "../hub-context";
 
 export const startCommand = {
   name: "start",
@@ -13,18 +15,19 @@ export const startCommand = {
   usage: "leasehold start",
   async run(args: string[], ctx: CliContext): Promise<number> {
     if (args.length > 0) {
-      console.error(`leasehold start: unexpected argument ${JSON.stringify(args[0])}`);
+      ctx.err(`leasehold start: unexpected argument ${JSON.stringify(args[0])}`);
       return EXIT.usage;
     }
     const began = performance.now();
     const parsed = loadConfig(ctx.env, ctx.cwd);
     if (!parsed.ok) {
-      console.error(`leasehold: ${parsed.message} [CONFIG_INVALID]`);
+      ctx.err(`leasehold: ${parsed.message} [CONFIG_INVALID]`);
       return EXIT.failure;
     }
     const config = parsed.config;
     let listener: Awaited<ReturnType<typeof bindHttpServer>> | undefined;
     let runtime: Awaited<ReturnType<typeof createHubRuntime>> | undefined;
+    let control: Awaited<ReturnType<typeof listenControlSocket>> | undefined;
     try {
       listener = await bindHttpServer(config.host, config.port);
       runtime = await createHubRuntime(config);
@@ -36,27 +39,41 @@ export const startCommand = {
         server: listener.server,
       });
       listener.setHandler(handler);
+      const hubRuntime = runtime;
+      control = await listenControlSocket(config.dataDir, async (request, output) => {
+        // Imported lazily: main.ts lists this command, so a static import would be circular.
+        const { main } = await import("../main");
+        return main(request.argv, hubContext(hubRuntime, request, output));
+      });
     } catch (error) {
       await listener?.close();
       await runtime?.close().catch(() => undefined);
-      printError(error);
+      ctx.err(formatError(error));
       return EXIT.failure;
     }
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
     const db = runtime.database;
     const where = db.handle.kind === "pglite" ? `pglite (${db.handle.location})` : `postgres (${redactDatabaseUrl(config.database.url ?? "")})`;
-    console.log(`Leasehold ${HUB_VERSION} — hub ready in ${seconds} s`);
-    console.log(`  admin URL:  ${config.publicUrl}/`);
-    console.log(`  health:     ${config.publicUrl}/api/health`);
-    console.log(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
-    console.log(`  data dir:   ${config.dataDir}`);
-    console.log("  stop with Ctrl-C");
-    return await waitForStop(listener, runtime);
+    ctx.out(`Leasehold ${HUB_VERSION} — hub ready in ${seconds} s`);
+    ctx.out(`  admin URL:  ${config.publicUrl}/`);
+    ctx.out(`  health:     ${config.publicUrl}/api/health`);
+    ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
+    ctx.out(`  data dir:   ${config.dataDir}`);
+    if ("unavailable" in control) ctx.err(`leasehold: warning: no control socket: ${control.unavailable}`);
+    ctx.out("  stop with Ctrl-C");
+    const controlSocket = control;
+    return await waitForStop(ctx, listener, {
+      close: async () => {
+        if ("close" in controlSocket) await controlSocket.close();
+        await runtime.close();
+      },
+    });
   },
 };
 
 /** Resolves with the exit code once SIGINT/SIGTERM has closed everything. */
 function waitForStop(
+  ctx: CliContext,
   listener: { close(): Promise<void>; server: http.Server },
   runtime: { close(): Promise<void> },
 ): Promise<number> {
@@ -67,11 +84,11 @@ function waitForStop(
       // tools/start.mjs forwarding it; only a repeat after a pause forces exit.
       if (stoppingSince !== 0) {
         if (Date.now() - stoppingSince < 2000) return;
-        console.error(`leasehold: ${signal} again, exiting without a clean close`);
+        ctx.err(`leasehold: ${signal} again, exiting without a clean close`);
         process.exit(EXIT.failure);
       }
       stoppingSince = Date.now();
-      console.log(`leasehold: ${signal} received, stopping`);
+      ctx.out(`leasehold: ${signal} received, stopping`);
       // Close the database last: in-flight requests may still need it.
       listener
         .close()
@@ -79,7 +96,7 @@ function waitForStop(
         .then(
           () => resolve(EXIT.ok),
           (error: unknown) => {
-            printError(error instanceof LeaseholdError ? error : new LeaseholdError("INTERNAL", String(error)));
+            ctx.err(formatError(error instanceof LeaseholdError ? error : new LeaseholdError("INTERNAL", String(error))));
             resolve(EXIT.failure);
           },
         );
