@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds what must be built, only when its inputs changed: the Next.js admin
-// UI (and, once it lands, the native addon). Used by `npm start` and `npm test`.
+// UI and the native sandbox addon. Used by `npm start` and `npm test`.
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -45,10 +45,14 @@ export function buildWeb({ force = false } = {}) {
   return true;
 }
 
-export function buildAll(options = {}) {
+export async function buildAll(options = {}) {
+  // The sandbox launcher first: it is what every job runs in. Its own script
+  // installs the Debian build packages it needs and skips unchanged sources.
+  const { buildNative } = await import("../native/build.mjs");
+  buildNative();
   buildWeb(options);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  buildAll({ force: process.argv.includes("--force") });
+  await buildAll({ force: process.argv.includes("--force") });
 }

@@ -12,7 +12,7 @@ process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 try {
   ensureNodeModules(root);
   const { buildAll } = await import("./build.mjs");
-  buildAll();
+  await buildAll();
 } catch (error) {
   console.error(`leasehold: setup failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
   process.exit(1);

@@ -1,0 +1,411 @@
+/**
+ * Leasehold's sandbox launcher, typed. Only `agent-guest/` may import this
+ * (the Next app must never load the addon). Fail closed: a policy this host
+ * cannot enforce is refused with UNENFORCEABLE and the reason — never run
+ * weaker. Values under `enforcement` are read back from the kernel.
+ */
+import { chownSync, existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { constants as osConstants } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { LeaseholdError } from "../server/errors/index";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const releaseDir = join(here, "build", "Release");
+export const HELPER_PATH = join(releaseDir, "leasehold-sandbox");
+
+interface NativeCgroup {
+  memoryPath: string; pidsPath: string; cpuPath: string; v2Path: string; v2Id: number | bigint;
+  memoryLimit: number | bigint; memswLimit: number | bigint; pidsMax: number | bigint;
+  cpuQuotaUs: number | bigint; cpuPeriodUs: number | bigint; oomKill: number; memoryFailcnt: number;
+  memoryMaxUsage: number; pidsEventsMax: number; cpuNrPeriods: number; cpuNrThrottled: number;
+  cpuThrottledNs: number; withdrawnEmpty: boolean; withdrawnRemoved: boolean;
+}
+interface NativeResult {
+  failed: boolean; failStage: string; failErrno: number; failMessage: string; execErrno: number;
+  reportedExit: boolean; exitCode: number; termSignal: number; timedOut: boolean; helperStatus: number;
+  stdout: Buffer; stdoutTotal: number; stderr: Buffer; stderrTotal: number; readback: string;
+  sandboxPid: number; wallMs: number; setupMs: number; cpuUserMs: number; cpuSysMs: number; cgroup: NativeCgroup;
+}
+interface NativeAddon {
+  launch(req: {
+    helper: string; leaseId: string; config: Buffer; stdin: Buffer; stdoutMax: number; stderrMax: number;
+    timeoutMs: number; memoryBytes: number; pidsMax: number; cpuQuotaUs: number; cpuPeriodUs: number;
+  }): Promise<NativeResult>;
+  landlockAbi(): number;
+  seccompAvailable(): boolean;
+}
+
+let addon: NativeAddon | undefined;
+function loadAddon(): NativeAddon {
+  if (!addon) {
+    const file = join(releaseDir, "leasehold_native.node");
+    if (!existsSync(file) || !existsSync(HELPER_PATH)) {
+      throw new LeaseholdError("UNENFORCEABLE", "sandbox launcher is not built; run `node native/build.mjs`", {
+        tier: "guest",
+      });
+    }
+    addon = createRequire(import.meta.url)(file) as NativeAddon;
+  }
+  return addon;
+}
+
+const noNul = (s: string) => !s.includes("\0");
+const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && noNul(s) && !s.split("/").includes(".."), {
+  message: "must be an absolute path without '..' or NUL",
+});
+const MiB = 1024 * 1024;
+
+/** A compiled sandbox policy (capability ∩ token scope ∩ request ∩ host ceiling). */
+export const SandboxPolicy = z
+  .object({
+    argv: z.array(z.string().max(65536).refine(noNul)).min(1).max(256),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(65536).refine(noNul)).default({}),
+    /** host path bound read-write at `cwd` inside; the lease uid owns it while the lease runs */
+    workdir: absPath,
+    cwd: absPath.default("/work"),
+    stdin: z.union([z.string(), z.instanceof(Uint8Array)]).default(""),
+    /** "none": empty network namespace. Egress allow-lists need the BPF tier (not this launcher). */
+    network: z.union([z.literal("none"), z.object({ egress: z.array(z.string()).min(1) }).strict()]).default("none"),
+    memory_bytes: z.number().int().min(8 * MiB).max(64 * 1024 * MiB),
+    cpus: z.number().min(0.01).max(256),
+    pids_max: z.number().int().min(2).max(65536),
+    tmpfs_tmp_bytes: z.number().int().min(64 * 1024).max(16 * 1024 * MiB).default(64 * MiB),
+    tmpfs_tmp_inodes: z.number().int().min(16).max(1_000_000).default(16384),
+    timeout_ms: z.number().int().min(1).max(24 * 3600 * 1000),
+    stdout_max_bytes: z.number().int().min(0).max(256 * MiB).default(MiB),
+    stderr_max_bytes: z.number().int().min(0).max(256 * MiB).default(MiB),
+    /** directories (inside paths) whose files may be executed; enforced by Landlock */
+    exec_allow: z.array(absPath).max(64).default(["/usr/bin", "/bin"]),
+    /** extra host paths bound read-only at the same path inside */
+    ro_binds: z.array(absPath).max(64).default([]),
+    landlock: z
+      .object({
+        required: z.boolean().default(true),
+        min_abi: z.number().int().min(1).max(64).default(1),
+        fs: z.array(z.object({ path: absPath, access: z.enum(["ro", "rw"]) }).strict()).max(64).default([]),
+        tcp_connect: z.array(z.number().int().min(1).max(65535)).max(64).default([]),
+        tcp_bind: z.array(z.number().int().min(1).max(65535)).max(64).default([]),
+        /** signal + abstract unix socket scoping (ABI 6) */
+        scope: z.boolean().default(true),
+      })
+      .strict()
+      .default({ required: true, min_abi: 1, fs: [], tcp_connect: [], tcp_bind: [], scope: true }),
+  })
+  .strict();
+export type SandboxPolicyInput = z.input<typeof SandboxPolicy>;
+export type SandboxPolicy = z.output<typeof SandboxPolicy>;
+
+export interface KernelProbe {
+  landlock_abi: number;
+  seccomp: boolean;
+  user_namespaces: boolean;
+  max_user_namespaces: number;
+  cgroup: {
+    v1_controllers: string[];
+    v2_mount: string | null;
+    v2_controllers: string[];
+    /** where this launcher puts each limit */
+    memory: "v1" | null; pids: "v1" | null; cpu: "v1" | null;
+  };
+  root: boolean;
+}
+
+let probeCache: KernelProbe | undefined;
+/** What this kernel offers, measured once (cached). */
+export function probeKernel(): KernelProbe {
+  if (probeCache) return probeCache;
+  const a = loadAddon();
+  const mountinfo = readFileSync("/proc/self/mountinfo", "utf8").split("\n");
+  const v1 = new Set<string>();
+  let v2: string | null = null;
+  for (const line of mountinfo) {
+    const [pre, post] = line.split(" - ");
+    if (!pre || !post) continue;
+    const mountPoint = pre.split(" ")[4] ?? "";
+    const [fstype, , superOpts] = post.split(" ");
+    if (fstype === "cgroup") {
+      for (const o of (superOpts ?? "").split(",")) {
+        if (["memory", "pids", "cpu", "cpuacct", "cpuset", "blkio", "devices", "freezer"].includes(o)) v1.add(o);
+      }
+    } else if (fstype === "cgroup2" && v2 === null) v2 = mountPoint;
+  }
+  const v2Controllers = v2 && existsSync(join(v2, "cgroup.controllers"))
+    ? readFileSync(join(v2, "cgroup.controllers"), "utf8").trim().split(/\s+/).filter(Boolean)
+    : [];
+  let maxUserNs = 0;
+  try { maxUserNs = Number(readFileSync("/proc/sys/user/max_user_namespaces", "utf8").trim()); } catch { /* absent */ }
+  const has = (c: string) => v1.has(c) && existsSync(`/sys/fs/cgroup/${c}`);
+  probeCache = {
+    landlock_abi: a.landlockAbi(),
+    seccomp: a.seccompAvailable(),
+    user_namespaces: maxUserNs > 0,
+    max_user_namespaces: maxUserNs,
+    cgroup: {
+      v1_controllers: [...v1].sort(),
+      v2_mount: v2,
+      v2_controllers: v2Controllers,
+      memory: has("memory") ? "v1" : null,
+      pids: has("pids") ? "v1" : null,
+      cpu: has("cpu") ? "v1" : null,
+    },
+    root: process.getuid?.() === 0,
+  };
+  return probeCache;
+}
+
+function unenforceable(reason: string, details?: Record<string, unknown>): LeaseholdError {
+  return new LeaseholdError("UNENFORCEABLE", `sandbox: ${reason}`, { tier: "guest", ...(details ? { details } : {}) });
+}
+
+/** Throws UNENFORCEABLE when any part of the policy cannot be enforced here. */
+export function checkEnforceable(policy: SandboxPolicy, probe: KernelProbe = probeKernel()): void {
+  if (!probe.root) throw unenforceable("the launcher must run as root to create namespaces and cgroups");
+  if (policy.network !== "none")
+    throw unenforceable("network egress allow-lists need the BPF tier (cgroup connect/sendmsg hooks); this launcher enforces only network \"none\"");
+  if (!probe.seccomp) throw unenforceable("kernel has no seccomp filter support");
+  if (!probe.user_namespaces) throw unenforceable("user namespaces are disabled (user.max_user_namespaces=0)");
+  for (const c of ["memory", "pids", "cpu"] as const) {
+    if (probe.cgroup[c] === null)
+      throw unenforceable(`no cgroup v1 ${c} controller; cgroup v2 controllers are not supported by this launcher yet`);
+  }
+  if (!probe.cgroup.v2_mount) throw unenforceable("no cgroup2 hierarchy for the lease's cgroup id");
+  const ll = policy.landlock;
+  const needsLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
+  if (needsLandlock && probe.landlock_abi < ll.min_abi)
+    throw unenforceable(`Landlock ABI ${probe.landlock_abi} < required ${ll.min_abi}`);
+  if ((ll.tcp_connect.length || ll.tcp_bind.length) && probe.landlock_abi < 4)
+    throw unenforceable(`TCP port rules need Landlock ABI 4 (kernel has ${probe.landlock_abi})`);
+  if (needsLandlock && ll.scope && probe.landlock_abi < 6)
+    throw unenforceable(`signal/abstract-socket scoping needs Landlock ABI 6 (kernel has ${probe.landlock_abi})`);
+}
+
+export interface LaunchResult {
+  lease_id: string;
+  exit: {
+    code: number | null;
+    signal: string | null;
+    timed_out: boolean;
+    oom_killed: boolean;
+    pids_exhausted: boolean;
+  };
+  /** errno name when execve of argv[0] failed inside the sandbox */
+  exec_error: string | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  timing: { started_at: string; ended_at: string; wall_ms: number; setup_ms: number; cpu_ms: number };
+  enforcement: {
+    namespaces: string[];
+    uid: { inside: number; host: number };
+    gid: { inside: number; host: number };
+    cgroup: {
+      hierarchy: "v1";
+      memory_max: number;
+      memsw_max: number | null;
+      pids_max: number;
+      cpu_quota_us: number;
+      cpu_period_us: number;
+      /** inode of the lease's cgroup v2 directory: the id bpf_get_current_cgroup_id() returns */
+      cgroup_id: number;
+    };
+    seccomp: boolean;
+    seccomp_filters: number;
+    landlock_abi: number | null;
+    no_new_privs: boolean;
+    cap_effective: string;
+    cap_bounding: string;
+  };
+  cgroup_stats: {
+    oom_kill: number; memory_failcnt: number; memory_max_usage: number; pids_events_max: number;
+    cpu_nr_periods: number; cpu_nr_throttled: number; cpu_throttled_ms: number;
+  };
+  withdrawal: { verified_empty: boolean; removed: boolean };
+  limitations: string[];
+}
+
+export interface LaunchOptions {
+  /** Chown the workdir (top directory only) to the lease uid for the run, restoring it after. Default true. */
+  chownWorkdir?: boolean;
+}
+
+const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map(([k, v]) => [v, k]));
+const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([k, v]) => [v, k]));
+export const errnoName = (n: number): string => errnoNames.get(n) ?? `errno ${n}`;
+
+const LEASE_UID_BASE = 0x60000000;
+const LEASE_UID_SLOTS = 1 << 24;
+const uidsInUse = new Set<number>();
+function allocateLeaseUid(): number {
+  for (;;) {
+    const uid = LEASE_UID_BASE + randomBytes(4).readUInt32BE(0) % LEASE_UID_SLOTS;
+    if (!uidsInUse.has(uid)) { uidsInUse.add(uid); return uid; }
+  }
+}
+
+function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
+  const parts: Buffer[] = [];
+  const put = (k: string, v: string | number) => { parts.push(Buffer.from(`${k}\0${v}\0`)); };
+  put("uid", uid); put("gid", uid);
+  put("workdir", policy.workdir); put("cwd", policy.cwd);
+  put("net", "none");
+  put("tmp_bytes", policy.tmpfs_tmp_bytes); put("tmp_inodes", policy.tmpfs_tmp_inodes);
+  const ll = policy.landlock;
+  const useLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
+  put("landlock_abi", useLandlock ? ll.min_abi : 0);
+  put("landlock_scope", useLandlock && ll.scope ? 1 : 0);
+  for (const d of policy.exec_allow) put("ll_exec", d);
+  for (const r of policy.ro_binds) put("ro", r);
+  for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
+  for (const p of ll.tcp_connect) put("tcp_connect", p);
+  for (const p of ll.tcp_bind) put("tcp_bind", p);
+  for (const a of policy.argv) put("arg", a);
+  for (const [k, v] of Object.entries(policy.env)) put("env", `${k}=${v}`);
+  return Buffer.concat(parts);
+}
+
+function parseReadback(text: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const i = line.indexOf(" ");
+    if (i > 0) m.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  return m;
+}
+
+const hostNs = new Map<string, string>();
+function hostNamespace(name: string): string {
+  let v = hostNs.get(name);
+  if (v === undefined) { v = readlinkSync(`/proc/self/ns/${name}`); hostNs.set(name, v); }
+  return v;
+}
+
+const num = (v: number | bigint): number => (typeof v === "bigint" ? Number(v) : v);
+
+/**
+ * Runs one workload in a fresh sandbox lease and withdraws the lease.
+ * Rejects with INVALID_ARGUMENT for a malformed policy and UNENFORCEABLE when
+ * any containment cannot be applied (then nothing of the workload ran).
+ */
+export async function launch(input: SandboxPolicyInput, options: LaunchOptions = {}): Promise<LaunchResult> {
+  const parsed = SandboxPolicy.safeParse(input);
+  if (!parsed.success) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
+  }
+  const policy = parsed.data;
+  checkEnforceable(policy);
+  const a = loadAddon();
+  let wd;
+  try { wd = statSync(policy.workdir); } catch { throw unenforceable(`workdir ${policy.workdir} does not exist`); }
+  if (!wd.isDirectory()) throw unenforceable(`workdir ${policy.workdir} is not a directory`);
+
+  const uid = allocateLeaseUid();
+  const leaseId = `l${Date.now().toString(36)}${randomBytes(6).toString("hex")}`;
+  const chown = options.chownWorkdir ?? true;
+  const startedAt = new Date();
+  let native: NativeResult;
+  try {
+    if (chown) chownSync(policy.workdir, uid, uid);
+    const period = 100_000;
+    native = await a.launch({
+      helper: HELPER_PATH,
+      leaseId,
+      config: configBuffer(policy, uid),
+      stdin: typeof policy.stdin === "string" ? Buffer.from(policy.stdin) : Buffer.from(policy.stdin),
+      stdoutMax: policy.stdout_max_bytes,
+      stderrMax: policy.stderr_max_bytes,
+      timeoutMs: policy.timeout_ms,
+      memoryBytes: policy.memory_bytes,
+      pidsMax: policy.pids_max,
+      cpuQuotaUs: Math.max(1000, Math.round(policy.cpus * period)),
+      cpuPeriodUs: period,
+    });
+  } finally {
+    if (chown) { try { chownSync(policy.workdir, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
+    uidsInUse.delete(uid);
+  }
+  const endedAt = new Date();
+  if (native.failed) {
+    throw unenforceable(`containment failed at ${native.failStage}: ${errnoName(native.failErrno)} (${native.failMessage})`, {
+      stage: native.failStage, errno: errnoName(native.failErrno), lease_id: leaseId,
+      withdrawn: native.cgroup.withdrawnEmpty && native.cgroup.withdrawnRemoved,
+    });
+  }
+  const rb = parseReadback(native.readback);
+  const limitations: string[] = [];
+  const namespaces: string[] = [];
+  for (const ns of ["user", "mnt", "pid", "net", "ipc", "uts", "cgroup"]) {
+    const inside = rb.get(`ns_${ns}`);
+    if (inside && inside !== hostNamespace(ns)) namespaces.push(ns);
+  }
+  const idPair = (map: string | undefined, status: string | undefined) => {
+    const [inside, host] = (map ?? "").split(/\s+/).map(Number);
+    const eff = Number((status ?? "").split(/\s+/)[1]);
+    return { inside: Number.isFinite(eff) ? eff : -1, host: inside === eff && host !== undefined ? host : -1 };
+  };
+  const uidInfo = idPair(rb.get("uid_map"), rb.get("Uid"));
+  const gidInfo = idPair(rb.get("gid_map"), rb.get("Gid"));
+  const landlockAbi = Number(rb.get("landlock_abi") ?? "0");
+  const cg = native.cgroup;
+  const memsw = num(cg.memswLimit);
+  if (!memsw) limitations.push("memory+swap limit not available (no memsw accounting)");
+  if (!native.cgroup.withdrawnEmpty) limitations.push("lease cgroup could not be verified empty");
+  const signal = native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null;
+  return {
+    lease_id: leaseId,
+    exit: {
+      code: native.reportedExit && native.termSignal === 0 ? native.exitCode : null,
+      signal,
+      timed_out: native.timedOut,
+      oom_killed: cg.oomKill > 0,
+      pids_exhausted: cg.pidsEventsMax > 0,
+    },
+    exec_error: native.execErrno ? errnoName(native.execErrno) : null,
+    stdout: native.stdout,
+    stderr: native.stderr,
+    stdout_bytes: num(native.stdoutTotal),
+    stderr_bytes: num(native.stderrTotal),
+    stdout_truncated: num(native.stdoutTotal) > native.stdout.length,
+    stderr_truncated: num(native.stderrTotal) > native.stderr.length,
+    timing: {
+      started_at: startedAt.toISOString(),
+      ended_at: endedAt.toISOString(),
+      wall_ms: native.wallMs,
+      setup_ms: native.setupMs,
+      cpu_ms: Math.round(native.cpuUserMs + native.cpuSysMs),
+    },
+    enforcement: {
+      namespaces,
+      uid: uidInfo,
+      gid: gidInfo,
+      cgroup: {
+        hierarchy: "v1",
+        memory_max: num(cg.memoryLimit),
+        memsw_max: memsw || null,
+        pids_max: num(cg.pidsMax),
+        cpu_quota_us: num(cg.cpuQuotaUs),
+        cpu_period_us: num(cg.cpuPeriodUs),
+        cgroup_id: num(cg.v2Id),
+      },
+      seccomp: rb.get("Seccomp") === "2",
+      seccomp_filters: Number(rb.get("Seccomp_filters") ?? "0"),
+      landlock_abi: landlockAbi > 0 ? landlockAbi : null,
+      no_new_privs: rb.get("NoNewPrivs") === "1",
+      cap_effective: rb.get("CapEff") ?? "",
+      cap_bounding: rb.get("CapBnd") ?? "",
+    },
+    cgroup_stats: {
+      oom_kill: cg.oomKill, memory_failcnt: cg.memoryFailcnt, memory_max_usage: cg.memoryMaxUsage,
+      pids_events_max: cg.pidsEventsMax, cpu_nr_periods: cg.cpuNrPeriods, cpu_nr_throttled: cg.cpuNrThrottled,
+      cpu_throttled_ms: Math.round(cg.cpuThrottledNs / 1e6),
+    },
+    withdrawal: { verified_empty: cg.withdrawnEmpty, removed: cg.withdrawnRemoved },
+    limitations,
+  };
+}

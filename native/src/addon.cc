@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: UNLICENSED
+// N-API entry. `launch(request)` returns a Promise; the launch runs on a
+// thread of its own (never the JS thread, never libuv's small pool, which a
+// long workload would starve) and the result comes back through a
+// thread-safe function. Nothing here forks: the helper is started with
+// posix_spawn (clone(CLONE_VM|CLONE_VFORK)) from that thread.
+#include <napi.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" {
+#include "launch.h"
+}
+
+namespace {
+
+struct Job;
+void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job);
+using Tsfn = Napi::TypedThreadSafeFunction<std::nullptr_t, Job, ResolveOnJsThread>;
+
+struct Job {
+  explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise::Deferred deferred;
+  Tsfn tsfn;
+  lh_launch_request req{};
+  lh_launch_result res{};
+  std::string config, stdin_bytes;
+};
+
+uint64_t GetU64(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (v.IsBigInt()) {
+    bool lossless = true;
+    return v.As<Napi::BigInt>().Uint64Value(&lossless);
+  }
+  return static_cast<uint64_t>(v.As<Napi::Number>().DoubleValue());
+}
+
+Napi::Value U64(Napi::Env env, uint64_t v) {
+  // Kernel files say "unlimited" with a huge number: keep it exact.
+  if (v > (1ULL << 53)) return Napi::BigInt::New(env, v);
+  return Napi::Number::New(env, static_cast<double>(v));
+}
+
+void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job) {
+  if (env != nullptr) {
+    const lh_launch_result& r = job->res;
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("failed", Napi::Boolean::New(env, r.failed != 0));
+    o.Set("failStage", Napi::String::New(env, r.fail_stage));
+    o.Set("failErrno", Napi::Number::New(env, r.fail_errno));
+    o.Set("failMessage", Napi::String::New(env, r.fail_message));
+    o.Set("execErrno", Napi::Number::New(env, r.exec_errno));
+    o.Set("reportedExit", Napi::Boolean::New(env, r.reported_exit != 0));
+    o.Set("exitCode", Napi::Number::New(env, r.exit_code));
+    o.Set("termSignal", Napi::Number::New(env, r.term_signal));
+    o.Set("timedOut", Napi::Boolean::New(env, r.timed_out != 0));
+    o.Set("helperStatus", Napi::Number::New(env, r.helper_status));
+    o.Set("stdout", Napi::Buffer<char>::Copy(env, r.out ? r.out : "", r.out_len));
+    o.Set("stdoutTotal", U64(env, r.out_total));
+    o.Set("stderr", Napi::Buffer<char>::Copy(env, r.err ? r.err : "", r.err_len));
+    o.Set("stderrTotal", U64(env, r.err_total));
+    o.Set("readback", Napi::String::New(env, r.readback, r.readback_len));
+    o.Set("sandboxPid", Napi::Number::New(env, r.sandbox_pid));
+    o.Set("wallMs", Napi::Number::New(env, r.wall_ms));
+    o.Set("setupMs", Napi::Number::New(env, r.setup_ms));
+    o.Set("cpuUserMs", Napi::Number::New(env, r.cpu_user_ms));
+    o.Set("cpuSysMs", Napi::Number::New(env, r.cpu_sys_ms));
+    Napi::Object cg = Napi::Object::New(env);
+    cg.Set("memoryPath", Napi::String::New(env, r.cgroup.memory));
+    cg.Set("pidsPath", Napi::String::New(env, r.cgroup.pids));
+    cg.Set("cpuPath", Napi::String::New(env, r.cgroup.cpu));
+    cg.Set("v2Path", Napi::String::New(env, r.cgroup.v2));
+    cg.Set("v2Id", U64(env, r.cgroup.v2_id));
+    cg.Set("memoryLimit", U64(env, r.cgroup.readback.memory_bytes));
+    cg.Set("memswLimit", U64(env, r.cgroup.memsw_readback));
+    cg.Set("pidsMax", U64(env, r.cgroup.readback.pids_max));
+    cg.Set("cpuQuotaUs", U64(env, r.cgroup.readback.cpu_quota_us));
+    cg.Set("cpuPeriodUs", U64(env, r.cgroup.readback.cpu_period_us));
+    cg.Set("oomKill", U64(env, r.stats.oom_kill));
+    cg.Set("memoryFailcnt", U64(env, r.stats.memory_failcnt));
+    cg.Set("memoryMaxUsage", U64(env, r.stats.memory_max_usage));
+    cg.Set("pidsEventsMax", U64(env, r.stats.pids_events_max));
+    cg.Set("cpuNrPeriods", U64(env, r.stats.cpu_nr_periods));
+    cg.Set("cpuNrThrottled", U64(env, r.stats.cpu_nr_throttled));
+    cg.Set("cpuThrottledNs", U64(env, r.stats.cpu_throttled_ns));
+    cg.Set("withdrawnEmpty", Napi::Boolean::New(env, r.withdrawn_empty != 0));
+    cg.Set("withdrawnRemoved", Napi::Boolean::New(env, r.withdrawn_removed != 0));
+    o.Set("cgroup", cg);
+    job->deferred.Resolve(o);
+  }
+  lh_launch_free(&job->res);
+  delete job;
+}
+
+Napi::Value Launch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    Napi::TypeError::New(env, "launch(request) expects an object").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Object in = info[0].As<Napi::Object>();
+  auto* job = new Job(env);
+  std::string helper = in.Get("helper").As<Napi::String>().Utf8Value();
+  std::string lease = in.Get("leaseId").As<Napi::String>().Utf8Value();
+  if (helper.size() >= sizeof job->req.helper_path || lease.size() >= sizeof job->req.lease_id || lease.empty()) {
+    delete job;
+    Napi::RangeError::New(env, "helper path or lease id too long").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::strcpy(job->req.helper_path, helper.c_str());
+  std::strcpy(job->req.lease_id, lease.c_str());
+  Napi::Buffer<char> cfg = in.Get("config").As<Napi::Buffer<char>>();
+  job->config.assign(cfg.Data(), cfg.Length());
+  Napi::Value stdinV = in.Get("stdin");
+  if (stdinV.IsBuffer()) {
+    auto b = stdinV.As<Napi::Buffer<char>>();
+    job->stdin_bytes.assign(b.Data(), b.Length());
+  }
+  job->req.config = job->config.data();
+  job->req.config_len = job->config.size();
+  job->req.stdin_buf = job->stdin_bytes.data();
+  job->req.stdin_len = job->stdin_bytes.size();
+  job->req.stdout_max = GetU64(in, "stdoutMax");
+  job->req.stderr_max = GetU64(in, "stderrMax");
+  job->req.timeout_ms = GetU64(in, "timeoutMs");
+  job->req.limits.memory_bytes = GetU64(in, "memoryBytes");
+  job->req.limits.pids_max = GetU64(in, "pidsMax");
+  job->req.limits.cpu_quota_us = GetU64(in, "cpuQuotaUs");
+  job->req.limits.cpu_period_us = GetU64(in, "cpuPeriodUs");
+  job->tsfn = Tsfn::New(env, "leasehold-launch", 0, 1, nullptr);
+  Napi::Promise promise = job->deferred.Promise();
+  try {
+    std::thread([job]() {
+      lh_launch(&job->req, &job->res);
+      Tsfn tsfn = job->tsfn;
+      tsfn.BlockingCall(job);
+      tsfn.Release();
+    }).detach();
+  } catch (...) {
+    job->tsfn.Release();
+    job->deferred.Reject(Napi::Error::New(env, "could not start launch thread").Value());
+    // job is leaked deliberately: the TSFN finaliser may still reference it.
+  }
+  return promise;
+}
+
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+  return Napi::Number::New(info.Env(), abi < 0 ? 0 : static_cast<double>(abi));
+}
+
+Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
+  // PR_GET_SECCOMP answers EINVAL on kernels built without seccomp.
+  return Napi::Boolean::New(info.Env(), prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0);
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("launch", Napi::Function::New(env, Launch));
+  exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
+  exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(leasehold_native, Init)

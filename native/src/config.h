@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: UNLICENSED */
+/* The compiled policy as the helper receives it on fd 3 (see protocol.h). */
+#ifndef LEASEHOLD_CONFIG_H
+#define LEASEHOLD_CONFIG_H
+#include "protocol.h"
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sandbox_config {
+  uid_t lease_uid;
+  gid_t lease_gid;
+  const char *workdir_host;   /* bound read-write at `cwd` */
+  const char *cwd;            /* path inside, e.g. /work */
+  const char *hostname;
+  int unshare_net;            /* 1 = empty network namespace */
+  uint64_t tmp_bytes;
+  uint64_t tmp_inodes;
+  int landlock_abi_min;       /* 0: no Landlock requested */
+  int landlock_scope;         /* signal + abstract unix socket scoping */
+  const char *cgroup_procs[8]; int n_cgroup_procs; /* v1 `tasks` files */
+  const char *cgroup_v2;                            /* lease's v2 directory */
+  const char *ro_binds[LH_MAX_ITEMS]; int n_ro_binds;
+  const char *ll_ro[LH_MAX_ITEMS]; int n_ll_ro;
+  const char *ll_rw[LH_MAX_ITEMS]; int n_ll_rw;
+  const char *ll_exec[LH_MAX_ITEMS]; int n_ll_exec;
+  uint16_t tcp_connect[LH_MAX_ITEMS]; int n_tcp_connect;
+  uint16_t tcp_bind[LH_MAX_ITEMS]; int n_tcp_bind;
+  char *argv[LH_MAX_ITEMS + 1]; int argc;
+  char *envp[LH_MAX_ITEMS + 1]; int envc;
+  /* fds opened as root before the identity drop (see mount.c). */
+  int workdir_fd;
+  int ro_bind_fds[LH_MAX_ITEMS];
+};
+
+/* Returns 1 when `path` equals `dir` or lies beneath it. */
+int path_within(const char *path, const char *dir);
+/* True when the policy allows executing files under `dir` (inside path). */
+int exec_allowed_under(const struct sandbox_config *cfg, const char *dir);
+#endif

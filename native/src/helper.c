@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: UNLICENSED */
+/*
+ * leasehold-sandbox: the single-threaded helper the addon spawns (vfork-style
+ * posix_spawn) for one workload. It runs as host root only long enough to
+ * join the lease's cgroups and enter fresh namespaces; it forks the sandbox's
+ * PID 1, which builds the root as root, then becomes the per-lease uid in a
+ * user namespace of its own, drops everything and starts the workload.
+ * Protocol: protocol.h. Any failure before "R" means nothing ran.
+ */
+#define _GNU_SOURCE
+#include "caps.h"
+#include "config.h"
+#include "init.h"
+#include "landlock.h"
+#include "mount.h"
+#include "net.h"
+#include "protocol.h"
+#include "seccomp.h"
+#include "user.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct sandbox_config cfg;
+static char config_buf[LH_MAX_CONFIG];
+
+int path_within(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  if (n == 1 && dir[0] == '/') return 1;
+  return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+int exec_allowed_under(const struct sandbox_config *c, const char *dir) {
+  for (int i = 0; i < c->n_ll_exec; i++) {
+    if (path_within(c->ll_exec[i], dir) || path_within(dir, c->ll_exec[i])) return 1;
+  }
+  return 0;
+}
+
+static unsigned long long parse_u64(const char *key, const char *v) {
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (errno || *end || end == v) fail("config", EINVAL, key);
+  return x;
+}
+
+#define PUSH(arr, n, v)                                             \
+  do {                                                              \
+    if ((n) >= LH_MAX_ITEMS) fail("config", E2BIG, "too many items"); \
+    (arr)[(n)++] = (v);                                             \
+  } while (0)
+
+static void read_config(void) {
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read(LH_FD_CONFIG, config_buf + len, sizeof config_buf - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("config", errno, "read config fd");
+    if (n == 0) break;
+    len += (size_t)n;
+    if (len >= sizeof config_buf - 1) fail("config", E2BIG, "config too large");
+  }
+  close(LH_FD_CONFIG);
+  config_buf[len] = 0;
+  cfg.cwd = "/work";
+  cfg.hostname = "leasehold";
+  cfg.tmp_bytes = 64ull << 20;
+  cfg.tmp_inodes = 16384;
+  size_t off = 0;
+  while (off < len) {
+    char *k = config_buf + off;
+    off += strlen(k) + 1;
+    if (off >= len + 1) fail("config", EINVAL, "truncated record");
+    char *v = config_buf + off;
+    off += strlen(v) + 1;
+    if (!strcmp(k, "uid")) cfg.lease_uid = (uid_t)parse_u64(k, v);
+    else if (!strcmp(k, "gid")) cfg.lease_gid = (gid_t)parse_u64(k, v);
+    else if (!strcmp(k, "workdir")) cfg.workdir_host = v;
+    else if (!strcmp(k, "cwd")) cfg.cwd = v;
+    else if (!strcmp(k, "hostname")) cfg.hostname = v;
+    else if (!strcmp(k, "net")) cfg.unshare_net = !strcmp(v, "none");
+    else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
+    else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
+    else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
+    else if (!strcmp(k, "landlock_scope")) cfg.landlock_scope = (int)parse_u64(k, v);
+    else if (!strcmp(k, "cg2")) cfg.cgroup_v2 = v;
+    else if (!strcmp(k, "cg")) {
+      if (cfg.n_cgroup_procs >= 8) fail("config", E2BIG, "too many cgroups");
+      cfg.cgroup_procs[cfg.n_cgroup_procs++] = v;
+    } else if (!strcmp(k, "ro")) PUSH(cfg.ro_binds, cfg.n_ro_binds, v);
+    else if (!strcmp(k, "ll_ro")) PUSH(cfg.ll_ro, cfg.n_ll_ro, v);
+    else if (!strcmp(k, "ll_rw")) PUSH(cfg.ll_rw, cfg.n_ll_rw, v);
+    else if (!strcmp(k, "ll_exec")) PUSH(cfg.ll_exec, cfg.n_ll_exec, v);
+    else if (!strcmp(k, "tcp_connect")) PUSH(cfg.tcp_connect, cfg.n_tcp_connect, (uint16_t)parse_u64(k, v));
+    else if (!strcmp(k, "tcp_bind")) PUSH(cfg.tcp_bind, cfg.n_tcp_bind, (uint16_t)parse_u64(k, v));
+    else if (!strcmp(k, "arg")) PUSH(cfg.argv, cfg.argc, v);
+    else if (!strcmp(k, "env")) PUSH(cfg.envp, cfg.envc, v);
+    else fail("config", EINVAL, k); /* unknown key: refuse rather than ignore */
+  }
+  cfg.argv[cfg.argc] = NULL;
+  cfg.envp[cfg.envc] = NULL;
+  if (cfg.argc == 0) fail("config", EINVAL, "empty argv");
+  if (!cfg.workdir_host) fail("config", EINVAL, "no workdir");
+  if (cfg.cwd[0] != '/' || strstr(cfg.cwd, "..")) fail("config", EINVAL, "cwd must be absolute");
+  if (cfg.n_cgroup_procs == 0 || !cfg.cgroup_v2) fail("config", EINVAL, "no cgroups: refusing to run unlimited");
+}
+
+static void reset_signals(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int s = 1; s < _NSIG; s++) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    signal(s, SIG_DFL); /* Node ignores SIGPIPE; the workload must not inherit that */
+  }
+}
+
+/* v1 hierarchies: write "0" to `tasks`. A single-threaded process moving
+ * itself is the one migration the kernel does without the global
+ * cgroup_threadgroup_rwsem write lock, whose RCU grace period otherwise costs
+ * ~25 ms per launch here. Every later process of the lease inherits these. */
+static void join_v1_cgroups(void) {
+  for (int i = 0; i < cfg.n_cgroup_procs; i++) {
+    int rc = write_file_str(cfg.cgroup_procs[i], "0");
+    if (rc < 0) fail("cgroup", -rc, cfg.cgroup_procs[i]);
+  }
+}
+
+/* PID 1 is created directly inside the lease's v2 directory
+ * (clone3 + CLONE_INTO_CGROUP), for the same reason. */
+static pid_t fork_into_v2_cgroup(void) {
+  int dfd = open(cfg.cgroup_v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) fail("cgroup", errno, cfg.cgroup_v2);
+  struct clone_args args;
+  memset(&args, 0, sizeof args);
+  args.flags = CLONE_INTO_CGROUP;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = (uint64_t)dfd;
+  long p = syscall(SYS_clone3, &args, sizeof args);
+  if (p < 0) fail("cgroup", errno, "clone3(CLONE_INTO_CGROUP) into the lease's v2 directory");
+  if (p > 0) close(dfd);
+  else close(dfd);
+  return (pid_t)p;
+}
+
+/* Values read back from the kernel after containment, for the evidence
+ * envelope: what /proc says about us, not what the policy asked for. */
+static void report_readback(int landlock_abi, int seccomp_rules) {
+  static char status[4096];
+  if (read_file_buf("/proc/self/status", status, sizeof status) < 0) fail("readback", errno, "/proc/self/status");
+  static const char *const fields[] = {"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
+                                       "CapAmb:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:", NULL};
+  for (char *line = strtok(status, "\n"); line; line = strtok(NULL, "\n")) {
+    for (int i = 0; fields[i]; i++) {
+      size_t n = strlen(fields[i]);
+      if (!strncmp(line, fields[i], n)) {
+        char *v = line + n;
+        while (*v == ' ' || *v == '\t') v++;
+        for (char *t = v; *t; t++) if (*t == '\t') *t = ' ';
+        report("K %.*s %s", (int)(n - 1), fields[i], v);
+      }
+    }
+  }
+  char map[128];
+  if (read_file_buf("/proc/self/uid_map", map, sizeof map) > 0) report("K uid_map %s", strtok(map, "\n"));
+  if (read_file_buf("/proc/self/gid_map", map, sizeof map) > 0) report("K gid_map %s", strtok(map, "\n"));
+  static const char *const ns[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", NULL};
+  for (int i = 0; ns[i]; i++) {
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/self/ns/%s", ns[i]);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n > 0) { link[n] = 0; report("K ns_%s %s", ns[i], link); }
+  }
+  report("K landlock_abi %d", landlock_abi);
+  report("K seccomp_rules %d", seccomp_rules);
+  report("K pid_in_sandbox %d", (int)getpid());
+}
+
+static _Noreturn void exec_workload(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  /* stdio arrived without close-on-exec (dup2 in posix_spawn clears it);
+   * everything else is closed, the status fd closes at a successful exec. */
+  if (syscall(SYS_close_range, LH_FD_STATUS + 1, ~0U, 0) < 0) fail("exec", errno, "close_range");
+  if (fcntl(LH_FD_STATUS, F_SETFD, FD_CLOEXEC) < 0) fail("exec", errno, "status fd cloexec");
+  if (chdir(cfg.cwd) < 0) { report("F %d", errno); _exit(127); }
+  /* execvpe resolves argv[0] against the policy's PATH, not ours. */
+  extern char **environ;
+  environ = cfg.envp;
+  execvpe(cfg.argv[0], cfg.argv, cfg.envp);
+  report("F %d", errno);
+  _exit(127);
+}
+
+static _Noreturn void sandbox_pid1(void) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("init", errno, "PR_SET_PDEATHSIG");
+  /* Still host root here, in namespaces owned by the initial user
+   * namespace: the workload's later user namespace owns none of them, so
+   * even capabilities regained there would not reach its mounts or network. */
+  open_bind_sources(&cfg);
+  setup_newroot(&cfg);
+  close(cfg.workdir_fd);
+  for (int i = 0; i < cfg.n_ro_binds; i++) close(cfg.ro_bind_fds[i]);
+  if (sethostname(cfg.hostname, strlen(cfg.hostname)) < 0) fail("uts", errno, "sethostname");
+  if (cfg.unshare_net) setup_loopback();
+  drop_privs_enter_userns(cfg.lease_uid, cfg.lease_gid);
+  /* Not dumpable: the workload (same uid) must not reach PID 1 through
+   * /proc/1/mem or /proc/1/fd (the status pipe). */
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) fail("identity", errno, "PR_SET_DUMPABLE 0");
+  /* stdio of PID 1 itself: only the workload writes to the capture pipes. */
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) fail("init", errno, "/dev/null");
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail("nnp", errno, "PR_SET_NO_NEW_PRIVS");
+  int abi = 0;
+  if (cfg.landlock_abi_min > 0) abi = apply_landlock(&cfg, elf_interpreter_path());
+  drop_all_caps();
+  int rules = apply_seccomp();
+  report_readback(abi, rules);
+
+  sigset_t fwd;
+  init_forward_set(&fwd);
+  sigprocmask(SIG_BLOCK, &fwd, NULL);
+  report("R");
+  pid_t w = fork();
+  if (w < 0) fail("init", errno, "fork workload");
+  if (w == 0) exec_workload();
+  if (dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0) fail("init", errno, "dup2 /dev/null");
+  close(devnull);
+  run_init(w, &fwd);
+}
+
+int main(void) {
+  reset_signals();
+  if (getuid() != 0 || geteuid() != 0) fail("helper", EPERM, "leasehold-sandbox must start as root");
+  read_config();
+  join_v1_cgroups();
+  /* If the agent thread that spawned us dies, so does the sandbox. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("helper", errno, "PR_SET_PDEATHSIG");
+  if (getppid() == 1) fail("helper", ESRCH, "agent went away");
+  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+  if (cfg.unshare_net) flags |= CLONE_NEWNET;
+  if (unshare(flags) < 0) fail("namespaces", errno, "unshare(mnt,pid,ipc,uts,cgroup[,net])");
+  /* This process is small and single-threaded: a plain fork is cheap and
+   * safe here (unlike in Node's process). The child is PID 1 of the new pid
+   * namespace. */
+  pid_t p1 = fork_into_v2_cgroup();
+  if (p1 < 0) fail("namespaces", errno, "fork pid 1");
+  if (p1 == 0) sandbox_pid1();
+  report("P %d", (int)p1);
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); close(devnull); }
+  close(LH_FD_STATUS);
+  int status;
+  while (waitpid(p1, &status, 0) < 0) {
+    if (errno != EINTR) _exit(125);
+  }
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  _exit(128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+}

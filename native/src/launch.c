@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: UNLICENSED */
+#define _GNU_SOURCE
+#include "launch.h"
+#include "protocol.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void set_failure(struct lh_launch_result *res, const char *stage, int err, const char *msg) {
+  if (res->failed) return; /* keep the first cause */
+  res->failed = 1;
+  snprintf(res->fail_stage, sizeof res->fail_stage, "%s", stage);
+  res->fail_errno = err;
+  snprintf(res->fail_message, sizeof res->fail_message, "%s", msg);
+}
+
+struct capture {
+  int fd;
+  char *buf;
+  size_t len, max;
+  uint64_t total;
+};
+
+/* Reads what is available; bytes beyond `max` are counted and dropped so a
+ * chatty workload can neither exhaust agent memory nor block on a full pipe. */
+static int drain(struct capture *c) {
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = read(c->fd, chunk, sizeof chunk);
+    if (n < 0) return (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+    if (n == 0) return -1;
+    c->total += (uint64_t)n;
+    size_t room = c->max - c->len;
+    size_t take = (size_t)n < room ? (size_t)n : room;
+    if (take) {
+      memcpy(c->buf + c->len, chunk, take);
+      c->len += take;
+    }
+  }
+}
+
+/* Once "R" arrived the workload exists and, in principle, could forge lines
+ * (it cannot reach PID 1's fd, which is not dumpable, but we do not rely on
+ * that): only the exit report and exec errors are accepted after it, once. */
+static void handle_status_line(struct lh_launch_result *res, char *line, int *ready) {
+  if (*ready && line[0] != 'X' && line[0] != 'F') return;
+  if ((line[0] == 'X' && res->reported_exit) || (line[0] == 'F' && res->exec_errno)) return;
+  switch (line[0]) {
+    case 'P': res->sandbox_pid = atoi(line + 2); break;
+    case 'K': {
+      size_t n = strlen(line + 2);
+      if (res->readback_len + n + 2 < sizeof res->readback) {
+        memcpy(res->readback + res->readback_len, line + 2, n);
+        res->readback_len += n;
+        res->readback[res->readback_len++] = '\n';
+        res->readback[res->readback_len] = 0;
+      }
+      break;
+    }
+    case 'R': *ready = 1; break;
+    case 'F': res->exec_errno = atoi(line + 2); break;
+    case 'X':
+      res->reported_exit = 1;
+      sscanf(line + 2, "%d %d", &res->exit_code, &res->term_signal);
+      break;
+    case 'E': {
+      char stage[64] = "", msg[400] = "";
+      int e = 0;
+      sscanf(line + 2, "%63s %d %399[^\n]", stage, &e, msg);
+      set_failure(res, stage, e, msg);
+      break;
+    }
+    default: break;
+  }
+}
+
+void lh_launch_free(struct lh_launch_result *res) {
+  free(res->out);
+  free(res->err);
+  res->out = res->err = NULL;
+}
+
+/* posix_spawn applies the dup2s in order: a source that is itself one of
+ * the targets 0..4 would be overwritten before use (fd numbers that low are
+ * free whenever another thread just closed them). Keep every source above. */
+static int lift_fd(int *fd) {
+  if (*fd > LH_FD_STATUS) return 0;
+  int hi = fcntl(*fd, F_DUPFD_CLOEXEC, LH_FD_STATUS + 1);
+  if (hi < 0) return -1;
+  close(*fd);
+  *fd = hi;
+  return 0;
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res) {
+  memset(res, 0, sizeof *res);
+  res->exit_code = -1;
+  double t0 = now_ms();
+  char err[512] = "";
+  int cfg_pipe[2] = {-1, -1}, st_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1},
+      err_pipe[2] = {-1, -1};
+  char *config = NULL;
+  int status_eof = 0;
+  pid_t helper = -1;
+  struct capture out = {-1, NULL, 0, req->stdout_max, 0}, errc = {-1, NULL, 0, req->stderr_max, 0};
+  out.buf = malloc(req->stdout_max ? req->stdout_max : 1);
+  errc.buf = malloc(req->stderr_max ? req->stderr_max : 1);
+  if (!out.buf || !errc.buf) { set_failure(res, "agent", ENOMEM, "capture buffers"); goto withdraw; }
+
+  int rc = lh_cgroup_create(&res->cgroup, req->lease_id, &req->limits, err, sizeof err);
+  if (rc < 0) { set_failure(res, "cgroup", -rc, err); goto withdraw; }
+
+  /* The helper joins these before it drops root, so everything it starts is
+   * accounted and can be killed as a unit. */
+  size_t extra = 4 * (sizeof res->cgroup.memory + 32);
+  config = malloc(req->config_len + extra);
+  if (!config) { set_failure(res, "agent", ENOMEM, "config"); goto withdraw; }
+  memcpy(config, req->config, req->config_len);
+  size_t clen = req->config_len;
+  const char *dirs[3] = {res->cgroup.memory, res->cgroup.pids, res->cgroup.cpu};
+  for (int i = 0; i < 3; i++) {
+    clen += (size_t)sprintf(config + clen, "cg") + 1;
+    clen += (size_t)sprintf(config + clen, "%s/tasks", dirs[i]) + 1;
+  }
+  clen += (size_t)sprintf(config + clen, "cg2") + 1;
+  clen += (size_t)sprintf(config + clen, "%s", res->cgroup.v2) + 1;
+
+  if (pipe2(cfg_pipe, O_CLOEXEC) < 0 || pipe2(st_pipe, O_CLOEXEC) < 0 || pipe2(in_pipe, O_CLOEXEC) < 0 ||
+      pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+    set_failure(res, "agent", errno, "pipe2");
+    goto withdraw;
+  }
+  if (lift_fd(&cfg_pipe[0]) || lift_fd(&cfg_pipe[1]) || lift_fd(&st_pipe[0]) || lift_fd(&st_pipe[1]) ||
+      lift_fd(&in_pipe[0]) || lift_fd(&in_pipe[1]) || lift_fd(&out_pipe[0]) || lift_fd(&out_pipe[1]) ||
+      lift_fd(&err_pipe[0]) || lift_fd(&err_pipe[1])) {
+    set_failure(res, "agent", errno, "F_DUPFD_CLOEXEC");
+    goto withdraw;
+  }
+  /* The config must fit the pipe so the write below never waits on a helper
+   * that died early. */
+  if (fcntl(cfg_pipe[1], F_SETPIPE_SZ, (int)(clen + 4096 > 65536 ? clen + 4096 : 65536)) < 0) {
+    set_failure(res, "agent", errno, "config larger than the pipe can hold");
+    goto withdraw;
+  }
+
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  /* dup2 onto a different number clears close-on-exec on the target, which
+   * is how only these five descriptors reach the helper. */
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  posix_spawn_file_actions_adddup2(&fa, cfg_pipe[0], LH_FD_CONFIG);
+  posix_spawn_file_actions_adddup2(&fa, st_pipe[1], LH_FD_STATUS);
+  posix_spawn_file_actions_addclosefrom_np(&fa, LH_FD_STATUS + 1);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  /* A new session: the sandbox must have no controlling terminal, or
+   * /dev/tty + TIOCSTI could type into the operator's shell. */
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+  char *argv[] = {(char *)"leasehold-sandbox", NULL};
+  char *envp[] = {NULL};
+  /* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): cost independent
+   * of the agent's RSS and safe from a thread of a multi-threaded process. */
+  rc = posix_spawn(&helper, req->helper_path, &fa, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close_fd(&cfg_pipe[0]);
+  close_fd(&st_pipe[1]);
+  close_fd(&in_pipe[0]);
+  close_fd(&out_pipe[1]);
+  close_fd(&err_pipe[1]);
+  if (rc != 0) {
+    helper = -1;
+    set_failure(res, "spawn", rc, req->helper_path);
+    goto withdraw;
+  }
+  if (write(cfg_pipe[1], config, clen) != (ssize_t)clen) set_failure(res, "config", errno, "writing config");
+  close_fd(&cfg_pipe[1]);
+
+  fcntl(st_pipe[0], F_SETFL, O_NONBLOCK);
+  fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+  fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+  fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
+  /* Ownership moves to the captures: one owner per fd, or a double close
+   * would close another launch thread's freshly opened descriptor. */
+  out.fd = out_pipe[0];
+  out_pipe[0] = -1;
+  errc.fd = err_pipe[0];
+  err_pipe[0] = -1;
+  size_t in_off = 0;
+  if (req->stdin_len == 0) close_fd(&in_pipe[1]);
+  char stbuf[4096];
+  size_t stlen = 0;
+  int ready = 0, killed = 0;
+  double deadline = t0 + (double)req->timeout_ms;
+  double hard_stop = 0;
+  while (st_pipe[0] >= 0 || out.fd >= 0 || errc.fd >= 0) {
+    struct pollfd p[4];
+    int n = 0, i_st = -1, i_out = -1, i_err = -1, i_in = -1;
+    if (st_pipe[0] >= 0) { p[n] = (struct pollfd){st_pipe[0], POLLIN, 0}; i_st = n++; }
+    if (out.fd >= 0) { p[n] = (struct pollfd){out.fd, POLLIN, 0}; i_out = n++; }
+    if (errc.fd >= 0) { p[n] = (struct pollfd){errc.fd, POLLIN, 0}; i_err = n++; }
+    if (in_pipe[1] >= 0 && ready) { p[n] = (struct pollfd){in_pipe[1], POLLOUT, 0}; i_in = n++; }
+    double now = now_ms();
+    if (!killed && now >= deadline) {
+      res->timed_out = 1;
+      killed = 1;
+      lh_cgroup_kill(&res->cgroup);
+      hard_stop = now + 5000;
+    }
+    if (killed && now >= hard_stop) break; /* withdrawal below verifies */
+    double until = killed ? hard_stop : deadline;
+    int timeout = (int)(until - now) + 1;
+    int r = poll(p, (nfds_t)n, timeout);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      set_failure(res, "agent", errno, "poll");
+      break;
+    }
+    if (i_st >= 0 && p[i_st].revents) {
+      ssize_t k = read(st_pipe[0], stbuf + stlen, sizeof stbuf - 1 - stlen);
+      if (k > 0) {
+        stlen += (size_t)k;
+        stbuf[stlen] = 0;
+        char *nl;
+        while ((nl = memchr(stbuf, '\n', stlen))) {
+          *nl = 0;
+          handle_status_line(res, stbuf, &ready);
+          size_t used = (size_t)(nl - stbuf) + 1;
+          memmove(stbuf, stbuf + used, stlen - used);
+          stlen -= used;
+        }
+        if (ready && res->setup_ms == 0) res->setup_ms = now_ms() - t0;
+        if (stlen == sizeof stbuf - 1) stlen = 0; /* a line that long is not ours */
+      } else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close_fd(&st_pipe[0]);
+        status_eof = 1;
+        /* PID 1 is gone, so is its pid namespace: the pipes close soon. A
+         * workload that passed its write end elsewhere cannot hold us. */
+        if (!killed) { hard_stop = now_ms() + 2000; killed = 1; deadline = 0; }
+      }
+    }
+    if (i_out >= 0 && p[i_out].revents && drain(&out) < 0) close_fd(&out.fd);
+    if (i_err >= 0 && p[i_err].revents && drain(&errc) < 0) close_fd(&errc.fd);
+    if (i_in >= 0 && p[i_in].revents) {
+      if (p[i_in].revents & (POLLERR | POLLHUP)) close_fd(&in_pipe[1]);
+      else {
+        ssize_t w = write(in_pipe[1], req->stdin_buf + in_off, req->stdin_len - in_off);
+        if (w > 0) in_off += (size_t)w;
+        if ((w < 0 && errno != EAGAIN) || in_off >= req->stdin_len) close_fd(&in_pipe[1]);
+      }
+    }
+  }
+  res->wall_ms = now_ms() - t0;
+
+withdraw:
+  close_fd(&cfg_pipe[0]); close_fd(&cfg_pipe[1]);
+  close_fd(&st_pipe[0]); close_fd(&st_pipe[1]);
+  close_fd(&in_pipe[0]); close_fd(&in_pipe[1]);
+  close_fd(&out_pipe[0]); close_fd(&out_pipe[1]);
+  close_fd(&err_pipe[0]); close_fd(&err_pipe[1]);
+  close_fd(&out.fd); close_fd(&errc.fd);
+  if (helper > 0) {
+    struct rusage ru;
+    int status = 0;
+    /* Status EOF means PID 1 is gone and the helper is about to exit; wait
+     * for it so its rusage includes the sandbox. Otherwise kill first. */
+    if (!status_eof) lh_cgroup_kill(&res->cgroup);
+    while (wait4(helper, &status, 0, &ru) < 0 && errno == EINTR) {}
+    res->helper_status = status;
+    res->cpu_user_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3;
+    res->cpu_sys_ms = (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+  }
+  if (res->cgroup.created) {
+    lh_cgroup_read_stats(&res->cgroup, &res->stats);
+    lh_cgroup_withdraw(&res->cgroup, &res->withdrawn_empty, &res->withdrawn_removed);
+  }
+  if (!res->failed && !res->reported_exit && !res->timed_out && helper > 0 && !res->exec_errno) {
+    /* Neither an exit report nor a timeout: PID 1 itself was killed (e.g. the
+     * memory cgroup's OOM killer chose it). Report what the kernel says. */
+    if (WIFSIGNALED(res->helper_status)) res->term_signal = WTERMSIG(res->helper_status);
+    else if (WIFEXITED(res->helper_status) && WEXITSTATUS(res->helper_status) > 128)
+      res->term_signal = WEXITSTATUS(res->helper_status) - 128;
+  }
+  /* At the deadline we killed the cgroup: the workload ended by our SIGKILL. */
+  if (res->timed_out && !res->reported_exit) res->term_signal = SIGKILL;
+  free(config);
+  res->out = out.buf; res->out_len = out.len; res->out_total = out.total;
+  res->err = errc.buf; res->err_len = errc.len; res->err_total = errc.total;
+  if (res->wall_ms == 0) res->wall_ms = now_ms() - t0;
+}

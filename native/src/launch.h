@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: UNLICENSED */
+/* One launch, host side: cgroups, spawning the helper, stdio, deadline,
+ * withdrawal. Runs on a thread of its own, never on Node's JS thread. */
+#ifndef LEASEHOLD_LAUNCH_H
+#define LEASEHOLD_LAUNCH_H
+#include "cgroup.h"
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lh_launch_request {
+  char helper_path[PATH_MAX];
+  char lease_id[64];
+  char *config; size_t config_len;   /* protocol.h records; "cg" added here */
+  char *stdin_buf; size_t stdin_len;
+  size_t stdout_max, stderr_max;
+  uint64_t timeout_ms;
+  struct lh_cgroup_limits limits;
+};
+
+struct lh_launch_result {
+  int failed;                 /* containment could not be applied: nothing ran */
+  char fail_stage[64];
+  int fail_errno;
+  char fail_message[512];
+  int exec_errno;             /* execve of the workload failed (after containment) */
+  int reported_exit;          /* PID 1 reported the workload's end */
+  int exit_code, term_signal;
+  int timed_out;
+  int helper_status;          /* raw wait status of the helper */
+  char *out; size_t out_len; uint64_t out_total;
+  char *err; size_t err_len; uint64_t err_total;
+  char readback[8192]; size_t readback_len; /* "key value\n" lines from inside */
+  int sandbox_pid;            /* host pid of the sandbox's PID 1 */
+  double wall_ms, setup_ms;
+  double cpu_user_ms, cpu_sys_ms;
+  struct lh_cgroup cgroup;
+  struct lh_cgroup_stats stats;
+  int withdrawn_empty, withdrawn_removed;
+};
+
+/* Fills `res` (allocations: res->out, res->err; free with lh_launch_free). */
+void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res);
+void lh_launch_free(struct lh_launch_result *res);
+#ifdef __cplusplus
+}
+#endif
+#endif
