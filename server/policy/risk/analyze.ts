@@ -1,0 +1,879 @@
+import type { Node, Tree } from "web-tree-sitter";
+import { catalogueNames, isInterpreterName, lookupCommand, sensitiveVariable, type Effect } from "./catalogue";
+import type { RiskLevel } from "./levels";
+import { classifyPath, isSecretRead, normalisePath } from "./paths";
+import { parseShell } from "./parser";
+import { FIELD_BREAK, resolveNode, splitFields, type VariableLookup } from "./words";
+
+/**
+ * The walk over one shell text. It visits every node of the tree (so nothing
+ * hides in a corner the walker forgot), asks the catalogue what each simple
+ * command does, and carries the context the catalogue cannot see: what feeds
+ * a command's stdin, which functions and aliases the script defined, which
+ * variables hold static text, and how deep nested shell strings go.
+ *
+ * Over-approximation is deliberate: both branches of an `if` count, a
+ * function body counts where it is defined and again where it is called, and
+ * a variable assigned anywhere before a use is assumed to hold that value.
+ */
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface Finding {
+  level: RiskLevel;
+  rule: string;
+  command?: string;
+  message: string;
+  span: Span;
+}
+
+export interface CommandLine {
+  text: string;
+  command: string;
+  span: Span;
+}
+
+interface Scope {
+  source: string;
+  depth: number;
+  /** Maps an offset range in `source` to the caller's original text. */
+  map(start: number, end: number): Span;
+  /** Positional parameters inside a function call; null when unknown. */
+  positional: readonly (string | null)[] | null;
+}
+
+interface Verbatim {
+  scope: Scope;
+  offset: number;
+}
+
+interface Literal {
+  text: string;
+  verbatim: Verbatim | null;
+  span: Span;
+}
+
+/** What flows out of a command: where its data came from. */
+interface Flow {
+  network: boolean;
+  decoder: boolean;
+  literal: Literal | null;
+}
+
+interface Word {
+  value: string | null;
+  raw: string;
+  span: Span;
+  quoted: boolean;
+  usesVariable: boolean;
+  usesIfs: boolean;
+  glob: boolean;
+  flow: Flow;
+  verbatim: Verbatim | null;
+}
+
+interface Stdin {
+  via: "pipe" | "heredoc" | "herestring" | "file";
+  flow: Flow;
+  span: Span;
+  path?: string | null;
+}
+
+interface Ctx {
+  stdin: Stdin | null;
+  inPipeline: boolean;
+  background: boolean;
+  devTcp: boolean;
+}
+
+interface FunctionDef {
+  body: Node;
+  scope: Scope;
+  span: Span;
+}
+
+const MAX_DEPTH = 8;
+const MAX_COMMANDS = 5000;
+const EMPTY_FLOW: Flow = { network: false, decoder: false, literal: null };
+const ROOT_CTX: Ctx = { stdin: null, inPipeline: false, background: false, devTcp: false };
+const SYSTEM_BIN_DIRS = new Set(["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec", "/usr/lib/command-not-found"]);
+
+function mergeFlows(flows: readonly Flow[]): Flow {
+  return {
+    network: flows.some((f) => f.network),
+    decoder: flows.some((f) => f.decoder),
+    literal: flows.length === 1 ? flows[0]!.literal : null,
+  };
+}
+
+function globToRegExp(glob: string): RegExp {
+  let re = "^";
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i]!;
+    if (ch === "*") re += ".*";
+    else if (ch === "?") re += ".";
+    else if (ch === "[") {
+      const close = glob.indexOf("]", i + 2);
+      if (close === -1) re += "\\[";
+      else {
+        let body = glob.slice(i + 1, close);
+        if (body.startsWith("!")) body = "^" + body.slice(1);
+        re += "[" + body.replace(/\\/g, "\\\\") + "]";
+        i = close;
+      }
+    } else re += ch.replace(/[.+^${}()|\\/]/g, "\\$&");
+  }
+  return new RegExp(re + "$");
+}
+
+export class ShellAnalysis {
+  readonly findings: Finding[] = [];
+  readonly commandLines: CommandLine[] = [];
+  private readonly trees: Tree[] = [];
+  private budget = MAX_COMMANDS;
+  private budgetReported = false;
+  private readonly vars = new Map<string, string>([["HOME", "~"]]);
+  private readonly functions = new Map<string, FunctionDef>();
+  private readonly aliases = new Map<string, string>();
+  private readonly callStack: string[] = [];
+  private readonly downloaded = new Set<string>();
+
+  constructor(private readonly original: string) {}
+
+  run(): void {
+    const root: Scope = { source: this.original, depth: 0, map: (start, end) => ({ start, end }), positional: null };
+    try {
+      this.analyseText(this.original, root, ROOT_CTX);
+    } finally {
+      for (const tree of this.trees) tree.delete();
+      this.trees.length = 0;
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Texts and scopes
+
+  private analyseText(text: string, scope: Scope, ctx: Ctx): Flow {
+    if (scope.depth > MAX_DEPTH) {
+      this.add("high", "parse.too-deep", `shell code nested more than ${MAX_DEPTH} levels deep is not analysed further`, scope.map(0, text.length));
+      return EMPTY_FLOW;
+    }
+    if (text.includes("\0")) this.add("high", "parse.error", "the text contains a NUL byte, which shells handle inconsistently", scope.map(text.indexOf("\0"), text.indexOf("\0") + 1));
+    const tree = parseShell(text);
+    this.trees.push(tree);
+    const root = tree.rootNode;
+    if (root.hasError) this.reportParseErrors(root, scope);
+    return this.visit(root, scope, { ...ctx, inPipeline: false, background: false });
+  }
+
+  private nestedScope(parent: Scope, verbatim: Verbatim | null, fallback: Span, positional = parent.positional): Scope {
+    const map = verbatim
+      ? (s: number, e: number): Span => verbatim.scope.map(verbatim.offset + s, verbatim.offset + e)
+      : (): Span => fallback;
+    return { source: "", depth: parent.depth + 1, map, positional };
+  }
+
+  private analyseNested(text: string, parent: Scope, verbatim: Verbatim | null, fallback: Span, ctx: Ctx): Flow {
+    const scope = this.nestedScope(parent, verbatim, fallback);
+    scope.source = text;
+    return this.analyseText(text, scope, ctx);
+  }
+
+  private reportParseErrors(root: Node, scope: Scope): void {
+    let reported = 0;
+    const walk = (node: Node): void => {
+      if (reported >= 3) return;
+      if (node.isError || node.isMissing) {
+        reported++;
+        const what = node.isMissing ? `missing ${JSON.stringify(node.type)}` : `cannot parse ${JSON.stringify(node.text.slice(0, 40))}`;
+        this.add("high", "parse.error", `the shell text does not parse (${what}); unparsed text is not analysed precisely`, this.span(node, scope));
+        return;
+      }
+      if (!node.hasError) return;
+      for (const child of node.children) if (child) walk(child);
+    };
+    walk(root);
+  }
+
+  // -------------------------------------------------------------------------
+  // Findings
+
+  private add(level: RiskLevel, rule: string, message: string, span: Span, command?: string): void {
+    const f: Finding = { level, rule, message, span };
+    if (command !== undefined) f.command = command;
+    this.findings.push(f);
+  }
+
+  private span(node: Node, scope: Scope): Span {
+    return scope.map(node.startIndex, node.endIndex);
+  }
+
+  private spend(span: Span): boolean {
+    if (this.budget-- > 0) return true;
+    if (!this.budgetReported) {
+      this.budgetReported = true;
+      this.add("high", "analysis.budget", `more than ${MAX_COMMANDS} commands to analyse; the rest is not analysed`, span);
+    }
+    return false;
+  }
+
+  // -------------------------------------------------------------------------
+  // The walk
+
+  private visit(node: Node, scope: Scope, ctx: Ctx): Flow {
+    switch (node.type) {
+      case "command":
+        return this.command(node, scope, ctx);
+      case "pipeline":
+        return this.pipeline(node.namedChildren.filter((c): c is Node => c !== null && c.type !== "comment"), scope, ctx, EMPTY_FLOW);
+      case "redirected_statement":
+        return this.redirectedStatement(node, scope, ctx);
+      case "function_definition":
+        this.functionDefinition(node, scope, ctx);
+        return EMPTY_FLOW;
+      case "variable_assignment":
+        return this.assignment(node, scope, true);
+      case "variable_assignments":
+      case "declaration_command":
+        return this.declaration(node, scope);
+      case "unset_command":
+        for (const c of node.namedChildren) if (c && (c.type === "variable_name" || c.type === "word")) this.vars.delete(c.text);
+        return EMPTY_FLOW;
+      case "command_substitution":
+      case "process_substitution": {
+        const isCommand = node.type === "command_substitution";
+        this.add("low", isCommand ? "substitution.command" : "substitution.process", isCommand ? "command substitution: its output becomes part of another command" : "process substitution runs a command whose output is read as a file", this.span(node, scope));
+        const inner = this.visitChildren(node, scope, { ...ROOT_CTX });
+        return { network: inner.network, decoder: inner.decoder, literal: null };
+      }
+      case "file_redirect":
+      case "heredoc_redirect":
+      case "herestring_redirect": {
+        // A redirect outside a command or redirected statement: still walk it.
+        const r = this.redirects([node], scope);
+        r.finish(EMPTY_FLOW, null);
+        return EMPTY_FLOW;
+      }
+      case "comment":
+        return EMPTY_FLOW;
+      default:
+        return this.visitChildren(node, scope, ctx);
+    }
+  }
+
+  private visitChildren(node: Node, scope: Scope, ctx: Ctx): Flow {
+    const flows: Flow[] = [];
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i];
+      if (!child || !child.isNamed) continue;
+      const background = children[i + 1]?.type === "&";
+      flows.push(this.visit(child, scope, background ? { ...ctx, background: true } : ctx));
+    }
+    return mergeFlows(flows);
+  }
+
+  private pipeline(stages: readonly Node[], scope: Scope, ctx: Ctx, upstream: Flow, firstStdin: Stdin | null = ctx.stdin): Flow {
+    let acc: Flow = upstream;
+    let previous: Flow | null = null;
+    let stdin = firstStdin;
+    for (const stage of stages) {
+      if (previous !== null) stdin = { via: "pipe", flow: { network: acc.network, decoder: acc.decoder, literal: previous.literal }, span: this.span(stage, scope) };
+      const out = this.visit(stage, scope, { ...ctx, stdin, inPipeline: true });
+      acc = { network: acc.network || out.network, decoder: acc.decoder || out.decoder, literal: null };
+      previous = out;
+    }
+    return { network: acc.network, decoder: acc.decoder, literal: previous?.literal ?? null };
+  }
+
+  private redirectedStatement(node: Node, scope: Scope, ctx: Ctx): Flow {
+    const body = node.childForFieldName("body");
+    const redirectNodes: Node[] = [];
+    node.children.forEach((c, i) => {
+      if (c && (node.fieldNameForChild(i) === "redirect" || c.type.endsWith("_redirect"))) redirectNodes.push(c);
+    });
+    const r = this.redirects(redirectNodes, scope);
+    const inner: Ctx = { ...ctx, stdin: r.stdin ?? ctx.stdin, devTcp: ctx.devTcp || r.devTcp };
+    let out = body ? this.visit(body, scope, inner) : EMPTY_FLOW;
+    const name = body?.type === "command" ? this.simpleName(body, scope) : null;
+    r.finish(out, name);
+    if (body && r.pipeTail.length) out = this.pipeline(r.pipeTail, scope, ctx, out, { via: "pipe", flow: out, span: this.span(r.pipeTail[0]!, scope) });
+    for (const tail of r.listTail) out = mergeFlows([out, this.visit(tail, scope, ctx)]);
+    return out;
+  }
+
+  /** Name of a simple command if static, for checks that depend on the program (reverse shells). */
+  private simpleName(command: Node, scope: Scope): string | null {
+    const nameNode = command.childForFieldName("name")?.firstNamedChild ?? null;
+    if (!nameNode) return null;
+    const r = resolveNode(nameNode, this.lookup(scope));
+    if (r.value === null) return null;
+    const v = r.value.split(FIELD_BREAK)[0] ?? "";
+    return v.slice(v.lastIndexOf("/") + 1);
+  }
+
+  /**
+   * Reads a command's redirections. Inputs are decided before the command is
+   * walked (they shape its stdin); writes are judged after it, when we know
+   * whether network data is what gets written.
+   */
+  private redirects(nodes: readonly Node[], scope: Scope): {
+    stdin: Stdin | null;
+    devTcp: boolean;
+    pipeTail: Node[];
+    listTail: Node[];
+    finish: (out: Flow, command: string | null) => void;
+  } {
+    let stdin: Stdin | null = null;
+    let devTcp = false;
+    const pipeTail: Node[] = [];
+    const listTail: Node[] = [];
+    const writes: { word: Word; node: Node }[] = [];
+    const lookup = this.lookup(scope);
+    for (const node of nodes) {
+      if (node.type === "file_redirect") {
+        const op = node.children.find((c) => c && !c.isNamed)?.type ?? "";
+        const dests = node.childrenForFieldName("destination").filter((c): c is Node => c !== null);
+        for (const dest of dests) {
+          const word = this.word(dest, scope, lookup);
+          const value = word.value;
+          if (value !== null && /^\/dev\/(tcp|udp)\//.test(value)) {
+            devTcp = true;
+            this.add("high", "network.dev-tcp", `opens a network connection through ${value}`, word.span);
+            continue;
+          }
+          if (op === "<" || op === "<&" || op === "<&-" || op === ">&-") {
+            if (op === "<") {
+              stdin = { via: "file", flow: { ...word.flow, literal: null }, span: word.span, path: value };
+              if (isSecretRead(value)) this.add("medium", "path.read-secret", `reads a credential file (${value})`, word.span);
+            }
+            continue;
+          }
+          if ((op === ">&" || op === "<&") && (dest.type === "number" || value === "-" || (value !== null && /^\d+-?$/.test(value)))) continue;
+          writes.push({ word, node });
+        }
+      } else if (node.type === "heredoc_redirect") {
+        stdin = this.heredoc(node, scope, pipeTail, listTail, writes, lookup);
+      } else if (node.type === "herestring_redirect") {
+        const value = node.namedChildren.find((c) => c !== null && c.type !== "file_descriptor") ?? null;
+        if (value) {
+          const word = this.word(value, scope, lookup);
+          const literal = word.value === null ? null : { text: word.value.split(FIELD_BREAK).join(" ") + "\n", verbatim: word.verbatim, span: word.span };
+          stdin = { via: "herestring", flow: { network: word.flow.network, decoder: word.flow.decoder, literal }, span: word.span };
+        }
+      }
+    }
+    const finish = (out: Flow, command: string | null): void => {
+      if (devTcp && command !== null && isInterpreterName(command)) {
+        this.add("critical", "network.reverse-shell", `${command} with its input or output on a network socket is a remote shell`, writes[0]?.word.span ?? this.span(nodes[0]!, scope), command);
+      }
+      for (const { word } of writes) this.judgeWrite(word, out, command);
+    };
+    return { stdin, devTcp, pipeTail, listTail, finish };
+  }
+
+  private heredoc(node: Node, scope: Scope, pipeTail: Node[], listTail: Node[], writes: { word: Word; node: Node }[], lookup: VariableLookup): Stdin {
+    let delimiterQuoted = false;
+    let stripTabs = false;
+    let body: Node | null = null;
+    const bodyFlows: Flow[] = [];
+    node.children.forEach((c, i) => {
+      if (!c) return;
+      const field = node.fieldNameForChild(i);
+      if (c.type === "<<-") stripTabs = true;
+      else if (c.type === "heredoc_start") delimiterQuoted = /['"\\]/.test(c.text);
+      else if (c.type === "heredoc_body") body = c;
+      else if (c.type === "pipeline") pipeTail.push(...c.namedChildren.filter((s): s is Node => s !== null && s.type !== "comment"));
+      else if (c.type === "file_redirect") {
+        const dest = c.childForFieldName("destination");
+        const op = c.children.find((x) => x && !x.isNamed)?.type ?? "";
+        if (dest && op !== "<" && !(op.endsWith("&") && dest.type === "number")) writes.push({ word: this.word(dest, scope, lookup), node: c });
+      } else if (field === "right" || (c.isNamed && !["heredoc_end", "heredoc_start", "heredoc_body"].includes(c.type))) listTail.push(c);
+    });
+    const bodyNode = body as Node | null;
+    let literal: Literal | null = null;
+    if (bodyNode) {
+      const expanding = bodyNode.namedChildren.some((c) => c !== null && c.type !== "heredoc_content");
+      // Unquoted heredocs expand `$(...)` even when fed to `cat`: walk them.
+      if (expanding && !delimiterQuoted) bodyFlows.push(this.visitChildren(bodyNode, scope, { ...ROOT_CTX }));
+      if (delimiterQuoted || !expanding) {
+        let text = bodyNode.text;
+        let verbatim: Verbatim | null = { scope, offset: bodyNode.startIndex };
+        if (stripTabs && /(^|\n)\t/.test(text)) {
+          text = text.replace(/(^|\n)\t+/g, "$1");
+          verbatim = null;
+        }
+        if (!delimiterQuoted && /\\/.test(text)) verbatim = null;
+        literal = { text, verbatim, span: this.span(bodyNode, scope) };
+      }
+    }
+    const flow = mergeFlows(bodyFlows);
+    return { via: "heredoc", flow: { network: flow.network, decoder: flow.decoder, literal }, span: bodyNode ? this.span(bodyNode, scope) : this.span(node, scope) };
+  }
+
+  private judgeWrite(word: Word, out: Flow, command: string | null): void {
+    const target = word.value;
+    const cls = classifyPath(target);
+    const label = target ?? word.raw;
+    const cmd = command ?? undefined;
+    switch (cls) {
+      case "discard":
+        return;
+      case "device":
+        this.add("critical", "redirect.write-device", `redirects output onto the raw device ${label}`, word.span, cmd);
+        return;
+      case "root":
+      case "system":
+      case "user-secret":
+        this.add("high", "redirect.write-sensitive", `redirects output into a system, credential or start-up path (${label})`, word.span, cmd);
+        break;
+      case "outside":
+        this.add("medium", "redirect.write-outside", `redirects output outside the working directory (${label})`, word.span, cmd);
+        break;
+      case "dynamic":
+        this.add("medium", "redirect.write-dynamic", `redirects output to a path only known at run time (${label})`, word.span, cmd);
+        break;
+      default:
+        this.add("low", "redirect.write", `writes a file by redirection (${label})`, word.span, cmd);
+    }
+    if (out.network && target !== null) this.downloaded.add(normalisePath(target));
+  }
+
+  // -------------------------------------------------------------------------
+  // Variables, functions, aliases
+
+  private lookup(scope: Scope): VariableLookup {
+    return {
+      get: (name: string) => {
+        if (/^\d+$/.test(name)) {
+          if (!scope.positional) return undefined;
+          const v = name === "0" ? null : (scope.positional[Number(name) - 1] ?? "");
+          return v === null ? undefined : v;
+        }
+        if (name === "@" || name === "*") {
+          if (!scope.positional || scope.positional.some((p) => p === null)) return undefined;
+          return scope.positional as string[];
+        }
+        if (name === "#") return scope.positional ? String(scope.positional.length) : undefined;
+        return this.vars.get(name);
+      },
+    };
+  }
+
+  private assignment(node: Node, scope: Scope, record: boolean): Flow {
+    const nameNode = node.childForFieldName("name");
+    const valueNode = node.childForFieldName("value");
+    const name = nameNode?.text ?? "";
+    const flow = valueNode ? this.visit(valueNode, scope, { ...ROOT_CTX }) : EMPTY_FLOW;
+    const sensitive = sensitiveVariable(name);
+    if (sensitive) this.add(sensitive.level, name === "IFS" ? "evasion.ifs" : "env.sensitive-variable", sensitive.message, this.span(node, scope));
+    if (record && name) {
+      const resolved = valueNode ? resolveNode(valueNode, this.lookup(scope), true) : { value: "" };
+      const isArray = valueNode?.type === "array";
+      if (resolved.value !== null && !isArray && !node.text.includes("+=")) this.vars.set(name, resolved.value);
+      else this.vars.delete(name);
+    }
+    return { network: flow.network, decoder: flow.decoder, literal: null };
+  }
+
+  private declaration(node: Node, scope: Scope): Flow {
+    const flows: Flow[] = [];
+    for (const c of node.namedChildren) {
+      if (!c) continue;
+      if (c.type === "variable_assignment") flows.push(this.assignment(c, scope, true));
+      else flows.push(this.visit(c, scope, { ...ROOT_CTX }));
+    }
+    return mergeFlows(flows);
+  }
+
+  private functionDefinition(node: Node, scope: Scope, ctx: Ctx): void {
+    const nameNode = node.childForFieldName("name");
+    const body = node.childForFieldName("body");
+    if (!nameNode || !body) return;
+    const name = resolveNode(nameNode, this.lookup(scope)).value ?? nameNode.text;
+    const span = this.span(node, scope);
+    this.functions.set(name, { body, scope, span });
+    const base = name.slice(name.lastIndexOf("/") + 1);
+    if (lookupCommand(base)) this.add("medium", "function.shadows-command", `defines a function named ${name}: later calls to ${name} run this body instead of the program`, this.span(nameNode, scope), name);
+    // The body counts even if the call is hidden from us; arguments are unknown here.
+    this.callStack.push(name);
+    try {
+      this.visit(body, { ...scope, positional: null }, { ...ctx, stdin: null, inPipeline: false, background: false });
+    } finally {
+      this.callStack.pop();
+    }
+  }
+
+  private callFunction(name: string, def: FunctionDef, args: readonly Word[], span: Span, ctx: Ctx): Flow {
+    if (this.callStack.includes(name)) {
+      if (ctx.inPipeline || ctx.background) this.add("critical", "command.fork-bomb", `${name} calls itself in a pipeline or in the background: a fork bomb`, span, name);
+      else this.add("medium", "function.recursive", `${name} calls itself`, span, name);
+      return EMPTY_FLOW;
+    }
+    if (args.length === 0) return EMPTY_FLOW; // the body was analysed at its definition with unknown arguments
+    this.callStack.push(name);
+    try {
+      return this.visit(def.body, { ...def.scope, positional: args.map((a) => a.value) }, ctx);
+    } finally {
+      this.callStack.pop();
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Simple commands
+
+  private word(node: Node, scope: Scope, lookup: VariableLookup): Word {
+    const flow = this.visit(node, scope, { ...ROOT_CTX });
+    const r = resolveNode(node, lookup);
+    return {
+      value: r.value,
+      raw: node.text,
+      span: this.span(node, scope),
+      quoted: r.quoted,
+      usesVariable: r.usesVariable,
+      usesIfs: r.usesIfs,
+      glob: r.glob,
+      flow: { network: flow.network, decoder: flow.decoder, literal: null },
+      verbatim: this.verbatimFor(node, r.value, scope),
+    };
+  }
+
+  private verbatimFor(node: Node, value: string | null, scope: Scope): Verbatim | null {
+    if (value === null || value.includes(FIELD_BREAK)) return null;
+    for (const offset of [node.startIndex, node.startIndex + 1, node.startIndex + 2]) {
+      if (offset + value.length <= node.endIndex && scope.source.slice(offset, offset + value.length) === value) return { scope, offset };
+    }
+    return null;
+  }
+
+  /** Splits one resolved word into the fields bash would produce (`$IFS`, unquoted variables). */
+  private fields(word: Word): Word[] {
+    if (word.value === null || !word.value.includes(FIELD_BREAK)) return [word];
+    return splitFields(word.value).map((value) => ({ ...word, value, verbatim: null }));
+  }
+
+  private command(node: Node, scope: Scope, ctx: Ctx): Flow {
+    const span = this.span(node, scope);
+    if (!this.spend(span)) return EMPTY_FLOW;
+    const lookup = this.lookup(scope);
+    const parts: Node[] = [];
+    const assignments: Node[] = [];
+    const redirectNodes: Node[] = [];
+    node.children.forEach((c, i) => {
+      if (!c) return;
+      const field = node.fieldNameForChild(i);
+      if (field === "name") {
+        const inner = c.firstNamedChild ?? c;
+        parts.push(inner);
+      } else if (field === "argument") parts.push(c);
+      else if (field === "redirect" || c.type.endsWith("_redirect")) redirectNodes.push(c);
+      else if (c.type === "variable_assignment") assignments.push(c);
+    });
+    for (const a of assignments) this.assignment(a, scope, false);
+    const r = this.redirects(redirectNodes, scope);
+    const inner: Ctx = { ...ctx, stdin: r.stdin ?? ctx.stdin, devTcp: ctx.devTcp || r.devTcp };
+
+    // Backslash-newline inside a word joins it in bash, but the grammar treats it
+    // as a separator: `r\<newline>m` must become `rm`, not `r` with argument `m`.
+    // Parts with no gap at all are one shell word the grammar split (`-rf$IFS/x`).
+    const groups: Node[][] = [];
+    for (const part of parts) {
+      const last = groups[groups.length - 1];
+      const prev = last?.[last.length - 1];
+      const gap = prev ? scope.source.slice(prev.endIndex, part.startIndex) : " ";
+      if (last && prev && (gap === "" || /^(\\\r?\n)+$/.test(gap))) last.push(part);
+      else groups.push([part]);
+    }
+    const words: Word[] = [];
+    for (const group of groups) {
+      words.push(...this.fields(group.length === 1 ? this.word(group[0]!, scope, lookup) : this.joinedWord(group, scope, lookup)));
+    }
+    if (words.length === 0 && parts.length > 0) {
+      const w = this.word(parts[0]!, scope, lookup);
+      this.add("high", w.usesIfs ? "evasion.ifs" : "name.dynamic", `the command expands to nothing (${w.raw}); what runs depends on run-time state`, w.span);
+    }
+
+    const out = this.classify(words, scope, inner, span);
+    const name = words[0]?.value ?? null;
+    r.finish(out, name === null ? null : name.slice(name.lastIndexOf("/") + 1));
+    if (r.pipeTail.length) return this.pipeline(r.pipeTail, scope, ctx, out, { via: "pipe", flow: out, span: this.span(r.pipeTail[0]!, scope) });
+    for (const tail of r.listTail) this.visit(tail, scope, ctx);
+    return out;
+  }
+
+  /**
+   * One shell word the grammar returned in pieces. A piece that ends in a bare
+   * `$` followed by a word is tree-sitter-bash splitting `$NAME` in the middle
+   * of a word; it is re-read as the parameter expansion bash would perform.
+   */
+  private joinedWord(group: readonly Node[], scope: Scope, lookup: VariableLookup): Word {
+    const pieces = group.map((n) => this.word(n, scope, lookup));
+    let value: string | null = "";
+    let usesVariable = pieces.some((p) => p.usesVariable);
+    let usesIfs = pieces.some((p) => p.usesIfs);
+    let pendingDollar = false;
+    group.forEach((node, i) => {
+      const piece = pieces[i]!;
+      let text: string | null = piece.value;
+      const children = node.type === "concatenation" ? node.children : [];
+      const trailingDollar = node.type === "$" || (children.length > 0 && children[children.length - 1]?.type === "$");
+      if (trailingDollar) {
+        const head = node.type === "$" ? [] : children.slice(0, -1).filter((c): c is Node => c !== null);
+        const parts = head.map((c) => resolveNode(c, lookup));
+        text = parts.some((p) => p.value === null) ? null : parts.map((p) => p.value).join("");
+      }
+      if (pendingDollar && text !== null) {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])([\s\S]*)$/.exec(node.type === "word" ? node.text : "");
+        if (m) {
+          usesVariable = true;
+          const expanded = m[1] === "IFS" ? FIELD_BREAK : lookup.get(m[1]!);
+          if (m[1] === "IFS") usesIfs = true;
+          const rest = resolveNode(node, { get: () => undefined }).value;
+          text = expanded === undefined || rest === null ? null : (typeof expanded === "string" ? expanded : expanded.join(FIELD_BREAK)).replace(/[ \t\n]+/g, FIELD_BREAK) + rest.slice(m[1]!.length);
+        }
+      }
+      pendingDollar = trailingDollar;
+      value = value === null || text === null ? null : value + text;
+    });
+    return {
+      value,
+      raw: scope.source.slice(group[0]!.startIndex, group[group.length - 1]!.endIndex),
+      span: { start: pieces[0]!.span.start, end: pieces[pieces.length - 1]!.span.end },
+      quoted: pieces.some((p) => p.quoted) || group.some((n, i) => i > 0 && n.startIndex !== group[i - 1]!.endIndex),
+      usesVariable,
+      usesIfs,
+      glob: pieces.some((p) => p.glob),
+      flow: mergeFlows(pieces.map((p) => p.flow)),
+      verbatim: null,
+    };
+  }
+
+  /** Classifies a command given as words; used for simple commands and for what wrappers run. */
+  private classify(words: readonly Word[], scope: Scope, ctx: Ctx, span: Span, depth = 0): Flow {
+    const [nameWord, ...args] = words;
+    const inherited: Flow = { network: ctx.stdin?.flow.network ?? false, decoder: ctx.stdin?.flow.decoder ?? false, literal: null };
+    if (!nameWord) return inherited;
+    if (depth > 16) {
+      this.add("high", "parse.too-deep", "wrappers nested too deeply", span);
+      return inherited;
+    }
+    this.commandLines.push({ text: words.map((w) => w.value ?? w.raw).join(" "), command: nameWord.value ?? nameWord.raw, span });
+    if (nameWord.value === null) {
+      if (nameWord.flow.network) this.add("critical", "dynamic.remote-code", `runs a command whose name comes from the network (${nameWord.raw})`, nameWord.span);
+      else if (nameWord.flow.decoder) this.add("critical", "dynamic.decoded-code", `runs a command whose name is decoded at run time (${nameWord.raw})`, nameWord.span);
+      this.add("high", "name.dynamic", `the command name is only known at run time (${nameWord.raw})`, nameWord.span);
+      return inherited;
+    }
+    let name = nameWord.value;
+    if (nameWord.usesIfs) this.add("high", "evasion.ifs", `the command is assembled with $IFS (resolves to ${name})`, nameWord.span, name);
+    else if (nameWord.usesVariable) this.add("high", "name.dynamic", `the command name comes from a variable (resolves to ${name})`, nameWord.span, name);
+    if (nameWord.quoted && !nameWord.usesIfs) this.add("medium", "name.obfuscated", `the command name is quoted or escaped (${nameWord.raw} is ${name})`, nameWord.span, name);
+    if (name === "") {
+      this.add("high", "name.dynamic", "the command name is empty after expansion", nameWord.span);
+      return inherited;
+    }
+
+    if (name.includes("/")) {
+      const normal = normalisePath(name);
+      const dir = normal.slice(0, normal.lastIndexOf("/")) || "/";
+      const base = normal.slice(normal.lastIndexOf("/") + 1);
+      if (!SYSTEM_BIN_DIRS.has(dir) || nameWord.glob) {
+        if (this.downloaded.has(normal)) this.add("critical", "dynamic.download-execute", `runs ${name}, which this text downloaded from the network`, nameWord.span, name);
+        this.add("high", "command.local-executable", `runs a program by path (${name}); its content is not known`, nameWord.span, name);
+      }
+      name = base;
+    }
+
+    if (nameWord.glob) {
+      this.add("high", "name.glob", `the command name is a glob (${nameWord.raw}); it runs whatever file matches`, nameWord.span, name);
+      const re = globToRegExp(name);
+      const candidates = catalogueNames().filter((n) => re.test(n)).slice(0, 40);
+      let flow = inherited;
+      for (const candidate of candidates) {
+        const w: Word = { ...nameWord, value: candidate, glob: false, quoted: false, usesVariable: false, usesIfs: false };
+        flow = mergeFlows([flow, this.classify([w, ...args], scope, ctx, span, depth + 1)]);
+      }
+      return flow;
+    }
+
+    const fn = this.functions.get(name);
+    let flow = inherited;
+    if (fn) {
+      this.add("read_only", "function.call", `calls the function ${name} defined in this text`, span, name);
+      flow = mergeFlows([flow, this.callFunction(name, fn, args, span, ctx)]);
+      if (!lookupCommand(name)) return flow;
+    }
+    const alias = this.aliases.get(name);
+    if (alias !== undefined && !this.callStack.includes("alias " + name)) {
+      this.callStack.push("alias " + name);
+      try {
+        const argText = args.map((a) => a.raw).join(" ");
+        this.analyseNested(alias + (argText ? " " + argText : ""), scope, null, span, ctx);
+      } finally {
+        this.callStack.pop();
+      }
+      if (!lookupCommand(name)) return flow;
+    }
+
+    const spec = lookupCommand(name);
+    if (!spec) {
+      if (!fn && alias === undefined) this.add("medium", "command.unknown", `${name} is not in the command catalogue`, span, name);
+      return flow;
+    }
+    const effects = spec.classify(args.map((a) => a.value), name);
+    const produced = this.applyEffects(effects, name, args, scope, ctx, span, depth);
+    return { network: flow.network || produced.network, decoder: flow.decoder || produced.decoder, literal: produced.literal };
+  }
+
+  private applyEffects(effects: readonly Effect[], name: string, args: readonly Word[], scope: Scope, ctx: Ctx, span: Span, depth: number): Flow {
+    const flow: Flow = { network: ctx.stdin?.flow.network ?? false, decoder: ctx.stdin?.flow.decoder ?? false, literal: null };
+    const argSpan = (i: number | undefined): Span => (i !== undefined && args[i] ? args[i]!.span : span);
+    for (const e of effects) {
+      switch (e.kind) {
+        case "finding":
+          this.add(e.level, e.rule, e.message, argSpan(e.arg), name);
+          break;
+        case "network":
+          flow.network = true;
+          break;
+        case "decoder":
+          flow.decoder = true;
+          break;
+        case "literal-output": {
+          const rest = args.slice(e.arg);
+          const single = rest.length === 1 ? rest[0]!.verbatim : null;
+          flow.literal = { text: e.text, verbatim: single, span: rest.length ? { start: rest[0]!.span.start, end: rest[rest.length - 1]!.span.end } : span };
+          break;
+        }
+        case "downloads-to": {
+          const target = args[e.arg]?.value;
+          if (target) this.downloaded.add(normalisePath(target));
+          break;
+        }
+        case "passthrough":
+          flow.literal = ctx.stdin?.flow.literal ?? null;
+          break;
+        case "exec": {
+          let inner = args.slice(e.from, e.to);
+          if (e.replace) {
+            const replacement = e.replace.with === null ? null : (args[e.replace.with] ?? null);
+            inner = inner.map((w) => (w.value === e.replace!.token ? { ...w, value: replacement ? replacement.value : null } : w));
+          }
+          if (e.argsUnknown) inner = [...inner, { value: null, raw: "(input)", span, quoted: false, usesVariable: false, usesIfs: false, glob: false, flow: EMPTY_FLOW, verbatim: null }];
+          if (inner.length) {
+            const f = this.classify(inner, scope, ctx, span, depth + 1);
+            flow.network ||= f.network;
+            flow.decoder ||= f.decoder;
+            flow.literal = f.literal;
+          }
+          break;
+        }
+        case "shell-code":
+          this.shellCode(e, name, args, scope, ctx, span);
+          break;
+        case "stdin-code":
+          this.stdinCode(e.shell, name, scope, ctx, span);
+          break;
+        case "script-file":
+          this.scriptFile(args[e.arg], e.rule, name, scope, ctx, span);
+          break;
+        case "opaque-code": {
+          const w = args[e.arg];
+          if (!w) this.add("high", "parse.error", `${name} expects code after its option`, span, name);
+          else if (w.flow.network) this.add("critical", "dynamic.remote-code", `${name} runs code fetched from the network`, w.span, name);
+          else if (w.flow.decoder) this.add("critical", "dynamic.decoded-code", `${name} runs code decoded at run time`, w.span, name);
+          else this.add("high", "dynamic.interpreter-code", `${name} runs inline code that is not shell and is not analysed`, w.span, name);
+          break;
+        }
+        case "alias": {
+          const w = args[e.arg]!;
+          const value = w.value!;
+          const eq = value.indexOf("=");
+          const aliasName = value.slice(0, eq);
+          const text = value.slice(eq + 1);
+          this.add("medium", "alias.definition", `defines the alias ${aliasName}`, w.span, aliasName);
+          this.aliases.set(aliasName, text);
+          const verbatim = w.verbatim ? { scope: w.verbatim.scope, offset: w.verbatim.offset + eq + 1 } : null;
+          if (text.trim()) this.analyseNested(text, scope, verbatim, w.span, { ...ROOT_CTX });
+          break;
+        }
+      }
+    }
+    return flow;
+  }
+
+  private shellCode(e: Extract<Effect, { kind: "shell-code" }>, name: string, args: readonly Word[], scope: Scope, ctx: Ctx, span: Span): void {
+    const words = e.join ? args.slice(e.arg) : args.slice(e.arg, e.arg + 1);
+    if (words.length === 0) {
+      this.add("high", "parse.error", `${e.what} has no code`, span, name);
+      return;
+    }
+    const codeSpan = { start: words[0]!.span.start, end: words[words.length - 1]!.span.end };
+    const network = words.some((w) => w.flow.network);
+    const decoder = words.some((w) => w.flow.decoder);
+    const value = words.some((w) => w.value === null) ? null : words.map((w) => w.value).join(" ");
+    if (network) this.add("critical", "dynamic.remote-code", `${e.what} runs code fetched from the network`, codeSpan, name);
+    else if (decoder) this.add("critical", "dynamic.decoded-code", `${e.what} runs code decoded at run time`, codeSpan, name);
+    if (value === null) {
+      this.add("high", e.rule, `${e.what} runs code that is only known at run time`, codeSpan, name);
+      return;
+    }
+    this.add(e.floor, e.rule, `${e.what} runs shell code; it is parsed and analysed too`, codeSpan, name);
+    if (!value.trim()) return;
+    const verbatim = words.length === 1 ? words[0]!.verbatim : null;
+    this.analyseNested(value.split(FIELD_BREAK).join(" "), scope, verbatim, codeSpan, { ...ROOT_CTX, stdin: ctx.stdin });
+  }
+
+  private stdinCode(shell: boolean, name: string, scope: Scope, ctx: Ctx, span: Span): void {
+    const stdin = ctx.stdin;
+    if (!stdin) {
+      this.add("high", "dynamic.stdin-code", `${name} reads its program from stdin, which is not part of the analysed text`, span, name);
+      return;
+    }
+    if (stdin.via === "file") {
+      this.scriptFileByPath(stdin.path ?? null, stdin.flow, "dynamic.script-file", name, stdin.span);
+      return;
+    }
+    if (stdin.flow.network) {
+      this.add("critical", "dynamic.remote-code", `${name} runs code fetched from the network`, span, name);
+      return;
+    }
+    if (stdin.flow.decoder) {
+      this.add("critical", "dynamic.decoded-code", `${name} runs code that was decoded (base64, hex, escapes) at run time`, span, name);
+      return;
+    }
+    const literal = stdin.flow.literal;
+    if (!literal) {
+      this.add("high", "dynamic.stdin-code", `${name} runs whatever arrives on its stdin (${stdin.via})`, span, name);
+      return;
+    }
+    if (!shell) {
+      this.add("high", "dynamic.interpreter-code", `${name} is fed code through ${stdin.via} that is not shell and is not analysed`, literal.span, name);
+      return;
+    }
+    this.add("medium", "dynamic.stdin-code", `${name} runs shell code from its ${stdin.via}; it is parsed and analysed too`, literal.span, name);
+    this.analyseNested(literal.text, scope, literal.verbatim, literal.span, { ...ROOT_CTX });
+  }
+
+  private scriptFile(word: Word | undefined, rule: string, name: string, scope: Scope, ctx: Ctx, span: Span): void {
+    if (!word) {
+      this.add("high", rule, `${name} runs a script`, span, name);
+      return;
+    }
+    if (word.value === "/dev/stdin" || word.value === "-" || word.value === "/proc/self/fd/0") {
+      this.stdinCode(true, name, scope, ctx, span);
+      return;
+    }
+    this.scriptFileByPath(word.value, word.flow, rule, name, word.span);
+  }
+
+  private scriptFileByPath(path: string | null, flow: Flow, rule: string, name: string, span: Span): void {
+    if (flow.network) this.add("critical", "dynamic.remote-code", `${name} runs a script fetched from the network`, span, name);
+    else if (flow.decoder) this.add("critical", "dynamic.decoded-code", `${name} runs a script decoded at run time`, span, name);
+    else if (path !== null && this.downloaded.has(normalisePath(path))) this.add("critical", "dynamic.download-execute", `${name} runs ${path}, which this text downloaded from the network`, span, name);
+    this.add("high", rule, `${name} runs code from ${path ?? "a file only known at run time"}, whose content is not analysed`, span, name);
+  }
+}

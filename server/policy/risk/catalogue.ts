@@ -1,0 +1,1413 @@
+import type { RiskLevel } from "./levels";
+import { has, optionValue, parseOptions, type ArgValue, type OptionSpec } from "./options";
+import { classifyPath, isSecretRead } from "./paths";
+
+/**
+ * The command catalogue: what a program does given its arguments, as data the
+ * analyser can act on. Philosophy (see README.md): classify by effect, not by
+ * name popularity; arguments decide (`git status` is not `git push`); when in
+ * doubt, say more risky. Anything not listed is `command.unknown`. Recursion
+ * (wrapped commands, shell strings, code on stdin) is requested here with an
+ * effect and carried out by the analyser, which owns the context (pipes,
+ * heredocs, functions).
+ */
+
+export type CommandCategory =
+  | "read-only"
+  | "writes"
+  | "deletes"
+  | "network"
+  | "privilege"
+  | "package-manager"
+  | "dynamic"
+  | "process"
+  | "system"
+  | "destructive"
+  | "wrapper";
+
+export type Effect =
+  /** A reason to report; `arg` points the span at one argument instead of the whole command. */
+  | { kind: "finding"; level: RiskLevel; rule: string; message: string; arg?: number }
+  /** Classify `args[from..to)` as a command of its own (wrappers, `find -exec`, `xargs`). */
+  | { kind: "exec"; from: number; to?: number; via: string; argsUnknown?: boolean; replace?: { token: string; with: number | null } }
+  /** `args[arg]` is shell text to parse; `join` joins from `arg` to the end with spaces (eval). */
+  | { kind: "shell-code"; arg: number; join?: boolean; rule: string; floor: RiskLevel; what: string }
+  /** The program reads its program text from stdin. */
+  | { kind: "stdin-code"; shell: boolean }
+  /** The program runs code from a file (`bash x.sh`, `source f`, `python x.py`). */
+  | { kind: "script-file"; arg: number; rule: string }
+  /** Code in a language we do not parse (`python3 -c`); `arg` holds it. */
+  | { kind: "opaque-code"; arg: number }
+  /** Registers `alias name=value`. */
+  | { kind: "alias"; arg: number }
+  /** Data from the network enters the pipeline here. */
+  | { kind: "network" }
+  /** Output is a decoded form of the input (base64, hex, escapes): the classic way to hide a payload. */
+  | { kind: "decoder" }
+  /** The command prints exactly this text (echo/printf of static words). */
+  | { kind: "literal-output"; text: string; arg: number }
+  /** `cat` without files: stdout is stdin. */
+  | { kind: "passthrough" }
+  /** Network content is saved to `args[arg]`, so running that file later runs remote code. */
+  | { kind: "downloads-to"; arg: number };
+
+export interface CommandSpec {
+  category: CommandCategory;
+  classify: (args: readonly ArgValue[], name: string) => Effect[];
+}
+
+// ---------------------------------------------------------------------------
+// Effect helpers
+
+function finding(level: RiskLevel, rule: string, message: string, arg?: number): Effect {
+  return arg === undefined ? { kind: "finding", level, rule, message } : { kind: "finding", level, rule, message, arg };
+}
+const readOnly = (what: string): Effect => finding("read_only", "command.read-only", what);
+
+function simple(category: CommandCategory, level: RiskLevel, rule: string, message: string): CommandSpec {
+  return { category, classify: () => [finding(level, rule, message)] };
+}
+
+/** Reasons for files a command writes to (not deletes). */
+export function writeTargetFindings(args: readonly ArgValue[], indices: readonly number[], verb = "writes"): Effect[] {
+  const out: Effect[] = [];
+  for (const i of indices) {
+    const p = args[i] ?? null;
+    switch (classifyPath(p)) {
+      case "device":
+        out.push(finding("critical", "path.write-device", `${verb} a raw device (${p}): destroys a disk or the kernel's memory`, i));
+        break;
+      case "root":
+      case "system":
+      case "user-secret":
+        out.push(finding("high", "path.write-sensitive", `${verb} a system, credential or start-up path (${p})`, i));
+        break;
+      case "outside":
+        out.push(finding("medium", "path.write-outside", `${verb} outside the working directory (${p})`, i));
+        break;
+      case "dynamic":
+        out.push(finding("medium", "path.write-dynamic", `${verb} a path only known at run time`, i));
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+function deleteTargetFindings(args: readonly ArgValue[], indices: readonly number[], recursive: boolean): Effect[] {
+  const out: Effect[] = [];
+  for (const i of indices) {
+    const p = args[i] ?? null;
+    const cls = classifyPath(p);
+    if (cls === "device") out.push(finding("critical", "path.write-device", `destroys a raw device (${p})`, i));
+    else if (cls === "root" && recursive) out.push(finding("critical", "command.destroys-system", `recursively deletes ${p}: the root, a top-level system directory or a home directory`, i));
+    else if (cls === "system" && recursive) out.push(finding("critical", "command.destroys-system", `recursively deletes inside a system directory (${p})`, i));
+    else if (cls === "root" || cls === "system" || cls === "user-secret") out.push(finding("high", "path.delete-sensitive", `deletes a system, credential or start-up path (${p})`, i));
+    else if (cls === "outside") out.push(finding("high", "path.delete-outside", `deletes outside the working directory (${p})`, i));
+  }
+  return out;
+}
+
+function secretReadFindings(args: readonly ArgValue[]): Effect[] {
+  const out: Effect[] = [];
+  args.forEach((a, i) => {
+    if (isSecretRead(a)) out.push(finding("medium", "path.read-secret", `reads a credential file (${a})`, i));
+  });
+  return out;
+}
+
+function operandsOf(args: readonly ArgValue[], spec: OptionSpec = {}): number[] {
+  return parseOptions(args, spec).operands;
+}
+
+/** The first non-option word: the subcommand of git, apt, npm, systemctl... */
+function subcommand(args: readonly ArgValue[], withArg: readonly string[] = []): { name: ArgValue; index: number } | null {
+  const p = parseOptions(args, { withArg, stopAtOperand: true });
+  if (p.end >= args.length) return null;
+  return { name: args[p.end] ?? null, index: p.end };
+}
+
+// ---------------------------------------------------------------------------
+// Read-only programs. Listed by effect: they print, inspect or compute, and
+// never change state outside the shell that runs them.
+
+const READ_ONLY = `ls dir vdir ll cat tac nl head tail less more most grep egrep fgrep zgrep rg ag ack wc sort uniq cut tr paste
+join comm diff diff3 sdiff cmp column fold fmt expand unexpand rev od hexdump strings file stat readlink realpath basename dirname
+pwd echo printf true false test [ whoami id groups who w last lastlog users uname uptime cal df du free ps pgrep pidof top htop
+lsof lsblk lscpu lsusb lspci lsmod lsns lsipc lslocks nproc getconf locale tty vmstat iostat mpstat pidstat sar which whereis type
+hash locate mlocate plocate tree md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum jq yq seq yes sleep wait
+jobs help man info apropos whatis getent ss netstat env printenv expr bc dc factor numfmt shuf cd pushd popd dirs : read mapfile readarray
+let shift set shopt getopts ulimit return exit break continue unalias history fg bg disown times caller compgen complete
+test zcat zless zmore bzcat xzcat zstdcat lzcat tput clear reset stty namei getcap lsattr dmidecode ldd nm objdump readelf size
+iconv look tsort ptx pr xmllint lscgroup systemd-analyze loginctl hostid arch logname printf
+envsubst column cal ncal pstree fuser sensors acpi lsb_release blkid findmnt`
+  .split(/\s+/)
+  .filter(Boolean);
+
+const DATA_DECODERS = new Set(["uudecode", "gunzip", "zcat", "bunzip2", "bzcat", "unxz", "xzcat", "unzstd", "zstdcat", "lzcat"]);
+
+// ---------------------------------------------------------------------------
+// Interpreters
+
+export const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh", "busybox-sh"]);
+
+function shellSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      // bash [-abefhkmnptuvxBCHP] [-o opt] [-O shopt] [--long...] [-c string | -s | file] [args]
+      let codeFlag = false;
+      let stdinFlag = false;
+      let i = 0;
+      for (; i < args.length; i++) {
+        const a = args[i];
+        if (a === null || a === undefined) break;
+        if (a === "--" || a === "-") {
+          i++;
+          if (a === "-") stdinFlag = true;
+          break;
+        }
+        if (a === "--version" || a === "--help") return [readOnly("prints the shell's version")];
+        if (a === "--rcfile" || a === "--init-file") {
+          i++;
+          continue;
+        }
+        if (a.startsWith("--")) continue;
+        if (!a.startsWith("-") && !a.startsWith("+")) break;
+        if (a.slice(1).includes("c")) codeFlag = true;
+        if (a.slice(1).includes("s")) stdinFlag = true;
+        if (/[oO]$/.test(a)) i++;
+      }
+      if (codeFlag) {
+        if (i >= args.length) return [finding("high", "parse.error", "`-c` without a command string")];
+        return [{ kind: "shell-code", arg: i, rule: "dynamic.shell-code", floor: "medium", what: "a shell started with -c" }];
+      }
+      if (i < args.length && !stdinFlag) return [{ kind: "script-file", arg: i, rule: "dynamic.script-file" }];
+      return [{ kind: "stdin-code", shell: true }];
+    },
+  };
+}
+
+interface InterpreterShape {
+  code: readonly string[]; // options whose value is program text
+  withArg: readonly string[];
+  version: readonly string[];
+  module?: readonly string[];
+}
+
+const INTERPRETERS: Record<string, InterpreterShape> = {
+  python: { code: ["-c"], withArg: ["-W", "-X", "-m"], version: ["-V", "--version", "-h", "--help"], module: ["-m"] },
+  node: { code: ["-e", "--eval", "-p", "--print"], withArg: ["-r", "--require", "--import", "--loader", "-C", "--conditions", "--env-file", "--input-type"], version: ["-v", "--version", "-h", "--help"] },
+  // perl's -i, -l, -0, -I, -M take attached values only (`-i.bak`), so none consumes the next word.
+  perl: { code: ["-e", "-E"], withArg: [], version: ["-v", "-V", "--version", "-h"] },
+  ruby: { code: ["-e"], withArg: ["-I", "-r", "-C", "-E"], version: ["-v", "--version", "-h", "--help"] },
+  php: { code: ["-r"], withArg: ["-d", "-c", "-f", "-z"], version: ["-v", "--version", "-h", "-m", "-i"] },
+  lua: { code: ["-e"], withArg: ["-l"], version: ["-v"] },
+  Rscript: { code: ["-e"], withArg: [], version: ["--version"] },
+  osascript: { code: ["-e"], withArg: ["-l"], version: [] },
+  tclsh: { code: [], withArg: [], version: [] },
+  expect: { code: ["-c"], withArg: ["-f"], version: ["-v"] },
+  pwsh: { code: ["-c", "-Command", "-EncodedCommand", "-e"], withArg: ["-File"], version: ["-v", "-Version"] },
+};
+const INTERPRETER_ALIASES: Record<string, string> = {
+  python2: "python", python3: "python", pypy: "python", pypy3: "python", nodejs: "node", luajit: "lua", ts_node: "node",
+  "ts-node": "node", tsx: "node", deno_eval: "node", powershell: "pwsh", jshell: "tclsh", irb: "ruby", wish: "tclsh",
+};
+
+function interpreterKey(name: string): string | null {
+  if (INTERPRETERS[name]) return name;
+  const alias = INTERPRETER_ALIASES[name];
+  if (alias) return alias;
+  // python3.12, python2.7, perl5.36 ...
+  const m = /^(python|perl|ruby|php|lua)\d+(\.\d+)*$/.exec(name);
+  return m ? m[1]! : null;
+}
+
+function interpreterSpec(key: string): CommandSpec {
+  const shape = INTERPRETERS[key]!;
+  return {
+    category: "dynamic",
+    classify(args) {
+      if (args.length > 0 && args.every((a) => a !== null && shape.version.includes(a))) return [readOnly("prints the interpreter's version")];
+      for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (a === null || a === undefined) return [{ kind: "script-file", arg: i, rule: "dynamic.script-file" }];
+        if (a === "-") return [{ kind: "stdin-code", shell: false }];
+        if (a === "--") return i + 1 < args.length ? [{ kind: "script-file", arg: i + 1, rule: "dynamic.script-file" }] : [{ kind: "stdin-code", shell: false }];
+        if (!a.startsWith("-")) return [{ kind: "script-file", arg: i, rule: "dynamic.script-file" }];
+        const long = a.startsWith("--") ? a.split("=")[0]! : null;
+        if (long !== null) {
+          if (shape.code.includes(long)) return [{ kind: "opaque-code", arg: a.includes("=") ? i : i + 1 }];
+          if (shape.withArg.includes(long) && !a.includes("=")) i++;
+          continue;
+        }
+        // Short clusters: `-uc CODE`, `-cprint(1)`, `-pie '...'`, `-mhttp.server`.
+        for (let k = 1; k < a.length; k++) {
+          const opt = "-" + a[k];
+          if (shape.code.includes(opt) || (key === "pwsh" && shape.code.includes(a))) return [{ kind: "opaque-code", arg: k + 1 < a.length ? i : i + 1 }];
+          if (shape.module?.includes(opt)) {
+            const mod = k + 1 < a.length ? a.slice(k + 1) : (args[i + 1] ?? null);
+            const modIndex = k + 1 < a.length ? i : i + 1;
+            return pythonModule(mod, args.slice(modIndex + 1), modIndex);
+          }
+          if (shape.withArg.includes(opt)) {
+            if (k + 1 === a.length) i++;
+            break;
+          }
+        }
+      }
+      return [{ kind: "stdin-code", shell: false }];
+    },
+  };
+}
+
+function pythonModule(mod: ArgValue, rest: readonly ArgValue[], index: number): Effect[] {
+  if (mod === "pip") {
+    const effects = packageManager(PIP)(rest, "pip");
+    return effects;
+  }
+  if (mod === "http.server" || mod === "SimpleHTTPServer" || mod === "smtpd") return [finding("high", "network.server", `starts a network server (python -m ${mod})`, index)];
+  if (mod === "json.tool" || mod === "this" || mod === "site" || mod === "platform") return [readOnly(`runs the standard module ${mod}`)];
+  if (mod === "base64") return rest.some((a) => a === "-d" || a === "--decode") ? [readOnly("decodes base64"), { kind: "decoder" }] : [readOnly("encodes base64")];
+  if (mod === "venv" || mod === "virtualenv") return [finding("medium", "command.writes", "creates a virtual environment")];
+  return [finding("high", "dynamic.script-file", `runs the Python module ${mod ?? "(dynamic)"}, whose code is not visible here`, index)];
+}
+
+// ---------------------------------------------------------------------------
+// Wrappers: programs that run another program. We look through them.
+
+interface WrapperShape {
+  withArg: readonly string[];
+  /** Positional operands before the wrapped command (timeout's duration, chroot's directory). */
+  skipOperands?: number;
+  privilege?: string;
+  /** `NAME=value` operands (env) are assignments, not the command. */
+  assignments?: boolean;
+  /** Options that mean "no command, only a query". */
+  queryOnly?: readonly string[];
+  /** Option whose value is shell text (`su -c`, `flock -c`). */
+  codeOption?: readonly string[];
+  /** With no command, what runs (sudo -s: a root shell). */
+  bare?: Effect[];
+}
+
+const WRAPPERS: Record<string, WrapperShape> = {
+  env: { withArg: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"], assignments: true, codeOption: ["-S", "--split-string"], bare: [readOnly("prints the environment")] },
+  nice: { withArg: ["-n", "--adjustment"] },
+  nohup: { withArg: [] },
+  timeout: { withArg: ["-s", "--signal", "-k", "--kill-after"], skipOperands: 1 },
+  stdbuf: { withArg: ["-i", "-o", "-e", "--input", "--output", "--error"] },
+  ionice: { withArg: ["-c", "-n", "--class", "--classdata"], queryOnly: ["-p", "--pid"] },
+  time: { withArg: ["-f", "--format", "-o", "--output"] },
+  command: { withArg: [], queryOnly: ["-v", "-V"] },
+  builtin: { withArg: [] },
+  exec: { withArg: ["-a"], bare: [readOnly("exec without a command only applies redirections")] },
+  coproc: { withArg: [] },
+  setsid: { withArg: [] },
+  taskset: { withArg: [], skipOperands: 1, queryOnly: ["-p", "--pid"] },
+  chrt: { withArg: [], skipOperands: 1, queryOnly: ["-p", "--pid", "-m", "--max"] },
+  numactl: { withArg: ["-C", "-N", "-m", "-i", "-p", "--physcpubind", "--cpunodebind", "--membind", "--interleave", "--preferred"], queryOnly: ["-H", "--hardware", "-s", "--show"] },
+  unbuffer: { withArg: [] },
+  caffeinate: { withArg: ["-t", "-w"] },
+  proxychains: { withArg: ["-f"] },
+  proxychains4: { withArg: ["-f"] },
+  torsocks: { withArg: [] },
+  strace: { withArg: ["-o", "-e", "-p", "-s", "-u", "-E", "-I", "-b", "-a", "-P", "-S", "-X"] },
+  ltrace: { withArg: ["-o", "-e", "-p", "-s", "-u", "-n", "-a"] },
+  flock: { withArg: ["-w", "--timeout", "-E", "--conflict-exit-code"], skipOperands: 1, codeOption: ["-c", "--command"] },
+  sudo: {
+    withArg: ["-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"],
+    privilege: "sudo",
+    assignments: true,
+    queryOnly: ["-l", "--list", "-v", "--validate", "-k", "--reset-timestamp", "-K", "--remove-timestamp", "-V", "--version"],
+    bare: [finding("high", "privilege.escalation", "sudo without a command opens a root shell")],
+  },
+  doas: { withArg: ["-u", "-C"], privilege: "doas", bare: [finding("high", "privilege.escalation", "doas without a command opens a root shell")] },
+  pkexec: { withArg: ["--user"], privilege: "pkexec", bare: [finding("high", "privilege.escalation", "pkexec without a command opens a root shell")] },
+  runuser: { withArg: ["-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w"], privilege: "runuser", codeOption: ["-c", "--command"], bare: [finding("high", "privilege.escalation", "runuser opens a shell as another user")] },
+  su: { withArg: ["-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w"], privilege: "su", codeOption: ["-c", "--command", "-C", "--session-command"], skipOperands: 99, bare: [finding("high", "privilege.escalation", "su opens a shell as another user")] },
+  chroot: { withArg: ["--userspec", "--groups"], skipOperands: 1, privilege: "chroot", bare: [finding("high", "privilege.escalation", "chroot without a command opens a shell in the new root")] },
+  nsenter: { withArg: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root"], privilege: "nsenter", bare: [finding("high", "privilege.escalation", "nsenter opens a shell in another process's namespaces")] },
+  unshare: { withArg: ["--map-user", "--map-group", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd", "--propagation"], privilege: "unshare", bare: [finding("high", "privilege.escalation", "unshare opens a shell in new namespaces")] },
+  "systemd-run": { withArg: ["-u", "--unit", "-p", "--property", "-E", "--setenv", "--uid", "--gid", "--slice", "-M", "--machine", "--working-directory", "--on-calendar", "--on-active"], privilege: "systemd-run" },
+  firejail: { withArg: [] },
+  busybox: { withArg: [] },
+  toybox: { withArg: [] },
+};
+
+function wrapperSpec(name: string): CommandSpec {
+  const shape = WRAPPERS[name]!;
+  return {
+    category: "wrapper",
+    classify(args) {
+      const withArg = [...shape.withArg, ...(shape.codeOption ?? [])];
+      const p = parseOptions(args, { withArg, stopAtOperand: true });
+      const out: Effect[] = [];
+      if (shape.privilege) out.push(finding("high", "privilege.escalation", `${shape.privilege} runs the command with other privileges`));
+      if (shape.privilege === "sudo" && has(p, "-e", "--edit")) out.push(finding("high", "path.write-sensitive", "sudo -e edits files as root"));
+      if (shape.queryOnly && shape.queryOnly.some((q) => has(p, q))) {
+        if (shape.privilege) return [finding("low", "privilege.query", `${name} only queries privileges`)];
+        if (name === "command") return [readOnly("looks a command up without running it")];
+        return [readOnly(`${name} only queries`)];
+      }
+      for (const opt of shape.codeOption ?? []) {
+        const v = optionValue(args, p, opt);
+        if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
+        else if (v) out.push(finding("high", "dynamic.shell-code", `${name} ${opt} with inline code`));
+      }
+      let start = p.end;
+      if (name === "env" || (shape.assignments && name === "sudo")) {
+        while (start < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[start] ?? "")) {
+          const assignment = args[start]!;
+          const varName = assignment.slice(0, assignment.indexOf("="));
+          const sensitive = sensitiveVariable(varName);
+          if (sensitive) out.push(finding(sensitive.level, "env.sensitive-variable", sensitive.message, start));
+          start++;
+        }
+      }
+      if (name === "su" || (name === "runuser" && !has(p, "-u", "--user"))) {
+        // su's operands are the user and extra shell args, never a command.
+        if (out.some((e) => e.kind === "shell-code")) return out;
+        return [...out, ...(shape.bare ?? [])];
+      }
+      if (name === "busybox" || name === "toybox") {
+        if (start >= args.length) return [readOnly(`${name} lists its applets`)];
+        return [{ kind: "exec", from: start, via: name }];
+      }
+      const skip = shape.skipOperands ?? 0;
+      // Options may follow the fixed operands too (`timeout 5 -s KILL` is not valid, but `flock f -c` is).
+      let fixed = 0;
+      while (fixed < skip && start < args.length) {
+        const a = args[start];
+        if (a !== null && a !== undefined && a.startsWith("-")) break;
+        start++;
+        fixed++;
+      }
+      if (name === "flock" || name === "chroot") {
+        const rest = parseOptions(args.slice(start), { withArg, stopAtOperand: true });
+        for (const opt of shape.codeOption ?? []) {
+          const v = optionValue(args.slice(start), rest, opt);
+          if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: start + v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
+        }
+        start += rest.end;
+      }
+      if (out.some((e) => e.kind === "shell-code")) return out;
+      if (start >= args.length) return [...out, ...(shape.bare ?? [readOnly(`${name} without a command`)])];
+      return [...out, { kind: "exec", from: start, via: name }];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Argument-aware classifiers
+
+/** Variables that change which code a later command loads or how words split. */
+export function sensitiveVariable(name: string): { level: RiskLevel; message: string } | null {
+  if (["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "BASH_FUNC"].includes(name) || name.startsWith("BASH_FUNC_")) {
+    return { level: "high", message: `setting ${name} makes later programs load or run extra code` };
+  }
+  if (name === "IFS") return { level: "high", message: "changing IFS changes how later words split, a common way to hide commands" };
+  if (name === "PATH" || name === "PYTHONPATH" || name === "NODE_PATH" || name === "PERL5LIB") return { level: "medium", message: `setting ${name} changes which program or library a name resolves to` };
+  return null;
+}
+
+function rmSpec(): CommandSpec {
+  return {
+    category: "deletes",
+    classify(args) {
+      const p = parseOptions(args);
+      const recursive = has(p, "-r", "-R", "--recursive");
+      const out: Effect[] = [finding("high", "command.deletes", recursive ? "deletes files and directories recursively" : "deletes files")];
+      if (has(p, "--no-preserve-root")) out.push(finding("critical", "command.destroys-system", "rm --no-preserve-root disables the last guard against deleting /"));
+      out.push(...deleteTargetFindings(args, p.operands, recursive));
+      return out;
+    },
+  };
+}
+
+function findSpec(): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const out: Effect[] = [];
+      let start = 0;
+      while (start < args.length && args[start] !== null && !args[start]!.startsWith("-") && !["(", "!"].includes(args[start]!)) start++;
+      const roots = Array.from({ length: start }, (_, i) => i);
+      let acted = false;
+      for (let i = start; i < args.length; i++) {
+        const a = args[i];
+        if (a === "-exec" || a === "-execdir" || a === "-ok" || a === "-okdir") {
+          let end = i + 1;
+          while (end < args.length && args[end] !== ";" && args[end] !== "+") end++;
+          out.push(finding("medium", "dynamic.find-exec", `find ${a} runs a command for every match`, i));
+          out.push({ kind: "exec", from: i + 1, to: end, via: `find ${a}`, replace: { token: "{}", with: roots[0] ?? null } });
+          acted = true;
+          i = end;
+        } else if (a === "-delete") {
+          out.push(finding("high", "command.deletes", "find -delete deletes every match", i));
+          out.push(...deleteTargetFindings(args, roots.length ? roots : [], true));
+          acted = true;
+        } else if (a === "-fprint" || a === "-fprint0" || a === "-fprintf" || a === "-fls") {
+          out.push(finding("low", "command.writes", `find ${a} writes a file`, i));
+          out.push(...writeTargetFindings(args, [i + 1]));
+          acted = true;
+          i++;
+        }
+      }
+      if (!acted) out.push(readOnly("searches for files"));
+      return out;
+    },
+  };
+}
+
+function xargsSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      const p = parseOptions(args, {
+        withArg: ["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+        attachedOnly: ["-e", "-i", "-l"],
+        stopAtOperand: true,
+      });
+      const out: Effect[] = [finding("medium", "dynamic.xargs", "xargs runs a command with arguments read from input")];
+      if (p.end >= args.length) return [...out, readOnly("xargs without a command echoes its input")];
+      return [...out, { kind: "exec", from: p.end, via: "xargs", argsUnknown: true }];
+    },
+  };
+}
+
+function parallelSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--joblog", "-d", "--delimiter"], stopAtOperand: true });
+      let end = args.indexOf(":::");
+      if (end === -1) end = args.length;
+      const out: Effect[] = [finding("medium", "dynamic.xargs", "parallel runs a command for every input")];
+      if (p.end >= end) return out;
+      // parallel hands a single-word command template to a shell.
+      if (end - p.end === 1) return [...out, { kind: "shell-code", arg: p.end, rule: "dynamic.shell-code", floor: "medium", what: "parallel's command template" }];
+      return [...out, { kind: "exec", from: p.end, to: end, via: "parallel", argsUnknown: true }];
+    },
+  };
+}
+
+function sedSpec(): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-e", "--expression", "-f", "--file", "-l", "--line-length"], attachedOnly: ["-i"] });
+      const inPlace = has(p, "-i", "--in-place");
+      const scripts: ArgValue[] = [];
+      const e = optionValue(args, p, "-e", "--expression");
+      let files = p.operands;
+      if (e) scripts.push(e.value);
+      else if (p.operands.length) {
+        scripts.push(args[p.operands[0]!] ?? null);
+        files = p.operands.slice(1);
+      }
+      const out: Effect[] = [];
+      // GNU sed's `e` command and `s///e` flag run shell commands; `w file` writes.
+      if (scripts.some((s) => s === null || /(^|[;{}\n]\s*)e(\s|$|;)|\/[gpIiMm0-9]*e[gpIiMm0-9]*(\s|$|;)/.test(s))) out.push(finding("high", "dynamic.interpreter-code", "the sed script may execute shell commands (e)"));
+      if (scripts.some((s) => s !== null && /(^|[;{}\n]\s*)w\s|\/[gpIiMm0-9]*w\s/.test(s))) out.push(finding("medium", "command.writes", "the sed script writes a file (w)"));
+      if (has(p, "-f", "--file")) out.push(finding("medium", "dynamic.script-file", "the sed script comes from a file"));
+      if (inPlace) {
+        out.push(finding("medium", "command.writes", "sed -i edits files in place"));
+        out.push(...writeTargetFindings(args, files, "edits"));
+      }
+      if (out.length === 0) out.push(readOnly("transforms text"));
+      return [...out, ...secretReadFindings(args)];
+    },
+  };
+}
+
+function awkSpec(): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-l", "--load", "-E", "--exec"] });
+      if (has(p, "-f", "--file", "-E", "--exec")) return [finding("medium", "dynamic.script-file", "the awk program comes from a file")];
+      const out: Effect[] = [];
+      const program = p.operands.length ? (args[p.operands[0]!] ?? null) : null;
+      if (program === null) out.push(finding("medium", "dynamic.interpreter-code", "the awk program is not static"));
+      else if (/\bsystem\s*\(|\|\s*(getline|&)|"\s*\|\s*|\|\s*"|print[f]?[^;}]*>|close\s*\(/.test(program)) out.push(finding("high", "dynamic.interpreter-code", "the awk program runs commands or writes files"));
+      const inc = optionValue(args, p, "-i", "--include");
+      if (inc && /inplace/.test(inc.value ?? "inplace")) out.push(finding("medium", "command.writes", "awk -i inplace edits files"));
+      if (out.length === 0) out.push(readOnly("processes text with awk"));
+      return [...out, ...secretReadFindings(args)];
+    },
+  };
+}
+
+function copySpec(verb: string, level: RiskLevel): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"] });
+      const out: Effect[] = [finding(level, "command.writes", `${verb} files`)];
+      const target = optionValue(args, p, "-t", "--target-directory");
+      const targets = target?.index !== undefined ? [target.index] : p.operands.length ? [p.operands[p.operands.length - 1]!] : [];
+      out.push(...writeTargetFindings(args, targets, verb));
+      if (verb === "moves") {
+        const sources = target ? p.operands : p.operands.slice(0, -1);
+        for (const i of sources) {
+          const cls = classifyPath(args[i] ?? null);
+          if (cls === "root" || cls === "system" || cls === "user-secret") out.push(finding("high", "path.delete-sensitive", `moves away a system or credential path (${args[i]})`, i));
+        }
+      }
+      return [...out, ...secretReadFindings(args)];
+    },
+  };
+}
+
+function touchLikeSpec(verb: string, level: RiskLevel, rule = "command.writes", withArg: string[] = []): CommandSpec {
+  return {
+    category: rule === "command.deletes" ? "deletes" : "writes",
+    classify(args) {
+      const ops = operandsOf(args, { withArg });
+      return [finding(level, rule, verb), ...writeTargetFindings(args, ops, verb)];
+    },
+  };
+}
+
+function teeSpec(): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const ops = operandsOf(args).filter((i) => classifyPath(args[i] ?? null) !== "discard");
+      if (ops.length === 0) return [readOnly("copies input to output"), { kind: "passthrough" }];
+      return [finding("low", "command.writes", "tee writes its input to files"), ...writeTargetFindings(args, ops), { kind: "passthrough" }];
+    },
+  };
+}
+
+function ddSpec(): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const out: Effect[] = [];
+      args.forEach((a, i) => {
+        if (a === null) {
+          out.push(finding("medium", "path.write-dynamic", "a dd operand is only known at run time", i));
+          return;
+        }
+        if (a.startsWith("of=")) {
+          const target = a.slice(3);
+          const cls = classifyPath(target);
+          if (cls === "device") out.push(finding("critical", "command.destroys-system", `dd writes straight to the device ${target}`, i));
+          else if (cls !== "discard") {
+            out.push(finding("medium", "command.writes", `dd writes ${target}`, i));
+            out.push(...writeTargetFindings([target], [0]).map((e) => (e.kind === "finding" ? { ...e, arg: i } : e)));
+          }
+        }
+        if (a.startsWith("if=") && classifyPath(a.slice(3)) === "device") out.push(finding("medium", "path.read-device", `dd reads the raw device ${a.slice(3)}`, i));
+      });
+      if (out.length === 0) out.push(readOnly("dd copies stdin to stdout"));
+      return out;
+    },
+  };
+}
+
+function permissionSpec(verb: string): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["--reference", "--from"] });
+      const recursive = has(p, "-R", "--recursive");
+      const hasReference = has(p, "--reference");
+      const ops = p.operands;
+      // `chmod -x file` parses as an option; the mode is then the first operand or that option.
+      const modeIndex = hasReference ? -1 : (ops[0] ?? -1);
+      const mode = modeIndex >= 0 ? (args[modeIndex] ?? null) : null;
+      const targets = hasReference ? ops : ops.slice(1);
+      const out: Effect[] = [finding("medium", "command.permissions", `${verb} file ${verb === "chmod" ? "permissions" : "ownership"}`)];
+      if (verb === "chmod" && mode !== null && (/(^|[,ugoa])[ugoa]*[+=][rwxXt]*s/.test(mode) || /^[2-7][0-7]{3}$/.test(mode))) out.push(finding("high", "permissions.setuid", `sets a setuid/setgid bit (${mode})`, modeIndex));
+      const worldWritable = verb === "chmod" && mode !== null && (/^[0-7]?[0-7][0-7][2367]$/.test(mode) || /(^|,)(a|o|)[+=][rwx]*w/.test(mode));
+      for (const i of targets) {
+        const cls = classifyPath(args[i] ?? null);
+        if ((cls === "root" && (recursive || worldWritable)) || (cls === "system" && recursive && worldWritable)) out.push(finding("critical", "command.destroys-system", `${verb}${recursive ? " -R" : ""} on ${args[i]} breaks the system's permission model`, i));
+        else if (cls === "root" || cls === "system" || cls === "user-secret") out.push(finding("high", "path.write-sensitive", `${verb} on a system or credential path (${args[i]})`, i));
+        else if (cls === "device") out.push(finding("high", "path.write-sensitive", `${verb} on a device (${args[i]})`, i));
+        else if (cls === "outside") out.push(finding("medium", "path.write-outside", `${verb} outside the working directory (${args[i]})`, i));
+      }
+      if (worldWritable) out.push(finding("medium", "permissions.world-writable", `makes files writable by everyone (${mode})`, modeIndex));
+      return out;
+    },
+  };
+}
+
+function curlSpec(): CommandSpec {
+  return {
+    category: "network",
+    classify(args) {
+      const p = parseOptions(args, {
+        withArg: [
+          "-o", "--output", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string",
+          "-T", "--upload-file", "-X", "--request", "-H", "--header", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie",
+          "-c", "--cookie-jar", "-x", "--proxy", "-K", "--config", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-r", "--range",
+          "--retry", "-E", "--cert", "--key", "--cacert", "--resolve", "--url", "-D", "--dump-header", "--output-dir", "-C", "--continue-at",
+        ],
+      });
+      const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
+      const upload = has(p, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-T", "--upload-file");
+      const method = optionValue(args, p, "-X", "--request");
+      if (upload || (method && /^(POST|PUT|DELETE|PATCH)$/i.test(method.value ?? "POST"))) out.push(finding("high", "network.upload", "sends data to a remote server (possible exfiltration or remote change)"));
+      const output = optionValue(args, p, "-o", "--output");
+      if (has(p, "-O", "--remote-name", "--remote-name-all") || (output && output.value !== "-")) {
+        out.push(finding("medium", "network.download", "saves downloaded content to a file"));
+        if (output?.index !== undefined) out.push(...writeTargetFindings(args, [output.index]), { kind: "downloads-to", arg: output.index });
+        else if (output) out.push(...writeTargetFindings([output.value], [0]).map((e) => (e.kind === "finding" ? { ...e, arg: undefined } : e)).map((e) => e as Effect));
+      }
+      if (has(p, "-K", "--config")) out.push(finding("high", "dynamic.script-file", "curl reads options from a file"));
+      args.forEach((a, i) => {
+        if (a !== null && /^file:\/\//i.test(a)) out.push(finding("medium", "path.read-secret", "curl reads a local file URL", i));
+        if (a !== null && a.startsWith("@") && isSecretRead(a.slice(1))) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${a.slice(1)})`, i));
+      });
+      // `-F name=@file` and `-T file` upload a file without a leading @.
+      for (const key of ["-F", "--form", "-T", "--upload-file"]) {
+        const v = optionValue(args, p, key);
+        const raw = v?.value ?? null;
+        const file = raw === null ? null : raw.includes("=@") ? raw.slice(raw.indexOf("=@") + 2) : key === "-T" || key === "--upload-file" ? raw : null;
+        if (file !== null && isSecretRead(file)) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${file})`, v?.index));
+      }
+      return out;
+    },
+  };
+}
+
+function wgetSpec(): CommandSpec {
+  return {
+    category: "network",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-U", "--user-agent", "--header", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T", "--timeout", "--user", "--password"] });
+      const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
+      if (has(p, "--post-data", "--post-file", "--body-data", "--body-file") || /^(POST|PUT|DELETE|PATCH)$/i.test(optionValue(args, p, "--method")?.value ?? "")) out.push(finding("high", "network.upload", "sends data to a remote server"));
+      const doc = optionValue(args, p, "-O", "--output-document");
+      const spider = has(p, "--spider");
+      if (!spider && (!doc || doc.value !== "-")) {
+        out.push(finding("medium", "network.download", "saves downloaded content to a file"));
+        if (doc?.index !== undefined) out.push(...writeTargetFindings(args, [doc.index]), { kind: "downloads-to", arg: doc.index });
+        const dir = optionValue(args, p, "-P", "--directory-prefix");
+        if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index]));
+      }
+      if (has(p, "-e", "--execute")) out.push(finding("medium", "dynamic.interpreter-code", "wget -e runs wgetrc commands"));
+      return out;
+    },
+  };
+}
+
+function sshSpec(): CommandSpec {
+  return {
+    category: "network",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"], stopAtOperand: true });
+      const out: Effect[] = [{ kind: "network" }, finding("high", "network.remote-exec", "opens a session on another machine")];
+      const o = optionValue(args, p, "-o");
+      if (o && /ProxyCommand|LocalCommand|PermitLocalCommand/i.test(o.value ?? "ProxyCommand")) out.push(finding("high", "dynamic.shell-code", "ssh -o runs a local command", o.index));
+      if (has(p, "-L", "-R", "-D", "-W")) out.push(finding("high", "network.tunnel", "opens a network tunnel"));
+      const commandStart = p.end + 1;
+      if (commandStart < args.length) out.push({ kind: "shell-code", arg: commandStart, join: true, rule: "network.remote-exec", floor: "high", what: "the remote command" });
+      return out;
+    },
+  };
+}
+
+function netcatSpec(): CommandSpec {
+  return {
+    category: "network",
+    classify(args) {
+      const out: Effect[] = [{ kind: "network" }, finding("high", "network.raw-socket", "opens a raw network connection or listener")];
+      args.forEach((a, i) => {
+        if (a === "-e" || a === "-c" || a === "--exec" || a === "--sh-exec" || a === "--lua-exec") out.push(finding("critical", "network.reverse-shell", "hands a program to a network connection (a remote shell)", i));
+        if (a !== null && /^(EXEC|SYSTEM):/i.test(a)) out.push(finding("critical", "network.reverse-shell", "socat connects a network stream to a program", i));
+      });
+      return out;
+    },
+  };
+}
+
+function rsyncSpec(): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--rsync-path", "--log-file", "--password-file", "-B", "--block-size", "--bwlimit", "--chmod", "--chown"] });
+      const remote = p.operands.some((i) => /^[^/]*:|^rsync:\/\//.test(args[i] ?? ":"));
+      const out: Effect[] = [];
+      if (remote) out.push({ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"));
+      else out.push(finding("medium", "command.writes", "copies files"));
+      if (has(p, "--delete", "--delete-before", "--delete-after", "--delete-during", "--delete-excluded", "--remove-source-files")) out.push(finding("high", "command.deletes", "rsync deletes files"));
+      if (p.operands.length) out.push(...writeTargetFindings(args, [p.operands[p.operands.length - 1]!]));
+      return [...out, ...secretReadFindings(args)];
+    },
+  };
+}
+
+function tarSpec(): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      let mode = "";
+      const first = args[0];
+      // Old-style bundled first argument: `tar xzf a.tgz`.
+      if (first && !first.startsWith("-")) mode += first;
+      const p = parseOptions(first && !first.startsWith("-") ? args.slice(1) : args, { withArg: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "--info-script", "--new-volume-script"] });
+      for (const s of p.shorts) mode += s;
+      const long = [...p.longs.keys()];
+      const out: Effect[] = [];
+      if (long.some((l) => ["to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"].includes(l)) || p.shorts.has("I")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command"));
+      const offset = first && !first.startsWith("-") ? 1 : 0;
+      if (mode.includes("x") || long.includes("extract") || long.includes("get")) {
+        out.push(finding("medium", "command.writes", "extracts an archive"));
+        const dir = optionValue(args.slice(offset), p, "-C", "--directory");
+        if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index + offset], "extracts into"));
+      } else if (mode.includes("c") || mode.includes("r") || mode.includes("u") || long.includes("create") || long.includes("append")) {
+        const file = optionValue(args.slice(offset), p, "-f", "--file");
+        if (file && file.value !== "-") {
+          out.push(finding("low", "command.writes", "writes an archive"));
+          if (file.index !== undefined) out.push(...writeTargetFindings(args, [file.index + offset]));
+        } else out.push(readOnly("archives to stdout"));
+        out.push(...secretReadFindings(args));
+      } else if (!out.length) out.push(readOnly("lists an archive"));
+      return out;
+    },
+  };
+}
+
+function compressorSpec(name: string): CommandSpec {
+  return {
+    category: "writes",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-S", "--suffix", "-o"] });
+      const decoding = DATA_DECODERS.has(name) || has(p, "-d", "--decompress", "--uncompress");
+      const toStdout = has(p, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") || p.operands.length === 0 || name.endsWith("cat");
+      const out: Effect[] = decoding ? [{ kind: "decoder" }] : [];
+      if (toStdout) return [...out, readOnly(decoding ? "decompresses to stdout" : "compresses to stdout")];
+      return [...out, finding("medium", "command.writes", `${name} replaces files with their (de)compressed form`), ...writeTargetFindings(args, p.operands)];
+    },
+  };
+}
+
+function decoderSpec(decodeFlags: readonly string[], nameAlwaysDecodes = false): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const decodes = nameAlwaysDecodes || args.some((a) => a !== null && (decodeFlags.includes(a) || (/^-[a-zA-Z]+$/.test(a) && decodeFlags.some((f) => f.length === 2 && a.includes(f[1]!)))));
+      const out: Effect[] = [readOnly(decodes ? "decodes data" : "encodes or dumps data"), ...secretReadFindings(args)];
+      if (decodes) out.push({ kind: "decoder" });
+      return out;
+    },
+  };
+}
+
+function echoSpec(name: "echo" | "printf"): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const out: Effect[] = [readOnly(`prints text (${name})`)];
+      if (args.some((a) => a === null)) return out;
+      const words = args as string[];
+      if (name === "echo") {
+        let i = 0;
+        let interpret = false;
+        while (i < words.length && /^-[neE]+$/.test(words[i]!)) {
+          if (words[i]!.includes("e")) interpret = true;
+          i++;
+        }
+        const text = words.slice(i).join(" ");
+        if (interpret && /\\(x[0-9a-fA-F]|[0-7]{1,3}|u[0-9a-fA-F])/.test(text)) return [...out, { kind: "decoder" }];
+        if (i < words.length) out.push({ kind: "literal-output", text: text + "\n", arg: i });
+        return out;
+      }
+      const format = words[0] ?? "";
+      if (format === "-v") return out;
+      if (/\\(x[0-9a-fA-F]|[0-7]{1,3}|u[0-9a-fA-F])/.test(format) || words.slice(1).some((w) => /\\(x[0-9a-fA-F]|[0-7]{1,3})/.test(w) && format.includes("%b"))) return [...out, { kind: "decoder" }];
+      if (words.length === 1 && !format.includes("%") && !format.includes("\\")) out.push({ kind: "literal-output", text: format, arg: 0 });
+      else if (format === "%s\\n" || format === "%s") out.push({ kind: "literal-output", text: words.slice(1).join(format === "%s" ? "" : "\n") + (format === "%s" ? "" : "\n"), arg: 1 });
+      return out;
+    },
+  };
+}
+
+function catSpec(): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const ops = operandsOf(args);
+      const out: Effect[] = [readOnly("prints files"), ...secretReadFindings(args)];
+      if (ops.length === 0 || (ops.length === 1 && args[ops[0]!] === "-")) out.push({ kind: "passthrough" });
+      return out;
+    },
+  };
+}
+
+function sortSpec(): CommandSpec {
+  return {
+    category: "read-only",
+    classify(args) {
+      const p = parseOptions(args, { withArg: ["-o", "--output", "-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--files0-from"] });
+      const o = optionValue(args, p, "-o", "--output");
+      if (o) return [finding("low", "command.writes", "sort -o writes a file"), ...(o.index !== undefined ? writeTargetFindings(args, [o.index]) : [])];
+      return [readOnly("sorts lines"), ...secretReadFindings(args)];
+    },
+  };
+}
+
+const PIP = {
+  read: ["list", "show", "freeze", "check", "search", "help", "index", "inspect", "debug", "config", "cache", "hash"],
+  install: ["install", "uninstall", "download", "wheel"],
+};
+
+function packageManager(kind: { read: readonly string[]; install: readonly string[]; run?: readonly string[]; bareIsInstall?: boolean; unknownIsRun?: boolean }) {
+  return (args: readonly ArgValue[], name: string): Effect[] => {
+    if (args.some((a) => a === "--version" || a === "-v" || a === "-V" || a === "--help" || a === "-h")) return [readOnly("prints version or help")];
+    const sub = subcommand(args, ["-C", "--prefix", "--cwd", "--dir", "-w", "--workspace", "--filter", "--index-url", "-i", "--target"]);
+    if (!sub) return kind.bareIsInstall ? [finding("high", "command.package-manager", `${name} installs dependencies (their install scripts run)`)] : [readOnly(`${name} prints usage`)];
+    if (sub.name === null) return [finding("high", "command.dynamic-subcommand", "the subcommand is only known at run time", sub.index)];
+    if (kind.read.includes(sub.name)) {
+      if (sub.name === "audit" && args.includes("fix")) return [finding("high", "command.package-manager", `${name} audit fix changes dependencies`, sub.index)];
+      return [readOnly(`${name} ${sub.name} only queries`)];
+    }
+    if (kind.install.includes(sub.name)) return [finding("high", "command.package-manager", `${name} ${sub.name} changes installed software (install scripts may run)`, sub.index)];
+    if (kind.run?.includes(sub.name) || kind.unknownIsRun) return [finding("high", "dynamic.project-code", `${name} ${sub.name} runs project or package code`, sub.index)];
+    return [finding("high", "command.package-manager", `${name} ${sub.name} is not a known query`, sub.index)];
+  };
+}
+
+function gitSpec(): CommandSpec {
+  const read = new Set(["status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "ls-remote", "describe", "shortlog", "grep", "reflog", "cat-file", "rev-list", "name-rev", "merge-base", "for-each-ref", "show-ref", "count-objects", "fsck", "whatchanged", "version", "help", "var", "check-ignore", "cherry", "range-diff", "verify-commit", "verify-tag"]);
+  const network = new Set(["clone", "fetch", "pull", "submodule", "remote-update"]);
+  const deletes = new Set(["clean", "gc", "prune", "filter-branch", "filter-repo"]);
+  return {
+    category: "writes",
+    classify(args) {
+      const out: Effect[] = [];
+      let i = 0;
+      // Global options: -C dir, -c key=val, --git-dir=..., --no-pager...
+      for (; i < args.length; i++) {
+        const a = args[i];
+        if (a === null || a === undefined) break;
+        if (a === "-C" || a === "--git-dir" || a === "--work-tree" || a === "--namespace" || a === "--exec-path") {
+          i++;
+          continue;
+        }
+        if (a === "-c" || a === "--config-env") {
+          const v = args[i + 1] ?? null;
+          if (v === null || /^(alias\.|core\.(sshcommand|pager|editor|fsmonitor|hookspath|gitproxy|askpass)|diff\..*\.(textconv|command)|filter\.|credential\.helper|sequence\.editor|protocol\.ext)/i.test(v)) out.push(finding("high", "dynamic.git-config", "git -c sets an option that runs a command", i + 1));
+          i++;
+          continue;
+        }
+        if (a === "--version" || a === "--help") return [readOnly("prints git's version")];
+        if (!a.startsWith("-")) break;
+      }
+      const sub = args[i];
+      if (sub === undefined) return [...out, readOnly("prints git usage")];
+      if (sub === null) return [...out, finding("high", "command.dynamic-subcommand", "the git subcommand is only known at run time", i)];
+      const rest = args.slice(i + 1);
+      const at = (level: RiskLevel, rule: string, message: string): Effect[] => [...out, finding(level, rule, message, i)];
+      if (read.has(sub)) {
+        if (sub === "diff" && rest.some((a) => a === "--output" || (a ?? "").startsWith("--output="))) return at("low", "command.writes", "git diff --output writes a file");
+        return [...out, readOnly(`git ${sub} only reads the repository`)];
+      }
+      switch (sub) {
+        case "branch":
+          if (rest.some((a) => a === "-d" || a === "-D" || a === "--delete")) return at("medium", "command.writes", "deletes a branch");
+          if (rest.every((a) => a !== null && (a.startsWith("-") || a === ""))) return [...out, readOnly("lists branches")];
+          return at("low", "command.writes", "creates or changes a branch");
+        case "tag":
+          if (rest.length === 0 || rest.some((a) => a === "-l" || a === "--list")) return [...out, readOnly("lists tags")];
+          return at("low", "command.writes", "creates or deletes a tag");
+        case "remote":
+          if (rest.length === 0 || rest.every((a) => a === "-v" || a === "--verbose" || a === "show" || a === "get-url")) return [...out, readOnly("lists remotes")];
+          return at("medium", "command.writes", "changes remotes");
+        case "stash":
+          if (rest[0] === "list" || rest[0] === "show") return [...out, readOnly("inspects stashes")];
+          if (rest[0] === "drop" || rest[0] === "clear") return at("high", "command.deletes", "drops stashed changes");
+          return at("medium", "command.writes", "stashes or restores changes");
+        case "config":
+          if (rest.some((a) => a === "--get" || a === "--list" || a === "-l" || a === "--get-all" || a === "--get-regexp") || rest.filter((a) => a !== null && !a.startsWith("-")).length === 1) return [...out, readOnly("reads configuration")];
+          if (rest.some((a) => a !== null && /^(alias\.|core\.(sshcommand|pager|editor|fsmonitor|hookspath)|credential\.helper|filter\.)/i.test(a))) return at("high", "dynamic.git-config", "configures a command git will run");
+          return at("medium", "command.writes", "changes git configuration");
+        case "reset":
+          if (rest.includes("--hard") || rest.includes("--merge") || rest.includes("--keep")) return at("high", "command.deletes", "git reset --hard discards uncommitted work");
+          return at("medium", "command.writes", "moves HEAD or unstages");
+        case "checkout":
+        case "restore":
+          if (rest.includes("--") || rest.includes(".") || rest.some((a) => a === "-f" || a === "--force")) return at("high", "command.deletes", `git ${sub} can discard uncommitted changes`);
+          return at("medium", "command.writes", `git ${sub} changes the working tree`);
+        case "push":
+          if (rest.some((a) => a === "-f" || a === "--force" || a === "--mirror" || a === "--delete" || a === "-d" || (a ?? "").startsWith("+") || (a ?? "").startsWith("--force"))) return [...at("high", "network.upload", "force-pushes or deletes remote history"), { kind: "network" }];
+          return [...at("high", "network.upload", "publishes commits to a remote"), { kind: "network" }];
+        case "send-email":
+        case "request-pull":
+          return [...at("high", "network.upload", `git ${sub} sends data out`), { kind: "network" }];
+        case "daemon":
+        case "instaweb":
+          return at("high", "network.server", `git ${sub} serves the repository over the network`);
+        case "bisect":
+          if (rest[0] === "run") return at("high", "dynamic.project-code", "git bisect run executes a script repeatedly");
+          return at("low", "command.writes", "bisects history");
+        case "rebase":
+          if (rest.some((a) => a === "-x" || a === "--exec" || (a ?? "").startsWith("--exec="))) return at("high", "dynamic.shell-code", "git rebase --exec runs shell commands");
+          return at("medium", "command.writes", "rewrites history");
+        case "submodule":
+          if (rest[0] === "foreach") return at("high", "dynamic.shell-code", "git submodule foreach runs shell commands");
+          break;
+        default:
+          break;
+      }
+      if (network.has(sub)) return [...at("medium", "command.network", `git ${sub} contacts a remote`), { kind: "network" }];
+      if (deletes.has(sub)) return at("high", "command.deletes", `git ${sub} permanently removes data`);
+      if (sub === "rm") return at("high", "command.deletes", "git rm deletes files");
+      return at("medium", "command.writes", `git ${sub} changes the repository`);
+    },
+  };
+}
+
+function systemctlSpec(): CommandSpec {
+  const read = ["status", "show", "cat", "list-units", "list-unit-files", "list-timers", "list-sockets", "list-jobs", "list-dependencies", "list-machines", "is-active", "is-enabled", "is-failed", "is-system-running", "get-default", "help", "show-environment"];
+  const power = ["reboot", "poweroff", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "hybrid-sleep", "soft-reboot"];
+  return {
+    category: "system",
+    classify(args) {
+      const sub = subcommand(args, ["-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property", "-s", "--signal", "-n", "--lines", "-o", "--output", "--root"]);
+      if (!sub) return [readOnly("lists units")];
+      if (sub.name === null) return [finding("high", "command.dynamic-subcommand", "the subcommand is only known at run time", sub.index)];
+      if (read.includes(sub.name) || args.includes("--version")) return [readOnly(`systemctl ${sub.name} only queries`)];
+      if (power.includes(sub.name)) return [finding("critical", "command.system-power", `systemctl ${sub.name} takes the host down`, sub.index)];
+      return [finding("high", "command.service-control", `systemctl ${sub.name} changes services`, sub.index)];
+    },
+  };
+}
+
+function serviceSpec(): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      if (args.length === 0 || args.includes("--status-all") || args[1] === "status") return [readOnly("queries services")];
+      return [finding("high", "command.service-control", `service ${args[1] ?? ""} changes a service`)];
+    },
+  };
+}
+
+function killSpec(name: string): CommandSpec {
+  return {
+    category: "process",
+    classify(args) {
+      if (args.includes("-l") || args.includes("-L") || (name === "kill" && args.length === 0)) return [readOnly("lists signals")];
+      if (name === "killall5") return [finding("critical", "command.system-power", "killall5 signals every process on the host")];
+      const ops = operandsOf(args, { withArg: ["-s", "-n", "-u", "-g", "-t", "-U", "-G", "-P", "--signal"] });
+      for (const i of ops) {
+        const a = args[i];
+        if (name === "kill" && (a === "-1" || a === "1")) return [finding("critical", "command.system-power", a === "1" ? "signals init (PID 1)" : "signals every process the user can reach", i)];
+      }
+      if (name === "kill" && args.some((a) => a === "-1")) return [finding("critical", "command.system-power", "signals every process the user can reach")];
+      return [finding("medium", "command.process-control", `${name} signals processes`)];
+    },
+  };
+}
+
+function crontabSpec(): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      if (args.includes("-l")) return [readOnly("lists the crontab")];
+      if (args.includes("-r")) return [finding("high", "command.deletes", "crontab -r removes all scheduled jobs")];
+      return [finding("high", "command.persistence", "installs scheduled jobs (persistence)")];
+    },
+  };
+}
+
+function containerSpec(name: string): CommandSpec {
+  const read = ["ps", "images", "logs", "inspect", "version", "info", "stats", "top", "history", "search", "port", "diff", "events", "ls", "list", "get", "describe", "explain", "api-resources", "api-versions", "cluster-info", "status", "show", "df", "auth"];
+  return {
+    category: "system",
+    classify(args) {
+      const sub = subcommand(args, ["-H", "--host", "--context", "-n", "--namespace", "--kubeconfig", "-c", "--config", "--log-level", "-s", "--server", "--cluster", "--user"]);
+      if (!sub) return [readOnly(`${name} prints usage`)];
+      if (sub.name === null) return [finding("high", "command.dynamic-subcommand", "the subcommand is only known at run time", sub.index)];
+      if (read.includes(sub.name)) {
+        const next = args[sub.index + 1];
+        if ((sub.name === "image" || sub.name === "container" || sub.name === "volume" || sub.name === "network" || sub.name === "system" || sub.name === "config") && next !== undefined && !["ls", "list", "inspect", "df", "view", "get-contexts", "current-context"].includes(next ?? "")) {
+          return [finding("high", "command.container", `${name} ${sub.name} ${next} changes containers or cluster state`, sub.index)];
+        }
+        return [readOnly(`${name} ${sub.name} only queries`)];
+      }
+      if (["image", "container", "volume", "network", "system", "config", "compose"].includes(sub.name)) {
+        const next = args[sub.index + 1];
+        if (next !== undefined && next !== null && ["ls", "list", "inspect", "df", "view", "get-contexts", "current-context", "ps", "logs", "config"].includes(next)) return [readOnly(`${name} ${sub.name} ${next} only queries`)];
+      }
+      const privileged = args.some((a) => a === "--privileged" || a === "--pid=host" || a === "--net=host" || a === "--network=host" || (a ?? "").startsWith("-v=/:") || a === "/:/host" || /^\/:/.test(a ?? ""));
+      if (privileged) return [finding("critical", "command.container", `${name} ${sub.name} with host-level access is root on the host`, sub.index)];
+      return [finding("high", "command.container", `${name} ${sub.name} changes containers or cluster state (root-equivalent)`, sub.index)];
+    },
+  };
+}
+
+function systemToggle(name: string, readWhen: (args: readonly ArgValue[]) => boolean, message: string): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      if (readWhen(args)) return [readOnly(`${name} only queries`)];
+      return [finding("high", "command.system", message)];
+    },
+  };
+}
+
+const FIREWALL_READ = (args: readonly ArgValue[]): boolean =>
+  args.length === 0 || args.some((a) => a !== null && (/^-[a-zA-Z]*[LS]/.test(a) || a === "--list" || a === "--list-rules" || a === "list" || a === "status" || a === "--state" || a === "--list-all" || a === "show" || a === "-V" || a === "--version"));
+
+function ipSpec(): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      const words = args.filter((a) => a === null || !a.startsWith("-"));
+      const verb = words[1];
+      if (words.length <= 1 || verb === undefined || ["show", "list", "ls", "lst", "get", "sh", "s", "l"].includes(verb ?? "")) return [readOnly("shows network configuration")];
+      if (verb === null) return [finding("high", "command.dynamic-subcommand", "the ip verb is only known at run time")];
+      return [finding("high", "command.system", `ip ${words[0]} ${verb} changes network configuration`)];
+    },
+  };
+}
+
+function powerSpec(name: string): CommandSpec {
+  return {
+    category: "destructive",
+    classify(args) {
+      if (name === "shutdown" && args.includes("-c")) return [finding("medium", "command.system", "cancels a pending shutdown")];
+      if ((name === "init" || name === "telinit") && !args.some((a) => a === "0" || a === "6" || a === "1" || a === "s" || a === "S")) return [finding("high", "command.system", `${name} changes the runlevel`)];
+      if (args.includes("--help") || args.includes("--version")) return [readOnly("prints help")];
+      return [finding("critical", "command.system-power", `${name} takes the host down`)];
+    },
+  };
+}
+
+function diskSpec(name: string): CommandSpec {
+  return {
+    category: "destructive",
+    classify(args) {
+      if (args.some((a) => a === "-l" || a === "--list" || a === "-s" || a === "print" || a === "--version" || a === "-h" || a === "--help") && ["fdisk", "sfdisk", "parted", "gdisk", "sgdisk", "cfdisk"].includes(name)) return [readOnly(`${name} lists partitions`)];
+      return [finding("critical", "command.destroys-system", `${name} rewrites disks or filesystems`)];
+    },
+  };
+}
+
+function trapSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      if (args.length === 0 || args[0] === "-l" || args[0] === "-p") return [readOnly("lists traps")];
+      if (args[0] === "-" || args[0] === "") return [readOnly("resets traps")];
+      if (args.length === 1) return [readOnly("resets a trap")];
+      return [{ kind: "shell-code", arg: args[0] === "--" ? 1 : 0, rule: "dynamic.trap", floor: "medium", what: "a trap handler" }];
+    },
+  };
+}
+
+function evalSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      if (args.length === 0) return [readOnly("eval without arguments does nothing")];
+      return [{ kind: "shell-code", arg: 0, join: true, rule: "dynamic.eval", floor: "medium", what: "eval" }];
+    },
+  };
+}
+
+function sourceSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      if (args.length === 0) return [finding("high", "parse.error", "source without a file")];
+      return [{ kind: "script-file", arg: 0, rule: "dynamic.source" }];
+    },
+  };
+}
+
+function aliasSpec(): CommandSpec {
+  return {
+    category: "dynamic",
+    classify(args) {
+      const out: Effect[] = [];
+      args.forEach((a, i) => {
+        if (a === null) out.push(finding("high", "alias.definition", "defines an alias whose text is only known at run time", i));
+        else if (/^[^=\s]+=/.test(a)) out.push({ kind: "alias", arg: i });
+      });
+      return out.length ? out : [readOnly("lists aliases")];
+    },
+  };
+}
+
+function atSpec(): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      if (args.includes("-l") || args.includes("-c")) return [readOnly("lists scheduled jobs")];
+      if (args.includes("-r") || args.includes("-d")) return [finding("medium", "command.persistence", "removes a scheduled job")];
+      return [finding("high", "command.persistence", "schedules shell code to run later"), { kind: "stdin-code", shell: true }];
+    },
+  };
+}
+
+function sysctlSpec(): CommandSpec {
+  return {
+    category: "system",
+    classify(args) {
+      if (args.some((a) => a === "-w" || a === "-p" || a === "--write" || a === "--load" || a === "--system" || a === null || (a ?? "").includes("="))) return [finding("high", "command.system", "changes kernel parameters")];
+      return [readOnly("reads kernel parameters")];
+    },
+  };
+}
+
+function unknownWithPrefixSpec(category: CommandCategory, level: RiskLevel, rule: string, message: string, readWhen: (args: readonly ArgValue[]) => boolean): CommandSpec {
+  return {
+    category,
+    classify(args) {
+      if (readWhen(args)) return [readOnly(message.replace(/^.*?:\s*/, "") + " (query)")];
+      return [finding(level, rule, message)];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+const TABLE = new Map<string, CommandSpec>();
+
+function add(names: string | readonly string[], spec: CommandSpec): void {
+  for (const n of typeof names === "string" ? names.split(/\s+/).filter(Boolean) : names) TABLE.set(n, spec);
+}
+
+for (const n of READ_ONLY) {
+  TABLE.set(n, {
+    category: "read-only",
+    classify: (args) => [readOnly(`${n} only reads`), ...secretReadFindings(args)],
+  });
+}
+add("cat", catSpec());
+add("echo", echoSpec("echo"));
+add("printf", echoSpec("printf"));
+add("sort", sortSpec());
+add("base64 base32 basenc", decoderSpec(["-d", "--decode", "-D"]));
+add("xxd", decoderSpec(["-r", "-revert"]));
+add("uudecode", decoderSpec([], true));
+add("openssl", {
+  category: "read-only",
+  classify(args) {
+    const out: Effect[] = [];
+    const sub = args[0];
+    if (sub === "s_client" || sub === "s_server") return [{ kind: "network" }, finding("high", "network.raw-socket", `openssl ${sub} opens a TLS connection or listener`)];
+    if (args.includes("-d") && (sub === "enc" || sub === "base64" || (sub ?? "").startsWith("aes") || sub === "cms" || sub === "smime")) out.push({ kind: "decoder" });
+    const outFile = args.indexOf("-out");
+    if (outFile >= 0) out.push(finding("low", "command.writes", "openssl writes a file"), ...writeTargetFindings(args, [outFile + 1]));
+    return [...out, finding("low", "command.crypto", "runs an openssl operation"), ...secretReadFindings(args)];
+  },
+});
+add("gpg gpg2", simple("read-only", "medium", "command.crypto", "runs gpg (can decrypt with the host's keys)"));
+add("find", findSpec());
+add("xargs", xargsSpec());
+add("parallel", parallelSpec());
+add("sed gsed", sedSpec());
+add("awk gawk mawk nawk", awkSpec());
+add("rm", rmSpec());
+add("unlink", touchLikeSpec("deletes a file", "high", "command.deletes"));
+add("rmdir", touchLikeSpec("removes empty directories", "medium", "command.deletes"));
+add("shred srm wipe", {
+  category: "deletes",
+  classify(args) {
+    const ops = operandsOf(args, { withArg: ["-n", "--iterations", "-s", "--size", "--random-source"] });
+    return [finding("high", "command.deletes", "overwrites files beyond recovery"), ...deleteTargetFindings(args, ops, false)];
+  },
+});
+add("truncate", touchLikeSpec("truncates files (their content is lost)", "high", "command.deletes", ["-s", "--size", "-r", "--reference"]));
+add("cp", copySpec("copies", "medium"));
+add("mv", copySpec("moves", "medium"));
+add("install", copySpec("installs", "medium"));
+add("ln", copySpec("links", "medium"));
+add("mkdir", touchLikeSpec("creates directories", "low", "command.writes", ["-m", "--mode"]));
+add("touch", touchLikeSpec("creates or touches files", "low", "command.writes", ["-d", "--date", "-r", "--reference", "-t"]));
+add("mktemp", simple("writes", "low", "command.writes", "creates a temporary file"));
+add("mkfifo", touchLikeSpec("creates a named pipe", "low", "command.writes", ["-m", "--mode"]));
+add("mknod", simple("system", "high", "command.system", "creates a device node"));
+add("split csplit", simple("writes", "low", "command.writes", "splits a file into new files"));
+add("patch", simple("writes", "medium", "command.writes", "patches files"));
+add("sponge", touchLikeSpec("soaks input and writes a file", "medium"));
+add("tee", teeSpec());
+add("dd", ddSpec());
+add("chmod", permissionSpec("chmod"));
+add("chown chgrp", permissionSpec("chown"));
+add("setfacl", simple("writes", "medium", "command.permissions", "changes file ACLs"));
+add("chattr", simple("system", "high", "command.system", "changes file attributes (immutable, append-only)"));
+add("tar bsdtar", tarSpec());
+add("unzip", {
+  category: "writes",
+  classify(args) {
+    if (args.some((a) => a === "-l" || a === "-t" || a === "-v" || a === "-Z" || a === "-p" || a === "-z")) return [readOnly("lists or tests an archive")];
+    const p = parseOptions(args, { withArg: ["-d", "-x"] });
+    const d = optionValue(args, p, "-d");
+    return [finding("medium", "command.writes", "extracts an archive"), ...(d?.index !== undefined ? writeTargetFindings(args, [d.index], "extracts into") : [])];
+  },
+});
+add("zip 7z 7za rar unrar cpio ar", simple("writes", "medium", "command.writes", "creates or extracts an archive"));
+for (const n of ["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "uncompress", "lzma", "unlzma", "zcat", "bzcat", "xzcat", "zstdcat", "lzcat"]) add(n, compressorSpec(n));
+add("vi vim nvim view nano pico emacs ed ex joe micro jed kak helix hx mcedit", simple("writes", "medium", "command.writes", "opens an editor (edits files; most can also run shell commands)"));
+add("sqlite3 psql mysql mariadb mongo mongosh redis-cli influx clickhouse-client cqlsh", simple("writes", "medium", "command.database", "runs database statements (may change data)"));
+
+// Network
+add("curl", curlSpec());
+add("wget wget2", wgetSpec());
+add("http https httpie xh", {
+  category: "network",
+  classify(args) {
+    const method = args.find((a) => a !== null && /^(GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)$/.test(a));
+    const uploads = (method && !["GET", "HEAD", "OPTIONS"].includes(method)) || args.some((a) => a !== null && /^[^=:/]+(:?=|:=@|=@)/.test(a));
+    return [{ kind: "network" }, finding("medium", "command.network", "makes a network request"), ...(uploads ? [finding("high", "network.upload", "sends data to a remote server")] : [])];
+  },
+});
+add("aria2c axel lftp ftp tftp", { category: "network", classify: () => [{ kind: "network" }, finding("medium", "command.network", "transfers files over the network"), finding("medium", "network.download", "saves downloaded content to a file")] });
+add("ssh", sshSpec());
+add("scp sftp ssh-copy-id", { category: "network", classify: (args) => [{ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"), ...secretReadFindings(args)] });
+add("rsync", rsyncSpec());
+add("nc ncat netcat socat telnet", netcatSpec());
+add("ping ping6 dig nslookup host whois traceroute traceroute6 tracepath mtr arping drill", { category: "network", classify: () => [{ kind: "network" }, finding("low", "command.network-query", "sends network probes or DNS queries")] });
+add("nmap masscan zmap nikto hping3", { category: "network", classify: () => [{ kind: "network" }, finding("high", "network.scan", "scans other machines")] });
+add("tcpdump tshark wireshark dumpcap ngrep", simple("privilege", "high", "command.privilege", "captures network traffic"));
+
+// Interpreters and shells
+for (const n of SHELLS) add(n, shellSpec());
+for (const key of Object.keys(INTERPRETERS)) add(key, interpreterSpec(key));
+for (const alias of Object.keys(INTERPRETER_ALIASES)) add(alias, interpreterSpec(INTERPRETER_ALIASES[alias]!));
+add("eval", evalSpec());
+add("source .", sourceSpec());
+add("trap", trapSpec());
+add("alias", aliasSpec());
+add("enable", { category: "dynamic", classify: (args) => (args.includes("-f") ? [finding("high", "dynamic.script-file", "enable -f loads a shared object into the shell")] : [finding("low", "command.shell-state", "changes which builtins are enabled")]) });
+add("declare typeset export local readonly", simple("read-only", "read_only", "command.read-only", "changes shell variables only"));
+add("umask", simple("read-only", "low", "command.shell-state", "changes the default permission mask"));
+add("script", {
+  category: "dynamic",
+  classify(args) {
+    const p = parseOptions(args, { withArg: ["-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m"] });
+    const c = optionValue(args, p, "-c", "--command");
+    const out: Effect[] = [finding("low", "command.writes", "script records a typescript file")];
+    if (c?.index !== undefined) out.push({ kind: "shell-code", arg: c.index, rule: "dynamic.shell-code", floor: "medium", what: "script -c" });
+    else out.push({ kind: "stdin-code", shell: true });
+    return out;
+  },
+});
+add("tmux screen", {
+  category: "dynamic",
+  classify(args) {
+    if (args.some((a) => a === "ls" || a === "list-sessions" || a === "-ls" || a === "-list" || a === "list-windows" || a === "has-session" || a === "-V")) return [readOnly("lists sessions")];
+    return [finding("high", "dynamic.background-session", "starts or drives a terminal session that outlives the action")];
+  },
+});
+add("watch", {
+  category: "dynamic",
+  classify(args) {
+    const p = parseOptions(args, { withArg: ["-n", "--interval", "-d", "-q", "--equexit", "--differences"], stopAtOperand: true });
+    if (p.end >= args.length) return [readOnly("watch without a command")];
+    if (has(p, "-x", "--exec")) return [{ kind: "exec", from: p.end, via: "watch" }];
+    return [{ kind: "shell-code", arg: p.end, join: true, rule: "dynamic.shell-code", floor: "medium", what: "watch (runs its arguments with sh -c)" }];
+  },
+});
+add("at batch", atSpec());
+add(
+  "make gmake bmake ninja meson cmake mvn gradle ant sbt bazel bazelisk buck just task rake pytest py.test tox nox jest vitest mocha phpunit ctest scons invoke fab",
+  unknownWithPrefixSpec("dynamic", "high", "dynamic.project-code", "runs project build or test code, which can do anything", (args) => args.length === 1 && (args[0] === "--version" || args[0] === "--help")),
+);
+add("npx pnpx bunx uvx pipx", {
+  category: "dynamic",
+  classify(args, name) {
+    if (name === "pipx" && args[0] !== "run") return packageManager({ read: ["list", "environment", "--version"], install: ["install", "uninstall", "upgrade", "inject", "reinstall", "upgrade-all", "uninstall-all", "ensurepath"] })(args, name);
+    if (args.includes("--version") || args.includes("-v")) return [readOnly("prints version")];
+    return [finding("high", "dynamic.project-code", `${name} downloads and runs a package`)];
+  },
+});
+add("npm", { category: "package-manager", classify: packageManager({ read: ["ls", "list", "ll", "la", "view", "info", "show", "v", "search", "s", "outdated", "audit", "config", "root", "prefix", "bin", "whoami", "why", "explain", "help", "doctor", "fund", "query", "get", "pkg"], install: ["install", "i", "ci", "add", "uninstall", "remove", "rm", "un", "r", "update", "up", "upgrade", "link", "ln", "publish", "unpublish", "dedupe", "prune", "rebuild", "version", "deprecate", "dist-tag", "owner", "cache", "set", "login", "logout", "adduser", "token", "install-test", "it", "install-ci-test", "cit"], run: ["run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "exec", "x", "create", "init", "innit", "explore", "edit"] }) });
+add("pnpm yarn bun", { category: "package-manager", classify: packageManager({ read: ["ls", "list", "ll", "la", "view", "info", "show", "why", "outdated", "audit", "config", "root", "bin", "licenses", "help", "store", "--version", "whoami", "search"], install: ["install", "i", "ci", "add", "remove", "rm", "uninstall", "un", "update", "up", "upgrade", "link", "unlink", "publish", "dedupe", "prune", "rebuild", "import", "patch", "pm", "global"], run: ["run", "test", "t", "start", "exec", "x", "dlx", "create", "init", "node"], bareIsInstall: true, unknownIsRun: true }) });
+add("pip pip2 pip3", { category: "package-manager", classify: packageManager(PIP) });
+add("apt apt-get aptitude", { category: "package-manager", classify: packageManager({ read: ["list", "search", "show", "showsrc", "policy", "depends", "rdepends", "madison", "changelog", "help", "moo", "show-versions", "why", "why-not", "showhold"], install: ["install", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep", "source", "clean", "autoclean", "reinstall", "download", "satisfy", "edit-sources", "markauto", "hold", "unhold", "check"] }) });
+add("apt-cache apt-file apt-mark-showmanual dpkg-query rpmquery", simple("read-only", "read_only", "command.read-only", "queries the package database"));
+add("dpkg", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "dpkg changes installed packages", (args) => args.some((a) => a !== null && /^(-l|-L|-s|-S|-p|-c|-I|--list|--listfiles|--status|--search|--print-avail|--contents|--info|--get-selections|--print-architecture|--version|-W|--show)$/.test(a))));
+add("rpm", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "rpm changes installed packages", (args) => args.some((a) => a !== null && /^(-q[a-zA-Z]*|--query|-V[a-zA-Z]*|--verify|-K|--checksig|--version|--eval|-E)$/.test(a))));
+add("dnf yum microdnf tdnf", { category: "package-manager", classify: packageManager({ read: ["list", "info", "search", "provides", "whatprovides", "repolist", "repoinfo", "check-update", "history", "deplist", "repoquery", "help", "updateinfo", "module"], install: ["install", "remove", "erase", "update", "upgrade", "downgrade", "reinstall", "autoremove", "distro-sync", "groupinstall", "group", "swap", "makecache", "clean", "config-manager", "localinstall"] }) });
+add("zypper", { category: "package-manager", classify: packageManager({ read: ["search", "se", "info", "if", "list-updates", "lu", "repos", "lr", "packages", "pa", "patches", "products", "pd", "patterns", "pt", "what-provides", "wp"], install: ["install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "patch", "refresh", "ref", "addrepo", "ar", "removerepo", "rr"] }) });
+add("pacman yay paru", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "pacman changes installed packages", (args) => args.length > 0 && args.every((a) => a !== null && !/^-[a-zA-Z]*[SRU]/.test(a) || /^-S[si]+$/.test(a ?? "") || /^-Q/.test(a ?? "")) && args.some((a) => /^-(Q|Ss|Si|F|V|h)/.test(a ?? "") || a === "--version")));
+add("apk", { category: "package-manager", classify: packageManager({ read: ["info", "search", "list", "policy", "stats", "dot", "audit", "version", "verify"], install: ["add", "del", "upgrade", "update", "fix", "cache", "fetch"] }) });
+add("brew", { category: "package-manager", classify: packageManager({ read: ["list", "ls", "info", "search", "outdated", "deps", "uses", "config", "doctor", "leaves", "desc", "home", "--prefix", "--cellar", "--repository", "commands", "log", "cat", "formulae", "casks", "shellenv"], install: ["install", "uninstall", "remove", "rm", "upgrade", "update", "reinstall", "tap", "untap", "link", "unlink", "pin", "unpin", "cleanup", "autoremove", "bundle", "services"] }) });
+add("snap flatpak", { category: "package-manager", classify: packageManager({ read: ["list", "info", "find", "version", "services", "changes", "search", "remotes", "remote-ls", "connections", "interfaces", "ps", "history"], install: ["install", "remove", "uninstall", "refresh", "update", "revert", "enable", "disable", "connect", "disconnect", "run", "set", "start", "stop", "restart", "remote-add", "remote-delete"] }) });
+add("gem", { category: "package-manager", classify: packageManager({ read: ["list", "search", "info", "query", "contents", "environment", "which", "specification", "help", "dependency", "outdated"], install: ["install", "uninstall", "update", "build", "push", "yank", "cleanup", "pristine", "sources", "owner"] }) });
+add("cargo", { category: "package-manager", classify: packageManager({ read: ["version", "search", "tree", "metadata", "locate-project", "pkgid", "verify-project", "help", "read-manifest"], install: ["install", "uninstall", "add", "remove", "rm", "update", "publish", "yank", "owner", "login", "vendor", "fetch", "generate-lockfile"], run: ["run", "build", "b", "test", "t", "bench", "check", "c", "clippy", "doc", "d", "r", "miri", "nextest", "fix", "fmt", "new", "init"] }) });
+add("go", { category: "package-manager", classify: packageManager({ read: ["version", "env", "list", "doc", "help", "vet"], install: ["get", "install", "mod", "work", "clean"], run: ["run", "test", "generate", "build", "tool", "fmt", "fix"] }) });
+add("composer conda mamba micromamba poetry uv pipenv pdm hatch rye nix-env nix guix opam cabal stack mix dotnet nuget deno", { category: "package-manager", classify: packageManager({ read: ["list", "show", "info", "search", "outdated", "help", "env", "config", "version", "--version", "tree", "why", "check", "licenses", "status", "diagnose"], install: ["install", "add", "remove", "uninstall", "update", "upgrade", "require", "sync", "lock", "create", "publish", "self-update", "pip", "build", "restore", "i"], run: ["run", "exec", "shell", "script", "test", "repl", "eval", "x", "task", "serve", "develop"] }) });
+
+// Wrappers
+for (const n of Object.keys(WRAPPERS)) add(n, wrapperSpec(n));
+
+// Privilege and accounts
+add("passwd chpasswd chage useradd userdel usermod adduser deluser groupadd groupdel groupmod gpasswd newusers vipw vigr visudo pwck grpck addgroup delgroup", simple("privilege", "high", "command.privilege", "changes user accounts, passwords or sudo rules"));
+add("setcap capsh setpriv newgrp sg", simple("privilege", "high", "command.privilege", "changes process or file capabilities"));
+add("setenforce aa-disable aa-complain apparmor_parser semanage setsebool", simple("privilege", "high", "command.privilege", "weakens mandatory access control"));
+
+// System administration
+add("systemctl", systemctlSpec());
+add("service", serviceSpec());
+add("update-rc.d chkconfig rc-update rc-service sv runsv initctl", simple("system", "high", "command.service-control", "changes services or their start-up"));
+add("journalctl", unknownWithPrefixSpec("system", "medium", "command.writes", "journalctl maintenance removes logs", (args) => !args.some((a) => a !== null && /^--(vacuum|rotate|flush|sync|relinquish)/.test(a))));
+add("crontab", crontabSpec());
+add("mount umount swapon swapoff losetup modprobe insmod rmmod depmod kexec ldconfig update-alternatives update-grub grub-mkconfig tune2fs e2fsck fsck xfs_repair mdadm lvcreate lvextend lvresize pvcreate vgcreate quotaon quotaoff", {
+  category: "system",
+  classify: (args, name) => (["mount", "swapon", "losetup", "findmnt"].includes(name) && args.length === 0) || args.includes("--version") || (name === "swapon" && args.includes("--show")) ? [readOnly(`${name} lists`)] : [finding("high", "command.system", `${name} changes the running system`)],
+});
+add("sysctl", sysctlSpec());
+add("iptables ip6tables iptables-legacy nft ufw firewall-cmd ebtables arptables iptables-save iptables-restore", systemToggle("firewall", FIREWALL_READ, "changes firewall rules"));
+add("ip", ipSpec());
+add("ifconfig route iwconfig brctl ethtool nmcli tc", systemToggle("network config", (args) => args.length === 0 || args.every((a) => a !== null && (a.startsWith("-") || a === "show" || a === "list" || a === "status" || a === "-n"))  || (args.length === 1 && !(args[0] ?? "").includes("=")), "changes network configuration"));
+add("hostname hostnamectl timedatectl localectl", systemToggle("host settings", (args) => args.length === 0 || args.every((a) => a !== null && (a.startsWith("-") && a !== "-F" && a !== "--file" || a === "status" || a.startsWith("list") || a === "show")), "changes host identity, time or locale"));
+add("date", systemToggle("date", (args) => !args.some((a) => a === "-s" || (a ?? "").startsWith("--set")), "sets the system clock"));
+add("hwclock", systemToggle("hwclock", (args) => args.length === 0 || args.every((a) => a === "-r" || a === "--show" || a === "--get" || a === "--verbose"), "sets the hardware clock"));
+add("dmesg", systemToggle("dmesg", (args) => !args.some((a) => a === "-c" || a === "-C" || a === "--clear" || a === "--read-clear" || a === "-D" || a === "-E" || a === "-n" || a === "--console-level"), "clears or reconfigures the kernel log"));
+add("kill pkill killall skill slay killall5 xkill", killSpec("kill"));
+for (const n of ["pkill", "killall", "skill", "slay", "killall5", "xkill"]) add(n, killSpec(n));
+add("renice", simple("process", "medium", "command.process-control", "changes process priority"));
+add("docker podman nerdctl kubectl oc helm crictl ctr minikube kind k3s lxc incus virsh vagrant terraform ansible ansible-playbook pulumi", {
+  category: "system",
+  classify: (args, name) => containerSpec(name).classify(args, name),
+});
+add("shutdown reboot halt poweroff init telinit", {
+  category: "destructive",
+  classify: (args, name) => powerSpec(name).classify(args, name),
+});
+add("mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat mkfs.ntfs mke2fs mkswap wipefs blkdiscard fdisk sfdisk gdisk sgdisk cfdisk parted cryptsetup lvremove vgremove pvremove zpool zfs grub-install efibootmgr flashrom badblocks hdparm nvme sg_format", {
+  category: "destructive",
+  classify: (args, name) => diskSpec(name).classify(args, name),
+});
+
+// Misc with specific handling
+add("git", gitSpec());
+add("ssh-keygen", unknownWithPrefixSpec("writes", "medium", "command.writes", "ssh-keygen writes key files", (args) => args.some((a) => a === "-l" || a === "-F" || a === "-y" || a === "-L" || a === "-Q")));
+add("ssh-add ssh-agent", simple("privilege", "medium", "command.credentials", "handles SSH keys in an agent"));
+add("history", { category: "read-only", classify: (args) => (args.some((a) => a === "-c" || a === "-d" || a === "-w" || a === "-a") ? [finding("low", "command.shell-state", "changes shell history")] : [readOnly("prints history")]) });
+
+export function lookupCommand(name: string): CommandSpec | undefined {
+  const direct = TABLE.get(name);
+  if (direct) return direct;
+  const key = interpreterKey(name);
+  if (key) return interpreterSpec(key);
+  if (/^mkfs\./.test(name)) return diskSpec(name);
+  return undefined;
+}
+
+export function catalogueNames(): string[] {
+  return [...TABLE.keys()];
+}
+
+export function isShellName(name: string): boolean {
+  return SHELLS.has(name);
+}
+
+/** Code-running programs: a pipe into one of these executes whatever flows in. */
+export function isInterpreterName(name: string): boolean {
+  return SHELLS.has(name) || interpreterKey(name) !== null;
+}
