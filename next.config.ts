@@ -9,6 +9,12 @@ const config: NextConfig = {
   serverExternalPackages: ["@electric-sql/pglite", "postgres", "web-tree-sitter", "tree-sitter-bash"],
   // `npm test` type-checks and lints the whole project; the build need not repeat it.
   typescript: { ignoreBuildErrors: true },
+  async rewrites() {
+    return [
+      // The ledger's public key where verifiers and witnesses look for it.
+      { source: "/.well-known/leasehold/ledger-key", destination: "/api/ledger/key" },
+    ];
+  },
 };
 
 export default config;

@@ -4,7 +4,7 @@ import { defineConfig } from "drizzle-kit";
 // (server/db/migrate.ts), never by drizzle-kit against a live database.
 export default defineConfig({
   dialect: "postgresql",
-  schema: "./server/db/schema.ts",
+  schema: "./server/db/schema/index.ts",
   out: "./drizzle/migrations",
   strict: true,
 });

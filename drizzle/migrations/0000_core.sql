@@ -1,6 +1,8 @@
 CREATE TABLE "actions" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"channel" text NOT NULL,
+	"caller_key" text NOT NULL,
+	"session_id" text,
 	"token_id" uuid,
 	"admin_id" uuid,
 	"operation" text NOT NULL,
@@ -52,6 +54,8 @@ CREATE TABLE "approvals" (
 	"action_id" uuid NOT NULL,
 	"action_hash" text NOT NULL,
 	"state" text NOT NULL,
+	"requested_by" text NOT NULL,
+	"risk_level" text NOT NULL,
 	"deadline" timestamp with time zone NOT NULL,
 	"decided_by" uuid,
 	"decided_at" timestamp with time zone,
@@ -88,6 +92,7 @@ CREATE TABLE "grants" (
 	"created_by" uuid,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"revoked_at" timestamp with time zone,
+	"revoked_by" uuid,
 	CONSTRAINT "grants_uses_nonnegative" CHECK ("grants"."uses_remaining" >= 0)
 );
 --> statement-breakpoint
@@ -110,7 +115,10 @@ CREATE TABLE "jobs" (
 	"payload" jsonb NOT NULL,
 	"signature" text NOT NULL,
 	"state" text NOT NULL,
+	"claimed_by" text,
 	"claimed_at" timestamp with time zone,
+	"completed_at" timestamp with time zone,
+	"result" jsonb,
 	"heartbeat_at" timestamp with time zone,
 	"deadline" timestamp with time zone NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -128,7 +136,8 @@ CREATE TABLE "leases" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,
 	"idle_expires_at" timestamp with time zone NOT NULL,
-	"released_at" timestamp with time zone
+	"released_at" timestamp with time zone,
+	"release_reason" text
 );
 --> statement-breakpoint
 CREATE TABLE "ledger_checkpoints" (
@@ -151,9 +160,16 @@ CREATE TABLE "ledger_entries" (
 	"id" bigserial PRIMARY KEY NOT NULL,
 	"body" "bytea" NOT NULL,
 	"leaf_index" bigint,
-	"leaf_hash" "bytea",
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "ledger_entries_leaf_index_unique" UNIQUE("leaf_index")
+);
+--> statement-breakpoint
+CREATE TABLE "ledger_log" (
+	"id" smallint PRIMARY KEY DEFAULT 1 NOT NULL,
+	"origin" text NOT NULL,
+	"verifier_key" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "ledger_log_singleton" CHECK ("ledger_log"."id" = 1)
 );
 --> statement-breakpoint
 CREATE TABLE "ledger_nodes" (
@@ -163,11 +179,21 @@ CREATE TABLE "ledger_nodes" (
 	CONSTRAINT "ledger_nodes_level_idx_pk" PRIMARY KEY("level","idx")
 );
 --> statement-breakpoint
+CREATE TABLE "ledger_witnesses" (
+	"key_id" text PRIMARY KEY NOT NULL,
+	"name" text NOT NULL,
+	"verifier_key" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"removed_at" timestamp with time zone,
+	CONSTRAINT "ledger_witnesses_verifier_key_unique" UNIQUE("verifier_key")
+);
+--> statement-breakpoint
 CREATE TABLE "mcp_sessions" (
 	"id" text PRIMARY KEY NOT NULL,
 	"token_id" uuid NOT NULL,
 	"protocol_version" text NOT NULL,
 	"client_info" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"client_capabilities" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"last_seen_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL
@@ -182,19 +208,21 @@ ALTER TABLE "approvals" ADD CONSTRAINT "approvals_decided_by_admin_users_id_fk" 
 ALTER TABLE "evidence" ADD CONSTRAINT "evidence_action_id_actions_id_fk" FOREIGN KEY ("action_id") REFERENCES "public"."actions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "evidence" ADD CONSTRAINT "evidence_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "grants" ADD CONSTRAINT "grants_created_by_admin_users_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."admin_users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "grants" ADD CONSTRAINT "grants_revoked_by_admin_users_id_fk" FOREIGN KEY ("revoked_by") REFERENCES "public"."admin_users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_action_id_actions_id_fk" FOREIGN KEY ("action_id") REFERENCES "public"."actions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "leases" ADD CONSTRAINT "leases_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "ledger_cosignatures" ADD CONSTRAINT "ledger_cosignatures_tree_size_ledger_checkpoints_tree_size_fk" FOREIGN KEY ("tree_size") REFERENCES "public"."ledger_checkpoints"("tree_size") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "mcp_sessions" ADD CONSTRAINT "mcp_sessions_token_id_agent_tokens_id_fk" FOREIGN KEY ("token_id") REFERENCES "public"."agent_tokens"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE UNIQUE INDEX "actions_idempotency_idx" ON "actions" USING btree ("token_id","idempotency_key");--> statement-breakpoint
+CREATE UNIQUE INDEX "actions_idempotency_idx" ON "actions" USING btree ("caller_key","idempotency_key");--> statement-breakpoint
 CREATE INDEX "actions_state_idx" ON "actions" USING btree ("state");--> statement-breakpoint
 CREATE INDEX "actions_host_idx" ON "actions" USING btree ("host_id");--> statement-breakpoint
 CREATE INDEX "admin_sessions_user_idx" ON "admin_sessions" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "approvals_state_deadline_idx" ON "approvals" USING btree ("state","deadline");--> statement-breakpoint
 CREATE INDEX "grants_lookup_idx" ON "grants" USING btree ("tool","host");--> statement-breakpoint
-CREATE INDEX "jobs_host_state_idx" ON "jobs" USING btree ("host_id","state");--> statement-breakpoint
+CREATE INDEX "jobs_host_state_idx" ON "jobs" USING btree ("host_id","state","created_at");--> statement-breakpoint
 CREATE INDEX "leases_host_active_idx" ON "leases" USING btree ("host_id","released_at");--> statement-breakpoint
+CREATE INDEX "leases_session_idx" ON "leases" USING btree ("session_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "ledger_cosignatures_once_idx" ON "ledger_cosignatures" USING btree ("tree_size","witness_key_id");--> statement-breakpoint
 CREATE INDEX "ledger_entries_pending_idx" ON "ledger_entries" USING btree ("id") WHERE "ledger_entries"."leaf_index" is null;--> statement-breakpoint
 CREATE INDEX "mcp_sessions_token_idx" ON "mcp_sessions" USING btree ("token_id");--> statement-breakpoint

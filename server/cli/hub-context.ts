@@ -11,7 +11,7 @@ export function hubContext(runtime: HubRuntime, request: ControlRequest, output:
   return {
     ...output,
     env: request.env,
-    cwd: runtime.config.dataDir,
+    cwd: request.cwd,
     loadWeb: () => Promise.reject(new LeaseholdError("INVALID_ARGUMENT", "this command cannot run inside the hub")),
     withDatabase: (_purpose, fn) => fn({ config: runtime.config, handle: runtime.database.handle }),
   };

@@ -1,5 +1,6 @@
 import { HUB_VERSION } from "../hub/version";
 import { runInHub } from "../hub/control-socket";
+import { exportCommand, ledgerCommand, verifyCommand } from "./commands/ledger";
 import { migrateCommand } from "./commands/migrate";
 import { startCommand } from "./commands/start";
 import type { CliContext } from "./context";
@@ -19,7 +20,7 @@ export interface CliCommand {
 }
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand];
+export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand, ledgerCommand, exportCommand, verifyCommand];
 
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -64,7 +65,7 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     if (error instanceof HubHoldsDatabase && command !== startCommand) {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(ctx.env)) if (k.startsWith("LEASEHOLD_") && v !== undefined) env[k] = v;
-      return runInHub(error.dataDir, { argv, env }, ctx);
+      return runInHub(error.dataDir, { argv, env, cwd: ctx.cwd }, ctx);
     }
     ctx.err(formatError(error));
     return EXIT.failure;

@@ -15,8 +15,30 @@ describe("loadConfig", () => {
         dataDir: path.join(cwd, ".leasehold"),
         publicUrl: "http://127.0.0.1:8700",
         database: { kind: "pglite", pgliteDir: path.join(cwd, ".leasehold", "pg") },
+        mcp: {
+          allowedOrigins: [],
+          approvalWaitS: 25,
+          maxBodyBytes: 4 * 1024 * 1024,
+          maxHeaderBytes: 8 * 1024,
+          maxJsonDepth: 64,
+          maxConcurrentRequests: 32,
+          maxStreams: 8,
+          ratePerMinute: 600,
+          sessionIdleS: 1800,
+          sessionMaxS: 86_400,
+          sessionsPerToken: 32,
+        },
       },
     });
+  });
+
+  it("parses the MCP settings and refuses bad ones by name", () => {
+    const ok = loadConfig({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "0", LEASEHOLD_MCP_ALLOWED_ORIGINS: "https://a.example, http://localhost:3000" }, cwd);
+    expect(ok.ok && ok.config.mcp.approvalWaitS).toBe(0);
+    expect(ok.ok && ok.config.mcp.allowedOrigins).toEqual(["https://a.example", "http://localhost:3000"]);
+    expect(loadConfig({ LEASEHOLD_MCP_ALLOWED_ORIGINS: "https://a.example/path" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_MCP_ALLOWED_ORIGINS" });
+    expect(loadConfig({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "-1" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_MCP_APPROVAL_WAIT_S" });
+    expect(loadConfig({ LEASEHOLD_MCP_RATE_PER_MINUTE: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_MCP_RATE_PER_MINUTE" });
   });
 
   it("uses a real server when DATABASE_URL is set", () => {

@@ -8,12 +8,34 @@ export interface DatabaseConfig {
   pgliteDir?: string;
 }
 
+/** The MCP endpoint's policy knobs (DESIGN.md "MCP surface"). */
+export interface McpConfig {
+  /** Browser origins allowed besides the public URL's own origin. */
+  allowedOrigins: string[];
+  /** How long a held action waits (with progress) before APPROVAL_PENDING; 0 answers at once. */
+  approvalWaitS: number;
+  maxBodyBytes: number;
+  /** Total bytes of request header names and values the MCP route accepts. */
+  maxHeaderBytes: number;
+  maxJsonDepth: number;
+  /** In-flight POST requests per token, per hub process. */
+  maxConcurrentRequests: number;
+  /** Open SSE streams (GET) per token, per hub process. */
+  maxStreams: number;
+  /** Requests per minute per token, per hub process (token bucket, burst = one minute's worth / 4). */
+  ratePerMinute: number;
+  sessionIdleS: number;
+  sessionMaxS: number;
+  sessionsPerToken: number;
+}
+
 export interface HubConfig {
   host: string;
   port: number;
   dataDir: string;
   publicUrl: string;
   database: DatabaseConfig;
+  mcp: McpConfig;
 }
 
 export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; variable: string; message: string };
@@ -55,7 +77,20 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
   const database: DatabaseConfig = e.DATABASE_URL
     ? { kind: "postgres", url: e.DATABASE_URL }
     : { kind: "pglite", pgliteDir: path.join(dataDir, "pg") };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database } };
+  const mcp: McpConfig = {
+    allowedOrigins: e.LEASEHOLD_MCP_ALLOWED_ORIGINS,
+    approvalWaitS: e.LEASEHOLD_MCP_APPROVAL_WAIT_S,
+    maxBodyBytes: e.LEASEHOLD_MCP_MAX_BODY_BYTES,
+    maxHeaderBytes: e.LEASEHOLD_MCP_MAX_HEADER_BYTES,
+    maxJsonDepth: e.LEASEHOLD_MCP_MAX_JSON_DEPTH,
+    maxConcurrentRequests: e.LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS,
+    maxStreams: e.LEASEHOLD_MCP_MAX_STREAMS,
+    ratePerMinute: e.LEASEHOLD_MCP_RATE_PER_MINUTE,
+    sessionIdleS: e.LEASEHOLD_MCP_SESSION_IDLE_S,
+    sessionMaxS: e.LEASEHOLD_MCP_SESSION_MAX_S,
+    sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
+  };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -11,6 +11,17 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_DATA_DIR",
   "LEASEHOLD_PUBLIC_URL",
   "DATABASE_URL",
+  "LEASEHOLD_MCP_ALLOWED_ORIGINS",
+  "LEASEHOLD_MCP_APPROVAL_WAIT_S",
+  "LEASEHOLD_MCP_MAX_BODY_BYTES",
+  "LEASEHOLD_MCP_MAX_HEADER_BYTES",
+  "LEASEHOLD_MCP_MAX_JSON_DEPTH",
+  "LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS",
+  "LEASEHOLD_MCP_MAX_STREAMS",
+  "LEASEHOLD_MCP_RATE_PER_MINUTE",
+  "LEASEHOLD_MCP_SESSION_IDLE_S",
+  "LEASEHOLD_MCP_SESSION_MAX_S",
+  "LEASEHOLD_MCP_SESSIONS_PER_TOKEN",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -50,6 +61,32 @@ const publicUrl = z
     }
   }, "must be an http:// or https:// URL without query or fragment");
 
+/** A whole number within [min, max], written in plain decimal. */
+function wholeNumber(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,10}$/, `must be a whole number between ${min} and ${max}`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `must be a whole number between ${min} and ${max}`);
+}
+
+/** Comma-separated browser origins (scheme://host[:port]), each exactly as a browser sends it. */
+const originList = z
+  .string()
+  .transform((value) => value.split(",").map((item) => item.trim()).filter((item) => item.length > 0))
+  .refine(
+    (items) =>
+      items.every((item) => {
+        try {
+          const url = new URL(item);
+          return (url.protocol === "http:" || url.protocol === "https:") && url.origin === item;
+        } catch {
+          return false;
+        }
+      }),
+    "must be a comma-separated list of origins such as https://admin.example.org (scheme, host, optional port; no path)",
+  );
+
 const dataDir = z.string().min(1, "must not be empty").max(4096);
 
 /** The raw variables, each optional with its documented default. */
@@ -59,6 +96,18 @@ export const environmentSchema = z.object({
   LEASEHOLD_DATA_DIR: dataDir.default("./.leasehold"),
   LEASEHOLD_PUBLIC_URL: publicUrl.optional(),
   DATABASE_URL: databaseUrl.optional(),
+  // MCP surface (DESIGN.md "MCP surface"): origins besides the public URL's, waits and limits.
+  LEASEHOLD_MCP_ALLOWED_ORIGINS: originList.default([]),
+  LEASEHOLD_MCP_APPROVAL_WAIT_S: wholeNumber(0, 600).default(25),
+  LEASEHOLD_MCP_MAX_BODY_BYTES: wholeNumber(1024, 64 * 1024 * 1024).default(4 * 1024 * 1024),
+  LEASEHOLD_MCP_MAX_HEADER_BYTES: wholeNumber(1024, 16 * 1024).default(8 * 1024),
+  LEASEHOLD_MCP_MAX_JSON_DEPTH: wholeNumber(4, 512).default(64),
+  LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: wholeNumber(1, 10_000).default(32),
+  LEASEHOLD_MCP_MAX_STREAMS: wholeNumber(1, 10_000).default(8),
+  LEASEHOLD_MCP_RATE_PER_MINUTE: wholeNumber(1, 10_000_000).default(600),
+  LEASEHOLD_MCP_SESSION_IDLE_S: wholeNumber(1, 30 * 86_400).default(1800),
+  LEASEHOLD_MCP_SESSION_MAX_S: wholeNumber(1, 365 * 86_400).default(86_400),
+  LEASEHOLD_MCP_SESSIONS_PER_TOKEN: wholeNumber(1, 10_000).default(32),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -1,6 +1,8 @@
 import type { HubRuntime } from "../hub/runtime";
 import { HUB_VERSION } from "../hub/version";
 import { readMigrationStatus } from "../db";
+import { ledgerCounters } from "../ledger/metrics";
+import { latestCheckpoint } from "../ledger/prove";
 
 export interface HubHealth {
   status: "ok" | "degraded";
@@ -12,6 +14,14 @@ export interface HubHealth {
     migrations: { applied: number; known: number };
     durability: Record<string, string>;
   };
+  ledger: {
+    origin: string;
+    key: string;
+    /** The newest signed checkpoint: tree size, base64 root, age. */
+    head: { size: number; root: string; checkpoint_age_s: number } | null;
+    integrator: { state: string; detail: string | null };
+    appends: { accepted: number; failed: number; slow: number };
+  };
 }
 
 /**
@@ -21,7 +31,11 @@ export interface HubHealth {
  */
 export async function readHealth(runtime: HubRuntime, now: Date = new Date()): Promise<HubHealth> {
   const migrations = await readMigrationStatus(runtime.database.handle);
-  const degraded = migrations.applied < migrations.known;
+  const head = await latestCheckpoint(runtime.database.handle.db);
+  const integrator = runtime.ledger.integrator.status();
+  const counters = ledgerCounters();
+  // "standby" is healthy: another hub process integrates.
+  const degraded = migrations.applied < migrations.known || integrator.state === "failing" || integrator.state === "key_mismatch";
   return {
     status: degraded ? "degraded" : "ok",
     version: HUB_VERSION,
@@ -31,6 +45,17 @@ export async function readHealth(runtime: HubRuntime, now: Date = new Date()): P
       kind: runtime.database.handle.kind,
       migrations,
       durability: { ...runtime.database.durability },
+    },
+    ledger: {
+      origin: runtime.ledger.key.origin,
+      key: runtime.ledger.key.verifier,
+      head: head && {
+        size: head.size,
+        root: head.root,
+        checkpoint_age_s: Math.max(0, Math.round((now.getTime() - Date.parse(head.created_at)) / 100) / 10),
+      },
+      integrator: { state: integrator.state, detail: integrator.detail },
+      appends: { accepted: counters.appendsAccepted, failed: counters.appendsFailed, slow: counters.appendsSlow },
     },
   };
 }

@@ -19,6 +19,8 @@ const MAX_SOCKET_PATH = 107;
 export interface ControlRequest {
   argv: string[];
   env: Record<string, string>;
+  /** The caller's working directory, so relative paths mean what they typed. */
+  cwd: string;
 }
 
 export type ControlRunner = (request: ControlRequest, output: CliOutput) => Promise<number>;
@@ -95,7 +97,8 @@ function parseRequest(text: string): ControlRequest | undefined {
   try {
     const value = JSON.parse(text) as unknown;
     if (typeof value !== "object" || value === null) return undefined;
-    const { argv, env } = value as { argv?: unknown; env?: unknown };
+    const { argv, env, cwd } = value as { argv?: unknown; env?: unknown; cwd?: unknown };
+    if (typeof cwd !== "string" || !cwd.startsWith("/")) return undefined;
     if (!Array.isArray(argv) || !argv.every((a) => typeof a === "string") || argv.length > 256) return undefined;
     if (typeof env !== "object" || env === null || Array.isArray(env)) return undefined;
     const cleanEnv: Record<string, string> = {};
@@ -103,7 +106,7 @@ function parseRequest(text: string): ControlRequest | undefined {
       if (typeof v !== "string") return undefined;
       cleanEnv[k] = v;
     }
-    return { argv: argv as string[], env: cleanEnv };
+    return { argv: argv as string[], env: cleanEnv, cwd };
   } catch {
     return undefined;
   }

@@ -1,11 +1,15 @@
 import { loadConfig, type HubConfig } from "../config";
 import { openHubDatabase, type OpenedDatabase } from "../db";
 import { LeaseholdError } from "../errors";
+import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
+import { loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
 
 /** Everything one hub process holds open. */
 export interface HubRuntime {
   readonly config: HubConfig;
   readonly database: OpenedDatabase;
+  /** The audit log: this process's signing key and its background integrator. */
+  readonly ledger: { key: LogKey; integrator: RunningIntegrator };
   readonly startedAt: Date;
   close(): Promise<void>;
 }
@@ -34,13 +38,25 @@ function holder(): RuntimeHolder {
 
 export async function createHubRuntime(config: HubConfig, purpose = "leasehold start"): Promise<HubRuntime> {
   const database = await openHubDatabase(config, { migrate: true, purpose });
+  let key: LogKey;
+  try {
+    key = loadOrCreateLogKey(config.dataDir, config.publicUrl);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const integrator = startIntegrator(database.handle.db, key, {
+    onError: (error) => console.error(`leasehold: ledger integration failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
+  });
   const runtime: HubRuntime = {
     config,
     database,
+    ledger: { key, integrator },
     startedAt: new Date(),
     async close() {
       const h = holder();
       if (h.runtime === runtime) h.runtime = undefined;
+      await integrator.stop();
       await database.close();
     },
   };

@@ -27,9 +27,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000, cwd = ROOT): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LEASEHOLD_BIN, ...args], { cwd: ROOT, env: childEnv(env) as NodeJS.ProcessEnv });
+    const child = spawn(process.execPath, [LEASEHOLD_BIN, ...args], { cwd, env: childEnv(env) as NodeJS.ProcessEnv });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,115 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { listWitnesses, registerWitness } from "../../ledger/cosignatures";
+import { hashActor } from "../../ledger/entry";
+import { exportLedgerToFile } from "../../ledger/export";
+import { loadOrCreateLogKey } from "../../ledger/log-key";
+import { latestCheckpoint, pinnedLogIdentity } from "../../ledger/prove";
+import { runVerify } from "../../ledger/verify-cli";
+import { LeaseholdError } from "../../errors";
+import { parseCommandArgs } from "../args";
+import type { CliContext } from "../context";
+import { EXIT } from "../io";
+
+export const ledgerCommand = {
+  name: "ledger",
+  summary: "the audit log: public key, newest checkpoint, witnesses (ledger key|checkpoint|witness add KEY|witness list)",
+  usage: "leasehold ledger key | leasehold ledger checkpoint | leasehold ledger witness add KEY | leasehold ledger witness list",
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const [sub, ...rest] = args;
+    const witnessAdd = sub === "witness" && rest[0] === "add" && rest.length === 2;
+    const witnessList = sub === "witness" && rest[0] === "list" && rest.length === 1;
+    if (!(((sub === "key" || sub === "checkpoint") && rest.length === 0) || witnessAdd || witnessList)) {
+      ctx.err(`usage: ${ledgerCommand.usage}`);
+      return EXIT.usage;
+    }
+    const text = await ctx.withDatabase(`leasehold ledger ${sub}`, async ({ config, handle }) => {
+      if (witnessAdd) {
+        const actor = hashActor("system", `cli:${os.userInfo().username}`);
+        const record = await registerWitness(handle.db, rest[1]!, actor);
+        return `witness ${record.name} (key id ${record.key_id}) registered; its cosignatures are now accepted`;
+      }
+      if (witnessList) {
+        const witnesses = await listWitnesses(handle.db);
+        return witnesses.length === 0 ? "no witnesses registered" : witnesses.map((w) => `${w.key_id}  ${w.name}  ${w.verifier_key}`).join("\n");
+      }
+      if (sub === "key") {
+        // The pinned key is the log's; before the first checkpoint it is this hub's own.
+        const pinned = await pinnedLogIdentity(handle.db);
+        return pinned?.verifier ?? loadOrCreateLogKey(config.dataDir, config.publicUrl).verifier;
+      }
+      const head = await latestCheckpoint(handle.db);
+      if (!head) throw new LeaseholdError("NOT_FOUND", "the log has no checkpoint yet (nothing has been appended)", { tier: "ledger" });
+      return head.note.trimEnd();
+    });
+    ctx.out(text);
+    return EXIT.ok;
+  },
+};
+
+export const exportCommand = {
+  name: "export",
+  summary: "write the audit log (entries, checkpoints, cosignatures) to a file for offline verification",
+  usage: "leasehold export --out FILE",
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const { values } = parseCommandArgs("export", args, { out: { type: "string" } }, { min: 0, max: 0 });
+    if (!values.out) throw new LeaseholdError("INVALID_ARGUMENT", "leasehold export: --out FILE is required");
+    const out = path.resolve(ctx.cwd, values.out);
+    if (!fs.existsSync(path.dirname(out))) throw new LeaseholdError("INVALID_ARGUMENT", `leasehold export: directory ${path.dirname(out)} does not exist`);
+    const started = Date.now();
+    const summary = await ctx.withDatabase("leasehold export", async ({ config, handle }) => {
+      const identity = (await pinnedLogIdentity(handle.db)) ?? loadOrCreateLogKey(config.dataDir, config.publicUrl);
+      // Written beside the target and renamed: a reader never sees half an export.
+      const temp = `${out}.partial-${process.pid}`;
+      try {
+        const counts = await exportLedgerToFile(handle.db, identity, temp);
+        fs.renameSync(temp, out);
+        return { ...counts, key: identity.verifier };
+      } finally {
+        fs.rmSync(temp, { force: true });
+      }
+    });
+    ctx.out(`exported ${summary.entries} entries and ${summary.checkpoints} checkpoints to ${out} in ${((Date.now() - started) / 1000).toFixed(2)} s`);
+    ctx.out(`verify offline with: leasehold verify ${out} --key '${summary.key}'`);
+    return EXIT.ok;
+  },
+};
+
+export const verifyCommand = {
+  name: "verify",
+  summary: "verify an exported audit log offline with only the log's public key",
+  usage: "leasehold verify FILE --key KEY|KEYFILE [--witness KEY ...]",
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const { values, positionals } = parseCommandArgs(
+      "verify",
+      args,
+      { key: { type: "string" }, witness: { type: "string", multiple: true } },
+      { min: 1, max: 1 },
+    );
+    if (!values.key) throw new LeaseholdError("INVALID_ARGUMENT", "leasehold verify: --key KEY is required (the log's note verifier key, or a file holding it)");
+    const keyText = readKeyArgument(values.key, ctx.cwd);
+    const witnessKeys = (values.witness ?? []).map((w) => readKeyArgument(w, ctx.cwd));
+    let buffered = "";
+    const code = await runVerify(path.resolve(ctx.cwd, positionals[0]!), keyText, {
+      write(text: string) {
+        buffered += text;
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          ctx.out(buffered.slice(0, newline));
+          buffered = buffered.slice(newline + 1);
+        }
+      },
+    }, { witnessKeys });
+    if (buffered) ctx.out(buffered);
+    return code;
+  },
+};
+
+/** A key given inline, or the path of a file that holds one. */
+function readKeyArgument(value: string, cwd: string): string {
+  if (value.includes("+")) return value.trim();
+  const file = path.resolve(cwd, value);
+  if (!fs.existsSync(file)) throw new LeaseholdError("INVALID_ARGUMENT", `key ${value} is neither a verifier key nor a readable file`);
+  return fs.readFileSync(file, "utf8").trim();
+}

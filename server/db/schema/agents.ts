@@ -1,0 +1,51 @@
+// Agents (MCP channel)
+import {
+  boolean,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { bytea, createdAt } from "./columns";
+
+export const agentTokens = pgTable("agent_tokens", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  /** sha256 of the bearer token; compared in constant time after lookup. */
+  tokenHash: bytea("token_hash").notNull().unique(),
+  readOnly: boolean("read_only").notNull().default(false),
+  /** null = every tool / host the hub exposes. */
+  tools: text("tools").array(),
+  hosts: text("hosts").array(),
+  createdBy: text("created_by").notNull(),
+  createdAt: createdAt(),
+  expiresAt: timestamp("expires_at", { withTimezone: true }),
+  revokedAt: timestamp("revoked_at", { withTimezone: true }),
+});
+
+/**
+ * MCP sessions (Streamable HTTP revisions that have them). Any hub process can
+ * serve a session: what the SDK learns from `initialize` is kept here so a
+ * process that has never seen the session rebuilds it. The session id only
+ * names the session; every request is still authenticated by its bearer
+ * token, and a session answers only to the token that opened it.
+ */
+export const mcpSessions = pgTable(
+  "mcp_sessions",
+  {
+    /** sha256(session id), hex. The id itself is only in the client's Mcp-Session-Id header. */
+    id: text("id").primaryKey(),
+    tokenId: uuid("token_id")
+      .notNull()
+      .references(() => agentTokens.id, { onDelete: "cascade" }),
+    protocolVersion: text("protocol_version").notNull(),
+    clientInfo: jsonb("client_info").notNull().default({}),
+    clientCapabilities: jsonb("client_capabilities").notNull().default({}),
+    createdAt: createdAt(),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("mcp_sessions_token_idx").on(t.tokenId), index("mcp_sessions_expiry_idx").on(t.expiresAt)],
+);

@@ -1,0 +1,14 @@
+/**
+ * The hub's PostgreSQL schema: one folder, one file per domain, every table
+ * listed here. Migrations in drizzle/ are generated from it and never edited
+ * after they land; a change here ships as a new migration.
+ *
+ * Timestamps are `timestamptz`. Secrets never appear here in the clear: tokens
+ * and session ids are stored as SHA-256 digests.
+ */
+export { bytea } from "./columns";
+export { adminUsers, adminSessions } from "./admins";
+export { agentTokens, mcpSessions } from "./agents";
+export { hosts, capabilities } from "./hosts";
+export { actions, approvals, grants, leases, jobs, evidence } from "./pipeline";
+export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";

@@ -1,0 +1,153 @@
+// The action pipeline
+import { sql } from "drizzle-orm";
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { createdAt } from "./columns";
+import { adminUsers } from "./admins";
+import { agentTokens } from "./agents";
+import { hosts } from "./hosts";
+
+export const actions = pgTable(
+  "actions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    channel: text("channel").notNull(),
+    /** "token:<id>" or "admin:<id>": whose idempotency keys and sessions these are. */
+    callerKey: text("caller_key").notNull(),
+    sessionId: text("session_id"),
+    tokenId: uuid("token_id").references(() => agentTokens.id),
+    adminId: uuid("admin_id").references(() => adminUsers.id),
+    operation: text("operation").notNull(),
+    capabilityId: text("capability_id").notNull(),
+    hostId: uuid("host_id").references(() => hosts.id),
+    actionHash: text("action_hash").notNull(),
+    prepared: jsonb("prepared").notNull(),
+    riskLevel: text("risk_level").notNull(),
+    riskReasons: jsonb("risk_reasons").notNull().default([]),
+    state: text("state").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    result: jsonb("result"),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // Keys are per caller; pruned keys are set to null (the action row stays).
+    uniqueIndex("actions_idempotency_idx").on(t.callerKey, t.idempotencyKey),
+    index("actions_state_idx").on(t.state),
+    index("actions_host_idx").on(t.hostId),
+  ],
+);
+
+export const approvals = pgTable(
+  "approvals",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    actionId: uuid("action_id")
+      .notNull()
+      .unique()
+      .references(() => actions.id, { onDelete: "cascade" }),
+    actionHash: text("action_hash").notNull(),
+    state: text("state").notNull(),
+    /** Who owns the requesting credential (token creator or the requesting admin), for four-eyes. */
+    requestedBy: text("requested_by").notNull(),
+    riskLevel: text("risk_level").notNull(),
+    deadline: timestamp("deadline", { withTimezone: true }).notNull(),
+    decidedBy: uuid("decided_by").references(() => adminUsers.id),
+    decidedAt: timestamp("decided_at", { withTimezone: true }),
+    reason: text("reason"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("approvals_state_deadline_idx").on(t.state, t.deadline)],
+);
+
+export const grants = pgTable(
+  "grants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    tool: text("tool").notNull(),
+    host: text("host").notNull(),
+    argumentPattern: text("argument_pattern"),
+    maxRisk: text("max_risk").notNull(),
+    usesRemaining: integer("uses_remaining").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdBy: uuid("created_by").references(() => adminUsers.id),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    revokedBy: uuid("revoked_by").references(() => adminUsers.id),
+  },
+  (t) => [
+    index("grants_lookup_idx").on(t.tool, t.host),
+    check("grants_uses_nonnegative", sql`${t.usesRemaining} >= 0`),
+  ],
+);
+
+export const leases = pgTable(
+  "leases",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    hostId: uuid("host_id")
+      .notNull()
+      .references(() => hosts.id),
+    mode: text("mode").notNull(),
+    ownerKind: text("owner_kind").notNull(),
+    ownerId: text("owner_id").notNull(),
+    sessionId: text("session_id"),
+    description: text("description").notNull().default(""),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    idleExpiresAt: timestamp("idle_expires_at", { withTimezone: true }).notNull(),
+    releasedAt: timestamp("released_at", { withTimezone: true }),
+    /** released | lapsed | revoked | session_ended */
+    releaseReason: text("release_reason"),
+  },
+  (t) => [index("leases_host_active_idx").on(t.hostId, t.releasedAt), index("leases_session_idx").on(t.sessionId)],
+);
+
+export const jobs = pgTable(
+  "jobs",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    actionId: uuid("action_id")
+      .notNull()
+      .unique()
+      .references(() => actions.id),
+    hostId: uuid("host_id")
+      .notNull()
+      .references(() => hosts.id),
+    /** The signed job: prepared action, compiled policy, action_hash, deadline. */
+    payload: jsonb("payload").notNull(),
+    signature: text("signature").notNull(),
+    state: text("state").notNull(),
+    claimedBy: text("claimed_by"),
+    claimedAt: timestamp("claimed_at", { withTimezone: true }),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+    result: jsonb("result"),
+    heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }),
+    deadline: timestamp("deadline", { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("jobs_host_state_idx").on(t.hostId, t.state, t.createdAt)],
+);
+
+export const evidence = pgTable("evidence", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  actionId: uuid("action_id")
+    .notNull()
+    .references(() => actions.id),
+  hostId: uuid("host_id")
+    .notNull()
+    .references(() => hosts.id),
+  envelope: jsonb("envelope").notNull(),
+  envelopeSha256: text("envelope_sha256").notNull(),
+  signature: text("signature").notNull(),
+  createdAt: createdAt(),
+});

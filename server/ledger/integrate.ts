@@ -1,0 +1,179 @@
+import { sql } from "drizzle-orm";
+import { executeRows, type Database } from "../db";
+import { signCheckpoint } from "./checkpoint";
+import { hashLeaf } from "./hash";
+import type { LogKey } from "./log-key";
+import { ledgerCounters, onAppended } from "./metrics";
+import { databaseNodeReader, toBytes } from "./node-store";
+import { extendTree, frontierFromStore, type Frontier } from "./tree";
+
+/** Arbitrary constant: one integrator per database, across hub processes. */
+export const INTEGRATOR_LOCK_KEY = 7_245_010_002;
+export const DEFAULT_BATCH_SIZE = 1000;
+
+export type IntegrateOutcome =
+  | { kind: "integrated"; count: number; size: number; note: string }
+  | { kind: "idle"; size: number }
+  | { kind: "busy" }
+  | { kind: "key_mismatch"; pinned: string };
+
+/**
+ * Integrates one batch of waiting entries: assigns the next contiguous leaf
+ * indices, stores every perfect subtree the batch completes, and signs a
+ * checkpoint over the new size — all in ONE transaction, so a crash at any
+ * point leaves either the whole batch integrated or none of it.
+ *
+ * Exclusivity comes from a transaction-scoped advisory lock: a second
+ * integrator (another hub process) finds it taken and reports `busy`.
+ * `cache` keeps the compact range between batches; it is checked against
+ * the stored size and rebuilt from the node store whenever they differ.
+ */
+export async function integrateOnce(
+  db: Database,
+  key: LogKey,
+  options: { batchSize?: number; cache?: { frontier?: Frontier } } = {},
+): Promise<IntegrateOutcome> {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  return db.transaction(async (tx) => {
+    const q = tx as unknown as Database;
+    const [lock] = await executeRows<{ locked: boolean }>(q, sql`select pg_try_advisory_xact_lock(${INTEGRATOR_LOCK_KEY}) as locked`);
+    if (!lock?.locked) return { kind: "busy" };
+
+    const [pinned] = await executeRows<{ verifier_key: string }>(q, sql`select verifier_key from ledger_log where id = 1`);
+    if (!pinned) {
+      await tx.execute(sql`insert into ledger_log (id, origin, verifier_key) values (1, ${key.origin}, ${key.verifier})`);
+    } else if (pinned.verifier_key !== key.verifier) {
+      return { kind: "key_mismatch", pinned: pinned.verifier_key };
+    }
+
+    const [head] = await executeRows<{ size: string | number | null }>(q, sql`select max(tree_size) as size from ledger_checkpoints`);
+    const size = Number(head?.size ?? 0);
+    const pending = await executeRows<{ id: string | number | bigint; body: Uint8Array }>(
+      q,
+      sql`select id, body from ledger_entries where leaf_index is null order by id limit ${batchSize}`,
+    );
+    if (pending.length === 0) return { kind: "idle", size };
+
+    let frontier = options.cache?.frontier;
+    if (!frontier || frontier.size !== size) frontier = await frontierFromStore(size, databaseNodeReader(q));
+    const leafHashes = pending.map((row) => hashLeaf(toBytes(row.body)));
+    const extended = extendTree(frontier, leafHashes);
+
+    const assignments = sql.join(
+      pending.map((row, i) => sql`(${BigInt(String(row.id))}::bigint, ${BigInt(size + i)}::bigint)`),
+      sql`, `,
+    );
+    await tx.execute(
+      sql`update ledger_entries as e set leaf_index = v.leaf_index from (values ${assignments}) as v(id, leaf_index) where e.id = v.id`,
+    );
+    for (let start = 0; start < extended.newNodes.length; start += 2000) {
+      const chunk = extended.newNodes.slice(start, start + 2000);
+      const rows = sql.join(
+        chunk.map((n) => sql`(${n.level}::smallint, ${BigInt(n.index)}::bigint, ${Buffer.from(n.hash)}::bytea)`),
+        sql`, `,
+      );
+      await tx.execute(sql`insert into ledger_nodes (level, idx, hash) values ${rows}`);
+    }
+    const note = signCheckpoint({ origin: key.origin, size: extended.size, root: extended.root, extensions: [] }, key.signer);
+    await tx.execute(
+      sql`insert into ledger_checkpoints (tree_size, root_hash, note) values (${BigInt(extended.size)}, ${Buffer.from(extended.root)}::bytea, ${note})`,
+    );
+    if (options.cache) options.cache.frontier = extended.frontier;
+    return { kind: "integrated", count: pending.length, size: extended.size, note };
+  });
+}
+
+export interface IntegratorStatus {
+  state: "running" | "standby" | "key_mismatch" | "stopped" | "failing";
+  size: number;
+  lastCheckpointAt: string | null;
+  detail: string | null;
+}
+
+export interface RunningIntegrator {
+  wake(): void;
+  /** Resolves once everything appended so far is integrated (or rejects after `timeoutMs`). */
+  flush(timeoutMs?: number): Promise<number>;
+  status(): IntegratorStatus;
+  stop(): Promise<void>;
+}
+
+/**
+ * The background integrator: runs batches back to back while entries wait,
+ * then sleeps until an in-process append wakes it or `pollMs` passes (appends
+ * made by other hub processes are picked up by the poll). Target: a
+ * checkpoint covering an append within 1 s.
+ */
+export function startIntegrator(
+  db: Database,
+  key: LogKey,
+  options: { pollMs?: number; batchSize?: number; onError?: (error: unknown) => void } = {},
+): RunningIntegrator {
+  const pollMs = options.pollMs ?? 200;
+  const counters = ledgerCounters();
+  const cache: { frontier?: Frontier } = {};
+  const status: IntegratorStatus = { state: "running", size: 0, lastCheckpointAt: null, detail: null };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wakeSleep: (() => void) | undefined;
+  const idleWaiters: Array<() => void> = [];
+  const unsubscribe = onAppended(() => wakeSleep?.());
+
+  const loop = (async () => {
+    while (!stopped) {
+      let outcome: IntegrateOutcome | undefined;
+      try {
+        outcome = await integrateOnce(db, key, { batchSize: options.batchSize, cache });
+      } catch (error) {
+        counters.integrationFailures += 1;
+        counters.lastIntegrationError = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);
+        status.state = "failing";
+        status.detail = counters.lastIntegrationError;
+        cache.frontier = undefined;
+        options.onError?.(error);
+      }
+      if (outcome?.kind === "integrated") {
+        counters.batchesIntegrated += 1;
+        Object.assign(status, { state: "running", size: outcome.size, lastCheckpointAt: new Date().toISOString(), detail: null });
+        continue;
+      }
+      if (outcome?.kind === "idle") {
+        Object.assign(status, { state: "running", size: outcome.size, detail: null });
+        for (const resolve of idleWaiters.splice(0)) resolve();
+      } else if (outcome?.kind === "busy") {
+        Object.assign(status, { state: "standby", detail: "another hub process is integrating" });
+      } else if (outcome?.kind === "key_mismatch") {
+        Object.assign(status, { state: "key_mismatch", detail: `the log is pinned to ${outcome.pinned}; this process holds another key` });
+      }
+      await new Promise<void>((resolve) => {
+        wakeSleep = resolve;
+        timer = setTimeout(resolve, pollMs);
+      });
+      wakeSleep = undefined;
+    }
+  })();
+
+  return {
+    wake: () => wakeSleep?.(),
+    async flush(timeoutMs = 10_000) {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`ledger not integrated within ${timeoutMs} ms (${status.state}: ${status.detail ?? ""})`)), timeoutMs);
+        idleWaiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+        wakeSleep?.();
+      });
+      return status.size;
+    },
+    status: () => ({ ...status }),
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+      wakeSleep?.();
+      await loop;
+      status.state = "stopped";
+    },
+  };
+}

@@ -1,0 +1,389 @@
+import { isAscii } from "node:buffer";
+import { canonicalize } from "../canonical/jcs";
+import { decodeBase64Strict, encodeBase64 } from "./base64";
+import { verifyCheckpointNote } from "./checkpoint";
+import { decodeEntry } from "./entry";
+import { EXPORT_FORMAT } from "./export-format";
+import { equalHashes, hashLeaf } from "./hash";
+import { SIGNATURE_TYPE, parseVerifierKey, type VerifierKey } from "./note";
+import { CompactRange } from "./tree";
+import { verifyCosignature } from "./witness";
+
+/**
+ * Offline verification of a ledger export with the log's public key alone.
+ *
+ * One streaming pass, O(log n) memory: every entry's bytes are re-hashed and
+ * compared with the leaf hash the hub integrated; the tree is rebuilt leaf by
+ * leaf; each checkpoint's signature is checked and its root compared with the
+ * rebuilt root at its size. Matching roots at successive checkpoints prove
+ * the log between them was only appended to (the rebuilt tree is one tree),
+ * so no separate consistency proof is needed. Verification stops at the first
+ * problem and says where it is: a changed byte anywhere in the file either
+ * breaks a hash, a signature, or the file's exact canonical form.
+ */
+
+export interface VerifyOptions {
+  /** Trusted witness cosignature/v1 verifier keys. Cosignatures from other keys are reported as unchecked. */
+  witnessKeys?: readonly string[];
+  /**
+   * Also decode every entry against its schema (default false: it costs
+   * several times the hashing, and the signed roots already bind every byte).
+   */
+  checkEntries?: boolean;
+}
+
+export interface VerifyFailure {
+  /** 1-based line number in the export file. */
+  line: number;
+  /** The first leaf index known to be bad, when one can be named. */
+  index?: number;
+  reason: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  origin: string | null;
+  entries: number;
+  checkpointsVerified: number;
+  latestCheckpoint: { size: number; root: string } | null;
+  cosignatures: { verified: number; unchecked: number; witnesses: string[] };
+  failure: VerifyFailure | null;
+}
+
+type Chunk = Uint8Array | string;
+
+const ENTRY_PREFIX = '{"entry":"';
+const INDEX_PART = '","index":';
+const LEAF_PART = ',"kind":"entry","leaf_hash":"';
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+class Failure extends Error {
+  constructor(readonly failure: VerifyFailure) {
+    super(failure.reason);
+  }
+}
+
+function parseRecord(text: string, line: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Failure({ line, reason: "line is not JSON" });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Failure({ line, reason: "line is not a JSON object" });
+  let canonical: string;
+  try {
+    canonical = canonicalize(value);
+  } catch {
+    throw new Failure({ line, reason: "line is not canonical JSON" });
+  }
+  if (canonical !== text) throw new Failure({ line, reason: "line is not in canonical (RFC 8785) form — the file was edited" });
+  return value as Record<string, unknown>;
+}
+
+function exactKeys(record: Record<string, unknown>, keys: readonly string[], line: number, what: string): void {
+  const actual = Object.keys(record).sort();
+  const wanted = [...keys].sort();
+  if (actual.length !== wanted.length || actual.some((k, i) => k !== wanted[i])) {
+    throw new Failure({ line, reason: `${what} line must have exactly the fields ${wanted.join(", ")}` });
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Entry lines are the hot path (one per entry), so they are matched by hand
+ * against the exact canonical layout instead of JSON.parse + canonicalize.
+ * Returns undefined when the line is not shaped like an entry line at all.
+ */
+function splitEntryLine(text: string): { entryB64: string; indexText: string; leafB64: string } | undefined {
+  if (!text.startsWith(ENTRY_PREFIX)) return undefined;
+  const entryEnd = text.indexOf(INDEX_PART, ENTRY_PREFIX.length);
+  if (entryEnd < 0) return undefined;
+  const indexStart = entryEnd + INDEX_PART.length;
+  const indexEnd = text.indexOf(LEAF_PART, indexStart);
+  if (indexEnd < 0) return undefined;
+  const leafStart = indexEnd + LEAF_PART.length;
+  if (text.length !== leafStart + 44 + 2 || !text.endsWith('"}')) return undefined;
+  const indexText = text.slice(indexStart, indexEnd);
+  if (!/^(?:0|[1-9][0-9]{0,15})$/.test(indexText)) return undefined;
+  return { entryB64: text.slice(ENTRY_PREFIX.length, entryEnd), indexText, leafB64: text.slice(leafStart, leafStart + 44) };
+}
+
+/** The verifier's state machine; one call per line, synchronous, throws Failure. */
+class ExportVerifier {
+  readonly report: VerifyReport = {
+    ok: false,
+    origin: null,
+    entries: 0,
+    checkpointsVerified: 0,
+    latestCheckpoint: null,
+    cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
+    failure: null,
+  };
+  private readonly tree = new CompactRange();
+  private readonly seenWitnesses = new Set<string>();
+  private readonly trustedWitnesses: Set<string>;
+  private readonly checkEntries: boolean;
+  private lines = 0;
+  private headerSeen = false;
+  private ended = false;
+  private checkpointLines = 0;
+  private cosignatureLines = 0;
+  /** The most recent checkpoint, for the cosignature lines that follow it. */
+  private current: { size: number; body: string } | null = null;
+  private previousKind: "header" | "entry" | "checkpoint" | "cosignature" | null = null;
+  private lastVerifiedSize: number | null = null;
+
+  constructor(
+    private readonly key: VerifierKey,
+    options: VerifyOptions,
+  ) {
+    this.trustedWitnesses = new Set(options.witnessKeys ?? []);
+    this.checkEntries = options.checkEntries ?? false;
+  }
+
+  line(text: string): void {
+    const number = ++this.lines;
+    if (this.ended) throw new Failure({ line: number, reason: "content after the end line" });
+    if (!this.headerSeen) return this.header(text, number);
+    const entry = splitEntryLine(text);
+    if (entry !== undefined) return this.entry(entry, number);
+    if (text.startsWith('{"entry":')) throw new Failure({ line: number, index: this.tree.size, reason: `entry line after entry ${this.tree.size - 1} is malformed` });
+    const record = parseRecord(text, number);
+    switch (record.kind) {
+      case "checkpoint":
+        return this.checkpoint(record, number);
+      case "cosignature":
+        return this.cosignature(record, number);
+      case "end":
+        return this.end(record, number);
+      default:
+        throw new Failure({ line: number, reason: `unknown record kind ${JSON.stringify(record.kind)}` });
+    }
+  }
+
+  private header(text: string, number: number): void {
+    const record = parseRecord(text, number);
+    exactKeys(record, ["format", "origin", "log_key"], number, "header");
+    if (record.format !== EXPORT_FORMAT) throw new Failure({ line: number, reason: `not a ${EXPORT_FORMAT} file` });
+    if (typeof record.origin !== "string" || record.origin === "") throw new Failure({ line: number, reason: "header origin must be a non-empty string" });
+    if (record.log_key !== this.key.text) {
+      throw new Failure({ line: number, reason: `export declares log key ${String(record.log_key)}, but the key given is ${this.key.text}` });
+    }
+    this.report.origin = record.origin;
+    this.headerSeen = true;
+    this.previousKind = "header";
+  }
+
+  private entry({ entryB64, indexText, leafB64 }: { entryB64: string; indexText: string; leafB64: string }, number: number): void {
+    const index = Number(indexText);
+    const expected = this.tree.size;
+    if (index !== expected) {
+      throw new Failure({
+        line: number,
+        index: expected,
+        reason:
+          index > expected
+            ? `expected entry ${expected}, found entry ${index}: entries ${expected}..${index - 1} are missing`
+            : `expected entry ${expected}, found entry ${index} again: duplicate or out-of-order entry`,
+      });
+    }
+    const bytes = decodeBase64Strict(entryB64);
+    if (bytes === undefined) throw new Failure({ line: number, index, reason: `entry ${index}: bytes are not canonical base64` });
+    const leafHash = hashLeaf(bytes);
+    if (encodeBase64(leafHash) !== leafB64) {
+      throw new Failure({ line: number, index, reason: `entry ${index}: bytes do not hash to the integrated leaf hash` });
+    }
+    if (this.checkEntries) {
+      const decoded = decodeEntry(bytes);
+      if (!decoded.ok) throw new Failure({ line: number, index, reason: `entry ${index}: not a valid ledger entry: ${decoded.reason}` });
+    }
+    this.tree.append(leafHash);
+    this.report.entries = this.tree.size;
+    this.previousKind = "entry";
+  }
+
+  private checkpoint(record: Record<string, unknown>, number: number): void {
+    exactKeys(record, ["kind", "note"], number, "checkpoint");
+    if (typeof record.note !== "string") throw new Failure({ line: number, reason: "checkpoint note must be a string" });
+    const verified = verifyCheckpointNote(record.note, this.key, { origin: this.report.origin as string });
+    if (!verified.ok) throw new Failure({ line: number, reason: `checkpoint: ${verified.reason}` });
+    if (verified.note.signatures.length !== 1) {
+      // Unknown signature lines could be altered unnoticed; cosignatures travel on their own lines.
+      throw new Failure({ line: number, reason: "checkpoint note must carry exactly one signature, the log's" });
+    }
+    const { size, root } = verified.checkpoint;
+    const have = this.tree.size;
+    if (size > have) {
+      throw new Failure({
+        line: number,
+        index: have,
+        reason: `checkpoint at size ${size} follows only ${have} entries: entries ${have}..${size - 1} are missing (deleted or truncated)`,
+      });
+    }
+    if (size < have) {
+      throw new Failure({ line: number, index: size, reason: `checkpoint at size ${size} appears after entry ${have - 1}; it must directly follow entry ${size - 1}` });
+    }
+    if (!equalHashes(this.tree.root(), root)) {
+      const since = this.lastVerifiedSize === null ? "and no earlier checkpoint verified" : `after checkpoint size ${this.lastVerifiedSize}`;
+      throw new Failure({
+        line: number,
+        index: Math.max(0, size - 1),
+        reason: `checkpoint at size ${size}: root mismatch — log rewritten at or before index ${size - 1}, ${since}`,
+      });
+    }
+    this.lastVerifiedSize = size;
+    this.checkpointLines += 1;
+    this.report.checkpointsVerified += 1;
+    this.report.latestCheckpoint = { size, root: encodeBase64(root) };
+    this.current = { size, body: verified.body };
+    this.previousKind = "checkpoint";
+  }
+
+  private cosignature(record: Record<string, unknown>, number: number): void {
+    exactKeys(record, ["kind", "line", "size", "witness_key"], number, "cosignature");
+    if (this.previousKind !== "checkpoint" && this.previousKind !== "cosignature") {
+      throw new Failure({ line: number, reason: "cosignature line must follow its checkpoint" });
+    }
+    const current = this.current;
+    if (current === null || record.size !== current.size) {
+      throw new Failure({ line: number, reason: `cosignature is for size ${String(record.size)}, but follows the checkpoint at size ${current?.size}` });
+    }
+    if (typeof record.line !== "string" || typeof record.witness_key !== "string") {
+      throw new Failure({ line: number, reason: "cosignature line and witness_key must be strings" });
+    }
+    // Checked even for untrusted witnesses: it proves the line is intact.
+    const check = verifyCosignature(current.body, record.line, record.witness_key);
+    if (!check.ok) throw new Failure({ line: number, reason: `cosignature on checkpoint at size ${current.size}: ${check.reason}` });
+    if (this.trustedWitnesses.has(record.witness_key)) {
+      this.report.cosignatures.verified += 1;
+      this.seenWitnesses.add(check.witness.name);
+    } else {
+      this.report.cosignatures.unchecked += 1;
+    }
+    this.cosignatureLines += 1;
+    this.previousKind = "cosignature";
+  }
+
+  private end(record: Record<string, unknown>, number: number): void {
+    exactKeys(record, ["kind", "entries", "checkpoints", "cosignatures"], number, "end");
+    if (!isCount(record.entries) || !isCount(record.checkpoints) || !isCount(record.cosignatures)) {
+      throw new Failure({ line: number, reason: "end line counts must be non-negative integers" });
+    }
+    const size = this.tree.size;
+    if (record.entries !== size || record.checkpoints !== this.checkpointLines || record.cosignatures !== this.cosignatureLines) {
+      throw new Failure({
+        line: number,
+        index: Math.min(record.entries, size),
+        reason: `end line promises ${record.entries} entries, ${record.checkpoints} checkpoints, ${record.cosignatures} cosignatures; the file has ${size}, ${this.checkpointLines}, ${this.cosignatureLines}`,
+      });
+    }
+    this.ended = true;
+  }
+
+  /** Called after the last line; decides whether the whole file verified. */
+  finish(): VerifyReport {
+    if (!this.headerSeen) throw new Failure({ line: 1, reason: "empty file: no header" });
+    if (!this.ended) throw new Failure({ line: this.lines + 1, index: this.tree.size, reason: "no end line: the export is truncated" });
+    if (this.lastVerifiedSize === null) throw new Failure({ line: this.lines, reason: "no signed checkpoint: nothing in this export is vouched for" });
+    if (this.lastVerifiedSize < this.tree.size) {
+      throw new Failure({
+        line: this.lines,
+        index: this.lastVerifiedSize,
+        reason: `entries ${this.lastVerifiedSize}..${this.tree.size - 1} are not covered by any signed checkpoint`,
+      });
+    }
+    this.report.cosignatures.witnesses = [...this.seenWitnesses].sort();
+    this.report.ok = true;
+    return this.report;
+  }
+
+  get lineCount(): number {
+    return this.lines;
+  }
+}
+
+function emptyReport(reason: string): VerifyReport {
+  return {
+    ok: false,
+    origin: null,
+    entries: 0,
+    checkpointsVerified: 0,
+    latestCheckpoint: null,
+    cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
+    failure: { line: 0, reason },
+  };
+}
+
+function usableKey(logKey: string | VerifierKey): VerifierKey | string {
+  const key = typeof logKey === "string" ? parseVerifierKey(logKey) : { ok: true as const, key: logKey };
+  if (!key.ok) return `log key: ${key.reason}`;
+  if (key.key.type !== SIGNATURE_TYPE.ed25519) return "log key must be an Ed25519 (type 0x01) note verifier key";
+  return key.key;
+}
+
+/** Verifies an export given as a byte (or text) stream, e.g. fs.createReadStream(path). */
+export async function verifyExport(
+  chunks: AsyncIterable<Chunk> | Iterable<Chunk>,
+  logKey: string | VerifierKey,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
+  const key = usableKey(logKey);
+  if (typeof key === "string") return emptyReport(key);
+  const verifier = new ExportVerifier(key, options);
+  try {
+    let carry: Buffer = Buffer.alloc(0);
+    for await (const chunk of chunks) {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const data = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
+      let start = 0;
+      for (let nl = data.indexOf(10, start); nl >= 0; nl = data.indexOf(10, start)) {
+        const line = data.subarray(start, nl);
+        let text: string;
+        // Entry lines are ASCII; latin1 decoding of ASCII is exact and much cheaper than a checked UTF-8 decode.
+        if (isAscii(line)) text = line.toString("latin1");
+        else {
+          try {
+            text = strictUtf8.decode(line);
+          } catch {
+            throw new Failure({ line: verifier.lineCount + 1, reason: "line is not valid UTF-8" });
+          }
+        }
+        verifier.line(text);
+        start = nl + 1;
+      }
+      carry = Buffer.from(data.subarray(start));
+    }
+    if (carry.length > 0) throw new Failure({ line: verifier.lineCount + 1, reason: "file does not end with a newline (truncated or appended to)" });
+    return verifier.finish();
+  } catch (error) {
+    if (error instanceof Failure) {
+      verifier.report.failure = error.failure;
+      verifier.report.ok = false;
+      return verifier.report;
+    }
+    throw error;
+  }
+}
+
+/** Verifies an export given as lines without their newlines (e.g. from a database cursor or a test). */
+export async function verifyExportLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  logKey: string | VerifierKey,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
+  async function* withNewlines(): AsyncGenerator<string> {
+    for await (const line of lines) yield `${line}\n`;
+  }
+  return verifyExport(withNewlines(), logKey, options);
+}
+
+/** A one-line human verdict for a report. */
+export function describeFailure(failure: VerifyFailure): string {
+  const where = failure.line > 0 ? `line ${failure.line}` : "input";
+  const index = failure.index === undefined ? "" : `, first bad index ${failure.index}`;
+  return `${where}${index}: ${failure.reason}`;
+}
