@@ -1,0 +1,197 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LeaseholdError } from "../../server/errors/index";
+import type { SandboxPolicy } from "../../native/index";
+import { egressCovers, intersectPolicy, loadCeiling, parseCeiling, parseEgress, type EgressEntry, type HostCeiling } from "./index";
+
+const MiB = 1024 * 1024;
+
+const ceilingJson = {
+  version: 1,
+  workspace_root: "/srv/leasehold/work",
+  exec_dirs: ["/usr/bin", "/bin"],
+  read_only_paths: ["/usr/share"],
+  egress: ["10.0.0.0/8:443", "[2001:db8::]/32:443"],
+  tcp_bind_ports: [8080],
+  max: { memory_bytes: 512 * MiB, cpus: 2, pids: 128, timeout_ms: 60_000, output_bytes: MiB, tmpfs_bytes: 64 * MiB, tmpfs_inodes: 16384 },
+};
+
+/** A compiled policy as the hub would send it (all fields explicit). */
+function job(over: Partial<SandboxPolicy> = {}): SandboxPolicy {
+  return {
+    argv: ["/bin/true"],
+    env: {},
+    workdir: "/srv/leasehold/work/job-1",
+    cwd: "/work",
+    stdin: "",
+    network: "none",
+    memory_bytes: 256 * MiB,
+    cpus: 1,
+    pids_max: 64,
+    tmpfs_tmp_bytes: 64 * MiB,
+    tmpfs_tmp_inodes: 16384,
+    timeout_ms: 30_000,
+    stdout_max_bytes: MiB,
+    stderr_max_bytes: MiB,
+    exec_allow: ["/usr/bin", "/bin"],
+    ro_binds: [],
+    landlock: { required: true, min_abi: 1, fs: [], tcp_connect: [], tcp_bind: [], scope: true },
+    ...over,
+  };
+}
+
+function caught(fn: () => unknown): LeaseholdError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof LeaseholdError) return e;
+    throw e;
+  }
+  throw new Error("expected a refusal");
+}
+
+const ceiling: HostCeiling = parseCeiling(ceilingJson);
+
+describe("intersectPolicy", () => {
+  it("returns the job's own policy (a copy) when it lies within the ceiling", () => {
+    const j = job({ network: { egress: ["10.1.2.0/24:443"] }, ro_binds: ["/usr/share/zoneinfo"] });
+    const out = intersectPolicy(j, ceiling, { tier: "A" });
+    expect(out).toEqual(j);
+    expect(out).not.toBe(j);
+    expect(intersectPolicy(job({ memory_bytes: 512 * MiB, cpus: 2, pids_max: 128, timeout_ms: 60_000 }), ceiling, { tier: "C" }).memory_bytes).toBe(512 * MiB);
+  });
+
+  it.each<[string, Partial<SandboxPolicy>]>([
+    ["memory_bytes", { memory_bytes: 512 * MiB + 1 }],
+    ["cpus", { cpus: 2.5 }],
+    ["pids_max", { pids_max: 129 }],
+    ["timeout_ms", { timeout_ms: 60_001 }],
+    ["stdout_max_bytes", { stdout_max_bytes: 2 * MiB }],
+    ["stderr_max_bytes", { stderr_max_bytes: 2 * MiB }],
+    ["tmpfs_tmp_bytes", { tmpfs_tmp_bytes: 128 * MiB }],
+    ["tmpfs_tmp_inodes", { tmpfs_tmp_inodes: 20000 }],
+    ["workdir", { workdir: "/srv/leasehold/workshop" }],
+    ["workdir", { workdir: "/etc" }],
+    ["exec_allow[1]", { exec_allow: ["/usr/bin", "/usr/local/bin"] }],
+    ["exec_allow[0]", { exec_allow: ["/usr/bin2"] }],
+    ["ro_binds[0]", { ro_binds: ["/etc"] }],
+    ["landlock.required", { landlock: { required: false, min_abi: 1, fs: [], tcp_connect: [], tcp_bind: [], scope: true } }],
+    ["landlock.fs[0].path", { landlock: { required: true, min_abi: 1, fs: [{ path: "/usr/bin", access: "rw" }], tcp_connect: [], tcp_bind: [], scope: true } }],
+    ["landlock.fs[0].path", { landlock: { required: true, min_abi: 1, fs: [{ path: "/home", access: "ro" }], tcp_connect: [], tcp_bind: [], scope: true } }],
+    ["landlock.tcp_connect[0]", { landlock: { required: true, min_abi: 1, fs: [], tcp_connect: [22], tcp_bind: [], scope: true } }],
+    ["landlock.tcp_bind[0]", { landlock: { required: true, min_abi: 1, fs: [], tcp_connect: [], tcp_bind: [9090], scope: true } }],
+    ["network.egress[0]", { network: { egress: ["10.0.0.0/7:443"] } }],
+    ["network.egress[0]", { network: { egress: ["11.0.0.0/8:443"] } }],
+    ["network.egress[1]", { network: { egress: ["10.0.0.0/8:443", "10.0.0.0/8:80"] } }],
+    ["network.egress[0]", { network: { egress: ["[2001:db9::]/48:443"] } }],
+  ])("refuses %s beyond the ceiling, never clamps", (field, over) => {
+    const e = caught(() => intersectPolicy(job(over), ceiling, { tier: "A" }));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.tier).toBe("guest");
+    expect(e.details?.field).toBe(field);
+    expect(e.message).toContain(field);
+    expect(e.message).toContain("host ceiling (guest check)");
+  });
+
+  it("refuses egress as UNENFORCEABLE on a tier-C host when it is within the ceiling", () => {
+    const e = caught(() => intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "C" }));
+    expect(e.code).toBe("UNENFORCEABLE");
+    expect(e.message).toContain("tier C");
+    // Beyond the ceiling is reported as such on every tier.
+    expect(caught(() => intersectPolicy(job({ network: { egress: ["8.8.8.8/32:53"] } }), ceiling, { tier: "C" })).code).toBe("POLICY_REFUSED");
+    // Tier B can enforce it.
+    expect(intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "B" }).network).toEqual({ egress: ["10.0.0.0/8:443"] });
+  });
+
+  it("refuses a malformed egress entry in the job as INVALID_ARGUMENT", () => {
+    expect(caught(() => intersectPolicy(job({ network: { egress: ["example.com:443"] } }), ceiling, { tier: "A" })).code).toBe("INVALID_ARGUMENT");
+  });
+
+  it("an empty ceiling egress list allows only network none", () => {
+    const none = parseCeiling({ ...ceilingJson, egress: [] });
+    expect(intersectPolicy(job(), none, { tier: "C" }).network).toBe("none");
+    expect(caught(() => intersectPolicy(job({ network: { egress: ["10.0.0.1/32:443"] } }), none, { tier: "A" })).code).toBe("POLICY_REFUSED");
+  });
+});
+
+describe("egress entries", () => {
+  const p = (t: string) => {
+    const e = parseEgress(t);
+    if ("error" in e) throw new Error(e.error);
+    return e as EgressEntry;
+  };
+  it.each(["10.0.0.0/8:443", "0.0.0.0/0:53", "192.168.1.7/32:22", "[2001:db8::]/32:443", "[::]/0:80", "[::ffff:10.0.0.0]/104:443"])("accepts %s", (t) => {
+    expect(() => p(t)).not.toThrow();
+  });
+  it.each(["10.0.0.1/8:443", "10.0.0.0/33:443", "10.0.0.0/8:0", "10.0.0.0/8:65536", "10.0.0.0/8", "10.0.0.0:443", "256.0.0.0/8:1", "[2001:db8::1]/32:443", "2001:db8::/32:443", "10.0.0.0/08:443", "10.0.0.0/8:0443", "host/8:1"])(
+    "refuses %s",
+    (t) => {
+      expect("error" in parseEgress(t)).toBe(true);
+    },
+  );
+  it("covers only narrower entries on the same port and family", () => {
+    expect(egressCovers(p("10.0.0.0/8:443"), p("10.20.0.0/16:443"))).toBe(true);
+    expect(egressCovers(p("10.0.0.0/8:443"), p("10.0.0.0/8:443"))).toBe(true);
+    expect(egressCovers(p("10.0.0.0/8:443"), p("0.0.0.0/0:443"))).toBe(false);
+    expect(egressCovers(p("10.0.0.0/8:443"), p("10.0.0.0/8:80"))).toBe(false);
+    expect(egressCovers(p("[::ffff:10.0.0.0]/104:443"), p("10.0.0.0/8:443"))).toBe(false);
+    expect(egressCovers(p("[2001:db8::]/32:443"), p("[2001:db8:1::]/48:443"))).toBe(true);
+  });
+});
+
+describe("loadCeiling", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-ceiling-"));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const write = (name: string, body: unknown, mode = 0o644, uid = 0) => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, typeof body === "string" ? body : JSON.stringify(body));
+    fs.chmodSync(p, mode);
+    if (process.getuid?.() === 0) fs.chownSync(p, uid, 0);
+    return p;
+  };
+  const isRoot = process.getuid?.() === 0;
+
+  it("loads a root-owned 0644 file", () => {
+    if (!isRoot) return; // the owner rule can only be satisfied by root
+    expect(loadCeiling(write("ok.json", ceilingJson)).max.pids).toBe(128);
+    expect(loadCeiling(write("ok600.json", ceilingJson, 0o600)).egress).toHaveLength(2);
+  });
+
+  it.each<[string, () => string, RegExp]>([
+    ["not owned by root", () => write("user.json", ceilingJson, 0o644, 1000), /not root/],
+    ["group-writable", () => write("g.json", ceilingJson, 0o664), /writable by group or others/],
+    ["world-writable", () => write("o.json", ceilingJson, 0o646), /writable by group or others/],
+    ["a symlink to a good file", () => {
+      const target = write("target.json", ceilingJson);
+      const link = path.join(dir, "link.json");
+      fs.symlinkSync(target, link);
+      return link;
+    }, /symlink/],
+    ["missing", () => path.join(dir, "missing.json"), /does not exist/],
+    ["a directory", () => {
+      fs.mkdirSync(path.join(dir, "d.json"));
+      return path.join(dir, "d.json");
+    }, /not a regular file/],
+    ["not JSON", () => write("bad.json", "{version: 1"), /not JSON/],
+    ["an unknown field", () => write("extra.json", { ...ceilingJson, allow_everything: true }), /Unrecognized key/],
+    ["a missing maximum", () => write("nomax.json", { ...ceilingJson, max: { ...ceilingJson.max, pids: undefined } }), /max\.pids/],
+    ["a relative exec dir", () => write("rel.json", { ...ceilingJson, exec_dirs: ["usr/bin"] }), /exec_dirs\.0/],
+    ["an egress entry with host bits", () => write("eg.json", { ...ceilingJson, egress: ["10.0.0.1/8:443"] }), /egress\.0/],
+    ["workspace root /", () => write("root.json", { ...ceilingJson, workspace_root: "/" }), /workspace_root/],
+    ["a version 2 file", () => write("v2.json", { ...ceilingJson, version: 2 }), /version/],
+    ["a relative path argument", () => "ceiling.json", /absolute/],
+    ["too large", () => write("big.json", " ".repeat(70_000)), /larger than/],
+  ])("refuses a file that is %s", (_name, make, message) => {
+    if (!isRoot) return;
+    const e = caught(() => loadCeiling(make()));
+    expect(e.code).toBe("CONFIG_INVALID");
+    expect(e.tier).toBe("guest");
+    expect(e.message).toMatch(message);
+  });
+});

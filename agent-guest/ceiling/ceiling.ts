@@ -1,0 +1,209 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { LeaseholdError } from "../../server/errors/index";
+import type { SandboxPolicy } from "../../native/index";
+import { egressCovers, isEgressText, parseEgress, type EgressEntry } from "./egress";
+
+/**
+ * The host ceiling: the most any job may get on this host, written by the
+ * host's operator in a root-owned JSON file. Tier: guest check (DESIGN.md
+ * "Who enforces what" — "what a host accepts at most").
+ *
+ * The rule: the sandbox gets the job's policy when, field by field, it lies
+ * within the ceiling; otherwise the job is refused with POLICY_REFUSED naming
+ * the first field that asks for more. Nothing is ever clamped — a job that
+ * asked for 2 GiB and silently got 512 MiB would run under terms nobody
+ * approved, and its evidence would describe a different action. Numeric
+ * fields compare with <=; paths must equal or lie below an allowed directory
+ * (lexically; both sides are normalised absolute paths); egress entries must
+ * each be covered by one ceiling entry (same family and port, a prefix at
+ * least as long, inside the ceiling network). An egress policy that is
+ * within the ceiling but needs a kernel tier this host lacks (tier C) is
+ * UNENFORCEABLE — checked after the ceiling, so a request beyond the ceiling
+ * is reported as such on every host.
+ */
+
+const MiB = 1024 * 1024;
+const MAX_CEILING_BYTES = 64 * 1024;
+
+const absPath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.includes("\0") && p.startsWith("/") && path.posix.normalize(p) === p && (p === "/" || !p.endsWith("/")), {
+    message: "must be a normalised absolute path (no '.', '..', '//' or trailing '/')",
+  });
+const port = z.number().int().min(1).max(65535);
+const egressText = z.string().max(64).refine(isEgressText, { message: "must be <ipv4>/<len>:<port> or [<ipv6>]/<len>:<port> with no host bits set" });
+
+export const HostCeiling = z
+  .object({
+    version: z.literal(1),
+    /** Every job's workdir and every read-write path must lie in here. */
+    workspace_root: absPath.refine((p) => p !== "/", { message: "the filesystem root cannot be the workspace root" }),
+    /** Directories whose files a job may execute (exec_allow must lie inside). */
+    exec_dirs: z.array(absPath).min(1).max(64),
+    /** Further host paths a job may bind or allow read-only. */
+    read_only_paths: z.array(absPath).max(64).optional(),
+    /** The widest egress any job may ask for. Empty: network "none" only. */
+    egress: z.array(egressText).max(256),
+    /** Ports a job may bind (Landlock tcp_bind). Absent: none. */
+    tcp_bind_ports: z.array(port).max(64).optional(),
+    /** When true (the default), a job that turns Landlock off is refused. */
+    require_landlock: z.boolean().optional(),
+    max: z
+      .object({
+        memory_bytes: z.number().int().min(8 * MiB),
+        cpus: z.number().positive().max(1024),
+        pids: z.number().int().min(2),
+        timeout_ms: z.number().int().min(1),
+        /** Per stream: stdout and stderr each. */
+        output_bytes: z.number().int().min(0),
+        tmpfs_bytes: z.number().int().min(64 * 1024),
+        tmpfs_inodes: z.number().int().min(16),
+      })
+      .strict(),
+  })
+  .strict();
+export type HostCeiling = z.infer<typeof HostCeiling>;
+
+/** The host's enforcement tier (DESIGN.md): A BPF-LSM, B cgroup-BPF + exec kill, C Landlock + seccomp + empty netns. */
+export type HostTier = "A" | "B" | "C";
+
+function configInvalid(file: string, reason: string): never {
+  throw new LeaseholdError("CONFIG_INVALID", `host ceiling ${file} refused by the guest: ${reason}`, {
+    tier: "guest",
+    hint: "the ceiling file must be a regular JSON file owned by root, mode 0644 or stricter",
+  });
+}
+
+/**
+ * Loads the ceiling file. Refused (CONFIG_INVALID) unless it is a regular
+ * file (not a symlink) owned by root and not writable by group or others,
+ * at most 64 KiB, and valid against the strict schema. Ownership and mode are
+ * checked on the opened descriptor, so what is parsed is what was checked.
+ */
+export function loadCeiling(file: string): HostCeiling {
+  if (typeof file !== "string" || !path.isAbsolute(file)) configInvalid(String(file), "path must be absolute");
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") configInvalid(file, "is a symlink");
+    if (code === "ENOENT") configInvalid(file, "does not exist");
+    configInvalid(file, `cannot be opened (${code ?? "error"})`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) configInvalid(file, "is not a regular file");
+    if (st.uid !== 0) configInvalid(file, `is owned by uid ${st.uid}, not root`);
+    if ((st.mode & 0o022) !== 0) configInvalid(file, `is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`);
+    if (st.size > MAX_CEILING_BYTES) configInvalid(file, `is larger than ${MAX_CEILING_BYTES} bytes`);
+    const buf = Buffer.alloc(MAX_CEILING_BYTES + 1);
+    let len = 0;
+    for (;;) {
+      const n = fs.readSync(fd, buf, len, buf.length - len, null);
+      if (n === 0) break;
+      len += n;
+      if (len > MAX_CEILING_BYTES) configInvalid(file, `is larger than ${MAX_CEILING_BYTES} bytes`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, len)));
+    } catch (e) {
+      configInvalid(file, `is not JSON: ${(e as Error).message}`);
+    }
+    return parseCeiling(json, file);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Validates a ceiling object (strict: unknown fields are refused). */
+export function parseCeiling(value: unknown, source = "(inline)"): HostCeiling {
+  const parsed = HostCeiling.safeParse(value);
+  if (!parsed.success) {
+    configInvalid(source, parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+function beyond(field: string, message: string, asked: unknown, allowed: unknown): never {
+  throw new LeaseholdError("POLICY_REFUSED", `host ceiling (guest check): ${field} ${message}; nothing was run`, {
+    tier: "guest",
+    details: { field, asked, allowed },
+  });
+}
+
+const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(`${dir}/`);
+
+function checkPath(field: string, p: string, dirs: readonly string[]): void {
+  if (!dirs.some((d) => within(p, d))) beyond(field, `= ${p} is outside the host ceiling`, p, dirs);
+}
+
+function checkMax(field: string, asked: number, allowed: number): void {
+  if (!(asked <= allowed)) beyond(field, `= ${asked} exceeds the host ceiling maximum ${allowed}`, asked, allowed);
+}
+
+/**
+ * The policy the sandbox gets: the job's own policy when every field lies
+ * within the ceiling (a fresh copy), or POLICY_REFUSED naming the field; or
+ * UNENFORCEABLE for egress on a tier-C host. Never a clamped policy.
+ */
+export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: { tier: HostTier }): SandboxPolicy {
+  const readable = [...ceiling.exec_dirs, ...(ceiling.read_only_paths ?? [])];
+  checkPath("workdir", job.workdir, [ceiling.workspace_root]);
+  job.exec_allow.forEach((d, i) => checkPath(`exec_allow[${i}]`, d, ceiling.exec_dirs));
+  job.ro_binds.forEach((d, i) => checkPath(`ro_binds[${i}]`, d, readable));
+
+  checkMax("memory_bytes", job.memory_bytes, ceiling.max.memory_bytes);
+  checkMax("cpus", job.cpus, ceiling.max.cpus);
+  checkMax("pids_max", job.pids_max, ceiling.max.pids);
+  checkMax("timeout_ms", job.timeout_ms, ceiling.max.timeout_ms);
+  checkMax("stdout_max_bytes", job.stdout_max_bytes, ceiling.max.output_bytes);
+  checkMax("stderr_max_bytes", job.stderr_max_bytes, ceiling.max.output_bytes);
+  checkMax("tmpfs_tmp_bytes", job.tmpfs_tmp_bytes, ceiling.max.tmpfs_bytes);
+  checkMax("tmpfs_tmp_inodes", job.tmpfs_tmp_inodes, ceiling.max.tmpfs_inodes);
+
+  const ll = job.landlock;
+  if ((ceiling.require_landlock ?? true) && !ll.required) {
+    beyond("landlock.required", "= false, but the host ceiling requires Landlock", false, true);
+  }
+  ll.fs.forEach((rule, i) =>
+    checkPath(`landlock.fs[${i}].path`, rule.path, rule.access === "rw" ? [ceiling.workspace_root] : [...readable, ceiling.workspace_root]),
+  );
+  const ceilingEgress = ceiling.egress.map((t) => parseEgress(t) as EgressEntry);
+  const egressPorts = new Set(ceilingEgress.map((e) => e.port));
+  ll.tcp_connect.forEach((p, i) => {
+    if (!egressPorts.has(p)) beyond(`landlock.tcp_connect[${i}]`, `= ${p} is not a port in the host ceiling's egress list`, p, [...egressPorts]);
+  });
+  const bindPorts = ceiling.tcp_bind_ports ?? [];
+  ll.tcp_bind.forEach((p, i) => {
+    if (!bindPorts.includes(p)) beyond(`landlock.tcp_bind[${i}]`, `= ${p} is not in the host ceiling's tcp_bind_ports`, p, bindPorts);
+  });
+
+  if (job.network !== "none") {
+    job.network.egress.forEach((text, i) => {
+      const entry = parseEgress(text);
+      if ("error" in entry) {
+        throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] ${entry.error}`, {
+          tier: "guest",
+          details: { field: `network.egress[${i}]` },
+        });
+      }
+      if (!ceilingEgress.some((c) => egressCovers(c, entry))) {
+        beyond(`network.egress[${i}]`, `= ${text} is not covered by the host ceiling's egress list`, text, ceiling.egress);
+      }
+    });
+    if (host.tier === "C") {
+      throw new LeaseholdError(
+        "UNENFORCEABLE",
+        "network egress allow-lists need kernel tier A or B (BPF connect/sendmsg hooks); this host runs tier C (Landlock + seccomp + empty network namespace) and refuses rather than run with open or no network",
+        { tier: "guest", details: { field: "network", host_tier: host.tier } },
+      );
+    }
+  }
+  return structuredClone(job);
+}

@@ -1,0 +1,301 @@
+import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
+import { z } from "zod";
+import { LeaseholdError } from "../../server/errors/index";
+import { canonicalBytes, canonicalDigest } from "../../server/canonical/jcs";
+import type { LaunchResult } from "../../native/index";
+
+/**
+ * Evidence envelope v1 (DESIGN.md "Evidence envelope v1"): what the host
+ * observed about one action, signed by the host's Ed25519 key over the RFC
+ * 8785 (JCS) bytes of the envelope.
+ *
+ * Rules this module keeps:
+ *  - enforcement values come from the launcher's read-back (`LaunchResult`),
+ *    never from the policy that was requested — the builder does not take the
+ *    policy at all;
+ *  - a value that was not measured (or read back as nonsense) is absent and
+ *    a line in `limitations` says so; no figure is invented;
+ *  - `state` is one of observed / derived / hypothesized; no confidence number;
+ *  - artifact digests are over the scrubbed bytes — the only bytes that leave
+ *    the host; redactions carry only `{count, kinds}`.
+ * The schema is strict: the fields are exactly those of DESIGN.md, each
+ * measured field optional so that "absent" is expressible.
+ */
+
+export const EVIDENCE_SCHEMA = "leasehold.evidence/1" as const;
+
+const NAMESPACE_NAMES = ["user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time"] as const;
+type NamespaceName = (typeof NAMESPACE_NAMES)[number];
+const isNamespace = (n: string): n is NamespaceName => (NAMESPACE_NAMES as readonly string[]).includes(n);
+
+const sha256Prefixed = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+const nonNegInt = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const shortText = z.string().min(1).max(256);
+
+export const EvidenceEnvelope = z
+  .object({
+    schema: z.literal(EVIDENCE_SCHEMA),
+    action_id: shortText,
+    action_hash: sha256Prefixed,
+    host_id: shortText,
+    producer: z
+      .object({
+        capability: shortText,
+        version: shortText,
+        worker_digest: sha256Prefixed.optional(),
+      })
+      .strict(),
+    state: z.enum(["observed", "derived", "hypothesized"]),
+    artifacts: z
+      .array(
+        z
+          .object({
+            name: shortText,
+            sha256: sha256Hex,
+            bytes: nonNegInt,
+            truncated: z.boolean(),
+          })
+          .strict(),
+      )
+      .max(64),
+    exit: z
+      .object({
+        code: z.number().int().min(0).max(255).nullable(),
+        signal: z.string().max(32).nullable(),
+        timed_out: z.boolean(),
+        oom_killed: z.boolean(),
+      })
+      .strict()
+      .optional(),
+    enforcement: z
+      .object({
+        namespaces: z.array(z.enum(NAMESPACE_NAMES)).max(8),
+        cgroup: z.object({ memory_max: nonNegInt.optional(), pids_max: nonNegInt.optional() }).strict().optional(),
+        seccomp: z.boolean().optional(),
+        landlock_abi: z.number().int().min(1).max(64).optional(),
+        bpf: z
+          .object({
+            tier: z.enum(["A", "B", "C"]),
+            attached: z.boolean(),
+            object_sha256: sha256Hex.optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    redactions: z.object({ count: nonNegInt, kinds: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)).max(64) }).strict(),
+    timing: z
+      .object({
+        started_at: z.iso.datetime(),
+        ended_at: z.iso.datetime(),
+        cpu_ms: nonNegInt.optional(),
+      })
+      .strict(),
+    limitations: z.array(z.string().min(1).max(1024)).max(64),
+  })
+  .strict();
+export type EvidenceEnvelope = z.infer<typeof EvidenceEnvelope>;
+
+export const SignedEvidence = z
+  .object({
+    envelope: z.unknown(),
+    signature: z
+      .object({
+        alg: z.literal("Ed25519"),
+        /** `sha256:` of the raw 32-byte public key — which enrolled key to try. */
+        key_id: sha256Prefixed,
+        /** base64 of the 64-byte signature over JCS(envelope). */
+        sig: z.string().regex(/^[A-Za-z0-9+/]{86}==$/),
+      })
+      .strict(),
+  })
+  .strict();
+export type SignedEvidence = { envelope: EvidenceEnvelope; signature: { alg: "Ed25519"; key_id: string; sig: string } };
+
+/** What the launcher read back, as `native/` reports it (only the fields evidence uses). */
+export type LaunchReadback = Pick<LaunchResult, "exit" | "timing" | "enforcement" | "limitations">;
+
+/** The kernel tier the host probe/BPF loader reports for this lease (read back, not configured). */
+export interface BpfReadback {
+  tier: "A" | "B" | "C";
+  attached: boolean;
+  object_sha256?: string;
+}
+
+export interface EvidenceCommon {
+  action_id: string;
+  action_hash: string;
+  host_id: string;
+  producer: { capability: string; version: string; worker_digest?: string };
+}
+
+export interface LaunchEvidenceInput extends EvidenceCommon {
+  state?: EvidenceEnvelope["state"];
+  launch: LaunchReadback;
+  bpf: BpfReadback;
+  /** Scrubbed outputs: the bytes that leave the host, with the launcher's truncation flag. */
+  artifacts: Array<{ name: string; content: Uint8Array; truncated: boolean }>;
+  redactions: { count: number; kinds: string[] };
+}
+
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+function invalid(message: string, cause?: unknown): never {
+  throw new LeaseholdError("INVALID_ARGUMENT", `evidence envelope: ${message}`, { tier: "guest", cause });
+}
+
+function finish(envelope: EvidenceEnvelope): EvidenceEnvelope {
+  const parsed = EvidenceEnvelope.safeParse(envelope);
+  if (!parsed.success) invalid(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return envelope;
+}
+
+function producerOf(input: EvidenceCommon, limitations: string[]): EvidenceEnvelope["producer"] {
+  const producer: EvidenceEnvelope["producer"] = { capability: input.producer.capability, version: input.producer.version };
+  if (input.producer.worker_digest !== undefined) producer.worker_digest = input.producer.worker_digest;
+  else limitations.push("worker digest not measured");
+  return producer;
+}
+
+/** Builds the envelope for an action that ran, from the launcher's read-back. */
+export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelope {
+  const rb = input.launch;
+  const limitations: string[] = [...rb.limitations];
+  const enforcement: NonNullable<EvidenceEnvelope["enforcement"]> = {
+    namespaces: rb.enforcement.namespaces.filter(isNamespace),
+  };
+  const cgroup: { memory_max?: number; pids_max?: number } = {};
+  const memoryMax = rb.enforcement.cgroup.memory_max;
+  // cgroup v1 reads "no limit" back as a huge page-rounded number; that is not a limit.
+  if (isCount(memoryMax) && memoryMax > 0) cgroup.memory_max = memoryMax;
+  else limitations.push("cgroup memory limit not read back");
+  const pidsMax = rb.enforcement.cgroup.pids_max;
+  if (isCount(pidsMax) && pidsMax > 0) cgroup.pids_max = pidsMax;
+  else limitations.push("cgroup pids limit not read back");
+  if (Object.keys(cgroup).length > 0) enforcement.cgroup = cgroup;
+  enforcement.seccomp = rb.enforcement.seccomp;
+  if (!rb.enforcement.seccomp) limitations.push("no seccomp filter read back in the sandbox");
+  if (rb.enforcement.landlock_abi !== null && rb.enforcement.landlock_abi >= 1) enforcement.landlock_abi = rb.enforcement.landlock_abi;
+  else limitations.push("Landlock not in force (no ABI read back)");
+  const bpf: NonNullable<NonNullable<EvidenceEnvelope["enforcement"]>["bpf"]> = { tier: input.bpf.tier, attached: input.bpf.attached };
+  if (input.bpf.object_sha256 !== undefined) bpf.object_sha256 = input.bpf.object_sha256;
+  else if (input.bpf.attached) limitations.push("BPF object digest not measured");
+  if (!input.bpf.attached) {
+    limitations.push(`no BPF program enforced this lease (tier ${input.bpf.tier}): exec/file/connect allow-lists rest on Landlock and the empty network namespace`);
+  }
+  enforcement.bpf = bpf;
+
+  const timing: EvidenceEnvelope["timing"] = { started_at: rb.timing.started_at, ended_at: rb.timing.ended_at };
+  if (isCount(rb.timing.cpu_ms)) timing.cpu_ms = rb.timing.cpu_ms;
+  else limitations.push("cpu time not measured");
+
+  return finish({
+    schema: EVIDENCE_SCHEMA,
+    action_id: input.action_id,
+    action_hash: input.action_hash,
+    host_id: input.host_id,
+    producer: producerOf(input, limitations),
+    state: input.state ?? "observed",
+    artifacts: input.artifacts.map((a) => ({
+      name: a.name,
+      sha256: createHash("sha256").update(a.content).digest("hex"),
+      bytes: a.content.byteLength,
+      truncated: a.truncated,
+    })),
+    exit: { code: rb.exit.code, signal: rb.exit.signal, timed_out: rb.exit.timed_out, oom_killed: rb.exit.oom_killed },
+    enforcement,
+    redactions: { count: input.redactions.count, kinds: [...new Set(input.redactions.kinds)].sort() },
+    timing,
+    limitations: [...new Set(limitations)],
+  });
+}
+
+/**
+ * The envelope for an action refused or failed on the guest before anything
+ * ran (DESIGN.md: failures and refusals are sealed too). No exit, no
+ * enforcement: nothing was launched, so nothing was measured.
+ */
+export function buildRefusalEvidence(input: EvidenceCommon & { refusal: { code: string; message: string }; at: Date }): EvidenceEnvelope {
+  const limitations = [`not launched: ${input.refusal.code}: ${input.refusal.message}`.slice(0, 1024)];
+  const at = input.at.toISOString();
+  return finish({
+    schema: EVIDENCE_SCHEMA,
+    action_id: input.action_id,
+    action_hash: input.action_hash,
+    host_id: input.host_id,
+    producer: producerOf(input, limitations),
+    state: "observed",
+    artifacts: [],
+    redactions: { count: 0, kinds: [] },
+    timing: { started_at: at, ended_at: at },
+    limitations,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Signing and verification.
+
+/** Raw 32-byte Ed25519 public key. */
+export function rawPublicKey(key: KeyObject): Buffer {
+  const pub = key.type === "private" ? createPublicKey(key) : key;
+  if (pub.asymmetricKeyType !== "ed25519") invalid("host key must be Ed25519");
+  const jwk = pub.export({ format: "jwk" });
+  return Buffer.from(jwk.x ?? "", "base64url");
+}
+
+export function hostKeyId(key: KeyObject): string {
+  return `sha256:${createHash("sha256").update(rawPublicKey(key)).digest("hex")}`;
+}
+
+/** A fresh host key pair (enrolment stores the private key root-only; not built yet). */
+export function generateHostKeyPair(): { privateKey: KeyObject; publicKey: KeyObject } {
+  return generateKeyPairSync("ed25519");
+}
+
+/** `sha256:` of JCS(envelope) — what the hub seals in the ledger. */
+export function evidenceDigest(envelope: EvidenceEnvelope): `sha256:${string}` {
+  return canonicalDigest(envelope);
+}
+
+/** Validates the envelope and signs its JCS bytes with the host key. */
+export function signEvidence(envelope: EvidenceEnvelope, privateKey: KeyObject): SignedEvidence {
+  if (privateKey.type !== "private" || privateKey.asymmetricKeyType !== "ed25519") invalid("signing key must be an Ed25519 private key");
+  const checked = finish(envelope);
+  const sig = sign(null, canonicalBytes(checked), privateKey);
+  return { envelope: checked, signature: { alg: "Ed25519", key_id: hostKeyId(privateKey), sig: sig.toString("base64") } };
+}
+
+export type VerifyResult = { ok: true; envelope: EvidenceEnvelope; digest: `sha256:${string}` } | { ok: false; reason: string };
+
+/**
+ * Hub side: verifies a signed envelope against the host's enrolled public key.
+ * Denies on any doubt — malformed wrapper, envelope outside the strict schema,
+ * a key id that is not this key's, a bad signature. Nothing in the envelope
+ * should be believed unless this returns ok.
+ */
+export function verifyEvidence(signed: unknown, publicKey: KeyObject): VerifyResult {
+  const wrapper = SignedEvidence.safeParse(signed);
+  if (!wrapper.success) return { ok: false, reason: "not a signed evidence envelope" };
+  const env = EvidenceEnvelope.safeParse(wrapper.data.envelope);
+  if (!env.success) return { ok: false, reason: `envelope does not match schema v1: ${env.error.issues[0]?.path.join(".") ?? ""}` };
+  let keyId: string;
+  try {
+    keyId = hostKeyId(publicKey);
+  } catch {
+    return { ok: false, reason: "verification key is not Ed25519" };
+  }
+  if (wrapper.data.signature.key_id !== keyId) return { ok: false, reason: "signed by a different key" };
+  let bytes: Uint8Array;
+  try {
+    // Sign and verify over the envelope exactly as received (the strict schema
+    // has no defaults or transforms, so parsing changed nothing).
+    bytes = canonicalBytes(wrapper.data.envelope);
+  } catch {
+    return { ok: false, reason: "envelope is not canonicalisable JSON" };
+  }
+  const sig = Buffer.from(wrapper.data.signature.sig, "base64");
+  if (sig.length !== 64 || !verify(null, bytes, publicKey, sig)) return { ok: false, reason: "signature does not verify" };
+  return { ok: true, envelope: env.data, digest: canonicalDigest(wrapper.data.envelope) };
+}

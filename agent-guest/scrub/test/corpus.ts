@@ -1,0 +1,214 @@
+/**
+ * Hostile / table corpus for the scrubber. Secrets are assembled at run time
+ * from pieces so this file does not itself look like a leaked credential to
+ * repository secret scanners; every value is fake.
+ */
+
+export interface ScrubCase {
+  name: string;
+  input: string | Buffer;
+  /** Exact expected output (latin1 view). */
+  expect: string | Buffer;
+  kinds: string[];
+  count: number;
+}
+
+const rep = (s: string, n: number) => s.repeat(n);
+const b62 = (n: number, seed = 7) => {
+  const a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  let x = seed;
+  let out = "";
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out += a[x % a.length];
+  }
+  return out;
+};
+
+export const FAKE = {
+  awsId: "AK" + "IA" + "IOSFODNN7EXAMPLE",
+  awsId2: "AS" + "IA" + "Y34FZKBOKMUTVV7A",
+  awsSecret: "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY",
+  ghp: "gh" + "p_" + b62(36, 1),
+  gho: "gh" + "o_" + b62(36, 2),
+  ghPat: "github" + "_pat_" + b62(22, 3) + "_" + b62(59, 4),
+  glpat: "gl" + "pat-" + b62(20, 5),
+  xoxb: "xo" + "xb-" + "1234567890-" + b62(24, 6),
+  xoxp: "xo" + "xp-" + "1234567890-1234567890-" + b62(32, 7),
+  slackHook: "https://hooks.slack" + ".com/services/T0000000/B0000000/" + b62(24, 8),
+  skLive: "sk" + "_live_" + b62(24, 9),
+  rkTest: "rk" + "_test_" + b62(24, 10),
+  whsec: "wh" + "sec_" + b62(32, 11),
+  aiza: "AI" + "za" + b62(35, 12),
+  ya29: "ya" + "29." + b62(60, 13),
+  jwt: "ey" + "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+  jwtNone: "ey" + "JhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.",
+  lh: "lh" + "_" + b62(32, 14),
+  pemBody: [b62(64, 15), b62(64, 16), b62(40, 17) + "=="].join("\n"),
+};
+
+const pem = (label: string, body = FAKE.pemBody) => `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----`;
+
+const R = (kind: string) => `[REDACTED:${kind}]`;
+
+const redacted = (name: string, input: string, expect: string, kinds: string[], count = kinds.length): ScrubCase => ({
+  name,
+  input,
+  expect,
+  kinds: [...new Set(kinds)].sort(),
+  count,
+});
+const untouched = (name: string, input: string | Buffer): ScrubCase => ({ name, input, expect: input, kinds: [], count: 0 });
+
+export const CORPUS: ScrubCase[] = [
+  // --- AWS
+  redacted("aws access key id", `id=${FAKE.awsId}\n`, `id=${R("aws_access_key")}\n`, ["aws_access_key"]),
+  redacted("aws temporary key id (ASIA)", `key ${FAKE.awsId2} ok`, `key ${R("aws_access_key")} ok`, ["aws_access_key"]),
+  redacted("aws key id in JSON", `{"AccessKeyId": "${FAKE.awsId2}"}`, `{"AccessKeyId": "${R("aws_access_key")}"}`, ["aws_access_key"]),
+  redacted(
+    "aws secret near access key id",
+    `${FAKE.awsId} ${FAKE.awsSecret}`,
+    `${R("aws_access_key")} ${R("aws_secret_key")}`,
+    ["aws_access_key", "aws_secret_key"],
+  ),
+  redacted(
+    "aws credentials file",
+    `[default]\naws_access_key_id = ${FAKE.awsId}\naws_secret_access_key = ${FAKE.awsSecret}\n`,
+    `[default]\naws_access_key_id = ${R("aws_access_key")}\naws_secret_access_key = ${R("aws_secret_key")}\n`,
+    ["aws_access_key", "aws_secret_key"],
+  ),
+  redacted("aws secret by env var name", `AWS_SECRET_ACCESS_KEY=${FAKE.awsSecret}`, `AWS_SECRET_ACCESS_KEY=${R("aws_secret_key")}`, ["aws_secret_key"]),
+  redacted(
+    "aws secret in JSON (SecretAccessKey)",
+    `{"SecretAccessKey": "${FAKE.awsSecret}", "x": 1}`,
+    `{"SecretAccessKey": "${R("aws_secret_key")}", "x": 1}`,
+    ["aws_secret_key"],
+  ),
+  // --- GitHub / GitLab / Slack / Stripe / Google
+  redacted("github ghp_", `token: ${FAKE.ghp}`, `token: ${R("github_token")}`, ["github_token"]),
+  redacted("github gho_ in quotes", `"${FAKE.gho}"`, `"${R("github_token")}"`, ["github_token"]),
+  redacted("github fine-grained PAT", `GH=${FAKE.ghPat};`, `GH=${R("github_token")};`, ["github_token"]),
+  redacted("gitlab glpat-", `CI_TOKEN ${FAKE.glpat}\n`, `CI_TOKEN ${R("gitlab_token")}\n`, ["gitlab_token"]),
+  redacted("slack bot token", `slack=${FAKE.xoxb}`, `slack=${R("slack_token")}`, ["slack_token"]),
+  redacted("slack user token", `${FAKE.xoxp} `, `${R("slack_token")} `, ["slack_token"]),
+  redacted("slack webhook url", `curl ${FAKE.slackHook} -d x`, `curl ${R("slack_webhook")} -d x`, ["slack_webhook"]),
+  redacted("stripe live secret key", `STRIPE=${FAKE.skLive}`, `STRIPE=${R("stripe_key")}`, ["stripe_key"]),
+  redacted("stripe restricted test key", `${FAKE.rkTest}.`, `${R("stripe_key")}.`, ["stripe_key"]),
+  redacted("stripe webhook secret", `secret ${FAKE.whsec}`, `secret ${R("stripe_key")}`, ["stripe_key"]),
+  redacted("google api key", `key=${FAKE.aiza}&q=1`, `key=${R("google_api_key")}&q=1`, ["google_api_key"]),
+  redacted("google oauth access token", `access_token: ${FAKE.ya29}`, `access_token: ${R("google_oauth_token")}`, ["google_oauth_token"]),
+  // --- JWT / Bearer / Basic
+  redacted("jwt", `cookie=${FAKE.jwt}; path=/`, `cookie=${R("jwt")}; path=/`, ["jwt"]),
+  redacted("unsigned jwt (alg none)", `t ${FAKE.jwtNone} end`, `t ${R("jwt")} end`, ["jwt"]),
+  redacted("bearer header keeps the scheme", `Authorization: Bearer abcdefghijklmnopqrstuv123`, `Authorization: Bearer ${R("bearer_token")}`, ["bearer_token"]),
+  redacted("bearer lowercase", `authorization: bearer ZZZZZZZZZZZZZZZZZZZZ\n`, `authorization: bearer ${R("bearer_token")}\n`, ["bearer_token"]),
+  redacted("bearer carrying a jwt is one bearer redaction", `Bearer ${FAKE.jwt}`, `Bearer ${R("bearer_token")}`, ["bearer_token"]),
+  redacted("bearer carrying an lh_ token", `Bearer ${FAKE.lh}`, `Bearer ${R("bearer_token")}`, ["bearer_token"]),
+  redacted("basic auth header", `Authorization: Basic dXNlcjpwYXNzd29yZA==\n`, `Authorization: Basic ${R("basic_auth")}\n`, ["basic_auth"]),
+  // --- PEM private keys
+  redacted("pem rsa private key", `before\n${pem("RSA PRIVATE KEY")}\nafter`, `before\n${R("private_key")}\nafter`, ["private_key"]),
+  redacted("pem ec private key", pem("EC PRIVATE KEY"), R("private_key"), ["private_key"]),
+  redacted("pem openssh private key", `${pem("OPENSSH PRIVATE KEY")}\n`, `${R("private_key")}\n`, ["private_key"]),
+  redacted("pem pkcs8 private key", `x${pem("PRIVATE KEY")}y`, `x${R("private_key")}y`, ["private_key"]),
+  redacted("pem encrypted private key", pem("ENCRYPTED PRIVATE KEY"), R("private_key"), ["private_key"]),
+  redacted("pgp private key block", pem("PGP PRIVATE KEY BLOCK"), R("private_key"), ["private_key"]),
+  redacted(
+    "pem with legacy encryption headers",
+    pem("RSA PRIVATE KEY", `Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF\n\n${FAKE.pemBody}`),
+    R("private_key"),
+    ["private_key"],
+  ),
+  redacted(
+    "pem truncated (no END line) still redacts the body",
+    `-----BEGIN RSA PRIVATE KEY-----\n${FAKE.pemBody}\n`,
+    R("private_key"),
+    ["private_key"],
+  ),
+  redacted("pem with CRLF line ends", pem("PRIVATE KEY").replaceAll("\n", "\r\n"), R("private_key"), ["private_key"]),
+  // --- connection strings
+  redacted(
+    "postgres url password",
+    `DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/app`,
+    `DATABASE_URL=postgres://app:${R("connection_string_password")}@db.internal:5432/app`,
+    ["connection_string_password"],
+  ),
+  redacted(
+    "postgresql url with raw @ in password",
+    `postgresql://u:p@ss@w0rd@h/db`,
+    `postgresql://u:${R("connection_string_password")}@h/db`,
+    ["connection_string_password"],
+  ),
+  redacted("mysql url", `mysql://root:toor@127.0.0.1:3306/x`, `mysql://root:${R("connection_string_password")}@127.0.0.1:3306/x`, ["connection_string_password"]),
+  redacted(
+    "mongodb+srv url",
+    `mongodb+srv://svc:pa55w0rd@cluster0.example.net/?retryWrites=true`,
+    `mongodb+srv://svc:${R("connection_string_password")}@cluster0.example.net/?retryWrites=true`,
+    ["connection_string_password"],
+  ),
+  redacted("redis url with empty user", `redis://:hunter2@cache:6379`, `redis://:${R("connection_string_password")}@cache:6379`, ["connection_string_password"]),
+  redacted("rediss url", `REDIS=rediss://default:abc123@r.example:6380`, `REDIS=rediss://default:${R("connection_string_password")}@r.example:6380`, ["connection_string_password"]),
+  redacted("amqp url", `amqp://guest:guest@rabbit:5672/`, `amqp://guest:${R("connection_string_password")}@rabbit:5672/`, ["connection_string_password"]),
+  redacted("amqps upper-case scheme", `AMQPS://u:v@q/`, `AMQPS://u:${R("connection_string_password")}@q/`, ["connection_string_password"]),
+  redacted(
+    "jdbc postgres url",
+    `jdbc:postgresql://u:pw9@h:5432/db`,
+    `jdbc:postgresql://u:${R("connection_string_password")}@h:5432/db`,
+    ["connection_string_password"],
+  ),
+  redacted("https basic-auth url", `git clone https://bob:t0ken@git.example.com/r.git`, `git clone https://bob:${R("url_password")}@git.example.com/r.git`, ["url_password"]),
+  // --- the hub's own tokens
+  redacted("leasehold token", `LEASEHOLD_TOKEN=${FAKE.lh}\n`, `LEASEHOLD_TOKEN=${R("leasehold_token")}\n`, ["leasehold_token"]),
+  redacted("leasehold token in json", `{"token":"${FAKE.lh}"}`, `{"token":"${R("leasehold_token")}"}`, ["leasehold_token"]),
+  // --- mixtures and bytes
+  redacted(
+    "several kinds on one line",
+    `${FAKE.ghp} ${FAKE.skLive} ${FAKE.lh}`,
+    `${R("github_token")} ${R("stripe_key")} ${R("leasehold_token")}`,
+    ["github_token", "stripe_key", "leasehold_token"],
+  ),
+  redacted("same kind twice counts twice", `${FAKE.ghp}\n${FAKE.gho}`, `${R("github_token")}\n${R("github_token")}`, ["github_token"], 2),
+  {
+    name: "secret between invalid UTF-8 bytes keeps those bytes",
+    input: Buffer.concat([Buffer.from([0xff, 0xc3, 0x28, 0x20]), Buffer.from(FAKE.ghp), Buffer.from([0x20, 0xed, 0xa0, 0x80, 0x00])]),
+    expect: Buffer.concat([Buffer.from([0xff, 0xc3, 0x28, 0x20]), Buffer.from(R("github_token")), Buffer.from([0x20, 0xed, 0xa0, 0x80, 0x00])]),
+    kinds: ["github_token"],
+    count: 1,
+  },
+  redacted("secret after multibyte UTF-8", `clé: ${FAKE.glpat} ✓`, `clé: ${R("gitlab_token")} ✓`, ["gitlab_token"]),
+
+  // --- near-misses: must pass through untouched
+  untouched("the word AKIA in prose", "AKIA is the prefix of AWS access key ids"),
+  untouched("AKIA with 15 chars", "AKIA" + "IOSFODNN7EXAMP"),
+  untouched("AKIA with 17 chars (part of a longer id)", "AKIA" + "IOSFODNN7EXAMPLEX"),
+  untouched("lower-case akia", "akia" + "iosfodnn7example"),
+  untouched("AKIA key embedded in a longer word", "XAKIA" + "IOSFODNN7EXAMPLE"),
+  untouched("40-char base64 string with no access key near", `checksum ${FAKE.awsSecret}`),
+  untouched("git commit sha", "commit 3f786850e387550fdab836ed7e6dc881de23001b"),
+  untouched("ghp_ too short", "gh" + "p_abcdef0123456789"),
+  untouched("ghp_ embedded in identifier", "xgh" + "p_" + rep("a", 36)),
+  untouched("stripe publishable key", "pk" + "_live_" + b62(24, 20)),
+  untouched("stripe key too short", "sk" + "_live_abc123"),
+  untouched("AIza one char short", "AI" + "za" + b62(34, 21)),
+  untouched("AIza one char long", "AI" + "za" + b62(36, 22)),
+  untouched("jwt header alone", "ey" + "JhbGciOiJIUzI1NiJ9"),
+  untouched("two base64 segments without eyJ payload", "ey" + "JhbGciOiJIUzI1NiJ9.abc.def"),
+  untouched("bearer with a short token", "Authorization: Bearer abc"),
+  untouched("bearer in prose", "Bearer authentication is described in RFC 6750."),
+  untouched("basic in prose", "Basic usage of the tool: run it."),
+  untouched("postgres url without password", "postgres://db.internal:5432/app"),
+  untouched("postgres url with user only", "postgres://app@db.internal/app"),
+  untouched("https url with port", "https://example.com:8443/path?q=1"),
+  untouched("email address", "mail alice@example.com about it"),
+  untouched("public key block", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----"),
+  untouched("certificate block", "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUJ\n-----END CERTIFICATE-----"),
+  untouched("lh_ too short", "the lh_tokens table"),
+  untouched("lh_ embedded in an identifier", "my" + "lh_" + rep("A", 32)),
+  untouched("xoxb without dash", "xoxb is a slack prefix"),
+  untouched("glpat- too short", "gl" + "pat-short"),
+  untouched("uuid", "id 123e4567-e89b-12d3-a456-426614174000"),
+  untouched("password in prose is DLP's job, not a credential format", "password: hunter2"),
+  untouched("ya29 without dot", "ya29 is a prefix"),
+  untouched("slack host without a path", "https://hooks.slack.com/"),
+  untouched("binary with no text", Buffer.from([0, 1, 2, 0xfe, 0xff, 0x80, 0x7f, 0x1b, 0x5b])),
+  untouched("empty input", ""),
+];

@@ -1,0 +1,546 @@
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { LeaseholdError, type ErrorCode } from "../../server/errors/index";
+
+/**
+ * The one path module behind fs_read / fs_write / fs_list on a host.
+ * Tier: guest user-space check (DESIGN.md "Who enforces what") — a check in
+ * the guest daemon, not a kernel object. Every refusal says so.
+ *
+ * Rules, each with a case in workspace.test.ts:
+ *  - paths are relative to the workspace root: absolute paths are refused;
+ *    any `..` component is refused (lexical escape) even when it would stay
+ *    inside; NUL, control characters, over-long paths/components/depth are
+ *    invalid arguments.
+ *  - the workspace root is an absolute, normalised path to a directory none
+ *    of whose components is a symlink; its (dev, inode) is fixed when the
+ *    Workspace is opened and re-verified by every operation.
+ *  - resolution is fd-relative, like openat(2): starting from "/", every
+ *    component is lstat'ed and then opened through `/proc/self/fd/<dir>/<name>`
+ *    with O_NOFOLLOW|O_DIRECTORY, so the kernel resolves each step relative to
+ *    a directory we already hold and never follows a symlink; the opened fd's
+ *    (dev, inode) must equal what lstat saw. A symlinked component anywhere
+ *    is refused, whether it was there at check time or swapped in later.
+ *  - no mount point is crossed (every directory has the root's st_dev).
+ *  - before a read, write or list, /proc/self/fd says where the directory fd
+ *    really is; it must still be inside the root (resolved escape).
+ *  - reads open only regular files with one link (a hard link may alias a
+ *    file outside the workspace); the target is first opened O_PATH, so a
+ *    fifo or device swapped in is never opened for I/O.
+ *  - writes never write through an existing path: a temp file is created
+ *    O_EXCL|O_NOFOLLOW in the same directory, written, fsync'ed and renamed
+ *    over the target (rename replaces a symlink instead of following it),
+ *    then the directory is fsync'ed. Writing over a symlink, directory, fifo
+ *    or device is refused. Missing parents are created only after every
+ *    existing ancestor passed the checks (mkdir never follows a symlink).
+ *  - sizes are bounded: read and list page with offset / limit / has_more.
+ *
+ * What holds under races (TOCTOU): see README.md "Workspace races".
+ * Requires Linux with /proc mounted; otherwise the module refuses to open a
+ * workspace (UNENFORCEABLE) rather than fall back to path-string checks.
+ */
+
+export interface WorkspaceLimits {
+  maxPathBytes: number;
+  maxComponentBytes: number;
+  maxDepth: number;
+  maxReadBytes: number;
+  defaultReadBytes: number;
+  maxWriteBytes: number;
+  defaultListLimit: number;
+  maxListLimit: number;
+  /** Directory entries scanned at most for one listing. */
+  maxListScan: number;
+}
+
+export const DEFAULT_WORKSPACE_LIMITS: Readonly<WorkspaceLimits> = Object.freeze({
+  maxPathBytes: 4096,
+  maxComponentBytes: 255,
+  maxDepth: 64,
+  maxReadBytes: 8 * 1024 * 1024,
+  defaultReadBytes: 1024 * 1024,
+  maxWriteBytes: 8 * 1024 * 1024,
+  defaultListLimit: 50,
+  maxListLimit: 200,
+  maxListScan: 10_000,
+});
+
+/** Points between a check and the operation it guards; tests use them to swap things in. */
+export type WorkspaceStage = "component-checked" | "target-checked" | "before-commit";
+
+export interface WorkspaceOptions {
+  limits?: Partial<WorkspaceLimits>;
+  /** Test seam: called synchronously at each stage with the workspace-relative path. */
+  onStage?: (stage: WorkspaceStage, relativePath: string) => void;
+}
+
+export interface ReadResult {
+  path: string;
+  content: Buffer;
+  offset: number;
+  bytes: number;
+  total_bytes: number;
+  has_more: boolean;
+  sha256: string;
+}
+
+export interface WriteResult {
+  path: string;
+  bytes: number;
+  sha256: string;
+  created: boolean;
+}
+
+export type EntryType = "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
+
+export interface ListEntry {
+  /** UTF-8 name, or base64 of the raw bytes when `name_encoding` is "base64". */
+  name: string;
+  name_encoding: "utf8" | "base64";
+  type: EntryType;
+  /** Size in bytes, for regular files only. */
+  size?: number;
+}
+
+export interface ListResult {
+  path: string;
+  entries: ListEntry[];
+  offset: number;
+  limit: number;
+  total: number;
+  has_more: boolean;
+}
+
+const TIER_PREFIX = "guest user-space path check";
+const C = fs.constants;
+// O_PATH is not in fs.constants. 010000000 on every Linux architecture Node
+// supports except alpha/parisc/sparc, which Node does not ship for.
+const O_PATH = 0o10000000;
+const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
+const TEMP_PREFIX = ".lh-tmp-";
+
+function refuse(code: ErrorCode, message: string, relPath?: string): never {
+  throw new LeaseholdError(code, `${TIER_PREFIX}: ${message}`, {
+    tier: "guest",
+    ...(relPath !== undefined ? { details: { path: relPath } } : {}),
+  });
+}
+
+const fdPath = (fd: number, name?: string) => (name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`);
+const sameInode = (a: fs.Stats, b: fs.Stats) => a.dev === b.dev && a.ino === b.ino;
+const errnoOf = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+function closeQuietly(fd: number | undefined): void {
+  if (fd === undefined) return;
+  try {
+    fs.closeSync(fd);
+  } catch {
+    /* already closed */
+  }
+}
+
+function entryType(st: fs.Stats): EntryType {
+  if (st.isFile()) return "file";
+  if (st.isDirectory()) return "directory";
+  if (st.isSymbolicLink()) return "symlink";
+  if (st.isFIFO()) return "fifo";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice()) return "char_device";
+  if (st.isBlockDevice()) return "block_device";
+  return "unknown";
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0001-\u001f\u007f]/;
+
+/**
+ * Lexical checks on a workspace-relative path. Returns its components
+ * (empty for the root itself). Never touches the filesystem.
+ */
+export function parseRelativePath(input: unknown, limits: WorkspaceLimits = DEFAULT_WORKSPACE_LIMITS): string[] {
+  if (typeof input !== "string") refuse("INVALID_ARGUMENT", "path must be a string");
+  if (input.includes("\0")) refuse("INVALID_ARGUMENT", "path contains a NUL byte");
+  if (LONE_SURROGATE.test(input)) refuse("INVALID_ARGUMENT", "path is not valid Unicode");
+  if (CONTROL.test(input)) refuse("INVALID_ARGUMENT", "path contains a control character", input);
+  if (Buffer.byteLength(input) > limits.maxPathBytes) refuse("INVALID_ARGUMENT", `path is longer than ${limits.maxPathBytes} bytes`);
+  if (input.startsWith("/")) {
+    refuse("POLICY_REFUSED", "absolute path refused; workspace paths are relative to the workspace root", input);
+  }
+  const parts = input.split("/").filter((p) => p !== "" && p !== ".");
+  for (const part of parts) {
+    if (part === "..") refuse("POLICY_REFUSED", "'..' component refused (lexical escape)", input);
+    if (Buffer.byteLength(part) > limits.maxComponentBytes) {
+      refuse("INVALID_ARGUMENT", `path component longer than ${limits.maxComponentBytes} bytes`, input);
+    }
+  }
+  if (parts.length > limits.maxDepth) refuse("INVALID_ARGUMENT", `path deeper than ${limits.maxDepth} components`, input);
+  return parts;
+}
+
+function checkPaging(offset: unknown, limit: unknown, defaultLimit: number, maxLimit: number): { offset: number; limit: number } {
+  const o = offset ?? 0;
+  const l = limit ?? defaultLimit;
+  if (typeof o !== "number" || !Number.isSafeInteger(o) || o < 0) refuse("INVALID_ARGUMENT", "offset must be a non-negative integer");
+  if (typeof l !== "number" || !Number.isSafeInteger(l) || l < 1 || l > maxLimit) {
+    refuse("INVALID_ARGUMENT", `limit must be an integer from 1 to ${maxLimit}`);
+  }
+  return { offset: o, limit: l };
+}
+
+export class Workspace {
+  readonly root: string;
+  readonly limits: WorkspaceLimits;
+  private readonly rootComponents: string[];
+  private readonly rootIdentity: fs.Stats;
+  private readonly onStage: WorkspaceOptions["onStage"];
+
+  private constructor(root: string, components: string[], identity: fs.Stats, options: WorkspaceOptions) {
+    this.root = root;
+    this.rootComponents = components;
+    this.rootIdentity = identity;
+    this.limits = { ...DEFAULT_WORKSPACE_LIMITS, ...options.limits };
+    this.onStage = options.onStage;
+  }
+
+  /**
+   * Validates the workspace root and pins its identity. Nothing is created:
+   * the root must already exist, as a directory, with no symlink anywhere on
+   * its path (checked component by component from "/" before anything else).
+   */
+  static open(root: string, options: WorkspaceOptions = {}): Workspace {
+    if (process.platform !== "linux") refuse("UNENFORCEABLE", "workspace checks need Linux (/proc/self/fd, O_PATH)");
+    try {
+      fs.statSync("/proc/self/fd");
+    } catch {
+      refuse("UNENFORCEABLE", "/proc is not mounted; fd-relative resolution is unavailable");
+    }
+    if (typeof root !== "string" || root.includes("\0")) refuse("INVALID_ARGUMENT", "workspace root must be a string without NUL");
+    if (!path.isAbsolute(root)) refuse("INVALID_ARGUMENT", "workspace root must be an absolute path");
+    if (path.posix.normalize(root) !== root || (root.length > 1 && root.endsWith("/"))) {
+      refuse("INVALID_ARGUMENT", "workspace root must be a normalised path (no '.', '..', '//' or trailing '/')");
+    }
+    const components = root.split("/").filter(Boolean);
+    if (components.length === 0) refuse("POLICY_REFUSED", "the filesystem root cannot be a workspace root");
+    const limits = { ...DEFAULT_WORKSPACE_LIMITS, ...options.limits };
+    let fd = fs.openSync("/", O_DIR);
+    try {
+      for (const [i, name] of components.entries()) {
+        const shown = "/" + components.slice(0, i + 1).join("/");
+        let st: fs.Stats;
+        try {
+          st = fs.lstatSync(fdPath(fd, name));
+        } catch (e) {
+          if (errnoOf(e) === "ENOENT") refuse("NOT_FOUND", `workspace root ${root} does not exist (${shown} is missing)`);
+          throw e;
+        }
+        if (st.isSymbolicLink()) refuse("POLICY_REFUSED", `workspace root ${root} has a symlinked component ${shown}; configure the real path`);
+        if (!st.isDirectory()) refuse("INVALID_ARGUMENT", `workspace root component ${shown} is not a directory`);
+        const next = fs.openSync(fdPath(fd, name), O_DIR);
+        fs.closeSync(fd);
+        fd = next;
+        if (!sameInode(fs.fstatSync(fd), st)) refuse("POLICY_REFUSED", `workspace root component ${shown} changed during the check`);
+      }
+      const identity = fs.fstatSync(fd);
+      return new Workspace(root, components, identity, { ...options, limits });
+    } finally {
+      closeQuietly(fd);
+    }
+  }
+
+  /** Reads up to `limit` bytes from `offset` of a regular file. */
+  read(relPath: string, opts: { offset?: number; limit?: number } = {}): ReadResult {
+    const parts = parseRelativePath(relPath, this.limits);
+    if (parts.length === 0) refuse("INVALID_ARGUMENT", "path names the workspace root, not a file", relPath);
+    const { offset, limit } = checkPaging(opts.offset, opts.limit, this.limits.defaultReadBytes, this.limits.maxReadBytes);
+    const name = parts[parts.length - 1] as string;
+    const shown = parts.join("/");
+    const dir = this.walk(parts.slice(0, -1), false);
+    let pathFd: number | undefined;
+    let fd: number | undefined;
+    try {
+      const st = this.lstatTarget(dir, name, shown);
+      if (st === null) refuse("NOT_FOUND", `${shown} does not exist`, shown);
+      this.checkReadable(st, shown);
+      this.onStage?.("target-checked", shown);
+      // O_PATH: a handle on exactly this directory entry without opening it for
+      // I/O, so a fifo or device swapped in after the lstat is never opened.
+      try {
+        pathFd = fs.openSync(fdPath(dir, name), O_PATH | C.O_NOFOLLOW);
+      } catch (e) {
+        if (errnoOf(e) === "ENOENT") refuse("NOT_FOUND", `${shown} disappeared during the check`, shown);
+        throw e;
+      }
+      const pinned = fs.fstatSync(pathFd);
+      if (!sameInode(pinned, st)) refuse("POLICY_REFUSED", `${shown} was replaced during the check (race detected)`, shown);
+      this.checkReadable(pinned, shown);
+      this.assertInside(dir, shown);
+      // Re-open the pinned inode itself (the magic link names the inode, not a path).
+      fd = fs.openSync(fdPath(pathFd), C.O_RDONLY | C.O_NONBLOCK);
+      const live = fs.fstatSync(fd);
+      if (!sameInode(live, st) || !live.isFile()) refuse("POLICY_REFUSED", `${shown} was replaced during the check (race detected)`, shown);
+      const total = live.size;
+      const want = Math.max(0, Math.min(limit, total - offset));
+      const content = Buffer.alloc(want);
+      let got = 0;
+      while (got < want) {
+        const n = fs.readSync(fd, content, got, want - got, offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const slice = content.subarray(0, got);
+      return {
+        path: shown,
+        content: slice,
+        offset,
+        bytes: got,
+        total_bytes: total,
+        has_more: offset + got < total,
+        sha256: createHash("sha256").update(slice).digest("hex"),
+      };
+    } finally {
+      closeQuietly(fd);
+      closeQuietly(pathFd);
+      closeQuietly(dir);
+    }
+  }
+
+  /**
+   * Replaces (or creates) a regular file atomically: temp file in the same
+   * directory, fsync, rename, fsync of the directory. Readers see the old or
+   * the new content, never a mix. New files take the parent directory's owner
+   * when the guest runs as root.
+   */
+  write(relPath: string, content: Uint8Array, opts: { createParents?: boolean } = {}): WriteResult {
+    const parts = parseRelativePath(relPath, this.limits);
+    if (parts.length === 0) refuse("INVALID_ARGUMENT", "path names the workspace root, not a file", relPath);
+    if (!(content instanceof Uint8Array)) refuse("INVALID_ARGUMENT", "content must be bytes");
+    if (content.byteLength > this.limits.maxWriteBytes) {
+      refuse("POLICY_REFUSED", `content is ${content.byteLength} bytes; the write limit is ${this.limits.maxWriteBytes}`, relPath);
+    }
+    const name = parts[parts.length - 1] as string;
+    if (name.startsWith(TEMP_PREFIX)) refuse("INVALID_ARGUMENT", `names starting with ${TEMP_PREFIX} are reserved`, relPath);
+    const shown = parts.join("/");
+    const dir = this.walk(parts.slice(0, -1), opts.createParents ?? true);
+    let fd: number | undefined;
+    let tempName: string | undefined;
+    try {
+      const existing = this.lstatTarget(dir, name, shown);
+      if (existing !== null) {
+        if (existing.isSymbolicLink()) refuse("POLICY_REFUSED", `${shown} is a symlink; writing over a symlink is refused`, shown);
+        if (existing.isDirectory()) refuse("INVALID_ARGUMENT", `${shown} is a directory`, shown);
+        if (!existing.isFile()) refuse("POLICY_REFUSED", `${shown} is not a regular file (${entryType(existing)})`, shown);
+      }
+      this.onStage?.("target-checked", shown);
+      const dirStat = fs.fstatSync(dir);
+      tempName = `${TEMP_PREFIX}${randomBytes(12).toString("hex")}`;
+      const mode = existing ? existing.mode & 0o777 : 0o644;
+      fd = fs.openSync(fdPath(dir, tempName), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+      if (process.getuid?.() === 0) fs.fchownSync(fd, existing?.uid ?? dirStat.uid, existing?.gid ?? dirStat.gid);
+      fs.fchmodSync(fd, mode);
+      let done = 0;
+      while (done < content.byteLength) done += fs.writeSync(fd, content, done, content.byteLength - done);
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+      fd = undefined;
+      this.onStage?.("before-commit", shown);
+      this.assertInside(dir, shown);
+      // rename(2) does not follow a symlink at the destination: one swapped in
+      // since the check is replaced, and nothing is written through it.
+      fs.renameSync(fdPath(dir, tempName), fdPath(dir, name));
+      tempName = undefined;
+      fs.fsyncSync(dir);
+      return {
+        path: shown,
+        bytes: content.byteLength,
+        sha256: createHash("sha256").update(content).digest("hex"),
+        created: existing === null,
+      };
+    } catch (e) {
+      if (e instanceof LeaseholdError) throw e;
+      if (errnoOf(e) === "EISDIR") refuse("INVALID_ARGUMENT", `${shown} is a directory`, shown);
+      throw e;
+    } finally {
+      closeQuietly(fd);
+      if (tempName !== undefined) {
+        try {
+          fs.unlinkSync(fdPath(dir, tempName));
+        } catch {
+          /* nothing to clean */
+        }
+      }
+      closeQuietly(dir);
+    }
+  }
+
+  /** Lists a directory, sorted by name, paged. Entries are lstat'ed (symlinks are reported, not followed). */
+  list(relPath: string, opts: { offset?: number; limit?: number } = {}): ListResult {
+    const parts = parseRelativePath(relPath, this.limits);
+    const { offset, limit } = checkPaging(opts.offset, opts.limit, this.limits.defaultListLimit, this.limits.maxListLimit);
+    const shown = parts.join("/");
+    const dir = this.walk(parts, false);
+    let handle: fs.Dir | undefined;
+    try {
+      this.assertInside(dir, shown || ".");
+      handle = fs.opendirSync(fdPath(dir), { encoding: "buffer" as BufferEncoding });
+      const names: Buffer[] = [];
+      for (;;) {
+        const entry = handle.readSync();
+        if (entry === null) break;
+        if (names.length >= this.limits.maxListScan) {
+          refuse("POLICY_REFUSED", `directory ${shown || "."} has more than ${this.limits.maxListScan} entries; listing refused`, shown);
+        }
+        names.push(entry.name as unknown as Buffer);
+      }
+      names.sort(Buffer.compare);
+      const page = names.slice(offset, offset + limit);
+      const utf8 = new TextDecoder("utf-8", { fatal: true });
+      const entries: ListEntry[] = [];
+      for (const raw of page) {
+        let name: string;
+        let encoding: ListEntry["name_encoding"] = "utf8";
+        try {
+          name = utf8.decode(raw);
+        } catch {
+          name = raw.toString("base64");
+          encoding = "base64";
+        }
+        let st: fs.Stats | null = null;
+        try {
+          st = fs.lstatSync(Buffer.concat([Buffer.from(`${fdPath(dir)}/`), raw]));
+        } catch {
+          /* removed since readdir */
+        }
+        if (st === null) continue;
+        const item: ListEntry = { name, name_encoding: encoding, type: entryType(st) };
+        if (st.isFile()) item.size = st.size;
+        entries.push(item);
+      }
+      return { path: shown || ".", entries, offset, limit, total: names.length, has_more: offset + page.length < names.length };
+    } finally {
+      if (handle) {
+        try {
+          handle.closeSync();
+        } catch {
+          /* closed */
+        }
+      }
+      closeQuietly(dir);
+    }
+  }
+
+  // -------------------------------------------------------------------------
+
+  /** Opens the root by walking from "/" and checks it is still the pinned directory. */
+  private openRoot(): number {
+    let fd = fs.openSync("/", O_DIR);
+    try {
+      for (const name of this.rootComponents) {
+        let next: number;
+        try {
+          next = fs.openSync(fdPath(fd, name), O_DIR);
+        } catch (e) {
+          const code = errnoOf(e);
+          if (code === "ELOOP" || code === "ENOTDIR") refuse("POLICY_REFUSED", `workspace root ${this.root} now has a symlinked or non-directory component`);
+          if (code === "ENOENT") refuse("NOT_FOUND", `workspace root ${this.root} no longer exists`);
+          throw e;
+        }
+        fs.closeSync(fd);
+        fd = next;
+      }
+      if (!sameInode(fs.fstatSync(fd), this.rootIdentity)) refuse("POLICY_REFUSED", `workspace root ${this.root} was replaced since it was opened`);
+      const result = fd;
+      fd = -1;
+      return result;
+    } finally {
+      if (fd !== -1) closeQuietly(fd);
+    }
+  }
+
+  /**
+   * Descends through `parts` from the root, one fd-relative step at a time,
+   * creating missing directories when `create` (only after every existing
+   * ancestor passed). Returns an fd for the last directory; the caller closes it.
+   */
+  private walk(parts: string[], create: boolean): number {
+    let fd = this.openRoot();
+    try {
+      for (const [i, name] of parts.entries()) {
+        const shown = parts.slice(0, i + 1).join("/");
+        let st = this.lstatTarget(fd, name, shown);
+        if (st === null) {
+          if (!create) refuse("NOT_FOUND", `${shown} does not exist`, shown);
+          try {
+            fs.mkdirSync(fdPath(fd, name), 0o755);
+          } catch (e) {
+            if (errnoOf(e) !== "EEXIST") throw e;
+          }
+          st = this.lstatTarget(fd, name, shown);
+          if (st === null) refuse("NOT_FOUND", `${shown} disappeared while being created`, shown);
+          if (st.isDirectory() && process.getuid?.() === 0) {
+            const parent = fs.fstatSync(fd);
+            fs.chownSync(fdPath(fd, name), parent.uid, parent.gid);
+          }
+        }
+        if (st.isSymbolicLink()) refuse("POLICY_REFUSED", `symlinked path component ${shown} refused`, shown);
+        if (!st.isDirectory()) refuse("INVALID_ARGUMENT", `path component ${shown} is not a directory`, shown);
+        if (st.dev !== this.rootIdentity.dev) refuse("POLICY_REFUSED", `path component ${shown} is on another filesystem (mount point)`, shown);
+        this.onStage?.("component-checked", shown);
+        let next: number;
+        try {
+          next = fs.openSync(fdPath(fd, name), O_DIR);
+        } catch (e) {
+          const code = errnoOf(e);
+          if (code === "ELOOP" || code === "ENOTDIR") {
+            refuse("POLICY_REFUSED", `path component ${shown} became a symlink during the check (race detected)`, shown);
+          }
+          if (code === "ENOENT") refuse("NOT_FOUND", `${shown} disappeared during the check`, shown);
+          throw e;
+        }
+        fs.closeSync(fd);
+        fd = next;
+        if (!sameInode(fs.fstatSync(fd), st)) refuse("POLICY_REFUSED", `path component ${shown} was replaced during the check (race detected)`, shown);
+      }
+      const result = fd;
+      fd = -1;
+      return result;
+    } finally {
+      if (fd !== -1) closeQuietly(fd);
+    }
+  }
+
+  /** lstat of `name` inside the directory fd, or null if absent. */
+  private lstatTarget(dir: number, name: string, shown: string): fs.Stats | null {
+    try {
+      return fs.lstatSync(fdPath(dir, name));
+    } catch (e) {
+      const code = errnoOf(e);
+      if (code === "ENOENT") return null;
+      if (code === "ENOTDIR") refuse("INVALID_ARGUMENT", `a component of ${shown} is not a directory`, shown);
+      if (code === "ENAMETOOLONG") refuse("INVALID_ARGUMENT", `${shown} is too long`, shown);
+      throw e;
+    }
+  }
+
+  private checkReadable(st: fs.Stats, shown: string): void {
+    if (st.isSymbolicLink()) refuse("POLICY_REFUSED", `${shown} is a symlink; symlinks are not followed`, shown);
+    if (st.isDirectory()) refuse("INVALID_ARGUMENT", `${shown} is a directory (use fs_list)`, shown);
+    if (!st.isFile()) refuse("POLICY_REFUSED", `${shown} is not a regular file (${entryType(st)}); only regular files are read`, shown);
+    if (st.nlink > 1) refuse("POLICY_REFUSED", `${shown} has ${st.nlink} hard links and may alias a file outside the workspace`, shown);
+    if (st.dev !== this.rootIdentity.dev) refuse("POLICY_REFUSED", `${shown} is on another filesystem (mount point)`, shown);
+  }
+
+  /** Where the kernel says the directory fd is now: must be the root or below it. */
+  private assertInside(dir: number, shown: string): void {
+    let where: string;
+    try {
+      where = fs.readlinkSync(fdPath(dir));
+    } catch {
+      return refuse("POLICY_REFUSED", `cannot confirm where ${shown} resolves`, shown);
+    }
+    if (where !== this.root && !where.startsWith(`${this.root}/`)) {
+      refuse("POLICY_REFUSED", `${shown} resolves outside the workspace root (resolved escape)`, shown);
+    }
+  }
+}
