@@ -45,12 +45,50 @@ export function buildWeb({ force = false } = {}) {
   return true;
 }
 
+/**
+ * Two builds at once (two test runs, a test run and `npm start`) would
+ * write the same .next directory; the second waits for the first.
+ */
+async function withBuildLock(fn) {
+  const lockPath = path.join(root, ".cache", "build.lock");
+  fs.mkdirSync(path.dirname(lockPath), { recursive: true });
+  for (let waited = 0; ; waited += 500) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
+      break;
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+      const holder = Number(fs.readFileSync(lockPath, "utf8"));
+      let alive = false;
+      try {
+        process.kill(holder, 0);
+        alive = true;
+      } catch {
+        alive = false;
+      }
+      if (!alive) {
+        fs.rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (waited === 0) console.log(`[build] waiting for another build (pid ${holder}) …`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lockPath, { force: true });
+  }
+}
+
 export async function buildAll(options = {}) {
-  // The sandbox launcher first: it is what every job runs in. Its own script
-  // installs the Debian build packages it needs and skips unchanged sources.
-  const { buildNative } = await import("../native/build.mjs");
-  buildNative();
-  buildWeb(options);
+  await withBuildLock(async () => {
+    // The sandbox launcher first: it is what every job runs in. Its own script
+    // installs the Debian build packages it needs and skips unchanged sources.
+    const { buildNative } = await import("../native/build.mjs");
+    buildNative();
+    buildWeb(options);
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
