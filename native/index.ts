@@ -18,7 +18,7 @@ const releaseDir = join(here, "build", "Release");
 export const HELPER_PATH = join(releaseDir, "leasehold-sandbox");
 
 interface NativeCgroup {
-  memoryPath: string; pidsPath: string; cpuPath: string; v2Path: string; v2Id: number | bigint;
+  memoryPath: string; pidsPath: string; cpuPath: string; v2Path: string; v2Id: number | bigint; hierarchy: "v1" | "v2";
   memoryLimit: number | bigint; memswLimit: number | bigint; pidsMax: number | bigint;
   cpuQuotaUs: number | bigint; cpuPeriodUs: number | bigint; oomKill: number; memoryFailcnt: number;
   memoryMaxUsage: number; pidsEventsMax: number; cpuNrPeriods: number; cpuNrThrottled: number;
@@ -37,6 +37,13 @@ interface NativeAddon {
   }): Promise<NativeResult>;
   landlockAbi(): number;
   seccompAvailable(): boolean;
+  sweepStaleLeases(): NativeSweep;
+  leaseOwnerPrefix(): string;
+  cgroupMode(): { mode: "v1" | "v2" | ""; why: string };
+}
+interface NativeSweep {
+  removed: number; killed: number; liveOwn: number; liveOther: number; foreign: number;
+  failures: { path: string; reason: string }[];
 }
 
 let addon: NativeAddon | undefined;
@@ -108,8 +115,11 @@ export interface KernelProbe {
     v1_controllers: string[];
     v2_mount: string | null;
     v2_controllers: string[];
-    /** where this launcher puts each limit */
-    memory: "v1" | null; pids: "v1" | null; cpu: "v1" | null;
+    /** where this launcher puts each limit: all three in the lease's v2 directory when this
+     * process's cgroup2 directory offers memory, pids and cpu; else v1; null when neither */
+    memory: "v1" | "v2" | null; pids: "v1" | "v2" | null; cpu: "v1" | "v2" | null;
+    /** why the limits cannot be enforced here (when any of the above is null) */
+    unavailable_reason: string | null;
   };
   root: boolean;
 }
@@ -138,7 +148,9 @@ export function probeKernel(): KernelProbe {
     : [];
   let maxUserNs = 0;
   try { maxUserNs = Number(readFileSync("/proc/sys/user/max_user_namespaces", "utf8").trim()); } catch { /* absent */ }
-  const has = (c: string) => v1.has(c) && existsSync(`/sys/fs/cgroup/${c}`);
+  const mode = a.cgroupMode();
+  const where = (c: string): "v1" | "v2" | null =>
+    mode.mode === "v2" ? "v2" : mode.mode === "v1" && v1.has(c) && existsSync(`/sys/fs/cgroup/${c}`) ? "v1" : null;
   probeCache = {
     landlock_abi: a.landlockAbi(),
     seccomp: a.seccompAvailable(),
@@ -148,9 +160,10 @@ export function probeKernel(): KernelProbe {
       v1_controllers: [...v1].sort(),
       v2_mount: v2,
       v2_controllers: v2Controllers,
-      memory: has("memory") ? "v1" : null,
-      pids: has("pids") ? "v1" : null,
-      cpu: has("cpu") ? "v1" : null,
+      memory: where("memory"),
+      pids: where("pids"),
+      cpu: where("cpu"),
+      unavailable_reason: mode.mode ? null : mode.why,
     },
     root: process.getuid?.() === 0,
   };
@@ -170,7 +183,7 @@ export function checkEnforceable(policy: SandboxPolicy, probe: KernelProbe = pro
   if (!probe.user_namespaces) throw unenforceable("user namespaces are disabled (user.max_user_namespaces=0)");
   for (const c of ["memory", "pids", "cpu"] as const) {
     if (probe.cgroup[c] === null)
-      throw unenforceable(`no cgroup v1 ${c} controller; cgroup v2 controllers are not supported by this launcher yet`);
+      throw unenforceable(`no cgroup ${c} controller this launcher can drive (${probe.cgroup.unavailable_reason ?? "v1 hierarchy missing"})`);
   }
   if (!probe.cgroup.v2_mount) throw unenforceable("no cgroup2 hierarchy for the lease's cgroup id");
   const ll = policy.landlock;
@@ -206,8 +219,10 @@ export interface LaunchResult {
     uid: { inside: number; host: number };
     gid: { inside: number; host: number };
     cgroup: {
-      hierarchy: "v1";
+      /** "v2": memory/pids/cpu written to the lease's cgroup2 directory; "v1": to v1 hierarchies */
+      hierarchy: "v1" | "v2";
       memory_max: number;
+      /** memory+swap: v1 memsw.limit_in_bytes, or v2 memory.max when memory.swap.max read back 0 */
       memsw_max: number | null;
       pids_max: number;
       cpu_quota_us: number;
@@ -288,6 +303,48 @@ function hostNamespace(name: string): string {
 
 const num = (v: number | bigint): number => (typeof v === "bigint" ? Number(v) : v);
 
+export interface SweepResult {
+  /** stale leases (left by dead launches) whose every cgroup directory was removed */
+  removed: number;
+  /** processes found inside stale leases and SIGKILLed */
+  killed: number;
+  /** leases left alone: live launches of this process, leases whose owner process is alive,
+   * and `leasehold/` children not named by our scheme (or of another pid namespace) */
+  untouched: { live_own: number; live_other: number; foreign: number };
+  /** stale leases (or parts) that could not be emptied or removed, with the reason */
+  failures: { path: string; reason: string }[];
+}
+
+/**
+ * Finds lease cgroups left behind by launches whose process died (in every
+ * hierarchy: v1 memory/pids/cpu and the cgroup2 mount), kills anything still
+ * inside, verifies them empty and removes them. A lease directory is named
+ * `lh.<pidns>.<pid>.<starttime>.<lease id>` under a `leasehold/` parent; only
+ * those whose owner process is gone (or this process's own leftovers from a
+ * failed withdrawal) are touched. Synchronous; runs once automatically before
+ * this process's first launch.
+ */
+export function sweepStaleLeases(): SweepResult {
+  const r = loadAddon().sweepStaleLeases();
+  return {
+    removed: r.removed,
+    killed: r.killed,
+    untouched: { live_own: r.liveOwn, live_other: r.liveOther, foreign: r.foreign },
+    failures: r.failures,
+  };
+}
+
+/** `lh.<pidns>.<pid>.<starttime>.`: the name prefix of every lease cgroup this process creates. */
+export function leaseCgroupPrefix(): string {
+  return loadAddon().leaseOwnerPrefix();
+}
+
+let startupSweep: SweepResult | undefined;
+/** The sweep run before this process's first launch (undefined until then). */
+export function startupSweepResult(): SweepResult | undefined {
+  return startupSweep;
+}
+
 /**
  * Runs one workload in a fresh sandbox lease and withdraws the lease.
  * Rejects with INVALID_ARGUMENT for a malformed policy and UNENFORCEABLE when
@@ -301,6 +358,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const policy = parsed.data;
   checkEnforceable(policy);
   const a = loadAddon();
+  startupSweep ??= sweepStaleLeases();
   let wd;
   try { wd = statSync(policy.workdir); } catch { throw unenforceable(`workdir ${policy.workdir} does not exist`); }
   if (!wd.isDirectory()) throw unenforceable(`workdir ${policy.workdir} is not a directory`);
@@ -385,7 +443,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       uid: uidInfo,
       gid: gidInfo,
       cgroup: {
-        hierarchy: "v1",
+        hierarchy: cg.hierarchy,
         memory_max: num(cg.memoryLimit),
         memsw_max: memsw || null,
         pids_max: num(cg.pidsMax),

@@ -77,6 +77,7 @@ void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job)
     cg.Set("cpuPath", Napi::String::New(env, r.cgroup.cpu));
     cg.Set("v2Path", Napi::String::New(env, r.cgroup.v2));
     cg.Set("v2Id", U64(env, r.cgroup.v2_id));
+    cg.Set("hierarchy", Napi::String::New(env, r.cgroup.mode == LH_CG_V2 ? "v2" : "v1"));
     cg.Set("memoryLimit", U64(env, r.cgroup.readback.memory_bytes));
     cg.Set("memswLimit", U64(env, r.cgroup.memsw_readback));
     cg.Set("pidsMax", U64(env, r.cgroup.readback.pids_max));
@@ -160,10 +161,53 @@ Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0);
 }
 
+// Synchronous: meant for start-up (bounded: ~3 s per lease that still holds
+// processes, otherwise milliseconds).
+Napi::Value SweepStaleLeases(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* rep = new lh_sweep_report();
+  lh_cgroup_sweep(rep);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("removed", Napi::Number::New(env, rep->removed));
+  o.Set("killed", Napi::Number::New(env, rep->killed));
+  o.Set("liveOwn", Napi::Number::New(env, rep->live_own));
+  o.Set("liveOther", Napi::Number::New(env, rep->live_other));
+  o.Set("foreign", Napi::Number::New(env, rep->foreign));
+  Napi::Array failures = Napi::Array::New(env, rep->n_failures);
+  for (unsigned i = 0; i < rep->n_failures; i++) {
+    Napi::Object f = Napi::Object::New(env);
+    f.Set("path", Napi::String::New(env, rep->failures[i].path));
+    f.Set("reason", Napi::String::New(env, rep->failures[i].reason));
+    failures.Set(i, f);
+  }
+  o.Set("failures", failures);
+  delete rep;
+  return o;
+}
+
+// Where memory/pids/cpu would be enforced on this host: "v1", "v2", or ""
+// (the reason in `why`): the same decision lh_cgroup_create makes.
+Napi::Value CgroupMode(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  char why[512] = "";
+  int m = lh_cgroup_mode(why, sizeof why);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("mode", Napi::String::New(env, m == LH_CG_V2 ? "v2" : m == LH_CG_V1 ? "v1" : ""));
+  o.Set("why", Napi::String::New(env, why));
+  return o;
+}
+
+Napi::Value LeaseOwnerPrefix(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), lh_cgroup_owner_prefix());
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("launch", Napi::Function::New(env, Launch));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
+  exports.Set("sweepStaleLeases", Napi::Function::New(env, SweepStaleLeases));
+  exports.Set("leaseOwnerPrefix", Napi::Function::New(env, LeaseOwnerPrefix));
+  exports.Set("cgroupMode", Napi::Function::New(env, CgroupMode));
   return exports;
 }
 

@@ -19,6 +19,7 @@ struct sandbox_config {
   int landlock_scope;         /* signal + abstract unix socket scoping */
   const char *cgroup_procs[8]; int n_cgroup_procs; /* v1 `tasks` files */
   const char *cgroup_v2;                            /* lease's v2 directory */
+  int cgroup_v2_limits;                             /* 1: the v2 directory carries memory/pids/cpu */
   const char *ro_binds[LH_MAX_ITEMS]; int n_ro_binds;
   const char *ll_ro[LH_MAX_ITEMS]; int n_ll_ro;
   const char *ll_rw[LH_MAX_ITEMS]; int n_ll_rw;

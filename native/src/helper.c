@@ -98,6 +98,10 @@ static void read_config(void) {
     else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
     else if (!strcmp(k, "landlock_scope")) cfg.landlock_scope = (int)parse_u64(k, v);
     else if (!strcmp(k, "cg2")) cfg.cgroup_v2 = v;
+    else if (!strcmp(k, "cgmode")) {
+      if (strcmp(v, "v2")) fail("config", EINVAL, "cgmode");
+      cfg.cgroup_v2_limits = 1;
+    }
     else if (!strcmp(k, "cg")) {
       if (cfg.n_cgroup_procs >= 8) fail("config", E2BIG, "too many cgroups");
       cfg.cgroup_procs[cfg.n_cgroup_procs++] = v;
@@ -116,7 +120,10 @@ static void read_config(void) {
   if (cfg.argc == 0) fail("config", EINVAL, "empty argv");
   if (!cfg.workdir_host) fail("config", EINVAL, "no workdir");
   if (cfg.cwd[0] != '/' || strstr(cfg.cwd, "..")) fail("config", EINVAL, "cwd must be absolute");
-  if (cfg.n_cgroup_procs == 0 || !cfg.cgroup_v2) fail("config", EINVAL, "no cgroups: refusing to run unlimited");
+  /* v1: the three v1 `tasks` files and the identity dir; v2: the lease's v2
+   * directory carries the limits itself and must be the only cgroup given. */
+  if (!cfg.cgroup_v2 || (cfg.cgroup_v2_limits ? cfg.n_cgroup_procs != 0 : cfg.n_cgroup_procs == 0))
+    fail("config", EINVAL, "no cgroups: refusing to run unlimited");
 }
 
 static void reset_signals(void) {
@@ -209,6 +216,11 @@ static _Noreturn void exec_workload(void) {
 
 static _Noreturn void sandbox_pid1(void) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("init", errno, "PR_SET_PDEATHSIG");
+  /* The helper's cgroup namespace is rooted where the helper was when it
+   * unshared; PID 1 was cloned into the lease's v2 directory after that.
+   * Root a cgroup namespace at the lease itself, so the workload sees "/"
+   * and not the lease's path (which names the agent's pid). */
+  if (unshare(CLONE_NEWCGROUP) < 0) fail("namespaces", errno, "unshare(CLONE_NEWCGROUP) in pid 1");
   /* Still host root here, in namespaces owned by the initial user
    * namespace: the workload's later user namespace owns none of them, so
    * even capabilities regained there would not reach its mounts or network. */

@@ -138,9 +138,15 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   memcpy(config, req->config, req->config_len);
   size_t clen = req->config_len;
   const char *dirs[3] = {res->cgroup.memory, res->cgroup.pids, res->cgroup.cpu};
-  for (int i = 0; i < 3; i++) {
-    clen += (size_t)sprintf(config + clen, "cg") + 1;
-    clen += (size_t)sprintf(config + clen, "%s/tasks", dirs[i]) + 1;
+  if (res->cgroup.mode == LH_CG_V2) {
+    /* One v2 directory holds the limits; PID 1 is cloned into it. */
+    clen += (size_t)sprintf(config + clen, "cgmode") + 1;
+    clen += (size_t)sprintf(config + clen, "v2") + 1;
+  } else {
+    for (int i = 0; i < 3; i++) {
+      clen += (size_t)sprintf(config + clen, "cg") + 1;
+      clen += (size_t)sprintf(config + clen, "%s/tasks", dirs[i]) + 1;
+    }
   }
   clen += (size_t)sprintf(config + clen, "cg2") + 1;
   clen += (size_t)sprintf(config + clen, "%s", res->cgroup.v2) + 1;
@@ -301,6 +307,7 @@ withdraw:
     lh_cgroup_read_stats(&res->cgroup, &res->stats);
     lh_cgroup_withdraw(&res->cgroup, &res->withdrawn_empty, &res->withdrawn_removed);
   }
+  lh_cgroup_forget(&res->cgroup); /* not live any more: a leftover is the sweep's */
   if (!res->failed && !res->reported_exit && !res->timed_out && helper > 0 && !res->exec_errno) {
     /* Neither an exit report nor a timeout: PID 1 itself was killed (e.g. the
      * memory cgroup's OOM killer chose it). Report what the kernel says. */

@@ -228,7 +228,8 @@ describe("host unchanged", () => {
     // other test files may hold leases concurrently: check ours only
     const ours = new Set(seenLeases);
     expect(seenLeases.length).toBeGreaterThan(100);
-    expect(leaseCgroups().filter((d) => ours.has(d.split("/").pop()!))).toEqual([]);
+    // Lease directories are named "lh.<pidns>.<pid>.<starttime>.<lease id>".
+    expect(leaseCgroups().filter((d) => ours.has(d.split("/").pop()!.split(".").pop()!))).toEqual([]);
     expect(existsSync(join(TEST_ROOT, "x"))).toBe(false);
   });
   it("corpus size: at least 100 attempts in at least 15 classes", () => {

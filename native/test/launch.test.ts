@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
-import { checkEnforceable, launch, probeKernel, SandboxPolicy } from "../index";
+import { checkEnforceable, launch, leaseCgroupPrefix, probeKernel, SandboxPolicy } from "../index";
 import { basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
 
 let wd = "";
@@ -15,7 +15,8 @@ const mountCount = () => readFileSync("/proc/self/mountinfo", "utf8").split("\n"
 function leaseDirs(): number {
   let n = 0;
   for (const d of ["/sys/fs/cgroup/pids/leasehold", "/sys/fs/cgroup/cpu/leasehold", "/sys/fs/cgroup/unified/leasehold"]) {
-    if (existsSync(d)) n += readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).length;
+    // Only this process's leases: other test files (and the sweep test's fakes) may run alongside.
+    if (existsSync(d)) n += readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name.startsWith(leaseCgroupPrefix())).length;
   }
   return n;
 }
@@ -67,6 +68,12 @@ describe("one real run", () => {
     expect(e).toMatchObject({ seccomp: true, no_new_privs: true, landlock_abi: probeKernel().landlock_abi, cap_effective: "0000000000000000", cap_bounding: "0000000000000000" });
     expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
     console.log(`[native enforcement] ${JSON.stringify({ exit: r.exit, enforcement: r.enforcement, timing: r.timing })}`);
+  });
+  it("the cgroup namespace is rooted at the lease: the workload sees \"/\" in every hierarchy", async () => {
+    const r = await launch({ ...basePolicy(wd), argv: ["/bin/cat", "/proc/self/cgroup"] });
+    const paths = r.stdout.toString().trim().split("\n").map((l) => l.split(":").slice(2).join(":"));
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.every((p) => p === "/")).toBe(true);
   });
   it("bounds output and reports truncation", async () => {
     const r = await launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "head -c 100000 /dev/zero; head -c 10 /dev/zero >&2"], stdout_max_bytes: 1000, stderr_max_bytes: 100 });

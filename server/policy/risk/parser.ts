@@ -10,12 +10,19 @@ import { Language, Parser, type Tree } from "web-tree-sitter";
  */
 const require = createRequire(import.meta.url);
 
+/**
+ * Built at run time so a bundler does not try to bundle the wasm files
+ * (Turbopack follows a literal `require.resolve` into them and fails); Node
+ * resolves them from node_modules either way.
+ */
+const wasmFile = (pkg: string, file: string): string => require.resolve([pkg, file].join("/"));
+
 let parser: Parser | null = null;
 let loading: Promise<Parser> | null = null;
 
 async function load(): Promise<Parser> {
-  const runtimeWasm = require.resolve("web-tree-sitter/web-tree-sitter.wasm");
-  const bashWasm = require.resolve("tree-sitter-bash/tree-sitter-bash.wasm");
+  const runtimeWasm = wasmFile("web-tree-sitter", "web-tree-sitter.wasm");
+  const bashWasm = wasmFile("tree-sitter-bash", "tree-sitter-bash.wasm");
   await Parser.init({ locateFile: () => runtimeWasm });
   const bash = await Language.load(bashWasm);
   const created = new Parser();

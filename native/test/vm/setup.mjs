@@ -1,0 +1,50 @@
+// Test setup for the cgroup v2 VM test: qemu + busybox from Debian (through
+// ensureDebianPackages), and a Debian cloud kernel fetched with
+// `apt-get download` and unpacked with `dpkg-deb -x` — never installed.
+// Node builtins only. Usage: node native/test/vm/setup.mjs  (prints the kernel path)
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ensureDebianPackages } from "../../../tools/lib/apt.mjs";
+
+export const VM_CACHE = "/var/cache/leasehold-vm";
+export const VM_DEBIAN_PACKAGES = ["qemu-system-x86", "busybox-static"];
+
+/** The versioned package the `linux-image-cloud-amd64` meta-package points at. */
+function cloudKernelPackage() {
+  const out = execFileSync("apt-cache", ["depends", "linux-image-cloud-amd64"], { encoding: "utf8" });
+  const m = /Depends:\s*(linux-image-[0-9][^\s]*-cloud-amd64)\b/.exec(out);
+  if (!m) throw new Error(`no versioned kernel behind linux-image-cloud-amd64:\n${out}`);
+  return m[1];
+}
+
+/** Ensures qemu/busybox and an unpacked cloud kernel. Returns { kernel, busybox, qemu, config }. */
+export function setupVm() {
+  ensureDebianPackages(VM_DEBIAN_PACKAGES, { quiet: true });
+  mkdirSync(VM_CACHE, { recursive: true });
+  const root = join(VM_CACHE, "kernel");
+  const findKernel = () => existsSync(join(root, "boot")) ? readdirSync(join(root, "boot")).find((f) => f.startsWith("vmlinuz-")) : undefined;
+  if (!findKernel()) {
+    const pkg = cloudKernelPackage();
+    let deb = readdirSync(VM_CACHE).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
+    if (!deb) {
+      execFileSync("apt-get", ["download", "-qq", pkg], { cwd: VM_CACHE, stdio: ["ignore", "ignore", "inherit"] });
+      deb = readdirSync(VM_CACHE).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
+    }
+    if (!deb) throw new Error(`apt-get download ${pkg} produced no .deb`);
+    execFileSync("dpkg-deb", ["-x", join(VM_CACHE, deb), root]);
+  }
+  const vmlinuz = findKernel();
+  if (!vmlinuz) throw new Error("kernel package has no /boot/vmlinuz-*");
+  return {
+    kernel: join(root, "boot", vmlinuz),
+    config: join(root, "boot", vmlinuz.replace("vmlinuz-", "config-")),
+    busybox: "/bin/busybox",
+    qemu: "/usr/bin/qemu-system-x86_64",
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  console.log(JSON.stringify(setupVm()));
+}
