@@ -13,6 +13,10 @@ const config: NextConfig = {
     return [
       // The ledger's public key where verifiers and witnesses look for it.
       { source: "/.well-known/leasehold/ledger-key", destination: "/api/ledger/key" },
+      // RFC 9728 protected-resource metadata for /api/mcp: MCP clients look at
+      // the root well-known path and at its path-suffixed form.
+      { source: "/.well-known/oauth-protected-resource", destination: "/api/oauth-protected-resource" },
+      { source: "/.well-known/oauth-protected-resource/api/mcp", destination: "/api/oauth-protected-resource" },
     ];
   },
 };

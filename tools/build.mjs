@@ -59,7 +59,7 @@ async function withBuildLock(fn) {
     } catch (error) {
       if (error.code !== "EEXIST") throw error;
       const holder = Number(fs.readFileSync(lockPath, "utf8"));
-      let alive = false;
+      let alive;
       try {
         process.kill(holder, 0);
         alive = true;

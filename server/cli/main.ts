@@ -1,10 +1,15 @@
 import { HUB_VERSION } from "../hub/version";
 import { runInHub } from "../hub/control-socket";
 import { exportCommand, ledgerCommand, verifyCommand } from "./commands/ledger";
+import { mcpConfigCommand } from "./commands/mcp-config";
+import { adminCommand } from "./commands/admin";
+import { approvalsCommand } from "./commands/approvals";
+import { grantCommand } from "./commands/grant";
 import { migrateCommand } from "./commands/migrate";
 import { startCommand } from "./commands/start";
+import { tokenCommand } from "./commands/token";
 import type { CliContext } from "./context";
-import { EXIT, formatError } from "./io";
+import { EXIT, formatError, UsageError } from "./io";
 import { HubHoldsDatabase } from "./terminal";
 
 export interface CliCommand {
@@ -20,7 +25,7 @@ export interface CliCommand {
 }
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand, ledgerCommand, exportCommand, verifyCommand];
+export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand, ledgerCommand, exportCommand, verifyCommand, tokenCommand, mcpConfigCommand, adminCommand, approvalsCommand, grantCommand];
 
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -66,6 +71,10 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(ctx.env)) if (k.startsWith("LEASEHOLD_") && v !== undefined) env[k] = v;
       return runInHub(error.dataDir, { argv, env, cwd: ctx.cwd }, ctx);
+    }
+    if (error instanceof UsageError) {
+      ctx.err(`leasehold ${command.name}: ${error.message} (usage: ${command.usage})`);
+      return EXIT.usage;
     }
     ctx.err(formatError(error));
     return EXIT.failure;

@@ -1,0 +1,8 @@
+// Public surface of server/actions. See README.md.
+export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, resumeAction, submitAction } from "./pipeline";
+export { createActionScheduler } from "./queue";
+export type { ActionScheduler, QueueTask } from "./queue";
+export { hostReportReadiness } from "./readiness";
+export { actionPipelineFor, createActionPipeline, installActionPipeline } from "./service";
+export type { ActionPipeline } from "./service";
+export type { ActionCompletion, CompletionWaiter, ActionOutcome, ActionRequest, Caller, Channel, DecisionOutcome, PipelineDeps, PipelineSettings, ReadinessCheck, StoredResult, SubmitOptions } from "./types";

@@ -1,0 +1,532 @@
+/**
+ * The one action pipeline (DESIGN.md "The life of one action"). Every channel
+ * — MCP, the browser console, tests — calls `submitAction`; nothing else
+ * reaches the dispatch queue.
+ *
+ * Order (the safety property; nothing here is configurable):
+ *   1 scope     read-only callers: a mutating operation is refused here,
+ *               before its target or arguments are looked at; token tool scope
+ *   2 resolve   operation → its one manifest (enabled); target host; host scope;
+ *               capability readiness on that host
+ *   3 validate  arguments against the operation's JSON Schema
+ *   4 prepare   adapter normalisation; sandbox policy = capability ∩ scope ∩
+ *               request; action_hash = sha256(JCS(prepared action));
+ *               idempotency key lookup
+ *   5 assess    risk from the prepared action (never the caller's claim)
+ *   6 decide    auto-allow / grant (one use, atomic) / hold for approval —
+ *               sealed (decision/1, grant/1) in the transaction that records it
+ *   7 approval  wait for the decision (approval/1 is sealed by approvals/)
+ *   8 lease     exclusive for mutating, observe for read-only (lease/1)
+ *   9 dispatch  hash recomputed and compared; hub-signed job queued (dispatch/1)
+ *
+ * Steps 1–5 have no side effects, so their result is sealed with the
+ * decision (decision/1 names operation, capability, host, action hash, risk,
+ * reasons digest and policy digest). Every refusal at any step is sealed as
+ * refusal/1 before the error reaches the caller. A ledger append that fails
+ * stops the action with LEDGER_UNAVAILABLE; the step it would have recorded
+ * is not taken (appends share the transaction of the change they record).
+ */
+import { randomUUID } from "node:crypto";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { canonicalDigest } from "../canonical";
+import { compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
+import type { Database } from "../db";
+import { actions, agentTokens, approvals, hosts, jobs } from "../db/schema";
+import { LeaseholdError, isLeaseholdError, type ErrorPayload } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
+import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision } from "../approvals";
+import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
+import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS } from "../leases";
+import { assessActionRisk } from "../policy/assess-action";
+import { decisionPath } from "../policy/decide";
+import { consumeMatchingGrant } from "../policy/grants";
+import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
+import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, PipelineSettings, StoredResult, SubmitOptions } from "./types";
+
+export const PREPARED_ACTION_SCHEMA = "leasehold.action/1";
+type Stage = "authenticate" | "resolve" | "validate" | "prepare" | "assess" | "decide" | "lease" | "dispatch";
+type ActionRow = typeof actions.$inferSelect;
+
+export const DEFAULT_SETTINGS: PipelineSettings = {
+  approvalTtlMs: DEFAULT_APPROVAL_TTL_MS,
+  fourEyes: false,
+  jobGraceMs: 10 * 60_000,
+  leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+  leaseIdleMs: DEFAULT_LEASE_IDLE_MS,
+  idempotencyMaxKeys: 1000,
+  idempotencyMaxAgeMs: 24 * 3600_000,
+  approvalPollMs: 2000,
+};
+
+function settingsOf(deps: PipelineDeps): PipelineSettings {
+  return { ...DEFAULT_SETTINGS, ...deps.settings };
+}
+
+export function callerKey(caller: Caller): string {
+  return caller.kind === "token" ? `token:${caller.tokenId}` : `admin:${caller.adminId}`;
+}
+
+function callerActor(caller: Caller): `sha256:${string}` {
+  return caller.kind === "token" ? hashActor("token", caller.tokenId) : hashActor("admin", caller.adminId);
+}
+
+function callerDescription(caller: Caller): string {
+  const session = caller.sessionId === null ? "no session" : `session ${digestOf(caller.sessionId).slice(7, 15)}`;
+  return caller.kind === "token" ? `agent token ${JSON.stringify(caller.label ?? caller.tokenId.slice(0, 8))} (${session})` : `admin ${JSON.stringify(caller.username)} (${session})`;
+}
+
+function asDb(tx: unknown): Database {
+  return tx as Database;
+}
+
+interface Trace {
+  deps: PipelineDeps;
+  caller: Caller;
+  operation: string | null;
+  actionId: string | null;
+  actionHash: string | null;
+  hostId: string | null;
+}
+
+function refusalOf(error: unknown): LeaseholdError {
+  if (isLeaseholdError(error)) return error;
+  return new LeaseholdError("INTERNAL", "internal error", { tier: "hub", cause: error });
+}
+
+/** Seals refusal/1 for `error` at `stage`, then rethrows it (or the ledger's error if sealing fails). */
+async function sealRefusal(trace: Trace, stage: Stage, error: unknown): Promise<never> {
+  const refusal = refusalOf(error);
+  if (refusal.code === "LEDGER_UNAVAILABLE") throw refusal;
+  await appendEntry(trace.deps.handle.db, {
+    type: "refusal/1",
+    time: new Date(),
+    action_id: trace.actionId,
+    actor: callerActor(trace.caller),
+    data: {
+      stage,
+      code: refusal.code,
+      action_hash: trace.actionHash as `sha256:${string}` | null,
+      operation: trace.operation,
+      host_id: trace.hostId,
+      reason_digest: digestOf(refusal.message),
+    },
+  });
+  throw refusal;
+}
+
+async function step<T>(trace: Trace, stage: Stage, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    return sealRefusal(trace, stage, error);
+  }
+}
+
+function hubRefusal(code: "FORBIDDEN" | "NOT_FOUND" | "INVALID_ARGUMENT" | "CAPABILITY_UNAVAILABLE" | "POLICY_REFUSED" | "IDEMPOTENCY_CONFLICT", message: string, extra: { hint?: string; details?: Record<string, unknown> } = {}): LeaseholdError {
+  return new LeaseholdError(code, `${message} (refused by a hub policy check)`, { tier: "hub", ...extra });
+}
+
+/**
+ * Runs one action through the pipeline. Resolves with the dispatched
+ * outcome; every other result is a thrown LeaseholdError with a stable code
+ * (APPROVAL_PENDING carries `details.action_id` for `resumeAction`).
+ */
+export async function submitAction(deps: PipelineDeps, caller: Caller, request: ActionRequest, options: SubmitOptions): Promise<ActionOutcome> {
+  const db = deps.handle.db;
+  const settings = settingsOf(deps);
+  const trace: Trace = { deps, caller, operation: null, actionId: null, actionHash: null, hostId: null };
+
+  // 1 scope — before the target or the arguments are looked at.
+  const resolution = await step(trace, "resolve", () => {
+    if (typeof request.operation !== "string" || !/^[a-z][a-z0-9_]{0,63}$/.test(request.operation)) {
+      throw hubRefusal("NOT_FOUND", "unknown operation", { hint: "list_capabilities shows the operations this hub serves" });
+    }
+    trace.operation = request.operation;
+    return deps.registry.resolveOperation(request.operation);
+  });
+  await step(trace, "authenticate", () => {
+    if (caller.kind !== "token") return;
+    if (caller.readOnly && resolution.operation.mutating) {
+      // Invisible to read-only tokens: same answer whatever the arguments say.
+      throw hubRefusal("FORBIDDEN", `${request.operation} changes hosts and is not available to read-only tokens`, { details: { read_only: true } });
+    }
+    if (caller.tools !== null && !caller.tools.includes(request.operation)) {
+      throw hubRefusal("FORBIDDEN", `this token's scope does not cover ${request.operation}`);
+    }
+  });
+
+  // 3 validate
+  const args = await step(trace, "validate", () => {
+    const checked = validateArguments(resolution.operation, request.arguments);
+    if (!checked.ok) {
+      throw new LeaseholdError("INVALID_ARGUMENT", `invalid arguments for ${request.operation}: ${checked.issues.map((issue) => `${issue.path || "/"} ${issue.message}`).join("; ")}`, {
+        tier: "hub",
+        details: { issues: checked.issues },
+      });
+    }
+    return checked.value as Record<string, unknown>;
+  });
+
+  // 2 resolve (continued): the target host, host scope, readiness.
+  const host = await step(trace, "resolve", async () => {
+    const name = args["host"];
+    if (typeof name !== "string") throw hubRefusal("INVALID_ARGUMENT", `${request.operation} names no host`);
+    const [row] = await db
+      .select({ id: hosts.id, name: hosts.name })
+      .from(hosts)
+      .where(and(eq(hosts.name, name), sql`${hosts.removedAt} is null`));
+    if (row === undefined) throw hubRefusal("NOT_FOUND", `no enrolled host named ${JSON.stringify(name)}`, { hint: "hosts_list shows enrolled hosts" });
+    return row;
+  });
+  trace.hostId = host.id;
+  await step(trace, "authenticate", () => {
+    if (caller.kind === "token" && caller.hosts !== null && !caller.hosts.includes(host.name)) {
+      throw hubRefusal("FORBIDDEN", `this token's scope does not cover host ${host.name}`);
+    }
+  });
+  await step(trace, "resolve", async () => {
+    const ready = await deps.readiness.check({ manifest: resolution.manifest, operation: resolution.operation, host });
+    if (!ready.ready) throw new LeaseholdError("CAPABILITY_UNAVAILABLE", `capability ${resolution.manifest.id} is not ready on ${host.name}: ${ready.reason}`, { tier: "hub", retryable: true });
+  });
+
+  // 4 prepare
+  const prepared = await step(trace, "prepare", () => {
+    const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, args);
+    const policy = compileSandboxPolicy({
+      manifest: resolution.manifest,
+      operation: resolution.operation.name,
+      // Token rows carry no sandbox limits yet; when they do, they join here as a scope.
+      scopes: [],
+      request: resolution.adapter.sandboxRequest(resolution.operation, preparedArguments),
+    });
+    const action = {
+      schema: PREPARED_ACTION_SCHEMA,
+      operation: resolution.operation.name,
+      capability: { id: resolution.manifest.id, version: resolution.manifest.version },
+      mutating: resolution.operation.mutating,
+      host: { id: host.id, name: host.name },
+      arguments: preparedArguments,
+      policy,
+    };
+    return { action, hash: canonicalDigest(action) };
+  });
+  trace.actionHash = prepared.hash;
+
+  const key = typeof prepared.action.arguments["idempotency_key"] === "string" ? prepared.action.arguments["idempotency_key"] : null;
+  if (key !== null) {
+    const existing = await findByIdempotencyKey(db, callerKey(caller), key, settings);
+    if (existing !== undefined) return replay(deps, trace, caller, existing, options);
+  }
+
+  // 5 assess
+  const verdict = await step(trace, "assess", () =>
+    assessActionRisk({ capability: resolution.manifest.id, operation: resolution.operation, prepared: prepared.action.arguments, customRules: deps.customRiskRules }),
+  );
+
+  // 6 decide — action row, grant use, decision and approval request commit together.
+  const actionId = randomUUID();
+  const decided = await step(trace, "decide", () => decide(deps, caller, request, resolution, host, prepared, verdict, key, actionId));
+  if (decided === "duplicate") {
+    const existing = key === null ? undefined : await findByIdempotencyKey(db, callerKey(caller), key, settings);
+    if (existing === undefined) throw new LeaseholdError("INTERNAL", "idempotency key vanished", { tier: "hub" });
+    return replay(deps, trace, caller, existing, options);
+  }
+  trace.actionId = actionId;
+  return proceed(deps, trace, caller, decided, options, false);
+}
+
+async function decide(
+  deps: PipelineDeps,
+  caller: Caller,
+  request: ActionRequest,
+  resolution: OperationResolution,
+  host: { id: string; name: string },
+  prepared: { action: { arguments: Record<string, unknown>; policy: unknown }; hash: string },
+  verdict: RiskVerdict,
+  key: string | null,
+  actionId: string,
+): Promise<ActionRow | "duplicate"> {
+  const settings = settingsOf(deps);
+  const db = deps.handle.db;
+  const requestedBy = caller.kind === "admin" ? caller.adminId : await tokenOwner(db, caller.tokenId);
+  return db.transaction(async (txRaw) => {
+    const tx = asDb(txRaw);
+    const [inserted] = await tx
+      .insert(actions)
+      .values({
+        id: actionId,
+        channel: request.channel,
+        callerKey: callerKey(caller),
+        sessionId: caller.sessionId,
+        tokenId: caller.kind === "token" ? caller.tokenId : null,
+        adminId: caller.kind === "admin" ? caller.adminId : null,
+        operation: resolution.operation.name,
+        capabilityId: resolution.manifest.id,
+        hostId: host.id,
+        actionHash: prepared.hash,
+        prepared: prepared.action,
+        riskLevel: verdict.level,
+        riskReasons: verdict.reasons,
+        state: "deciding",
+        idempotencyKey: key,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (inserted === undefined) return "duplicate";
+
+    const path = decisionPath(verdict.level);
+    const grant =
+      path === "grant_or_hold"
+        ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })
+        : null;
+    const outcome = path === "auto_allow" ? "auto_allow" : grant !== null ? "grant" : "hold";
+    await appendEntry(tx, {
+      type: "decision/1",
+      time: new Date(),
+      action_id: actionId,
+      actor: callerActor(caller),
+      data: {
+        action_hash: prepared.hash as `sha256:${string}`,
+        operation: resolution.operation.name,
+        capability: resolution.manifest.id,
+        host_id: host.id,
+        channel: request.channel,
+        risk: verdict.level,
+        outcome,
+        reasons_digest: digestOfJson(verdict.reasons),
+        policy_digest: digestOfJson(prepared.action.policy),
+        grant_id: grant?.id ?? null,
+      },
+    });
+    const approval =
+      outcome === "hold"
+        ? await insertApproval(tx, { actionId, actionHash: prepared.hash, requestedBy, riskLevel: verdict.level, deadline: new Date(Date.now() + settings.approvalTtlMs) })
+        : null;
+    const result: StoredResult = { decision: outcome, grant_id: grant?.id ?? null, approval_id: approval?.id ?? null };
+    const [row] = await tx
+      .update(actions)
+      .set({ state: outcome === "hold" ? "held" : "allowed", result, updatedAt: new Date() })
+      .where(eq(actions.id, actionId))
+      .returning();
+    if (key !== null) await pruneIdempotencyKeys(tx, callerKey(caller), settings);
+    if (row === undefined) throw new LeaseholdError("INTERNAL", "action update returned no row", { tier: "database" });
+    return row;
+  });
+}
+
+async function tokenOwner(db: Database, tokenId: string): Promise<string> {
+  const [row] = await db.select({ createdBy: agentTokens.createdBy }).from(agentTokens).where(eq(agentTokens.id, tokenId));
+  return row?.createdBy ?? `token:${tokenId}`;
+}
+
+async function findByIdempotencyKey(db: Database, caller: string, key: string, settings: PipelineSettings): Promise<ActionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(actions)
+    .where(and(eq(actions.callerKey, caller), eq(actions.idempotencyKey, key), sql`${actions.createdAt} > now() - ${settings.idempotencyMaxAgeMs} * interval '1 millisecond'`));
+  return row;
+}
+
+/** Keys are bounded per caller in number and age: older keys are forgotten (the action rows stay). */
+async function pruneIdempotencyKeys(tx: Database, caller: string, settings: PipelineSettings): Promise<void> {
+  await tx.execute(sql`
+    update actions set idempotency_key = null
+    where caller_key = ${caller} and idempotency_key is not null
+      and (created_at <= now() - ${settings.idempotencyMaxAgeMs} * interval '1 millisecond'
+           or id not in (select id from actions where caller_key = ${caller} and idempotency_key is not null
+                         order by created_at desc, id limit ${settings.idempotencyMaxKeys}))`);
+}
+
+async function replay(deps: PipelineDeps, trace: Trace, caller: Caller, existing: ActionRow, options: SubmitOptions): Promise<ActionOutcome> {
+  if (existing.actionHash !== trace.actionHash) {
+    return sealRefusal(
+      trace,
+      "prepare",
+      hubRefusal("IDEMPOTENCY_CONFLICT", "this idempotency key was already used with different arguments", {
+        hint: "use a new idempotency_key for a different request",
+        details: { action_id: existing.id },
+      }),
+    );
+  }
+  trace.actionId = existing.id;
+  return proceed(deps, trace, caller, existing, options, true);
+}
+
+function storedOf(row: ActionRow): StoredResult {
+  return (row.result ?? { decision: "hold", grant_id: null, approval_id: null }) as StoredResult;
+}
+
+function errorFromPayload(payload: ErrorPayload): LeaseholdError {
+  return new LeaseholdError(payload.code, payload.message, { retryable: payload.retryable, hint: payload.hint, tier: payload.tier, details: payload.details });
+}
+
+/**
+ * Takes an action from wherever it stands to dispatched (or to its final
+ * error): held → wait for the decision; allowed/approved → lease → dispatch;
+ * dispatched → the stored outcome; denied/expired → the stored error.
+ */
+async function proceed(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
+  const outcome = await proceedToDispatch(deps, trace, caller, row, options, replayed);
+  // 10–11 execute, scrub, seal happen on the host; the hub waits for the sealed result.
+  return deps.completion === undefined ? outcome : deps.completion.wait(outcome, { signal: options.signal });
+}
+
+async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
+  const db = deps.handle.db;
+  trace.actionId = row.id;
+  trace.actionHash = row.actionHash;
+  trace.hostId = row.hostId;
+  trace.operation = row.operation;
+  let stored = storedOf(row);
+  if (stored.outcome !== undefined) return { ...stored.outcome, replayed: true };
+  if (stored.error !== undefined) throw errorFromPayload(stored.error);
+
+  let state = row.state;
+  if (state === "held" && stored.approval_id !== null) {
+    const decided = await waitForDecision(deps.handle, stored.approval_id, {
+      waitMs: options.waitMs,
+      signal: options.signal,
+      pollMs: settingsOf(deps).approvalPollMs,
+      onProgress: options.onProgress === undefined ? undefined : (p) => options.onProgress?.({ stage: "approval", waitedMs: p.waitedMs, deadline: p.deadline.toISOString() }),
+    });
+    state = decided.state;
+    if (decided.state === "pending") {
+      throw new LeaseholdError("APPROVAL_PENDING", `${row.operation} on this host is held for a person's approval (risk ${row.riskLevel}) until ${decided.deadline.toISOString()}`, {
+        tier: "hub",
+        retryable: true,
+        hint: "wait with approval_wait (or repeat the call with the same idempotency_key); an admin approves or denies it in the console or CLI",
+        details: { action_id: row.id, approval_id: decided.id, risk: row.riskLevel, reasons: row.riskReasons, deadline: decided.deadline.toISOString() },
+      });
+    }
+  }
+  if (state === "denied" || state === "expired") {
+    const approval = stored.approval_id === null ? undefined : await getApproval(db, stored.approval_id);
+    const error =
+      state === "denied"
+        ? new LeaseholdError("APPROVAL_DENIED", `an admin denied ${row.operation}${approval?.reason ? `: ${approval.reason}` : ""}`, { tier: "hub", details: { action_id: row.id } })
+        : new LeaseholdError("APPROVAL_EXPIRED", `nobody decided on ${row.operation} before its deadline${approval ? ` ${approval.deadline.toISOString()}` : ""}; it was denied`, {
+            tier: "hub",
+            details: { action_id: row.id },
+          });
+    await db.update(actions).set({ result: { ...stored, error: error.toPayload() }, updatedAt: new Date() }).where(eq(actions.id, row.id));
+    throw error;
+  }
+  if (state !== "allowed" && state !== "approved") {
+    // A concurrent caller is dispatching, or dispatched, this action: return what it stored.
+    const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
+    stored = again === undefined ? stored : storedOf(again);
+    if (stored.outcome !== undefined) return { ...stored.outcome, replayed: true };
+    throw new LeaseholdError("APPROVAL_PENDING", `${row.operation} is still being processed`, { tier: "hub", retryable: true, details: { action_id: row.id } });
+  }
+
+  // 8 lease
+  const prepared = row.prepared as { mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: unknown; capability: { id: string } };
+  const lease = await step(trace, "lease", () =>
+    acquireLease(db, {
+      hostId: prepared.host.id,
+      mode: prepared.mutating ? "exclusive" : "observe",
+      holder: {
+        ownerKind: caller.kind,
+        ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId,
+        sessionId: caller.sessionId,
+        description: callerDescription(caller),
+      },
+      timings: { ttlMs: settingsOf(deps).leaseTtlMs, idleMs: settingsOf(deps).leaseIdleMs },
+      actionId: row.id,
+    }),
+  );
+
+  // 9 dispatch
+  return step(trace, "dispatch", () => dispatch(deps, caller, row, stored, lease.lease.id, replayed));
+}
+
+async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stored: StoredResult, leaseId: string, replayed: boolean): Promise<ActionOutcome> {
+  const db = deps.handle.db;
+  // The approval covers exactly what runs: recompute the hash from what is stored.
+  const recomputed = canonicalDigest(row.prepared);
+  if (recomputed !== row.actionHash) throw hubRefusal("POLICY_REFUSED", "the prepared action no longer matches its action_hash; not dispatched");
+  if (stored.approval_id !== null) {
+    const approval = await getApproval(db, stored.approval_id);
+    if (approval === undefined || approval.state !== "approved" || approval.actionHash !== recomputed) {
+      throw hubRefusal("POLICY_REFUSED", "the approval does not cover this exact action (action_hash differs); not dispatched");
+    }
+  }
+  const prepared = row.prepared as { operation: string; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: Parameters<typeof signJob>[0]["payload"]["sandbox"] };
+  const resolution = deps.registry.resolveOperation(prepared.operation);
+  const payload = resolution.adapter.jobPayload({ manifest: resolution.manifest, operation: resolution.operation, prepared: prepared.arguments, policy: prepared.policy });
+  const jobId = randomUUID();
+  const deadline = new Date(Date.now() + prepared.policy.timeout_s * 1000 + settingsOf(deps).jobGraceMs);
+  const document: JobDocument = {
+    schema: JOB_SCHEMA,
+    job_id: jobId,
+    action_id: row.id,
+    action_hash: row.actionHash,
+    host_id: prepared.host.id,
+    action: row.prepared as Record<string, unknown>,
+    payload,
+    deadline: deadline.toISOString(),
+    key_id: deps.jobKey.keyId,
+  };
+  const signed = signJob(document, deps.jobKey);
+  const decision = stored.decision === "hold" ? "approved" : stored.decision;
+  const outcome: ActionOutcome = {
+    status: "dispatched",
+    action_id: row.id,
+    action_hash: row.actionHash,
+    operation: row.operation,
+    host: prepared.host.name,
+    risk: { level: row.riskLevel as RiskLevel, reasons: row.riskReasons as RiskReason[] },
+    decision,
+    grant_id: stored.grant_id,
+    approval_id: stored.approval_id,
+    lease_id: leaseId,
+    job: { id: jobId, deadline: deadline.toISOString() },
+    replayed,
+  };
+  const result = await db.transaction(async (txRaw) => {
+    const tx = asDb(txRaw);
+    const [claimed] = await tx
+      .update(actions)
+      .set({ state: "dispatched", result: { ...stored, outcome: { ...outcome, replayed: false } }, updatedAt: new Date() })
+      .where(and(eq(actions.id, row.id), inArray(actions.state, ["allowed", "approved"])))
+      .returning({ id: actions.id });
+    if (claimed === undefined) return "raced" as const;
+    await appendEntry(tx, {
+      type: "dispatch/1",
+      time: new Date(),
+      action_id: row.id,
+      actor: callerActor(caller),
+      data: { action_hash: row.actionHash as `sha256:${string}`, job_id: jobId, host_id: prepared.host.id, job_digest: signed.digest, deadline: deadline.toISOString() },
+    });
+    await tx.insert(jobs).values({ id: jobId, actionId: row.id, hostId: prepared.host.id, payload: document, signature: signed.signature, state: "queued", deadline });
+    return "dispatched" as const;
+  });
+  if (result === "raced") {
+    const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
+    const outcomeStored = again === undefined ? undefined : storedOf(again).outcome;
+    if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
+    return { ...outcomeStored, replayed: true };
+  }
+  return outcome;
+}
+
+/**
+ * `approval_wait`: continue a held action the caller submitted earlier.
+ * Only the caller who submitted it may continue it.
+ */
+export async function resumeAction(deps: PipelineDeps, caller: Caller, actionId: string, options: SubmitOptions): Promise<ActionOutcome> {
+  const db = deps.handle.db;
+  const row = /^[0-9a-f-]{36}$/i.test(actionId) ? (await db.select().from(actions).where(eq(actions.id, actionId)))[0] : undefined;
+  if (row === undefined || row.callerKey !== callerKey(caller)) {
+    throw new LeaseholdError("NOT_FOUND", `no action ${actionId} of yours`, { tier: "hub" });
+  }
+  const trace: Trace = { deps, caller, operation: row.operation, actionId: row.id, actionHash: row.actionHash, hostId: row.hostId };
+  return proceed(deps, trace, caller, row, options, false);
+}
+
+/** The pending approval id of an action, for callers that show it. */
+export async function approvalOfAction(db: Database, actionId: string): Promise<string | null> {
+  const [row] = await db.select({ id: approvals.id }).from(approvals).where(eq(approvals.actionId, actionId));
+  return row?.id ?? null;
+}

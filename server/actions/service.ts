@@ -1,0 +1,70 @@
+/**
+ * The pipeline as channels use it: `ActionPipeline.submit` = per-session
+ * scheduling (queue.ts) around `submitAction`. MCP and the console both call
+ * this, so the same input gives the same result and error code on both.
+ */
+import { createCapabilityRegistry } from "../capabilities";
+import { loadOrCreateJobKey } from "../dispatch/job-key";
+import type { HubRuntime } from "../hub/runtime";
+import { resumeAction, submitAction } from "./pipeline";
+import { createActionScheduler, type ActionScheduler } from "./queue";
+import { hostReportReadiness } from "./readiness";
+import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, SubmitOptions } from "./types";
+
+export interface ActionPipeline {
+  readonly deps: PipelineDeps;
+  submit(caller: Caller, request: ActionRequest, options: SubmitOptions): Promise<ActionOutcome>;
+  resume(caller: Caller, actionId: string, options: SubmitOptions): Promise<ActionOutcome>;
+}
+
+function sessionKey(caller: Caller): string {
+  const who = caller.kind === "token" ? `token:${caller.tokenId}` : `admin:${caller.adminId}`;
+  return `${who}/${caller.sessionId ?? "-"}`;
+}
+
+export function createActionPipeline(deps: PipelineDeps, scheduler: ActionScheduler = createActionScheduler()): ActionPipeline {
+  return {
+    deps,
+    submit(caller, request, options) {
+      let task = { mutating: true, host: null as string | null };
+      try {
+        const resolution = deps.registry.resolveOperation(request.operation);
+        const args = request.arguments as Record<string, unknown> | null;
+        task = { mutating: resolution.operation.mutating, host: typeof args?.["host"] === "string" ? args["host"] : null };
+      } catch {
+        // Unknown operation: scheduled as a barrier; the pipeline refuses it.
+      }
+      return scheduler.run(sessionKey(caller), task, () => submitAction(deps, caller, request, options));
+    },
+    resume(caller, actionId, options) {
+      return scheduler.run(sessionKey(caller), { mutating: true, host: null }, () => resumeAction(deps, caller, actionId, options));
+    },
+  };
+}
+
+const pipelines = new WeakMap<HubRuntime, ActionPipeline>();
+
+/** Installs the pipeline a runtime's channels use (hub start-up, tests). */
+export function installActionPipeline(runtime: HubRuntime, pipeline: ActionPipeline): void {
+  pipelines.set(runtime, pipeline);
+}
+
+/**
+ * The runtime's pipeline, created on first use with the built-in
+ * capabilities, the job key from the data directory, readiness from host
+ * reports (never assumed).
+ */
+export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
+  let pipeline = pipelines.get(runtime);
+  if (pipeline === undefined) {
+    const handle = runtime.database.handle;
+    pipeline = createActionPipeline({
+      handle,
+      registry: createCapabilityRegistry(),
+      readiness: hostReportReadiness(handle.db),
+      jobKey: loadOrCreateJobKey(runtime.config.dataDir),
+    });
+    pipelines.set(runtime, pipeline);
+  }
+  return pipeline;
+}

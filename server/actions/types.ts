@@ -1,0 +1,142 @@
+import type { CapabilityRegistry, Manifest, OperationDeclaration } from "../capabilities";
+import type { DatabaseHandle } from "../db";
+import type { JobKey } from "../dispatch/job-key";
+import type { ErrorPayload } from "../errors";
+import type { CustomRiskRule, RiskReason, RiskLevel } from "../policy/risk";
+
+/**
+ * Who is asking. Authentication is the channel's job (MCP bearer lookup,
+ * admin session cookie); the pipeline receives the authenticated caller and
+ * enforces its scope.
+ */
+export type Caller =
+  | {
+      kind: "token";
+      tokenId: string;
+      /** Read-only tokens see and may call only non-mutating operations. */
+      readOnly: boolean;
+      /** Operation names the token covers; null = every operation. */
+      tools: readonly string[] | null;
+      /** Host names the token covers; null = every host. */
+      hosts: readonly string[] | null;
+      sessionId: string | null;
+      /** Shown to others in HOST_BUSY, e.g. the token's name. No secrets. */
+      label?: string;
+    }
+  | { kind: "admin"; adminId: string; username: string; sessionId: string | null };
+
+export type Channel = "mcp" | "console";
+
+export interface ActionRequest {
+  operation: string;
+  arguments: unknown;
+  channel: Channel;
+}
+
+export interface SubmitOptions {
+  /** How long a held action waits for a decision before APPROVAL_PENDING. */
+  waitMs: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: { stage: "approval"; waitedMs: number; deadline: string }) => void;
+}
+
+/**
+ * Whether `manifest`'s worker can run on `host` now. Readiness is measured,
+ * never assumed (DESIGN.md), so the pipeline never defaults to "ready": the
+ * hub passes `hostReportReadiness` (host reports stored by guest agents);
+ * tests pass their own explicit check.
+ */
+export interface ReadinessCheck {
+  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string }>;
+}
+
+export interface PipelineSettings {
+  /** Approval deadline (default 5 min). */
+  approvalTtlMs: number;
+  /** Approver ≠ the requesting credential's owner (default off). */
+  fourEyes: boolean;
+  /** How long a dispatched job may wait and run before its deadline, beyond the policy timeout (default 10 min). */
+  jobGraceMs: number;
+  leaseTtlMs: number;
+  leaseIdleMs: number;
+  /** Idempotency keys kept per caller (default 1000) and for how long (default 24 h). */
+  idempotencyMaxKeys: number;
+  idempotencyMaxAgeMs: number;
+  /** Fallback poll while waiting for a decision (default 2 s; NOTIFY normally wakes sooner). */
+  approvalPollMs: number;
+}
+
+/**
+ * Waits for a dispatched action to finish on its host and returns the
+ * completed outcome (or throws its final error). The hub passes the
+ * host-result waiter (server/hosts); without one, `submitAction` returns as
+ * soon as the job is queued (status "dispatched").
+ */
+export interface CompletionWaiter {
+  wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome>;
+}
+
+export interface PipelineDeps {
+  handle: DatabaseHandle;
+  completion?: CompletionWaiter;
+  registry: CapabilityRegistry;
+  readiness: ReadinessCheck;
+  jobKey: JobKey;
+  settings?: Partial<PipelineSettings>;
+  customRiskRules?: readonly CustomRiskRule[];
+}
+
+export type DecisionOutcome = "auto_allow" | "grant" | "approved";
+
+/** What a caller gets back for a dispatched action. Identical on every channel. */
+/** What the host did, as the hub verified and sealed it. */
+export interface ActionCompletion {
+  state: "completed" | "failed";
+  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed: boolean } | null;
+  /** Scrubbed on the host before it left; decoded as UTF-8, at most 1 MiB each here. */
+  output: { stdout: string; stderr: string; stdout_bytes: number; stderr_bytes: number; stdout_truncated: boolean; stderr_truncated: boolean };
+  /** A workspace operation's result (fs_*), null for launched workloads. */
+  structured: Record<string, unknown> | null;
+  evidence: {
+    digest: string;
+    key_id: string;
+    state: string;
+    tier: string | null;
+    redactions: { count: number; kinds: string[] };
+    limitations: string[];
+    /** The signed envelope's content (verify with the host key and the stored signature). */
+    envelope: unknown;
+  };
+  /** The evidence/1 ledger entry id. */
+  ledger_entry_id: string;
+  /** Inclusion of the evidence/1 entry; null if it was not integrated within the bounded wait. */
+  receipt: { leaf_index: number; tree_size: number; inclusion_proof: string[]; checkpoint: string } | null;
+}
+
+export interface ActionOutcome {
+  /** "dispatched": queued for the host (no completion waiter); "completed": ran and sealed. */
+  status: "dispatched" | "completed";
+  action_id: string;
+  action_hash: string;
+  operation: string;
+  host: string;
+  risk: { level: RiskLevel; reasons: RiskReason[] };
+  decision: DecisionOutcome;
+  grant_id: string | null;
+  approval_id: string | null;
+  lease_id: string;
+  job: { id: string; deadline: string };
+  /** True when this is the stored outcome of an earlier call with the same idempotency key. */
+  replayed: boolean;
+  /** Present when status is "completed". */
+  result?: ActionCompletion;
+}
+
+/** What `actions.result` holds. */
+export interface StoredResult {
+  decision: "auto_allow" | "grant" | "hold";
+  grant_id: string | null;
+  approval_id: string | null;
+  outcome?: ActionOutcome;
+  error?: ErrorPayload;
+}

@@ -1,0 +1,264 @@
+/**
+ * Approvals (DESIGN.md "Policy"): a person's yes or no for one held action.
+ *
+ * - Bound to `action_hash`. A decision recomputes the hash from the stored
+ *   prepared action; if the action changed since the request (or the
+ *   approver saw a different hash), the decision is refused.
+ * - A deadline (default 5 minutes). An undecided request is denied at its
+ *   deadline — state `expired`, sealed as approval/1 `expired` — by whoever
+ *   looks first (a waiter, a listing, a decision attempt, the sweep).
+ * - Optional four-eyes: the approver may not be the requester's owner (the
+ *   admin who issued the requesting token, or the requesting admin).
+ * - Every state change and its approval/1 entry commit in one transaction;
+ *   waiters are then woken in this process and, through NOTIFY, in others.
+ *
+ * The request itself is sealed by the pipeline as decision/1 `hold` (same
+ * action_id); approval/1 records the outcome.
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import { canonicalDigest } from "../canonical";
+import type { Database, DatabaseHandle } from "../db";
+import { actions, approvals, hosts } from "../db/schema";
+import { LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { hashActor } from "../ledger/entry";
+import { announceDecision, approvalNotifier } from "./notifier";
+
+export type ApprovalRow = typeof approvals.$inferSelect;
+export type ApprovalState = "pending" | "approved" | "denied" | "expired";
+export const DEFAULT_APPROVAL_TTL_MS = 5 * 60_000;
+
+export interface ApprovingAdmin {
+  id: string;
+  username: string;
+}
+
+export interface DecideOptions {
+  /** Refuse the decision unless the approver saw exactly this action. */
+  expectedActionHash?: string;
+  /** Approver ≠ requester's owner. */
+  fourEyes?: boolean;
+}
+
+function asDb(tx: unknown): Database {
+  return tx as Database;
+}
+
+async function sealApproval(db: Database, approval: ApprovalRow, outcome: "approved" | "denied" | "expired", actor: `sha256:${string}`): Promise<void> {
+  await appendEntry(db, {
+    type: "approval/1",
+    time: new Date(),
+    action_id: approval.actionId,
+    actor,
+    data: { action_hash: approval.actionHash as `sha256:${string}`, approval_id: approval.id, outcome, deadline: approval.deadline.toISOString() },
+  });
+}
+
+/** Creates the pending approval for a held action, inside the pipeline's transaction. */
+export async function insertApproval(
+  tx: Database,
+  input: { actionId: string; actionHash: string; requestedBy: string; riskLevel: string; deadline: Date },
+): Promise<ApprovalRow> {
+  const [row] = await tx
+    .insert(approvals)
+    .values({ actionId: input.actionId, actionHash: input.actionHash, state: "pending", requestedBy: input.requestedBy, riskLevel: input.riskLevel, deadline: input.deadline })
+    .returning();
+  if (row === undefined) throw new LeaseholdError("INTERNAL", "approval insert returned no row", { tier: "database" });
+  return row;
+}
+
+export async function getApproval(db: Database, approvalId: string): Promise<ApprovalRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(approvalId)) return undefined;
+  const [row] = await db.select().from(approvals).where(eq(approvals.id, approvalId));
+  return row;
+}
+
+/** Denies `approvalId` if it is still pending past its deadline. Returns the row as it now is. */
+export async function expireApproval(db: Database, approvalId: string): Promise<ApprovalRow | undefined> {
+  const expired = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(approvals)
+      .set({ state: "expired", decidedAt: new Date() })
+      .where(and(eq(approvals.id, approvalId), eq(approvals.state, "pending"), sql`${approvals.deadline} <= now()`))
+      .returning();
+    if (row === undefined) return undefined;
+    await tx.update(actions).set({ state: "expired", updatedAt: new Date() }).where(eq(actions.id, row.actionId));
+    await sealApproval(asDb(tx), row, "expired", hashActor("system", "approval-deadline"));
+    return row;
+  });
+  if (expired !== undefined) await announceDecision(db, approvalId);
+  return expired ?? getApproval(db, approvalId);
+}
+
+/** Expires every overdue pending approval (the sweep). Returns how many. */
+export async function expireOverdueApprovals(db: Database): Promise<number> {
+  const overdue = await db
+    .select({ id: approvals.id })
+    .from(approvals)
+    .where(and(eq(approvals.state, "pending"), sql`${approvals.deadline} <= now()`));
+  let count = 0;
+  for (const { id } of overdue) if ((await expireApproval(db, id))?.state === "expired") count += 1;
+  return count;
+}
+
+async function decide(
+  db: Database,
+  approvalId: string,
+  admin: ApprovingAdmin,
+  outcome: "approved" | "denied",
+  reason: string | null,
+  options: DecideOptions,
+): Promise<ApprovalRow> {
+  const current = await getApproval(db, approvalId);
+  if (current === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${approvalId}`, { tier: "hub", hint: "leasehold approvals list shows pending approvals" });
+  if (current.state === "pending" && current.deadline.getTime() <= Date.now()) await expireApproval(db, approvalId);
+
+  const decided = await db.transaction(async (tx) => {
+    const [row] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for("update");
+    if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${approvalId}`, { tier: "hub" });
+    if (row.state === "expired") {
+      throw new LeaseholdError("APPROVAL_EXPIRED", `approval ${approvalId} passed its deadline ${row.deadline.toISOString()} and was denied`, { tier: "hub" });
+    }
+    if (row.state !== "pending") {
+      throw new LeaseholdError("POLICY_REFUSED", `approval ${approvalId} was already ${row.state}; a decision is final (refused by a hub check)`, { tier: "hub" });
+    }
+    const [action] = await tx.select().from(actions).where(eq(actions.id, row.actionId));
+    const recomputed = action === undefined ? null : canonicalDigest(action.prepared);
+    if (action === undefined || recomputed !== row.actionHash || action.actionHash !== row.actionHash) {
+      throw new LeaseholdError("POLICY_REFUSED", "the action changed since its approval was requested; the decision is refused (hub check on action_hash)", {
+        tier: "hub",
+        details: { approval_action_hash: row.actionHash },
+      });
+    }
+    if (options.expectedActionHash !== undefined && options.expectedActionHash !== row.actionHash) {
+      throw new LeaseholdError("POLICY_REFUSED", "the action you reviewed is not the action awaiting approval (action_hash differs); decision refused", {
+        tier: "hub",
+        details: { approval_action_hash: row.actionHash },
+      });
+    }
+    if (options.fourEyes && (row.requestedBy === admin.id || row.requestedBy === admin.username || row.requestedBy === `admin:${admin.id}`)) {
+      throw new LeaseholdError("POLICY_REFUSED", "four-eyes is on: the approver may not be the owner of the requesting token or session (hub check)", { tier: "hub" });
+    }
+    const [updated] = await tx
+      .update(approvals)
+      .set({ state: outcome, decidedBy: admin.id, decidedAt: new Date(), reason })
+      .where(and(eq(approvals.id, approvalId), eq(approvals.state, "pending")))
+      .returning();
+    if (updated === undefined) throw new LeaseholdError("POLICY_REFUSED", `approval ${approvalId} is no longer pending`, { tier: "hub" });
+    await tx.update(actions).set({ state: outcome, updatedAt: new Date() }).where(eq(actions.id, updated.actionId));
+    await sealApproval(asDb(tx), updated, outcome, hashActor("admin", admin.id));
+    return updated;
+  });
+  await announceDecision(db, approvalId);
+  return decided;
+}
+
+/** Approves a pending action as `admin`. Sealed; wakes waiters everywhere. */
+export function approve(db: Database, approvalId: string, admin: ApprovingAdmin, reason?: string | null, options: DecideOptions = {}): Promise<ApprovalRow> {
+  return decide(db, approvalId, admin, "approved", reason ?? null, options);
+}
+
+/** Denies a pending action as `admin`; a reason is required. Sealed; wakes waiters everywhere. */
+export function deny(db: Database, approvalId: string, admin: ApprovingAdmin, reason: string, options: DecideOptions = {}): Promise<ApprovalRow> {
+  if (reason.trim().length === 0) return Promise.reject(new LeaseholdError("INVALID_ARGUMENT", "a denial needs a reason", { tier: "hub" }));
+  return decide(db, approvalId, admin, "denied", reason, options);
+}
+
+export interface ApprovalListing {
+  id: string;
+  action_id: string;
+  action_hash: string;
+  operation: string;
+  host: string | null;
+  risk: string;
+  reasons: unknown;
+  state: string;
+  deadline: string;
+  requested_at: string;
+  channel: string;
+}
+
+/** Approvals with their actions (pending by default), oldest first. Overdue ones are expired first. */
+export async function listApprovals(db: Database, options: { state?: ApprovalState | "all" } = {}): Promise<ApprovalListing[]> {
+  await expireOverdueApprovals(db);
+  const state = options.state ?? "pending";
+  const rows = await db
+    .select({ approval: approvals, action: actions, host: hosts.name })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .leftJoin(hosts, eq(hosts.id, actions.hostId))
+    .where(state === "all" ? undefined : eq(approvals.state, state))
+    .orderBy(asc(approvals.createdAt))
+    .limit(200);
+  return rows.map(({ approval, action, host }) => ({
+    id: approval.id,
+    action_id: action.id,
+    action_hash: approval.actionHash,
+    operation: action.operation,
+    host,
+    risk: approval.riskLevel,
+    reasons: action.riskReasons,
+    state: approval.state,
+    deadline: approval.deadline.toISOString(),
+    requested_at: approval.createdAt.toISOString(),
+    channel: action.channel,
+  }));
+}
+
+export interface WaitOptions {
+  /** How long to wait for a decision before returning the still-pending row. */
+  waitMs: number;
+  signal?: AbortSignal;
+  /** Called about once a second while waiting (MCP progress notifications). */
+  onProgress?: (progress: { waitedMs: number; deadline: Date }) => void;
+  /** Fallback poll interval (default 2 s); LISTEN/NOTIFY normally wakes sooner. */
+  pollMs?: number;
+}
+
+/**
+ * Waits until the approval is decided, expires (denied at its deadline), or
+ * `waitMs` passes. Returns the row as it then is.
+ */
+export async function waitForDecision(handle: DatabaseHandle, approvalId: string, options: WaitOptions): Promise<ApprovalRow> {
+  const db = handle.db;
+  const notifier = approvalNotifier(handle);
+  let wake: (() => void) | undefined;
+  // Set by a notification that lands while the row is being re-read, so that wake-up is not lost.
+  const state = { woken: false };
+  const unsubscribe = notifier.subscribe(approvalId, () => {
+    state.woken = true;
+    wake?.();
+  });
+  const onAbort = (): void => wake?.();
+  options.signal?.addEventListener("abort", onAbort);
+  try {
+    await notifier.ready();
+    const started = Date.now();
+    const pollMs = options.pollMs ?? 2000;
+    for (;;) {
+      state.woken = false;
+      let row = await getApproval(db, approvalId);
+      if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${approvalId}`, { tier: "hub" });
+      if (row.state === "pending" && row.deadline.getTime() <= Date.now()) row = (await expireApproval(db, approvalId)) ?? row;
+      if (row.state !== "pending") return row;
+      const waited = Date.now() - started;
+      if (waited >= options.waitMs || options.signal?.aborted) return row;
+      options.onProgress?.({ waitedMs: waited, deadline: row.deadline });
+      const progressEvery = options.onProgress === undefined ? Number.POSITIVE_INFINITY : 1000;
+      const sleep = Math.max(1, Math.min(options.waitMs - waited, row.deadline.getTime() - Date.now() + 5, pollMs, progressEvery));
+      if (!state.woken) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, sleep);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+    }
+  } finally {
+    unsubscribe();
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}

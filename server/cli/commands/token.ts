@@ -1,0 +1,58 @@
+import { LeaseholdError } from "../../errors";
+import { knownToolNames } from "../../mcp";
+import { createToken, listTokens, revokeToken, tokenStatus, type AgentToken } from "../../tokens";
+import type { CliContext } from "../context";
+import { EXIT } from "../io";
+import { parseTokenCreateArgs, TOKEN_CREATE_FLAGS } from "./token-options";
+
+/** Who the ledger records for CLI token operations (hashed): the CLI runs as the hub's own account. */
+export const CLI_ACTOR = "cli";
+
+const USAGE = [`leasehold token create ${TOKEN_CREATE_FLAGS}`, "       leasehold token list", "       leasehold token revoke ID"].join("\n");
+
+function scopeText(token: AgentToken): string {
+  const parts = [token.readOnly ? "read-only" : "read-write"];
+  parts.push(token.tools === null ? "all tools" : `tools=${token.tools.join(",")}`);
+  parts.push(token.hosts === null ? "all hosts" : `hosts=${token.hosts.join(",")}`);
+  return parts.join("; ");
+}
+
+export const tokenCommand = {
+  name: "token",
+  summary: "issue, list and revoke agent (MCP) bearer tokens",
+  usage: USAGE,
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const [sub, ...rest] = args;
+    if (sub === "create") {
+      const now = new Date();
+      const { input, rest: unknown } = parseTokenCreateArgs(rest, now);
+      if (unknown.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(unknown[0])} (usage: leasehold token create ${TOKEN_CREATE_FLAGS})`);
+      const { token, secret } = await ctx.withDatabase("leasehold token create", ({ handle }) =>
+        createToken(handle.db, { ...input, createdBy: CLI_ACTOR }, { knownTools: knownToolNames(), now }),
+      );
+      ctx.out(`token ${token.id} "${token.name}" created (${scopeText(token)}; expires ${token.expiresAt?.toISOString() ?? "never"})`);
+      ctx.out(secret);
+      ctx.err("This is the only time the token is shown; only its SHA-256 is stored. `leasehold mcp-config --token <token>` prints client settings.");
+      return EXIT.ok;
+    }
+    if (sub === "list") {
+      if (rest.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(rest[0])}`);
+      const tokens = await ctx.withDatabase("leasehold token list", ({ handle }) => listTokens(handle.db));
+      const now = new Date();
+      if (tokens.length === 0) ctx.out("no tokens (leasehold token create ... issues one)");
+      for (const token of tokens) {
+        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(token.name)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}`);
+      }
+      return EXIT.ok;
+    }
+    if (sub === "revoke") {
+      if (rest.length !== 1) throw new LeaseholdError("INVALID_ARGUMENT", "usage: leasehold token revoke ID (leasehold token list shows ids)");
+      const id = rest[0] as string;
+      const result = await ctx.withDatabase("leasehold token revoke", ({ handle }) => revokeToken(handle.db, id, CLI_ACTOR));
+      ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}` : `token ${id} revoked; its next request is refused`);
+      return EXIT.ok;
+    }
+    ctx.err(`usage: ${USAGE}`);
+    return EXIT.usage;
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * The dispatch queue: hub-signed job rows that a host's guest agent claims.
+ *
+ * A job document is `leasehold.job/1`: the prepared action (which carries the
+ * compiled sandbox policy), its `action_hash`, the worker payload, the host
+ * and a deadline. The hub signs the JCS bytes of the document with its job
+ * key (Ed25519); the guest verifies the signature and recomputes the action
+ * hash before launching anything, so a row edited in the database is refused
+ * on the host.
+ *
+ * Claiming uses `FOR UPDATE SKIP LOCKED`: any number of claimers (guest
+ * connections served by any hub replica) take distinct jobs without waiting
+ * on each other.
+ */
+import { sign, verify, type KeyObject } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { canonicalBytes, canonicalDigest } from "../canonical";
+import { executeRows, type Database } from "../db";
+import type { JobPayload } from "../capabilities";
+import type { JobKey } from "./job-key";
+
+export const JOB_SCHEMA = "leasehold.job/1";
+
+export interface JobDocument {
+  schema: typeof JOB_SCHEMA;
+  job_id: string;
+  action_id: string;
+  action_hash: string;
+  host_id: string;
+  /** The prepared action exactly as hashed (includes the compiled policy). */
+  action: Record<string, unknown>;
+  /** What the worker receives (capability adapter's job payload). */
+  payload: JobPayload;
+  deadline: string;
+  key_id: string;
+}
+
+export interface SignedJob {
+  document: JobDocument;
+  /** base64 Ed25519 signature over canonicalBytes(document). */
+  signature: string;
+  /** sha256 of the canonical document, recorded in dispatch/1. */
+  digest: `sha256:${string}`;
+}
+
+export function signJob(document: JobDocument, key: JobKey): SignedJob {
+  const bytes = canonicalBytes(document);
+  return {
+    document,
+    signature: sign(null, bytes, key.privateKey).toString("base64"),
+    digest: canonicalDigest(document),
+  };
+}
+
+/** What a guest does before launching: signature first, then the action hash. */
+export function verifyJob(document: unknown, signature: string, publicKey: KeyObject): { ok: true } | { ok: false; reason: string } {
+  let bytes: Uint8Array;
+  try {
+    bytes = canonicalBytes(document);
+  } catch {
+    return { ok: false, reason: "job is not canonicalisable JSON" };
+  }
+  if (!verify(null, bytes, publicKey, Buffer.from(signature, "base64"))) return { ok: false, reason: "job signature does not verify" };
+  const doc = document as Partial<JobDocument>;
+  if (doc.schema !== JOB_SCHEMA) return { ok: false, reason: "unknown job schema" };
+  if (canonicalDigest(doc.action) !== doc.action_hash) return { ok: false, reason: "action_hash does not match the prepared action" };
+  return { ok: true };
+}
+
+export interface ClaimedJob {
+  id: string;
+  actionId: string;
+  hostId: string;
+  document: JobDocument;
+  signature: string;
+  deadline: Date;
+}
+
+/**
+ * Claims the oldest queued job for `hostId`, or returns null. The row is
+ * locked with SKIP LOCKED inside one UPDATE, so concurrent claimers never get
+ * the same job and never queue behind each other. Jobs past their deadline
+ * are not handed out.
+ */
+export async function claimJob(db: Database, hostId: string, claimer = "guest"): Promise<ClaimedJob | null> {
+  const rows = await executeRows<{ id: string; action_id: string; host_id: string; payload: unknown; signature: string; deadline: Date | string }>(
+    db,
+    sql`update jobs set state = 'claimed', claimed_at = now(), heartbeat_at = now(), claimed_by = ${claimer}
+        where id = (
+          select id from jobs
+          where host_id = ${hostId} and state = 'queued' and deadline > now()
+          order by created_at, id
+          for update skip locked
+          limit 1
+        )
+        returning id, action_id, host_id, payload, signature, deadline`,
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  const payload = typeof row.payload === "string" ? (JSON.parse(row.payload) as JobDocument) : (row.payload as JobDocument);
+  return { id: row.id, actionId: row.action_id, hostId: row.host_id, document: payload, signature: row.signature, deadline: new Date(row.deadline) };
+}

@@ -1,0 +1,244 @@
+/**
+ * Host leases (DESIGN.md "Leases"): who may change a host right now.
+ *
+ * - `exclusive` (mutating actions) — one holder per host; another holder's
+ *   mutating call gets HOST_BUSY naming the holder, `retryable: true`.
+ * - `observe` (read-only actions) — shared; never blocks and is never blocked.
+ *
+ * A holder is (owner kind, owner id, session). A lease has a hard expiry and
+ * an idle deadline that each use pushes forward; a lease past either has
+ * lapsed. Ending a session releases its leases; an admin may revoke any.
+ *
+ * Concurrency contract: every change to a host's leases runs in one
+ * transaction that first locks the host's row (`SELECT … FOR UPDATE`), so
+ * two hub processes cannot both grant an exclusive lease. Every change
+ * (acquired, released, lapsed, revoked) is appended to the ledger in the
+ * same transaction: if the append fails, the change rolls back. Touching the
+ * idle deadline is a use, not a change, and is not sealed.
+ */
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../db";
+import { leases } from "../db/schema";
+import { LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { digestOf, hashActor, type ActorKind } from "../ledger/entry";
+
+export type LeaseMode = "exclusive" | "observe";
+export type LeaseRow = typeof leases.$inferSelect;
+type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+
+export interface LeaseHolder {
+  ownerKind: "token" | "admin";
+  ownerId: string;
+  sessionId: string | null;
+  /** Shown to a caller who gets HOST_BUSY, e.g. `agent token "ci" (session 3f2a…)`. No secrets. */
+  description: string;
+}
+
+export interface LeaseTimings {
+  /** Hard lifetime of a new lease. Default 15 min. */
+  ttlMs?: number;
+  /** Lapses when unused this long. Default 5 min. */
+  idleMs?: number;
+}
+
+export const DEFAULT_LEASE_TTL_MS = 15 * 60_000;
+export const DEFAULT_LEASE_IDLE_MS = 5 * 60_000;
+
+/** A transaction is a drizzle database for every purpose here (same query API). */
+function asDb(tx: Tx): Database {
+  return tx as unknown as Database;
+}
+
+function sessionDigest(sessionId: string | null): `sha256:${string}` | null {
+  return sessionId === null ? null : digestOf(sessionId);
+}
+
+async function sealLease(
+  db: Database,
+  lease: LeaseRow,
+  event: "acquired" | "released" | "lapsed" | "revoked",
+  actor: { kind: ActorKind; id: string },
+  actionId: string | null,
+): Promise<void> {
+  await appendEntry(db, {
+    type: "lease/1",
+    time: new Date(),
+    action_id: actionId,
+    actor: hashActor(actor.kind, actor.id),
+    data: {
+      lease_id: lease.id,
+      host_id: lease.hostId,
+      scope: "host",
+      mode: lease.mode as LeaseMode,
+      event,
+      session_digest: sessionDigest(lease.sessionId),
+      expires_at: lease.expiresAt.toISOString(),
+    },
+  });
+}
+
+async function lockHost(tx: Tx, hostId: string): Promise<void> {
+  await tx.execute(sql`select id from hosts where id = ${hostId} for update`);
+}
+
+/** Marks this host's lapsed leases released (reason `lapsed`) and seals each. */
+async function lapseOnHost(tx: Tx, hostId: string, now: Date): Promise<void> {
+  const lapsed = await tx
+    .update(leases)
+    .set({ releasedAt: now, releaseReason: "lapsed" })
+    .where(
+      and(
+        eq(leases.hostId, hostId),
+        isNull(leases.releasedAt),
+        sql`(${leases.expiresAt} <= ${now.toISOString()}::timestamptz or ${leases.idleExpiresAt} <= ${now.toISOString()}::timestamptz)`,
+      ),
+    )
+    .returning();
+  for (const lease of lapsed) await sealLease(asDb(tx), lease, "lapsed", { kind: "system", id: "lease-reaper" }, null);
+}
+
+function sameHolder(lease: LeaseRow, holder: LeaseHolder): boolean {
+  return lease.ownerKind === holder.ownerKind && lease.ownerId === holder.ownerId && lease.sessionId === holder.sessionId;
+}
+
+export interface AcquireLeaseInput {
+  hostId: string;
+  mode: LeaseMode;
+  holder: LeaseHolder;
+  timings?: LeaseTimings;
+  /** The action this lease is taken for, recorded in the ledger entry. */
+  actionId?: string | null;
+}
+
+/**
+ * Takes (or reuses) a lease. The holder's existing lease on the host is
+ * reused when it covers the mode (exclusive covers observe) and its idle
+ * deadline is pushed forward. Throws HOST_BUSY when another holder has the
+ * host's exclusive lease and `mode` is exclusive.
+ */
+export async function acquireLease(db: Database, input: AcquireLeaseInput): Promise<{ lease: LeaseRow; acquired: boolean }> {
+  const ttlMs = input.timings?.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const idleMs = input.timings?.idleMs ?? DEFAULT_LEASE_IDLE_MS;
+  return db.transaction(async (tx) => {
+    const now = new Date();
+    await lockHost(tx, input.hostId);
+    await lapseOnHost(tx, input.hostId, now);
+    const active = await tx
+      .select()
+      .from(leases)
+      .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
+      .orderBy(leases.createdAt);
+
+    const own = active.find((lease) => sameHolder(lease, input.holder) && (lease.mode === input.mode || lease.mode === "exclusive"));
+    if (own !== undefined) {
+      const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
+      const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
+      return { lease: touched ?? own, acquired: false };
+    }
+    if (input.mode === "exclusive") {
+      const holder = active.find((lease) => lease.mode === "exclusive");
+      if (holder !== undefined) {
+        throw new LeaseholdError("HOST_BUSY", `host is leased exclusively by ${holder.description || "another session"} until ${holder.expiresAt.toISOString()} (refused by a hub check)`, {
+          tier: "hub",
+          retryable: true,
+          hint: "retry after the holder's lease is released, lapses when idle, or an admin revokes it",
+          details: { lease_id: holder.id, holder: holder.description, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString() },
+        });
+      }
+    }
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    const [lease] = await tx
+      .insert(leases)
+      .values({
+        hostId: input.hostId,
+        mode: input.mode,
+        ownerKind: input.holder.ownerKind,
+        ownerId: input.holder.ownerId,
+        sessionId: input.holder.sessionId,
+        description: input.holder.description,
+        createdAt: now,
+        expiresAt,
+        idleExpiresAt: new Date(Math.min(now.getTime() + idleMs, expiresAt.getTime())),
+      })
+      .returning();
+    if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
+    await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
+    return { lease, acquired: true };
+  });
+}
+
+async function endLease(
+  db: Database,
+  leaseId: string,
+  reason: "released" | "revoked" | "session_ended",
+  actor: { kind: ActorKind; id: string },
+): Promise<LeaseRow | null> {
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(leases).where(eq(leases.id, leaseId));
+    if (current === undefined) return null;
+    await lockHost(tx, current.hostId);
+    const [ended] = await tx
+      .update(leases)
+      .set({ releasedAt: new Date(), releaseReason: reason })
+      .where(and(eq(leases.id, leaseId), isNull(leases.releasedAt)))
+      .returning();
+    if (ended === undefined) return null;
+    await sealLease(asDb(tx), ended, reason === "revoked" ? "revoked" : "released", actor, null);
+    return ended;
+  });
+}
+
+/** The holder gives a lease back. Returns null when it was not active. */
+export async function releaseLease(db: Database, leaseId: string, holder: Pick<LeaseHolder, "ownerKind" | "ownerId">): Promise<LeaseRow | null> {
+  const [current] = await db.select().from(leases).where(eq(leases.id, leaseId));
+  if (current === undefined || current.ownerKind !== holder.ownerKind || current.ownerId !== holder.ownerId) return null;
+  return endLease(db, leaseId, "released", { kind: holder.ownerKind, id: holder.ownerId });
+}
+
+/** An admin takes a lease away. NOT_FOUND when no such active lease exists. */
+export async function revokeLease(db: Database, leaseId: string, admin: { id: string }): Promise<LeaseRow> {
+  const ended = await endLease(db, leaseId, "revoked", { kind: "admin", id: admin.id });
+  if (ended === null) throw new LeaseholdError("NOT_FOUND", `no active lease ${leaseId}`, { tier: "hub" });
+  return ended;
+}
+
+/** A session ended (MCP DELETE, idle reclaim, admin sign-out): its leases go with it. */
+export async function releaseSessionLeases(db: Database, sessionId: string): Promise<number> {
+  const held = await db
+    .select({ id: leases.id, ownerKind: leases.ownerKind, ownerId: leases.ownerId })
+    .from(leases)
+    .where(and(eq(leases.sessionId, sessionId), isNull(leases.releasedAt)));
+  let released = 0;
+  for (const lease of held) {
+    const kind = lease.ownerKind === "admin" ? "admin" : "token";
+    if ((await endLease(db, lease.id, "session_ended", { kind, id: lease.ownerId })) !== null) released += 1;
+  }
+  return released;
+}
+
+/** Lapses every lease past its expiry or idle deadline (a periodic sweep; acquisition also lapses per host). */
+export async function lapseIdleLeases(db: Database): Promise<number> {
+  const hostIds = await db
+    .selectDistinct({ hostId: leases.hostId })
+    .from(leases)
+    .where(and(isNull(leases.releasedAt), sql`(${leases.expiresAt} <= now() or ${leases.idleExpiresAt} <= now())`));
+  let count = 0;
+  for (const { hostId } of hostIds) {
+    await db.transaction(async (tx) => {
+      await lockHost(tx, hostId);
+      const before = await tx.select({ id: leases.id }).from(leases).where(and(eq(leases.hostId, hostId), isNull(leases.releasedAt)));
+      await lapseOnHost(tx, hostId, new Date());
+      const after = await tx.select({ id: leases.id }).from(leases).where(and(eq(leases.hostId, hostId), isNull(leases.releasedAt)));
+      count += before.length - after.length;
+    });
+  }
+  return count;
+}
+
+export async function listLeases(db: Database, options: { hostId?: string; activeOnly?: boolean } = {}): Promise<LeaseRow[]> {
+  const conditions = [];
+  if (options.hostId !== undefined) conditions.push(eq(leases.hostId, options.hostId));
+  if (options.activeOnly ?? true) conditions.push(isNull(leases.releasedAt), sql`${leases.expiresAt} > now()`, sql`${leases.idleExpiresAt} > now()`);
+  return db.select().from(leases).where(and(...conditions)).orderBy(desc(leases.createdAt)).limit(200);
+}

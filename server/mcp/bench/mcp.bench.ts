@@ -1,0 +1,97 @@
+/**
+ * MCP latency benchmark: `npx tsx server/mcp/bench/mcp.bench.ts [seconds-per-step=5]`.
+ *
+ * Prints `tools/call health` p50/p99 and requests/s at 1, 16 and 64
+ * concurrent clients (each its own SDK Client + session) against a real hub
+ * (PGlite, or DATABASE_URL), next to a baseline measured in the same run: a
+ * plain node:http server in this process returning the same JSON body the
+ * hub's health tool returns, called with the same concurrency over fetch.
+ * Also prints the hub's memory per idle session (RSS delta over 200 idle
+ * sessions). Figures are printed, never asserted.
+ */
+import http from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { benchHub, rssKiB } from "./hub";
+
+const stepSeconds = Number(process.argv[2] ?? 5);
+const LEVELS = [1, 16, 64];
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function measure(workers: number, call: (worker: number) => Promise<void>): Promise<{ p50: number; p99: number; rps: number; n: number }> {
+  const latencies: number[] = [];
+  const until = performance.now() + stepSeconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        await call(w);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), rps: latencies.length / elapsed, n: latencies.length };
+}
+
+async function openClient(url: string, token: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(transport);
+  return client;
+}
+
+// Entry-point script: the database comes from the caller's environment, like the hub's.
+const { hub, token } = await benchHub(process.env.DATABASE_URL, { LEASEHOLD_MCP_RATE_PER_MINUTE: "10000000", LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: "1000", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "1000" });
+const clients: Client[] = [];
+try {
+  const first = await openClient(hub.url, token);
+  clients.push(first);
+  const sample = await first.callTool({ name: "health", arguments: {} });
+  // The baseline answers with the same bytes a tools/call health result carries (as JSON-RPC over plain JSON).
+  const baselineBody = JSON.stringify({ jsonrpc: "2.0", id: 1, result: sample });
+  const baseline = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(baselineBody);
+    });
+  });
+  await new Promise<void>((resolve) => baseline.listen(0, "127.0.0.1", resolve));
+  const baselineUrl = `http://127.0.0.1:${(baseline.address() as { port: number }).port}/`;
+  const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
+
+  while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
+  console.log(`tools/call health vs plain node:http returning the same JSON (${stepSeconds} s per step, ${hub.url}, database ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
+  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | baseline p50 ms | baseline p99 ms | baseline req/s | req/s ratio");
+  for (const level of LEVELS) {
+    const mcp = await measure(level, async (w) => {
+      await clients[w]!.callTool({ name: "health", arguments: {} });
+    });
+    const base = await measure(level, async () => {
+      const res = await fetch(baselineUrl, { method: "POST", headers: { "content-type": "application/json" }, body: callBody });
+      await res.arrayBuffer();
+    });
+    console.log(
+      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${base.p50.toFixed(2).padStart(15)} | ${base.p99.toFixed(2).padStart(15)} | ${base.rps.toFixed(0).padStart(14)} | ${(base.rps / mcp.rps).toFixed(1)}x`,
+    );
+  }
+  baseline.close();
+
+  const idle = 200;
+  const before = rssKiB(hub.process.pid!);
+  const idleClients: Client[] = [];
+  for (let i = 0; i < idle; i++) idleClients.push(await openClient(hub.url, token));
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = rssKiB(hub.process.pid!);
+  console.log(`memory per idle session: ${((after - before) / idle).toFixed(1)} KiB (hub RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB over ${idle} sessions; includes each client's open GET stream)`);
+  clients.push(...idleClients);
+} finally {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await hub.stop();
+}

@@ -1,0 +1,389 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { McpConfig } from "../config";
+import type { HubRuntime } from "../hub/runtime";
+import { authenticateToken, type AgentToken } from "../tokens";
+import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
+import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
+import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized } from "./responses";
+import { authInfoFor, createMcpServer } from "./server";
+import {
+  countLiveSessions,
+  deleteSession,
+  findSession,
+  insertSession,
+  liveSessionDigests,
+  newSessionId,
+  reclaimExpiredSessions,
+  sessionDigest,
+  touchSession,
+  type StoredSession,
+} from "./session-store";
+import { decideTool } from "./tools/catalogue";
+
+/**
+ * `/api/mcp`: every request passes, in this order, the header-size check,
+ * the Origin allow-list, bearer authentication (a database lookup on every
+ * request, so revocation is effective at once), the per-token rate limit,
+ * the per-token concurrency limit, body size and JSON depth, the tool-scope
+ * check, and session resolution — only then does the SDK see it.
+ *
+ * Sessions live in PostgreSQL. This process keeps an SDK transport + server
+ * per session it has served, as a cache: a process that has never seen a
+ * session rebuilds both from the stored `initialize` parameters.
+ */
+
+const MAX_INITIALIZE_PARAMS_BYTES = 16 * 1024;
+/** In-memory copies unused this long are dropped (they are rebuilt on demand). */
+const CACHE_IDLE_MS = 10 * 60_000;
+const SWEEP_EVERY_MS = 30_000;
+
+interface LiveSession {
+  digest: string;
+  tokenId: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  lastUsed: number;
+}
+
+interface EndpointState {
+  live: Map<string, LiveSession>;
+  building: Map<string, Promise<LiveSession>>;
+  rate: TokenRateLimiter;
+  requests: ConcurrencyLimiter;
+  streams: ConcurrencyLimiter;
+  sweeper: ReturnType<typeof setInterval> | undefined;
+  runtime: HubRuntime;
+}
+
+const STATE_KEY = Symbol.for("leasehold.mcp.endpoint");
+
+function endpointState(runtime: HubRuntime): EndpointState {
+  const g = globalThis as unknown as Record<symbol, EndpointState | undefined>;
+  let state = g[STATE_KEY];
+  if (state === undefined || state.runtime !== runtime) {
+    if (state?.sweeper !== undefined) clearInterval(state.sweeper);
+    const mcp = runtime.config.mcp;
+    state = {
+      live: new Map(),
+      building: new Map(),
+      rate: new TokenRateLimiter({ ratePerMinute: mcp.ratePerMinute }),
+      requests: new ConcurrencyLimiter(mcp.maxConcurrentRequests),
+      streams: new ConcurrencyLimiter(mcp.maxStreams),
+      sweeper: undefined,
+      runtime,
+    };
+    const s = state;
+    s.sweeper = setInterval(() => void sweep(s), SWEEP_EVERY_MS);
+    s.sweeper.unref();
+    g[STATE_KEY] = s;
+  }
+  return state;
+}
+
+async function closeLive(state: EndpointState, session: LiveSession): Promise<void> {
+  state.live.delete(session.digest);
+  await session.transport.close().catch(() => undefined);
+  await session.server.close().catch(() => undefined);
+}
+
+/** Reclaims expired sessions in the database and drops in-memory copies of ended or idle ones. */
+async function sweep(state: EndpointState): Promise<void> {
+  const db = state.runtime.database.handle.db;
+  const now = new Date();
+  try {
+    await reclaimExpiredSessions(db, now);
+    const live = await liveSessionDigests(db, [...state.live.keys()], now);
+    for (const session of [...state.live.values()]) {
+      if (!live.has(session.digest) || now.getTime() - session.lastUsed > CACHE_IDLE_MS) await closeLive(state, session);
+    }
+    state.rate.prune(now.getTime());
+  } catch (error) {
+    console.error(`leasehold: mcp session sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  }
+}
+
+function lifetimes(mcp: McpConfig) {
+  return { idleS: mcp.sessionIdleS, maxS: mcp.sessionMaxS };
+}
+
+function newTransport(state: EndpointState, sessionId: string, digest: string): WebStandardStreamableHTTPServerTransport {
+  return new WebStandardStreamableHTTPServerTransport({
+    // Called exactly once, for `initialize`: the id was chosen (and stored) beforehand.
+    sessionIdGenerator: () => sessionId,
+    onsessionclosed: async () => {
+      state.live.delete(digest);
+      await deleteSession(state.runtime.database.handle.db, digest);
+    },
+  });
+}
+
+const SDK_ACCEPT = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+/**
+ * Rebuilds the SDK objects for a stored session on this process: a fresh
+ * transport whose generator yields the stored id, fed the stored
+ * `initialize` (and `notifications/initialized`) so the server knows the
+ * client's capabilities exactly as the first process did.
+ */
+async function rebuild(state: EndpointState, sessionId: string, stored: StoredSession, url: string): Promise<LiveSession> {
+  const transport = newTransport(state, sessionId, stored.digest);
+  const server = createMcpServer(state.runtime);
+  await server.connect(transport);
+  const init = await transport.handleRequest(
+    new Request(url, {
+      method: "POST",
+      headers: SDK_ACCEPT,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "leasehold-rebuild",
+        method: "initialize",
+        params: { protocolVersion: stored.protocolVersion, capabilities: stored.clientCapabilities, clientInfo: stored.clientInfo },
+      }),
+    }),
+  );
+  await init.text();
+  const initialized = await transport.handleRequest(
+    new Request(url, {
+      method: "POST",
+      headers: { ...SDK_ACCEPT, "mcp-session-id": sessionId },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    }),
+  );
+  await initialized.text();
+  if (init.status !== 200 || initialized.status !== 202) throw new Error(`session rebuild failed (${init.status}/${initialized.status})`);
+  return { digest: stored.digest, tokenId: stored.tokenId, transport, server, lastUsed: Date.now() };
+}
+
+async function liveSession(state: EndpointState, sessionId: string, stored: StoredSession, url: string): Promise<LiveSession> {
+  const cached = state.live.get(stored.digest);
+  if (cached) return cached;
+  let pending = state.building.get(stored.digest);
+  if (!pending) {
+    pending = rebuild(state, sessionId, stored, url)
+      .then((session) => {
+        state.live.set(session.digest, session);
+        return session;
+      })
+      .finally(() => state.building.delete(stored.digest));
+    state.building.set(stored.digest, pending);
+  }
+  return pending;
+}
+
+/** Calls `done` once the response body has been fully sent or abandoned; optionally writes `prefix` first. */
+function whenBodyEnds(response: Response, done: () => void, signal: AbortSignal, prefix?: string): Response {
+  if (response.body === null) {
+    done();
+    return response;
+  }
+  signal.addEventListener("abort", done, { once: true });
+  const reader = response.body.getReader();
+  let pendingPrefix = prefix === undefined ? undefined : new TextEncoder().encode(prefix);
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pendingPrefix !== undefined) {
+        controller.enqueue(pendingPrefix);
+        pendingPrefix = undefined;
+        return;
+      }
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          controller.close();
+          done();
+        } else controller.enqueue(chunk.value);
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      done();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** Reads at most `max` bytes of the body; null when it is larger. */
+async function readBody(request: Request, max: number): Promise<string | null> {
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+function messagesOf(parsed: unknown): unknown[] {
+  return Array.isArray(parsed) ? parsed : [parsed];
+}
+
+function methodOf(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const method = (message as { method?: unknown }).method;
+  return typeof method === "string" ? method : undefined;
+}
+
+/** The first tools/call in the body that the token's scope refuses, as a 403. */
+function scopeRefusal(publicUrl: string, token: AgentToken, messages: unknown[]): Response | undefined {
+  for (const message of messages) {
+    if (methodOf(message) !== "tools/call") continue;
+    const params = (message as { params?: unknown }).params;
+    const name = typeof params === "object" && params !== null ? (params as { name?: unknown }).name : undefined;
+    if (typeof name !== "string") continue;
+    const decision = decideTool(token, name);
+    if (!decision.ok && decision.code === "FORBIDDEN") return insufficientScope(publicUrl, decision.message, decision.hint);
+  }
+  return undefined;
+}
+
+export async function handleMcpRequest(request: Request, runtime: HubRuntime): Promise<Response> {
+  const state = endpointState(runtime);
+  const { config } = runtime;
+  const mcp = config.mcp;
+
+  const headerCheck = checkHeaderBytes(request.headers.entries(), mcp.maxHeaderBytes);
+  if (!headerCheck.ok) return refusalResponse(headerCheck);
+  const origin = checkOrigin(request.headers.get("origin"), allowedOrigins(config.publicUrl, mcp.allowedOrigins));
+  if (!origin.ok) return refusalResponse(origin);
+  const bearer = parseBearer(request.headers.get("authorization"));
+  if (!bearer.ok) return unauthorized(config.publicUrl, bearer.message, request.headers.has("authorization"));
+  const db = runtime.database.handle.db;
+  const now = new Date();
+  const auth = await authenticateToken(db, bearer.value, now);
+  if (!auth.ok) {
+    const message = auth.reason === "expired" ? "the token has expired" : auth.reason === "revoked" ? "the token has been revoked" : "the token is not valid";
+    return unauthorized(config.publicUrl, message, true);
+  }
+  const token = auth.token;
+  const rate = state.rate.take(token.id, now.getTime());
+  if (!rate.ok) return rateLimited(`this token is over its rate limit of ${mcp.ratePerMinute} requests per minute`, rate.retryAfterS);
+
+  if (request.method === "POST") return handlePost(state, request, token, now);
+  if (request.method === "GET" || request.method === "DELETE") {
+    const resolved = await resolveSession(state, request, token, now);
+    if (resolved instanceof Response) return resolved;
+    const { session, stored } = resolved;
+    if (request.method === "DELETE") {
+      const response = await session.transport.handleRequest(request, { authInfo: authInfoFor(token) });
+      // The transport's onsessionclosed deleted the row; make sure of it even if the SDK refused.
+      if (response.status === 200) await deleteSession(db, stored.digest);
+      state.live.delete(stored.digest);
+      return response;
+    }
+    const release = state.streams.acquire(token.id);
+    if (release === null) return rateLimited(`this token already has ${mcp.maxStreams} open streams (the limit)`, 5);
+    const response = await session.transport.handleRequest(request, { authInfo: authInfoFor(token) });
+    // Under `next start` an SSE response's headers leave only with the first body byte: send a comment at once.
+    const isStream = response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
+    return whenBodyEnds(response, release, request.signal, isStream ? ": leasehold stream open\n\n" : undefined);
+  }
+  return rpcError(405, -32000, "INVALID_ARGUMENT", "method not allowed", { headers: { allow: "GET, POST, DELETE" } });
+}
+
+async function resolveSession(state: EndpointState, request: Request, token: AgentToken, now: Date): Promise<{ session: LiveSession; stored: StoredSession } | Response> {
+  const sessionId = request.headers.get("mcp-session-id");
+  if (sessionId === null) return rpcError(400, -32000, "INVALID_ARGUMENT", "Bad Request: Mcp-Session-Id header is required", { hint: "send initialize first and use the Mcp-Session-Id it returns" });
+  if (!checkSessionIdShape(sessionId)) return sessionNotFound();
+  const db = state.runtime.database.handle.db;
+  const found = await findSession(db, sessionId, token.id, now);
+  if (!found.ok) {
+    const cached = state.live.get(sessionDigest(sessionId));
+    if (cached !== undefined && found.reason !== "other_token") await closeLive(state, cached);
+    return sessionNotFound();
+  }
+  await touchSession(db, found.session, lifetimes(state.runtime.config.mcp), now);
+  const session = await liveSession(state, sessionId, found.session, request.url);
+  session.lastUsed = now.getTime();
+  return { session, stored: found.session };
+}
+
+async function handlePost(state: EndpointState, request: Request, token: AgentToken, now: Date): Promise<Response> {
+  const mcp = state.runtime.config.mcp;
+  const release = state.requests.acquire(token.id);
+  if (release === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
+  let handedOver = false;
+  try {
+    const declared = checkDeclaredLength(request.headers.get("content-length"), mcp.maxBodyBytes);
+    if (!declared.ok) return refusalResponse(declared);
+    const text = await readBody(request, mcp.maxBodyBytes);
+    if (text === null) return rpcError(413, -32000, "INVALID_ARGUMENT", `request body is over the ${mcp.maxBodyBytes}-byte limit`);
+    const depth = checkJsonDepth(text, mcp.maxJsonDepth);
+    if (!depth.ok) return refusalResponse(depth);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return rpcError(400, -32700, "INVALID_ARGUMENT", "Parse error: Invalid JSON");
+    }
+    const messages = messagesOf(parsed);
+    const refusal = scopeRefusal(state.runtime.config.publicUrl, token, messages);
+    if (refusal) return refusal;
+
+    let response: Response;
+    if (messages.some((m) => methodOf(m) === "initialize")) {
+      response = await initializeSession(state, request, token, parsed, messages, now);
+    } else {
+      const resolved = await resolveSession(state, request, token, now);
+      if (resolved instanceof Response) return resolved;
+      response = await resolved.session.transport.handleRequest(request, { authInfo: authInfoFor(token), parsedBody: parsed });
+    }
+    handedOver = true;
+    return whenBodyEnds(response, release, request.signal);
+  } finally {
+    if (!handedOver) release();
+  }
+}
+
+async function initializeSession(state: EndpointState, request: Request, token: AgentToken, parsed: unknown, messages: unknown[], now: Date): Promise<Response> {
+  const mcp = state.runtime.config.mcp;
+  const db = state.runtime.database.handle.db;
+  if (messages.length !== 1) return rpcError(400, -32600, "INVALID_ARGUMENT", "Invalid Request: Only one initialization request is allowed");
+  const init = InitializeRequestSchema.safeParse(messages[0]);
+  if (!init.success) return rpcError(400, -32602, "INVALID_ARGUMENT", "Invalid params: initialize needs protocolVersion, capabilities and clientInfo");
+  const params = init.data.params;
+  const capabilities = params.capabilities as Record<string, unknown>;
+  const clientInfo = params.clientInfo as Record<string, unknown>;
+  if (JSON.stringify({ capabilities, clientInfo }).length > MAX_INITIALIZE_PARAMS_BYTES) {
+    return rpcError(400, -32602, "INVALID_ARGUMENT", `Invalid params: initialize capabilities and clientInfo are over ${MAX_INITIALIZE_PARAMS_BYTES} bytes`);
+  }
+  if ((await countLiveSessions(db, token.id, now)) >= mcp.sessionsPerToken) {
+    return rateLimited(`this token already has ${mcp.sessionsPerToken} open sessions (the limit); end one with DELETE or let idle ones expire`, 60);
+  }
+  const sessionId = newSessionId();
+  const stored = await insertSession(db, { sessionId, tokenId: token.id, protocolVersion: params.protocolVersion, clientInfo, clientCapabilities: capabilities }, lifetimes(mcp), now);
+  const transport = newTransport(state, sessionId, stored.digest);
+  const server = createMcpServer(state.runtime);
+  let response: Response;
+  try {
+    await server.connect(transport);
+    response = await transport.handleRequest(request, { authInfo: authInfoFor(token), parsedBody: parsed });
+  } catch (error) {
+    await deleteSession(db, stored.digest);
+    throw error;
+  }
+  if (response.status !== 200) {
+    await deleteSession(db, stored.digest);
+    await transport.close().catch(() => undefined);
+    return response;
+  }
+  state.live.set(stored.digest, { digest: stored.digest, tokenId: token.id, transport, server, lastUsed: now.getTime() });
+  return response;
+}
+
+/** In-memory sessions of this process (for tests and the benchmark's memory figure). */
+export function liveSessionCount(runtime: HubRuntime): number {
+  return endpointState(runtime).live.size;
+}

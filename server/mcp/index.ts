@@ -1,0 +1,12 @@
+// Public surface of server/mcp. Listed by name; see README.md for layering.
+export { handleMcpRequest, liveSessionCount } from "./endpoint";
+export { protectedResourceMetadata, protectedResourceMetadataUrl } from "./responses";
+export { createMcpServer, authInfoFor } from "./server";
+export { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
+export type { Check, Refusal } from "./checks";
+export { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
+export { knownToolNames, visibleTools, decideTool } from "./tools/catalogue";
+export { HUB_TOOLS } from "./tools/listing";
+export type { HubTool, ToolContext } from "./tools/tool";
+export { countLiveSessions, findSession, insertSession, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
+export type { StoredSession, SessionLifetimes } from "./session-store";

@@ -1,0 +1,70 @@
+import type { ErrorCode } from "../errors";
+import type { Refusal } from "./checks";
+
+/**
+ * HTTP answers the endpoint gives before (or instead of) the SDK: JSON-RPC
+ * error objects with `id: null`, the stable Leasehold code in `error.data`,
+ * and the headers RFC 6750 / RFC 9728 ask for.
+ */
+
+/** JSON-RPC error codes: -32700 parse error, -32600 invalid request, -32001 session not found (SDK convention), -32000 other. */
+export type RpcCode = -32700 | -32600 | -32602 | -32001 | -32000;
+
+export function rpcError(status: number, rpcCode: RpcCode, code: ErrorCode, message: string, options: { hint?: string; retryable?: boolean; headers?: Record<string, string> } = {}): Response {
+  const body = {
+    jsonrpc: "2.0",
+    error: { code: rpcCode, message, data: { code, message, retryable: options.retryable ?? false, hint: options.hint ?? "" } },
+    id: null,
+  };
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...options.headers } });
+}
+
+export function protectedResourceMetadataUrl(publicUrl: string): string {
+  return `${publicUrl}/.well-known/oauth-protected-resource`;
+}
+
+/** RFC 9728 protected resource metadata for /api/mcp. Tokens are issued by the hub's admin, not by an OAuth server. */
+export function protectedResourceMetadata(publicUrl: string): Record<string, unknown> {
+  return {
+    resource: `${publicUrl}/api/mcp`,
+    authorization_servers: [],
+    bearer_methods_supported: ["header"],
+    resource_name: "Leasehold hub",
+    resource_documentation: `${publicUrl}/`,
+  };
+}
+
+function quoted(value: string): string {
+  return value.replace(/["\\\r\n]/g, " ");
+}
+
+/** 401 for a missing, malformed, unknown, expired or revoked token. */
+export function unauthorized(publicUrl: string, message: string, tokenPresented: boolean): Response {
+  const parts = [`Bearer resource_metadata="${protectedResourceMetadataUrl(publicUrl)}"`];
+  if (tokenPresented) parts.push(`error="invalid_token"`, `error_description="${quoted(message)}"`);
+  return rpcError(401, -32000, "UNAUTHENTICATED", message, {
+    hint: "send Authorization: Bearer <token>; `leasehold token create` issues one",
+    headers: { "www-authenticate": parts.join(", ") },
+  });
+}
+
+/** 403 for a tool outside the token's scope (RFC 6750 insufficient_scope). */
+export function insufficientScope(publicUrl: string, message: string, hint: string): Response {
+  return rpcError(403, -32000, "FORBIDDEN", message, {
+    hint,
+    headers: { "www-authenticate": `Bearer error="insufficient_scope", error_description="${quoted(message)}", resource_metadata="${protectedResourceMetadataUrl(publicUrl)}"` },
+  });
+}
+
+export function refusalResponse(refusal: Refusal, headers?: Record<string, string>): Response {
+  const rpc: RpcCode = refusal.status === 400 ? -32600 : -32000;
+  return rpcError(refusal.status, rpc, refusal.code, refusal.message, { retryable: refusal.status === 429, ...(headers === undefined ? {} : { headers }) });
+}
+
+export function rateLimited(message: string, retryAfterS: number): Response {
+  return rpcError(429, -32000, "RATE_LIMITED", message, { retryable: true, hint: `retry after ${retryAfterS} s`, headers: { "retry-after": String(retryAfterS) } });
+}
+
+export function sessionNotFound(): Response {
+  return rpcError(404, -32001, "NOT_FOUND", "Session not found", { hint: "the session expired, ended, or belongs to another token; initialize a new one" });
+}

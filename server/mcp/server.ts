@@ -1,0 +1,77 @@
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { validateArguments } from "../capabilities";
+import { LeaseholdError } from "../errors";
+import type { HubRuntime } from "../hub/runtime";
+import { HUB_VERSION } from "../hub/version";
+import type { AgentToken } from "../tokens";
+import { decideTool, visibleTools } from "./tools/catalogue";
+import { toolError, toolSuccess } from "./tools/result";
+
+/** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
+export function authInfoFor(token: AgentToken): AuthInfo {
+  return {
+    // The bearer secret never travels further than the endpoint: the SDK sees the token's id.
+    token: token.id,
+    clientId: token.id,
+    scopes: token.readOnly ? ["read"] : ["read", "write"],
+    ...(token.expiresAt === null ? {} : { expiresAt: Math.floor(token.expiresAt.getTime() / 1000) }),
+    extra: { leaseholdToken: token },
+  };
+}
+
+function tokenOf(authInfo: AuthInfo | undefined): AgentToken {
+  const token = authInfo?.extra?.leaseholdToken as AgentToken | undefined;
+  // Unreachable through the endpoint, which authenticates every request first.
+  if (token === undefined) throw new LeaseholdError("UNAUTHENTICATED", "request reached a tool without an authenticated token");
+  return token;
+}
+
+const INSTRUCTIONS =
+  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities.";
+
+/**
+ * One SDK server per MCP session. It keeps no state of its own beyond what
+ * `initialize` told it (stored in mcp_sessions, so another hub process can
+ * rebuild it); the token is read from each request's authInfo, never
+ * remembered from the session's first request.
+ */
+export function createMcpServer(runtime: HubRuntime): Server {
+  const server = new Server({ name: "leasehold", title: "Leasehold", version: HUB_VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    const token = tokenOf(extra.authInfo);
+    const tools: Tool[] = visibleTools(token).map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema as unknown as Tool["inputSchema"],
+      annotations: { title: tool.title, ...tool.annotations },
+    }));
+    return { tools };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const token = tokenOf(extra.authInfo);
+    const decision = decideTool(token, request.params.name);
+    if (!decision.ok) return toolError(new LeaseholdError(decision.code, decision.message, { hint: decision.hint, tier: "hub" }));
+    const args = validateArguments({ name: decision.tool.name, input_schema: decision.tool.inputSchema }, request.params.arguments ?? {});
+    if (!args.ok) {
+      return toolError(
+        new LeaseholdError("INVALID_ARGUMENT", `invalid arguments for ${decision.tool.name}: ${args.issues.map((i) => `${i.path || "/"} ${i.message}`).join("; ")}`, {
+          tier: "hub",
+          details: { issues: args.issues },
+        }),
+      );
+    }
+    try {
+      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal }));
+    } catch (error) {
+      if (!(error instanceof LeaseholdError)) console.error(`leasehold: mcp tool ${decision.tool.name} failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+      return toolError(error);
+    }
+  });
+
+  return server;
+}

@@ -1,0 +1,139 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, count, eq, gt, inArray, isNull, lte, or } from "drizzle-orm";
+import type { Database } from "../db";
+import { agentTokens, mcpSessions } from "../db/schema";
+
+/**
+ * MCP sessions in PostgreSQL. Only sha256(session id) is stored; the id is a
+ * name, not a credential — every request is authenticated by its bearer
+ * token, and a session answers only to the token that opened it.
+ */
+
+export interface SessionLifetimes {
+  idleS: number;
+  maxS: number;
+}
+
+/** What a hub process needs to rebuild the SDK's server for a session it has never seen. */
+export interface StoredSession {
+  digest: string;
+  tokenId: string;
+  protocolVersion: string;
+  clientInfo: Record<string, unknown>;
+  clientCapabilities: Record<string, unknown>;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+}
+
+export function newSessionId(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+export function sessionDigest(sessionId: string): string {
+  return createHash("sha256").update(sessionId, "utf8").digest("hex");
+}
+
+function expiryFor(createdAt: Date, seenAt: Date, lifetimes: SessionLifetimes): Date {
+  return new Date(Math.min(seenAt.getTime() + lifetimes.idleS * 1000, createdAt.getTime() + lifetimes.maxS * 1000));
+}
+
+export async function countLiveSessions(db: Database, tokenId: string, now: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(mcpSessions)
+    .where(and(eq(mcpSessions.tokenId, tokenId), gt(mcpSessions.expiresAt, now)));
+  return Number(row?.n ?? 0);
+}
+
+export async function insertSession(
+  db: Database,
+  input: { sessionId: string; tokenId: string; protocolVersion: string; clientInfo: Record<string, unknown>; clientCapabilities: Record<string, unknown> },
+  lifetimes: SessionLifetimes,
+  now: Date,
+): Promise<StoredSession> {
+  const digest = sessionDigest(input.sessionId);
+  const expiresAt = expiryFor(now, now, lifetimes);
+  await db.insert(mcpSessions).values({
+    id: digest,
+    tokenId: input.tokenId,
+    protocolVersion: input.protocolVersion,
+    clientInfo: input.clientInfo,
+    clientCapabilities: input.clientCapabilities,
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt,
+  });
+  return { digest, tokenId: input.tokenId, protocolVersion: input.protocolVersion, clientInfo: input.clientInfo, clientCapabilities: input.clientCapabilities, createdAt: now, lastSeenAt: now, expiresAt };
+}
+
+export type SessionLookup = { ok: true; session: StoredSession } | { ok: false; reason: "unknown" | "expired" | "other_token" };
+
+/**
+ * The live session `sessionId` of `tokenId`. A session of another token is
+ * reported as `other_token` to the caller (who answers 404 like for an
+ * unknown one: a session id reveals nothing to a stranger).
+ */
+export async function findSession(db: Database, sessionId: string, tokenId: string, now: Date): Promise<SessionLookup> {
+  const digest = sessionDigest(sessionId);
+  const [row] = await db.select().from(mcpSessions).where(eq(mcpSessions.id, digest)).limit(1);
+  if (!row) return { ok: false, reason: "unknown" };
+  if (row.tokenId !== tokenId) return { ok: false, reason: "other_token" };
+  const session: StoredSession = {
+    digest,
+    tokenId: row.tokenId,
+    protocolVersion: row.protocolVersion,
+    clientInfo: (row.clientInfo ?? {}) as Record<string, unknown>,
+    clientCapabilities: (row.clientCapabilities ?? {}) as Record<string, unknown>,
+    createdAt: new Date(row.createdAt),
+    lastSeenAt: new Date(row.lastSeenAt),
+    expiresAt: new Date(row.expiresAt),
+  };
+  if (session.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: "expired" };
+  return { ok: true, session };
+}
+
+/**
+ * Slides the idle expiry. Written at most every `min(60 s, idle/4)` per
+ * session so a busy session does not turn every request into a write.
+ */
+export async function touchSession(db: Database, session: StoredSession, lifetimes: SessionLifetimes, now: Date): Promise<void> {
+  const every = Math.min(60_000, (lifetimes.idleS * 1000) / 4);
+  if (now.getTime() - session.lastSeenAt.getTime() < every) return;
+  await db
+    .update(mcpSessions)
+    .set({ lastSeenAt: now, expiresAt: expiryFor(session.createdAt, now, lifetimes) })
+    .where(eq(mcpSessions.id, session.digest));
+}
+
+export async function deleteSession(db: Database, digest: string): Promise<void> {
+  await db.delete(mcpSessions).where(eq(mcpSessions.id, digest));
+}
+
+/** Deletes expired sessions (idle or past their maximum age); returns how many. */
+export async function reclaimExpiredSessions(db: Database, now: Date): Promise<number> {
+  const rows = await db.delete(mcpSessions).where(lte(mcpSessions.expiresAt, now)).returning({ id: mcpSessions.id });
+  return rows.length;
+}
+
+/**
+ * Which of these session digests are still live — the session unexpired and
+ * its token neither revoked nor expired — so a process can close in-memory
+ * copies (and open SSE streams) of sessions that ended elsewhere.
+ */
+export async function liveSessionDigests(db: Database, digests: readonly string[], now: Date): Promise<Set<string>> {
+  if (digests.length === 0) return new Set();
+  const rows = await db
+    .select({ id: mcpSessions.id })
+    .from(mcpSessions)
+    .innerJoin(agentTokens, eq(agentTokens.id, mcpSessions.tokenId))
+    .where(
+      and(
+        inArray(mcpSessions.id, [...digests]),
+        gt(mcpSessions.expiresAt, now),
+        isNull(agentTokens.revokedAt),
+        or(isNull(agentTokens.expiresAt), gt(agentTokens.expiresAt, now)),
+      ),
+    );
+  return new Set(rows.map((r) => r.id));
+}

@@ -1,0 +1,143 @@
+import { computeHostReadiness, computeReadiness, createCapabilityRegistry, type CapabilityRegistry } from "../../capabilities";
+import { LeaseholdError } from "../../errors";
+import { readHealth } from "../../health/read-health";
+import { cosignaturesAt } from "../../ledger/cosignatures";
+import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
+import { hostVisible, readHostReports } from "./host-reports";
+import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";
+
+/**
+ * The hub's own read-only tools. Capability operations (run_command, ...),
+ * lease_* and approval_* tools come with the action pipeline (issue 4) and
+ * are not served until it exists.
+ */
+
+const REGISTRY_KEY = Symbol.for("leasehold.mcp.capabilityRegistry");
+
+/**
+ * The capability registry this process lists from: the shipped manifests.
+ * Opt-in capabilities are shown as declared / not enabled until the admin
+ * enabling flow exists.
+ */
+export function capabilityRegistry(): CapabilityRegistry {
+  const g = globalThis as unknown as Record<symbol, CapabilityRegistry | undefined>;
+  g[REGISTRY_KEY] ??= createCapabilityRegistry();
+  return g[REGISTRY_KEY];
+}
+
+export const healthTool: HubTool = {
+  name: "health",
+  title: "Hub health",
+  description: "The hub's health: version, uptime, database, migrations, durability settings and the audit ledger's head.",
+  inputSchema: { type: "object", additionalProperties: false, properties: {} },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  async run(_args, ctx) {
+    return { ...(await readHealth(ctx.runtime, ctx.now)) };
+  },
+};
+
+export const listCapabilitiesTool: HubTool = {
+  name: "list_capabilities",
+  title: "List capabilities",
+  description:
+    "Capabilities this hub declares, with their operations, activation (active / not enabled) and measured readiness across enrolled hosts. Readiness is measured from host reports: with no host reporting a worker a capability is only `declared`. Paged with offset/limit.",
+  inputSchema: { type: "object", additionalProperties: false, properties: { ...PAGING_PROPERTIES } },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  async run(args, ctx) {
+    const reports = (await readHostReports(ctx.runtime.database.handle.db, ctx.now)).filter((r) => hostVisible(ctx.token.hosts, r.host));
+    const listing = capabilityRegistry()
+      .list()
+      .map((capability) => {
+        const manifest = capabilityRegistry().get(capability.id)?.manifest;
+        const readiness = manifest === undefined ? null : computeReadiness(manifest, reports, { now: ctx.now });
+        return { ...capability, readiness };
+      });
+    const { items, ...paging } = page(listing, args);
+    return { capabilities: items, ...paging };
+  },
+};
+
+export const hostsListTool: HubTool = {
+  name: "hosts_list",
+  title: "List hosts",
+  description:
+    "Enrolled hosts this token may use: name, online, enforcement tier and per-capability readiness, as each host's guest agent last reported. Empty until a host enrols. Paged with offset/limit.",
+  inputSchema: { type: "object", additionalProperties: false, properties: { ...PAGING_PROPERTIES } },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  async run(args, ctx) {
+    const reports = (await readHostReports(ctx.runtime.database.handle.db, ctx.now)).filter((r) => hostVisible(ctx.token.hosts, r.host));
+    const registry = capabilityRegistry();
+    const listing = reports.map((report) => ({
+      name: report.host,
+      online: report.online,
+      tier: report.tier,
+      last_report_at: report.reported_at === new Date(0).toISOString() ? null : report.reported_at,
+      capabilities: registry
+        .list()
+        .filter((c) => c.active)
+        .map((c) => {
+          const manifest = registry.get(c.id)?.manifest;
+          const r = manifest === undefined ? null : computeHostReadiness(manifest, report, { now: ctx.now });
+          return { id: c.id, state: r?.state ?? "declared", reasons: r?.reasons ?? [] };
+        }),
+    }));
+    const { items, ...paging } = page(listing, args);
+    return { hosts: items, ...paging };
+  },
+};
+
+export const auditCheckpointTool: HubTool = {
+  name: "audit_checkpoint",
+  title: "Latest audit checkpoint",
+  description:
+    "The newest signed checkpoint of the audit log (C2SP signed note) with the witness cosignatures received for it and the hub's verifier key, so the log can be checked offline with the key alone.",
+  inputSchema: { type: "object", additionalProperties: false, properties: {} },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  async run(_args, ctx) {
+    const db = ctx.runtime.database.handle.db;
+    const head = await latestCheckpoint(db);
+    if (head === null) {
+      throw new LeaseholdError("NOT_FOUND", "the audit log has no signed checkpoint yet", { retryable: true, tier: "ledger", hint: "checkpoints follow appends within about a second; try again shortly" });
+    }
+    const cosignatures = await cosignaturesAt(db, head.size);
+    return {
+      origin: ctx.runtime.ledger.key.origin,
+      verifier_key: ctx.runtime.ledger.key.verifier,
+      tree_size: head.size,
+      root_hash: head.root,
+      created_at: head.created_at,
+      checkpoint: head.note,
+      cosignatures,
+    };
+  },
+};
+
+export const auditProofTool: HubTool = {
+  name: "audit_proof",
+  title: "Audit inclusion proof",
+  description:
+    "An RFC 9162 inclusion proof for the ledger entry at leaf_index against the signed checkpoint of tree_size (default: the newest). Check it with the checkpoint's signature and the hub's verifier key (audit_checkpoint).",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["leaf_index"],
+    properties: {
+      leaf_index: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Leaf index from a receipt." },
+      tree_size: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "A checkpointed tree size (default: the newest)." },
+    },
+  },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  async run(args, ctx) {
+    const leafIndex = args.leaf_index as number;
+    const treeSize = typeof args.tree_size === "number" ? args.tree_size : undefined;
+    return { ...(await proveInclusion(ctx.runtime.database.handle.db, leafIndex, treeSize)) };
+  },
+};
+
+/** Every tool the hub serves today, in tools/list order. */
+export const HUB_TOOLS: readonly HubTool[] = [healthTool, listCapabilitiesTool, hostsListTool, auditCheckpointTool, auditProofTool];

@@ -1,0 +1,33 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { toErrorPayload, type ErrorCode } from "../../errors";
+
+/**
+ * Tool results. Every result carries structured content; an error is a
+ * result with `isError: true` and `{code, message, retryable, hint}` (codes
+ * are the stable strings of server/errors), so an agent can branch on it.
+ */
+
+const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
+  INVALID_ARGUMENT: "fix the arguments as the details say; nothing was changed",
+  NOT_FOUND: "check the name or index; tools/list and the listing tools show what exists",
+  FORBIDDEN: "this token's scope does not allow it; ask an admin for a token that does",
+  RATE_LIMITED: "slow down and retry after the delay",
+  INTERNAL: "the hub logged the failure; retry later or ask the admin",
+};
+
+export function toolSuccess(structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+export function toolError(error: unknown): CallToolResult {
+  const payload = toErrorPayload(error);
+  const structured: Record<string, unknown> = {
+    code: payload.code,
+    message: payload.message,
+    retryable: payload.retryable,
+    hint: payload.hint ?? DEFAULT_HINTS[payload.code] ?? "",
+  };
+  if (payload.tier !== undefined) structured.tier = payload.tier;
+  if (payload.details !== undefined) structured.details = payload.details;
+  return { isError: true, content: [{ type: "text", text: `${payload.code}: ${payload.message}` }], structuredContent: structured };
+}

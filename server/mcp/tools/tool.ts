@@ -1,0 +1,43 @@
+import type { OperationInputSchema } from "../../capabilities";
+import type { HubRuntime } from "../../hub/runtime";
+import type { AgentToken } from "../../tokens";
+
+/** What a tool's handler gets besides its validated arguments. */
+export interface ToolContext {
+  runtime: HubRuntime;
+  /** The token of THIS request (re-authenticated on every request). */
+  token: AgentToken;
+  now: Date;
+  signal: AbortSignal;
+}
+
+/**
+ * A tool the hub itself serves (not a capability operation). Arguments are
+ * validated against `inputSchema` with the same JSON Schema subset and
+ * validator capability manifests use, so unknown fields are refused.
+ */
+export interface HubTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: OperationInputSchema;
+  /** Mutating tools are hidden from read-only tokens. */
+  mutating: boolean;
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+export const READ_ONLY_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** `offset`/`limit` as every listing tool takes them (DESIGN.md: default 50, max 200). */
+export const PAGING_PROPERTIES = {
+  offset: { type: "integer", minimum: 0, maximum: 1_000_000, description: "Items to skip (default 0)." },
+  limit: { type: "integer", minimum: 1, maximum: 200, description: "Items to return (default 50, max 200)." },
+} as const;
+
+export function page<T>(items: readonly T[], args: Record<string, unknown>): { items: T[]; offset: number; limit: number; total: number; has_more: boolean } {
+  const offset = typeof args.offset === "number" ? args.offset : 0;
+  const limit = typeof args.limit === "number" ? args.limit : 50;
+  const slice = items.slice(offset, offset + limit);
+  return { items: slice, offset, limit, total: items.length, has_more: offset + slice.length < items.length };
+}

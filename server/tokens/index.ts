@@ -1,0 +1,6 @@
+// Public surface of server/tokens. Listed by name; see README.md.
+export { TOKEN_PREFIX, TOKEN_RANDOM_BYTES, digestsEqual, generateTokenSecret, hashTokenSecret, looksLikeToken } from "./secret";
+export { parseExpiry } from "./expiry";
+export type { ExpiryParse } from "./expiry";
+export { authenticateToken, createToken, listTokens, revokeToken, tokenStatus } from "./store";
+export type { AgentToken, CreateTokenInput, CreateTokenOptions, TokenCheck, TokenScope, TokenStatus } from "./store";

@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import { desc, eq } from "drizzle-orm";
+import type { Database } from "../db";
+import { agentTokens } from "../db/schema";
+import { LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { digestOfJson, hashActor } from "../ledger/entry";
+import { digestsEqual, generateTokenSecret, hashTokenSecret, looksLikeToken } from "./secret";
+
+/** What a token may do. `null` lists mean every tool / every host the hub exposes. */
+export interface TokenScope {
+  readOnly: boolean;
+  tools: string[] | null;
+  hosts: string[] | null;
+}
+
+export interface AgentToken extends TokenScope {
+  id: string;
+  name: string;
+  createdBy: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export type TokenStatus = "active" | "expired" | "revoked";
+
+export function tokenStatus(token: Pick<AgentToken, "expiresAt" | "revokedAt">, now: Date): TokenStatus {
+  if (token.revokedAt !== null) return "revoked";
+  if (token.expiresAt !== null && token.expiresAt.getTime() <= now.getTime()) return "expired";
+  return "active";
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
+const HOST_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const TOOL_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+
+export interface CreateTokenInput extends TokenScope {
+  name: string;
+  expiresAt: Date | null;
+  /** Who asked, for the ledger's hashed actor (e.g. `cli`). */
+  createdBy: string;
+}
+
+export interface CreateTokenOptions {
+  /** Tool names the hub knows; a scope naming anything else is refused (a typo must not grant nothing silently). */
+  knownTools: readonly string[];
+  now?: Date;
+}
+
+function invalid(message: string, hint?: string): LeaseholdError {
+  return new LeaseholdError("INVALID_ARGUMENT", message, { tier: "hub", ...(hint === undefined ? {} : { hint }) });
+}
+
+function scopeDigest(scope: TokenScope): `sha256:${string}` {
+  return digestOfJson({ read_only: scope.readOnly, tools: scope.tools, hosts: scope.hosts });
+}
+
+/**
+ * Issues a token. The `token/1 issued` entry is appended to the ledger
+ * BEFORE the token row exists: if the append fails (LEDGER_UNAVAILABLE) no
+ * token is created, so no token ever works without its record.
+ * Returns the secret, which is never stored and cannot be shown again.
+ */
+export async function createToken(db: Database, input: CreateTokenInput, options: CreateTokenOptions): Promise<{ token: AgentToken; secret: string }> {
+  const now = options.now ?? new Date();
+  if (!NAME_PATTERN.test(input.name)) throw invalid(`token name ${JSON.stringify(input.name)} is not allowed`, "1-64 characters: letters, digits, space, . _ -; starting with a letter or digit");
+  const known = new Set(options.knownTools);
+  const tools = input.tools === null ? null : [...new Set(input.tools)].sort();
+  for (const tool of tools ?? []) {
+    if (!TOOL_PATTERN.test(tool) || !known.has(tool)) throw invalid(`unknown tool ${JSON.stringify(tool)} in --tools`, `known tools: ${[...known].sort().join(", ")}`);
+  }
+  if (tools !== null && tools.length === 0) throw invalid("--tools must name at least one tool");
+  const hosts = input.hosts === null ? null : [...new Set(input.hosts)].sort();
+  for (const host of hosts ?? []) if (!HOST_PATTERN.test(host)) throw invalid(`host name ${JSON.stringify(host)} in --hosts is not a host name`);
+  if (hosts !== null && hosts.length === 0) throw invalid("--hosts must name at least one host");
+  if (input.expiresAt !== null && input.expiresAt.getTime() <= now.getTime()) throw invalid("the expiry is in the past");
+
+  const id = randomUUID();
+  const secret = generateTokenSecret();
+  const scope: TokenScope = { readOnly: input.readOnly, tools, hosts };
+  await appendEntry(db, {
+    type: "token/1",
+    time: now,
+    action_id: null,
+    actor: hashActor("admin", input.createdBy),
+    data: { event: "issued", token_id: id, scope_digest: scopeDigest(scope), read_only: input.readOnly, expires_at: input.expiresAt?.toISOString() ?? null },
+  });
+  const [row] = await db
+    .insert(agentTokens)
+    .values({ id, name: input.name, tokenHash: hashTokenSecret(secret), readOnly: input.readOnly, tools, hosts, createdBy: input.createdBy, createdAt: now, expiresAt: input.expiresAt })
+    .returning();
+  if (!row) throw new LeaseholdError("INTERNAL", "token insert returned no row");
+  return { token: fromRow(row), secret };
+}
+
+type TokenRow = typeof agentTokens.$inferSelect;
+
+function fromRow(row: TokenRow): AgentToken {
+  return {
+    id: row.id,
+    name: row.name,
+    readOnly: row.readOnly,
+    tools: row.tools ?? null,
+    hosts: row.hosts ?? null,
+    createdBy: row.createdBy,
+    createdAt: new Date(row.createdAt),
+    expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+    revokedAt: row.revokedAt === null ? null : new Date(row.revokedAt),
+  };
+}
+
+export async function listTokens(db: Database): Promise<AgentToken[]> {
+  const rows = await db.select().from(agentTokens).orderBy(desc(agentTokens.createdAt));
+  return rows.map(fromRow);
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Revokes a token; the next request that presents it is refused (every
+ * request looks the token up). The `token/1 revoked` entry is sealed before
+ * the row changes. Revoking a revoked token changes nothing and says so.
+ */
+export async function revokeToken(db: Database, id: string, revokedBy: string, now = new Date()): Promise<{ token: AgentToken; alreadyRevoked: boolean }> {
+  if (!UUID_PATTERN.test(id)) throw new LeaseholdError("NOT_FOUND", `no token ${JSON.stringify(id)}`, { hint: "leasehold token list shows token ids" });
+  const [row] = await db.select().from(agentTokens).where(eq(agentTokens.id, id));
+  if (!row) throw new LeaseholdError("NOT_FOUND", `no token ${id}`, { hint: "leasehold token list shows token ids" });
+  const token = fromRow(row);
+  if (token.revokedAt !== null) return { token, alreadyRevoked: true };
+  await appendEntry(db, {
+    type: "token/1",
+    time: now,
+    action_id: null,
+    actor: hashActor("admin", revokedBy),
+    data: { event: "revoked", token_id: id, scope_digest: scopeDigest(token), read_only: token.readOnly, expires_at: token.expiresAt?.toISOString() ?? null },
+  });
+  const [updated] = await db.update(agentTokens).set({ revokedAt: now }).where(eq(agentTokens.id, id)).returning();
+  return { token: updated ? fromRow(updated) : { ...token, revokedAt: now }, alreadyRevoked: false };
+}
+
+export type TokenCheck =
+  | { ok: true; token: AgentToken }
+  | { ok: false; reason: "malformed" | "unknown" | "expired" | "revoked" };
+
+/**
+ * Authenticates a presented bearer token: shape check, lookup by SHA-256,
+ * constant-time comparison of the digests, then expiry and revocation —
+ * read from the database on every call, so a revocation is effective on the
+ * next request.
+ */
+export async function authenticateToken(db: Database, presented: string, now = new Date()): Promise<TokenCheck> {
+  if (!looksLikeToken(presented)) return { ok: false, reason: "malformed" };
+  const digest = hashTokenSecret(presented);
+  const [row] = await db.select().from(agentTokens).where(eq(agentTokens.tokenHash, digest)).limit(1);
+  if (!row || !digestsEqual(new Uint8Array(row.tokenHash), digest)) return { ok: false, reason: "unknown" };
+  const token = fromRow(row);
+  const status = tokenStatus(token, now);
+  if (status !== "active") return { ok: false, reason: status };
+  return { ok: true, token };
+}

@@ -1,0 +1,3 @@
+import { defineMcpHubSuite } from "./hub-suite";
+
+defineMcpHubSuite("pglite");

@@ -1,0 +1,71 @@
+import { expect, it } from "vitest";
+import { submitAction } from "../../server/actions";
+import { verifyPassword, findAdminByName } from "../../server/admins";
+import { main } from "../../server/cli/main";
+import type { CliContext } from "../../server/cli/context";
+import type { HubConfig } from "../../server/config";
+import { type LeaseholdError } from "../../server/errors";
+import { adminUsers } from "../../server/db/schema";
+import { eq } from "drizzle-orm";
+import { describeEachDatabase } from "../support/databases";
+import { allEntries, insertHost, insertToken, testDeps, uniqueName } from "./support";
+
+describeEachDatabase("CLI: admin, approvals, grant (acting as a named admin, sealed)", (db) => {
+  function cli(): { ctx: CliContext; out: string[]; err: string[] } {
+    const out: string[] = [];
+    const err: string[] = [];
+    const ctx = {
+      env: {},
+      cwd: process.cwd(),
+      out: (line: string) => out.push(line),
+      err: (line: string) => err.push(line),
+      loadWeb: () => Promise.reject(new Error("no web")),
+      withDatabase: <T>(_purpose: string, fn: (d: { config: HubConfig; handle: typeof db extends () => { handle: infer H } ? H : never }) => Promise<T>) => fn({ config: {} as HubConfig, handle: db().handle }),
+    } as unknown as CliContext;
+    return { ctx, out, err };
+  }
+
+  it("creates an admin, grants, approves and denies", async () => {
+    const name = uniqueName("ops");
+    const a = cli();
+    expect(await main(["admin", "create", "--name", name], a.ctx)).toBe(0);
+    const password = a.out.find((line) => line.startsWith("password: "))?.slice(10) ?? "";
+    const [row] = await db().handle.db.select().from(adminUsers).where(eq(adminUsers.username, name));
+    expect(await verifyPassword(password, String(row?.passwordHash))).toBe(true);
+    expect(row?.passwordHash).not.toContain(password);
+    expect((await findAdminByName(db().handle.db, name))?.username).toBe(name);
+
+    const host = await insertHost(db().handle.db);
+    const g = cli();
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "critical", "--uses", "2", "--expires", "1h", "--as", name], g.ctx)).toBe(1);
+    expect(g.err.join("\n")).toContain("POLICY_REFUSED");
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "medium", "--uses", "2", "--expires", "1h", "--pattern", "mkdir [a-z]+", "--as", name], g.ctx)).toBe(0);
+    expect(await main(["grant", "list"], g.ctx)).toBe(0);
+    expect(g.out.join("\n")).toContain(`run_command on ${host.name}`);
+    const grantId = g.out[0]?.split(" ")[1] ?? "";
+    expect(await main(["grant", "revoke", grantId, "--as", name], g.ctx)).toBe(0);
+    expect(await main(["grant", "revoke", grantId, "--as", "nobody-by-that-name"], g.ctx)).toBe(1);
+
+    const deps = testDeps(db().handle);
+    const caller = await insertToken(db().handle.db);
+    const held = async (command: string) => {
+      try {
+        await submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 });
+      } catch (error) {
+        return String((error as LeaseholdError).details?.["approval_id"]);
+      }
+      throw new Error("expected a hold");
+    };
+    const first = await held("touch one");
+    const second = await held("touch two");
+    const p = cli();
+    expect(await main(["approvals", "list"], p.ctx)).toBe(0);
+    expect(p.out.join("\n")).toContain(first);
+    expect(await main(["approvals", "deny", second, "--as", name], p.ctx)).toBe(2); // --reason is required
+    expect(await main(["approvals", "approve", first, "--reason", "ok", "--as", name], p.ctx)).toBe(0);
+    expect(await main(["approvals", "deny", second, "--reason", "no", "--as", name], p.ctx)).toBe(0);
+    expect(p.out.join("\n")).toMatch(/approved by/);
+    const types = (await allEntries(db().handle.db)).map((e) => (e.type === "grant/1" ? `grant:${e.data.event}` : e.type === "approval/1" ? `approval:${e.data.outcome}` : e.type === "admin/1" ? e.data.operation : ""));
+    for (const expected of ["admin.create", "grant:created", "grant:revoked", "approval:approved", "approval:denied"]) expect(types).toContain(expected);
+  });
+});

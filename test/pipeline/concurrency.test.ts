@@ -1,0 +1,202 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { createActionPipeline, createActionScheduler, submitAction } from "../../server/actions";
+import { approve } from "../../server/approvals";
+import { grants } from "../../server/db/schema";
+import { LeaseholdError } from "../../server/errors";
+import { listLeases, releaseSessionLeases, revokeLease } from "../../server/leases";
+import { createGrant, listGrants, revokeGrant } from "../../server/policy/grants";
+import { describeEachDatabase, openTestDatabase } from "../support/databases";
+import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return "OK";
+  } catch (error) {
+    if (error instanceof LeaseholdError) return error.code;
+    throw error;
+  }
+}
+
+describeEachDatabase("grants, leases, idempotency", (db) => {
+  it("many concurrent callers race for a grant's last use: exactly one wins", async () => {
+    const deps = testDeps(db().handle);
+    const host = await insertHost(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z0-9]+" });
+    const callers = await Promise.all(Array.from({ length: 12 }, () => insertToken(db().handle.db)));
+    // Distinct hosts would not race; distinct sessions on one host race for the grant, then for the lease.
+    const results = await Promise.allSettled(
+      callers.map((caller, i) => submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: `touch f${i}` }, channel: "mcp" }, { waitMs: 0 })),
+    );
+    const codes = results.map((r) => (r.status === "fulfilled" ? "grant" : r.reason instanceof LeaseholdError ? r.reason.code : "?"));
+    expect(codes.filter((c) => c === "grant")).toHaveLength(1);
+    expect(codes.filter((c) => c === "APPROVAL_PENDING")).toHaveLength(11);
+    const [row] = await db().handle.db.select().from(grants).where(eq(grants.id, grant.id));
+    expect(row?.usesRemaining).toBe(0);
+    const consumed = (await allEntries(db().handle.db)).filter((e) => e.type === "grant/1" && e.data.grant_id === grant.id && e.data.event === "consumed");
+    expect(consumed).toHaveLength(1);
+    expect(await listGrants(db().handle.db)).not.toContainEqual(expect.objectContaining({ id: grant.id }));
+  });
+
+  it("grants: pattern, ceiling, revocation; critical never grantable", async () => {
+    const deps = testDeps(db().handle);
+    const host = await insertHost(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    expect(await codeOf(createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "critical", uses: 1, expiresAt: new Date(Date.now() + 60_000) }))).toBe("POLICY_REFUSED");
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "low", uses: 5, expiresAt: new Date(Date.now() + 60_000), pattern: "mkdir [a-z]+" });
+    const caller = await insertToken(db().handle.db);
+    const ok = await submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "mkdir build" }, channel: "mcp" }, { waitMs: 0 });
+    expect(ok.decision).toBe("grant");
+    expect(ok.grant_id).toBe(grant.id);
+    // Pattern mismatch and ceiling exceeded are held.
+    expect(await codeOf(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "mkdir build; touch x" }, channel: "mcp" }, { waitMs: 0 }))).toBe("APPROVAL_PENDING");
+    await revokeGrant(db().handle.db, admin, grant.id);
+    expect(await codeOf(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "mkdir other" }, channel: "mcp" }, { waitMs: 0 }))).toBe("APPROVAL_PENDING");
+    expect(await codeOf(revokeGrant(db().handle.db, admin, grant.id))).toBe("NOT_FOUND");
+  });
+
+  it("a second session's mutating call gets HOST_BUSY naming the holder; observers are unaffected; release on session end and admin revoke", async () => {
+    const deps = testDeps(db().handle);
+    const host = await insertHost(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    const holder = await insertToken(db().handle.db);
+    const other = await insertToken(db().handle.db);
+    await submitAction(deps, holder, { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
+    let busy: LeaseholdError | undefined;
+    try {
+      await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 });
+    } catch (error) {
+      busy = error as LeaseholdError;
+    }
+    expect(busy?.code).toBe("HOST_BUSY");
+    expect(busy?.retryable).toBe(true);
+    expect(busy?.message).toContain("agent token");
+    expect(busy?.details?.["holder"]).toContain("test token");
+    // Read-only operations share the host.
+    expect((await submitAction(deps, other, { operation: "fs_list", arguments: { host: host.name, path: "." }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+
+    expect(await releaseSessionLeases(db().handle.db, String(holder.sessionId))).toBe(1);
+    expect((await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    const active = (await listLeases(db().handle.db, { hostId: host.id })).find((lease) => lease.mode === "exclusive");
+    await revokeLease(db().handle.db, String(active?.id), admin);
+    expect((await submitAction(deps, holder, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    const events = (await allEntries(db().handle.db)).flatMap((e) => (e.type === "lease/1" && e.data.host_id === host.id ? [`${e.data.mode}:${e.data.event}`] : []));
+    expect(events).toEqual(["exclusive:acquired", "observe:acquired", "exclusive:released", "exclusive:acquired", "exclusive:revoked", "exclusive:acquired"]);
+  });
+
+  it("idle leases lapse (sealed) and the host is free again", async () => {
+    const deps = testDeps(db().handle, { leaseIdleMs: 100 });
+    const host = await insertHost(db().handle.db);
+    const a = await insertToken(db().handle.db);
+    const b = await insertToken(db().handle.db);
+    await submitAction(deps, a, { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await submitAction(deps, b, { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    const events = (await allEntries(db().handle.db)).flatMap((e) => (e.type === "lease/1" && e.data.host_id === host.id ? [e.data.event] : []));
+    expect(events).toEqual(["acquired", "lapsed", "acquired"]);
+  });
+
+  it("idempotency: same key + same arguments → the first outcome; different arguments → IDEMPOTENCY_CONFLICT; keys are per caller", async () => {
+    const deps = testDeps(db().handle);
+    const host = await insertHost(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    const caller = await insertToken(db().handle.db);
+    const args = { host: host.name, command: "touch once", idempotency_key: "k-1" };
+    const first = await codeOf(submitAction(deps, caller, { operation: "run_command", arguments: args, channel: "mcp" }, { waitMs: 0 }));
+    expect(first).toBe("APPROVAL_PENDING");
+    // Repeating the call continues the same held action (no second approval).
+    const again = await submitAction(deps, caller, { operation: "run_command", arguments: args, channel: "mcp" }, { waitMs: 0 }).catch((e: LeaseholdError) => e);
+    const actionId = (again as LeaseholdError).details?.["action_id"];
+    const list = (await (await import("../../server/approvals")).listApprovals(db().handle.db)).filter((a) => a.action_id === actionId);
+    expect(list).toHaveLength(1);
+    await approve(db().handle.db, String(list[0]?.id), admin);
+    const done = await submitAction(deps, caller, { operation: "run_command", arguments: args, channel: "mcp" }, { waitMs: 0 });
+    const replay = await submitAction(deps, caller, { operation: "run_command", arguments: args, channel: "mcp" }, { waitMs: 0 });
+    expect(replay.action_id).toBe(done.action_id);
+    expect(replay.job.id).toBe(done.job.id);
+    expect(replay.replayed).toBe(true);
+    expect(await codeOf(submitAction(deps, caller, { operation: "run_command", arguments: { ...args, command: "touch twice" }, channel: "mcp" }, { waitMs: 0 }))).toBe("IDEMPOTENCY_CONFLICT");
+    // Another caller's identical key is its own.
+    const stranger = await insertToken(db().handle.db);
+    const strangers = (await submitAction(deps, stranger, { operation: "run_command", arguments: args, channel: "mcp" }, { waitMs: 0 }).catch((e: LeaseholdError) => e)) as LeaseholdError;
+    expect(strangers.code).toBe("APPROVAL_PENDING");
+    expect(strangers.details?.["action_id"]).not.toBe(done.action_id);
+    // Concurrent duplicates produce one action and spend one grant use.
+    const otherHost = await insertHost(db().handle.db);
+    await createGrant(db().handle.db, admin, { tool: "fs_write", host: otherHost.name, maxRisk: "low", uses: 10, expiresAt: new Date(Date.now() + 60_000) });
+    const writer = await insertToken(db().handle.db);
+    const same = { host: otherHost.name, path: "a.txt", content: "x", idempotency_key: "write-1" };
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => submitAction(deps, writer, { operation: "fs_write", arguments: same, channel: "mcp" }, { waitMs: 0 })));
+    expect(new Set(outcomes.map((o) => o.action_id)).size).toBe(1);
+    const [left] = await db().handle.db.select().from(grants).where(eq(grants.host, otherHost.name));
+    expect(left?.usesRemaining).toBe(9);
+  });
+
+  it("idempotency keys are bounded in number", async () => {
+    const deps = testDeps(db().handle, { idempotencyMaxKeys: 2 });
+    const host = await insertHost(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    await createGrant(db().handle.db, admin, { tool: "fs_write", host: host.name, maxRisk: "low", uses: 10, expiresAt: new Date(Date.now() + 60_000) });
+    const caller = await insertToken(db().handle.db);
+    const read = (key: string) => submitAction(deps, caller, { operation: "fs_write", arguments: { host: host.name, path: "a", content: "x", idempotency_key: key }, channel: "mcp" }, { waitMs: 0 });
+    const first = await read("a");
+    await read("b");
+    await read("c");
+    // "a" was forgotten: the same key now starts a new action.
+    expect((await read("a")).action_id).not.toBe(first.action_id);
+  });
+});
+
+describe("per-session scheduling", () => {
+  it("runs read-only calls in parallel (≤4), mutating calls as per-host barriers, and delivers results in request order", async () => {
+    const scheduler = createActionScheduler({ readOnlyParallel: 4 });
+    const log: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const task = (name: string, ms: number) => async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      log.push(`start ${name}`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      log.push(`end ${name}`);
+      running -= 1;
+      return name;
+    };
+    const delivered: string[] = [];
+    const calls = [
+      scheduler.run("s", { mutating: false, host: "h" }, task("r1", 60)),
+      scheduler.run("s", { mutating: false, host: "h" }, task("r2", 10)),
+      scheduler.run("s", { mutating: false, host: "h" }, task("r3", 10)),
+      scheduler.run("s", { mutating: false, host: "h" }, task("r4", 10)),
+      scheduler.run("s", { mutating: false, host: "h" }, task("r5", 10)),
+      scheduler.run("s", { mutating: true, host: "h" }, task("w1", 20)),
+      scheduler.run("s", { mutating: false, host: "h" }, task("r6", 5)),
+      scheduler.run("s", { mutating: true, host: "h" }, task("w2", 5)),
+    ].map((p) => p.then((name) => delivered.push(name)));
+    await Promise.all(calls);
+    expect(peak).toBeLessThanOrEqual(4);
+    expect(delivered).toEqual(["r1", "r2", "r3", "r4", "r5", "w1", "r6", "w2"]);
+    // w1 starts only after every earlier call ended; r6 only after w1; w2 after r6.
+    const at = (entry: string) => log.indexOf(entry);
+    for (const r of ["r1", "r2", "r3", "r4", "r5"]) expect(at(`end ${r}`)).toBeLessThan(at("start w1"));
+    expect(at("end w1")).toBeLessThan(at("start r6"));
+    expect(at("end r6")).toBeLessThan(at("start w2"));
+  });
+
+  it("the pipeline service schedules per session", async () => {
+    const test = await openTestDatabase("pglite");
+    try {
+      const pipeline = createActionPipeline(testDeps(test.handle));
+      const host = await insertHost(test.handle.db);
+      const caller = await insertToken(test.handle.db);
+      const results = await Promise.all(
+        ["a", "b", "c"].map((p) => pipeline.submit(caller, { operation: "fs_read", arguments: { host: host.name, path: p }, channel: "mcp" }, { waitMs: 0 })),
+      );
+      expect(results.map((r) => r.decision)).toEqual(["auto_allow", "auto_allow", "auto_allow"]);
+    } finally {
+      await test.dispose();
+    }
+  });
+});
