@@ -3,9 +3,10 @@
  * (`300s`, `90m`, `12h`, `30d`), or the word `never`, which must be said explicitly — a
  * token is never immortal by default.
  */
+import { DAY_MS, parseDurationMs } from "../time/duration";
+
 export type ExpiryParse = { ok: true; expiresAt: Date | null } | { ok: false; message: string };
 
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const MAX_DAYS = 3650;
 
 export function parseExpiry(value: string | undefined, now: Date): ExpiryParse {
@@ -13,9 +14,8 @@ export function parseExpiry(value: string | undefined, now: Date): ExpiryParse {
     return { ok: false, message: "--expires is required: say how long the token lives (e.g. 30d, 12h, 90m, 300s) or --expires never" };
   }
   if (value === "never") return { ok: true, expiresAt: null };
-  const match = /^([1-9]\d{0,7})([smhd])$/.exec(value);
-  if (!match) return { ok: false, message: `--expires ${JSON.stringify(value)} is not a duration: use e.g. 30d, 12h, 90m, 300s, or never` };
-  const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-  if (ms > MAX_DAYS * UNIT_MS.d) return { ok: false, message: `--expires ${value} is longer than ${MAX_DAYS} days; use --expires never if that is what you mean` };
+  const ms = parseDurationMs(value);
+  if (ms === undefined) return { ok: false, message: `--expires ${JSON.stringify(value)} is not a duration: use e.g. 30d, 12h, 90m, 300s, or never` };
+  if (ms > MAX_DAYS * DAY_MS) return { ok: false, message: `--expires ${value} is longer than ${MAX_DAYS} days; use --expires never if that is what you mean` };
   return { ok: true, expiresAt: new Date(now.getTime() + ms) };
 }

@@ -1,3 +1,4 @@
+import { parseDurationMs } from "../../time/duration";
 import { UsageError } from "../io";
 
 /** `--flag value` pairs and positionals; every flag takes a value. Unknown flags are refused. */
@@ -24,13 +25,10 @@ export function requireFlag(flags: Map<string, string>, name: string): string {
   return value;
 }
 
-/** `30m`, `2h`, `7d`, or an ISO-8601 time. */
+/** A duration (`30m`, `2h`, `7d`, see server/time/duration.ts) or an ISO-8601 time. */
 export function parseExpiry(text: string, now = Date.now()): Date {
-  const match = /^(\d{1,6})([smhd])$/.exec(text);
-  if (match) {
-    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as "s" | "m" | "h" | "d"];
-    return new Date(now + Number(match[1]) * unit);
-  }
+  const ms = parseDurationMs(text);
+  if (ms !== undefined) return new Date(now + ms);
   const parsed = Date.parse(text);
   if (Number.isNaN(parsed)) throw new UsageError(`--expires ${JSON.stringify(text)} is neither a duration (30m, 2h, 7d) nor an ISO time`);
   return new Date(parsed);
