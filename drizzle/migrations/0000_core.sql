@@ -74,11 +74,13 @@ CREATE TABLE "capabilities" (
 CREATE TABLE "evidence" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"action_id" uuid NOT NULL,
+	"job_id" uuid,
 	"host_id" uuid NOT NULL,
 	"envelope" jsonb NOT NULL,
 	"envelope_sha256" text NOT NULL,
 	"signature" text NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "evidence_job_id_unique" UNIQUE("job_id")
 );
 --> statement-breakpoint
 CREATE TABLE "grants" (
@@ -96,16 +98,44 @@ CREATE TABLE "grants" (
 	CONSTRAINT "grants_uses_nonnegative" CHECK ("grants"."uses_remaining" >= 0)
 );
 --> statement-breakpoint
+CREATE TABLE "host_enrolment_codes" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"name" text NOT NULL,
+	"code_hash" text NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL,
+	"used_at" timestamp with time zone,
+	"host_id" uuid,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "host_enrolment_codes_code_hash_unique" UNIQUE("code_hash")
+);
+--> statement-breakpoint
+CREATE TABLE "host_request_nonces" (
+	"host_id" uuid NOT NULL,
+	"nonce" text NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "host_request_nonces_host_id_nonce_pk" PRIMARY KEY("host_id","nonce")
+);
+--> statement-breakpoint
 CREATE TABLE "hosts" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"name" text NOT NULL,
 	"public_key" text NOT NULL,
+	"witness_key" text,
 	"enforcement_tier" text,
 	"health" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"last_seen_at" timestamp with time zone,
 	"removed_at" timestamp with time zone,
 	CONSTRAINT "hosts_name_unique" UNIQUE("name")
+);
+--> statement-breakpoint
+CREATE TABLE "job_output_chunks" (
+	"job_id" uuid NOT NULL,
+	"stream" text NOT NULL,
+	"seq" integer NOT NULL,
+	"data" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "job_output_chunks_job_id_stream_seq_pk" PRIMARY KEY("job_id","stream","seq")
 );
 --> statement-breakpoint
 CREATE TABLE "jobs" (
@@ -206,9 +236,13 @@ ALTER TABLE "admin_sessions" ADD CONSTRAINT "admin_sessions_user_id_admin_users_
 ALTER TABLE "approvals" ADD CONSTRAINT "approvals_action_id_actions_id_fk" FOREIGN KEY ("action_id") REFERENCES "public"."actions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "approvals" ADD CONSTRAINT "approvals_decided_by_admin_users_id_fk" FOREIGN KEY ("decided_by") REFERENCES "public"."admin_users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "evidence" ADD CONSTRAINT "evidence_action_id_actions_id_fk" FOREIGN KEY ("action_id") REFERENCES "public"."actions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "evidence" ADD CONSTRAINT "evidence_job_id_jobs_id_fk" FOREIGN KEY ("job_id") REFERENCES "public"."jobs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "evidence" ADD CONSTRAINT "evidence_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "grants" ADD CONSTRAINT "grants_created_by_admin_users_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."admin_users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "grants" ADD CONSTRAINT "grants_revoked_by_admin_users_id_fk" FOREIGN KEY ("revoked_by") REFERENCES "public"."admin_users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "host_enrolment_codes" ADD CONSTRAINT "host_enrolment_codes_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "host_request_nonces" ADD CONSTRAINT "host_request_nonces_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "job_output_chunks" ADD CONSTRAINT "job_output_chunks_job_id_jobs_id_fk" FOREIGN KEY ("job_id") REFERENCES "public"."jobs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_action_id_actions_id_fk" FOREIGN KEY ("action_id") REFERENCES "public"."actions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "leases" ADD CONSTRAINT "leases_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -220,6 +254,7 @@ CREATE INDEX "actions_host_idx" ON "actions" USING btree ("host_id");--> stateme
 CREATE INDEX "admin_sessions_user_idx" ON "admin_sessions" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "approvals_state_deadline_idx" ON "approvals" USING btree ("state","deadline");--> statement-breakpoint
 CREATE INDEX "grants_lookup_idx" ON "grants" USING btree ("tool","host");--> statement-breakpoint
+CREATE INDEX "host_request_nonces_expiry_idx" ON "host_request_nonces" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "jobs_host_state_idx" ON "jobs" USING btree ("host_id","state","created_at");--> statement-breakpoint
 CREATE INDEX "leases_host_active_idx" ON "leases" USING btree ("host_id","released_at");--> statement-breakpoint
 CREATE INDEX "leases_session_idx" ON "leases" USING btree ("session_id");--> statement-breakpoint

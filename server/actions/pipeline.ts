@@ -37,6 +37,8 @@ import { appendEntry } from "../ledger/append";
 import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
 import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision } from "../approvals";
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
+import { announce } from "../hosts/notify";
+import { jobTopic } from "../hosts/wake";
 import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decisionPath } from "../policy/decide";
@@ -508,6 +510,7 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
     if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
     return { ...outcomeStored, replayed: true };
   }
+  await announce(db, jobTopic(prepared.host.id));
   return outcome;
 }
 

@@ -8,6 +8,7 @@ import { loadOrCreateJobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { resumeAction, submitAction } from "./pipeline";
 import { createActionScheduler, type ActionScheduler } from "./queue";
+import { createCompletionWaiter } from "../hosts/completion";
 import { hostReportReadiness } from "./readiness";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, SubmitOptions } from "./types";
 
@@ -52,7 +53,7 @@ export function installActionPipeline(runtime: HubRuntime, pipeline: ActionPipel
 /**
  * The runtime's pipeline, created on first use with the built-in
  * capabilities, the job key from the data directory, readiness from host
- * reports (never assumed).
+ * reports (never assumed) and the completion waiter (server/hosts).
  */
 export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
   let pipeline = pipelines.get(runtime);
@@ -63,6 +64,8 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       registry: createCapabilityRegistry(),
       readiness: hostReportReadiness(handle.db),
       jobKey: loadOrCreateJobKey(runtime.config.dataDir),
+      // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
+      completion: createCompletionWaiter(handle, runtime.ledger.integrator),
     });
     pipelines.set(runtime, pipeline);
   }

@@ -28,8 +28,17 @@ describe("loadConfig", () => {
           sessionMaxS: 86_400,
           sessionsPerToken: 32,
         },
+        localGuest: true,
       },
     });
+  });
+
+  it("LEASEHOLD_LOCAL_GUEST is 0 or 1, refused by name otherwise", () => {
+    const off = loadConfig({ LEASEHOLD_LOCAL_GUEST: "0" }, cwd);
+    expect(off.ok && off.config.localGuest).toBe(false);
+    const bad = loadConfig({ LEASEHOLD_LOCAL_GUEST: "yes" }, cwd);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.variable).toBe("LEASEHOLD_LOCAL_GUEST");
   });
 
   it("parses the MCP settings and refuses bad ones by name", () => {

@@ -36,6 +36,8 @@ export interface HubConfig {
   publicUrl: string;
   database: DatabaseConfig;
   mcp: McpConfig;
+  /** Start a guest agent for this machine (host "local") with the hub (LEASEHOLD_LOCAL_GUEST, default on). */
+  localGuest: boolean;
 }
 
 export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; variable: string; message: string };
@@ -90,7 +92,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     sessionMaxS: e.LEASEHOLD_MCP_SESSION_MAX_S,
     sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
   };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1" } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -22,6 +22,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_MCP_SESSION_IDLE_S",
   "LEASEHOLD_MCP_SESSION_MAX_S",
   "LEASEHOLD_MCP_SESSIONS_PER_TOKEN",
+  "LEASEHOLD_LOCAL_GUEST",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -108,6 +109,8 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_SESSION_IDLE_S: wholeNumber(1, 30 * 86_400).default(1800),
   LEASEHOLD_MCP_SESSION_MAX_S: wholeNumber(1, 365 * 86_400).default(86_400),
   LEASEHOLD_MCP_SESSIONS_PER_TOKEN: wholeNumber(1, 10_000).default(32),
+  // `leasehold start` enrols and runs a guest agent for this machine (host "local") unless "0".
+  LEASEHOLD_LOCAL_GUEST: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

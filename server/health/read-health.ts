@@ -3,6 +3,7 @@ import { HUB_VERSION } from "../hub/version";
 import { readMigrationStatus } from "../db";
 import { ledgerCounters } from "../ledger/metrics";
 import { latestCheckpoint } from "../ledger/prove";
+import { listHostSummaries } from "../hosts/health";
 
 export interface HubHealth {
   status: "ok" | "degraded";
@@ -22,6 +23,12 @@ export interface HubHealth {
     integrator: { state: string; detail: string | null };
     appends: { accepted: number; failed: number; slow: number };
   };
+  /** Enrolled hosts as their guests last reported; a failed witness check degrades the hub. */
+  hosts: {
+    enrolled: number;
+    online: number;
+    witness_failures: Array<{ host: string; reason: string }>;
+  };
 }
 
 /**
@@ -34,8 +41,11 @@ export async function readHealth(runtime: HubRuntime, now: Date = new Date()): P
   const head = await latestCheckpoint(runtime.database.handle.db);
   const integrator = runtime.ledger.integrator.status();
   const counters = ledgerCounters();
-  // "standby" is healthy: another hub process integrates.
-  const degraded = migrations.applied < migrations.known || integrator.state === "failing" || integrator.state === "key_mismatch";
+  const hosts = await listHostSummaries(runtime.database.handle.db, now.getTime());
+  const witnessFailures = hosts.flatMap((h) => (h.witness_failure === null ? [] : [{ host: h.name, reason: h.witness_failure }]));
+  // "standby" is healthy: another hub process integrates. A guest whose witness check
+  // failed saw this log truncated or rewritten: that is never healthy.
+  const degraded = migrations.applied < migrations.known || integrator.state === "failing" || integrator.state === "key_mismatch" || witnessFailures.length > 0;
   return {
     status: degraded ? "degraded" : "ok",
     version: HUB_VERSION,
@@ -57,5 +67,6 @@ export async function readHealth(runtime: HubRuntime, now: Date = new Date()): P
       integrator: { state: integrator.state, detail: integrator.detail },
       appends: { accepted: counters.appendsAccepted, failed: counters.appendsFailed, slow: counters.appendsSlow },
     },
+    hosts: { enrolled: hosts.length, online: hosts.filter((h) => h.online).length, witness_failures: witnessFailures },
   };
 }

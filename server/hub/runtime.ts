@@ -3,6 +3,8 @@ import { openHubDatabase, type OpenedDatabase } from "../db";
 import { LeaseholdError } from "../errors";
 import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
 import { loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
+import { startHousekeeping } from "./housekeeping";
+import { startHostServices } from "../hosts/service";
 
 /** Everything one hub process holds open. */
 export interface HubRuntime {
@@ -48,6 +50,13 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
   const integrator = startIntegrator(database.handle.db, key, {
     onError: (error) => console.error(`leasehold: ledger integration failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
+  const housekeeping = startHousekeeping(database.handle.db, {
+    onError: (error) => console.error(`leasehold: housekeeping failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
+  });
+  // Lost heartbeats → unknown, unclaimed jobs → HOST_UNAVAILABLE (server/hosts).
+  const hostServices = startHostServices(database.handle.db, {
+    onError: (error) => console.error(`leasehold: job sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
+  });
   const runtime: HubRuntime = {
     config,
     database,
@@ -56,6 +65,8 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     async close() {
       const h = holder();
       if (h.runtime === runtime) h.runtime = undefined;
+      await hostServices.stop();
+      await housekeeping.stop();
       await integrator.stop();
       await database.close();
     },

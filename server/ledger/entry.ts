@@ -91,6 +91,17 @@ export const ENTRY_DATA = {
       .max(16),
     redaction_count: count,
   }),
+  /**
+   * A dispatched job that ended without evidence: `unknown` — its guest
+   * stopped answering after it claimed the job (it may or may not have run;
+   * never retried); `host_unavailable` — no guest claimed it in time.
+   */
+  "job/1": z.strictObject({
+    event: z.enum(["unknown", "host_unavailable"]),
+    job_id: id,
+    host_id: id,
+    action_hash: digest,
+  }),
   "refusal/1": z.strictObject({
     stage: z.enum(["authenticate", "resolve", "validate", "prepare", "assess", "decide", "lease", "dispatch", "execute", "scrub", "seal"]),
     code: errorCode,
@@ -164,6 +175,7 @@ export const entrySchemaUnion = z.discriminatedUnion("type", [
   entrySchema("lease/1"),
   entrySchema("dispatch/1"),
   entrySchema("evidence/1"),
+  entrySchema("job/1"),
   entrySchema("refusal/1"),
   entrySchema("token/1"),
   entrySchema("host/1"),

@@ -3,6 +3,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpConfig } from "../config";
 import type { HubRuntime } from "../hub/runtime";
+import { releaseSessionLeases } from "../leases";
 import { authenticateToken, type AgentToken } from "../tokens";
 import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
@@ -93,7 +94,7 @@ async function sweep(state: EndpointState): Promise<void> {
   const db = state.runtime.database.handle.db;
   const now = new Date();
   try {
-    await reclaimExpiredSessions(db, now);
+    for (const digest of await reclaimExpiredSessions(db, now)) await endSessionLeases(state, digest);
     const live = await liveSessionDigests(db, [...state.live.keys()], now);
     for (const session of [...state.live.values()]) {
       if (!live.has(session.digest) || now.getTime() - session.lastUsed > CACHE_IDLE_MS) await closeLive(state, session);
@@ -101,6 +102,19 @@ async function sweep(state: EndpointState): Promise<void> {
     state.rate.prune(now.getTime());
   } catch (error) {
     console.error(`leasehold: mcp session sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  }
+}
+
+/**
+ * A session ended (DELETE, idle or maximum-age expiry): its leases go with it
+ * (DESIGN.md "Leases"). Leases and actions record the session by its digest.
+ */
+async function endSessionLeases(state: EndpointState, digest: string): Promise<void> {
+  try {
+    await releaseSessionLeases(state.runtime.database.handle.db, digest);
+  } catch (error) {
+    // The lease still lapses when idle; the session is gone either way.
+    console.error(`leasehold: releasing an ended MCP session's leases failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
   }
 }
 
@@ -115,6 +129,7 @@ function newTransport(state: EndpointState, sessionId: string, digest: string): 
     onsessionclosed: async () => {
       state.live.delete(digest);
       await deleteSession(state.runtime.database.handle.db, digest);
+      await endSessionLeases(state, digest);
     },
   });
 }
@@ -279,7 +294,10 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
     if (request.method === "DELETE") {
       const response = await session.transport.handleRequest(request, { authInfo: authInfoFor(token) });
       // The transport's onsessionclosed deleted the row; make sure of it even if the SDK refused.
-      if (response.status === 200) await deleteSession(db, stored.digest);
+      if (response.status === 200) {
+        await deleteSession(db, stored.digest);
+        await endSessionLeases(state, stored.digest);
+      }
       state.live.delete(stored.digest);
       return response;
     }

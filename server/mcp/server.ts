@@ -1,12 +1,13 @@
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type ServerNotification, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { validateArguments } from "../capabilities";
 import { LeaseholdError } from "../errors";
 import type { HubRuntime } from "../hub/runtime";
 import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
-import { decideTool, visibleTools } from "./tools/catalogue";
+import { sessionDigest } from "./session-store";
+import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { toolError, toolSuccess } from "./tools/result";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
@@ -28,8 +29,25 @@ function tokenOf(authInfo: AuthInfo | undefined): AgentToken {
   return token;
 }
 
+type SendNotification = (notification: ServerNotification) => Promise<void>;
+
+/**
+ * `notifications/progress` for one tools/call, on the request's own stream:
+ * only when the client sent a progressToken; `progress` increases with each
+ * notification (the spec requires it to). Failures to send are ignored — the
+ * call's result still goes out.
+ */
+function progressSender(progressToken: string | number | undefined, send: SendNotification): (message: string) => void {
+  if (progressToken === undefined) return () => undefined;
+  let progress = 0;
+  return (message) => {
+    progress += 1;
+    send({ method: "notifications/progress", params: { progressToken, progress, message } }).catch(() => undefined);
+  };
+}
+
 const INSTRUCTIONS =
-  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities.";
+  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities. A call held for a person's approval sends progress while it waits, then returns APPROVAL_PENDING with an action_id: continue with approval_wait. Completed actions carry an evidence summary and a ledger receipt to check with audit_proof.";
 
 /**
  * One SDK server per MCP session. It keeps no state of its own beyond what
@@ -46,7 +64,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
       name: tool.name,
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.inputSchema as unknown as Tool["inputSchema"],
+      inputSchema: listedInputSchema(tool, token) as unknown as Tool["inputSchema"],
       annotations: { title: tool.title, ...tool.annotations },
     }));
     return { tools };
@@ -56,7 +74,8 @@ export function createMcpServer(runtime: HubRuntime): Server {
     const token = tokenOf(extra.authInfo);
     const decision = decideTool(token, request.params.name);
     if (!decision.ok) return toolError(new LeaseholdError(decision.code, decision.message, { hint: decision.hint, tier: "hub" }));
-    const args = validateArguments({ name: decision.tool.name, input_schema: decision.tool.inputSchema }, request.params.arguments ?? {});
+    const raw = request.params.arguments ?? {};
+    const args = decision.tool.pipelineValidates === true ? ({ ok: true, value: raw } as const) : validateArguments({ name: decision.tool.name, input_schema: decision.tool.inputSchema }, raw);
     if (!args.ok) {
       return toolError(
         new LeaseholdError("INVALID_ARGUMENT", `invalid arguments for ${decision.tool.name}: ${args.issues.map((i) => `${i.path || "/"} ${i.message}`).join("; ")}`, {
@@ -66,9 +85,13 @@ export function createMcpServer(runtime: HubRuntime): Server {
       );
     }
     try {
-      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal }));
+      const progress = progressSender(request.params._meta?.progressToken, extra.sendNotification);
+      const digest = extra.sessionId === undefined ? null : sessionDigest(extra.sessionId);
+      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }));
     } catch (error) {
-      if (!(error instanceof LeaseholdError)) console.error(`leasehold: mcp tool ${decision.tool.name} failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+      // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
+      const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
+      if (cause !== undefined) console.error(`leasehold: mcp tool ${decision.tool.name} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`);
       return toolError(error);
     }
   });

@@ -110,10 +110,10 @@ export async function deleteSession(db: Database, digest: string): Promise<void>
   await db.delete(mcpSessions).where(eq(mcpSessions.id, digest));
 }
 
-/** Deletes expired sessions (idle or past their maximum age); returns how many. */
-export async function reclaimExpiredSessions(db: Database, now: Date): Promise<number> {
+/** Deletes expired sessions (idle or past their maximum age); returns their digests (their leases must go too). */
+export async function reclaimExpiredSessions(db: Database, now: Date): Promise<string[]> {
   const rows = await db.delete(mcpSessions).where(lte(mcpSessions.expiresAt, now)).returning({ id: mcpSessions.id });
-  return rows.length;
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -12,9 +12,8 @@ import { verifyCheckpointNote } from "../../server/ledger/checkpoint";
 import { verifyInclusion } from "../../server/ledger/proof";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
-import { cliEnv, connectClient, createTokenViaCli, INITIALIZE, rawPost, sleep, type HubAddress } from "./support";
+import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, INITIALIZE, MUTATING_TOOLS, rawPost, READ_ONLY_TOOLS, sleep, type HubAddress } from "./support";
 
-const HUB_TOOLS = ["audit_checkpoint", "audit_proof", "health", "hosts_list", "list_capabilities"];
 const FUZZ_REQUESTS = 5000;
 
 /** Declares the suite for one database kind (one test file per kind, so vitest runs them in parallel). */
@@ -41,7 +40,8 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
         drop = scratch.drop;
       }
       // Short idle sessions so expiry is testable; a generous rate so only the rate test meets the limit.
-      const env = { DATABASE_URL: databaseUrl, LEASEHOLD_MCP_SESSION_IDLE_S: "3", LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000" };
+      // No local guest: this suite checks the endpoint with no host enrolled (actions-suite.ts has hosts).
+      const env = { DATABASE_URL: databaseUrl, LEASEHOLD_MCP_SESSION_IDLE_S: "3", LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000", LEASEHOLD_LOCAL_GUEST: "0" };
       hub = await startHub(env);
       address = { url: hub.url, port: hub.port, dataDir: hub.dataDir, ...(databaseUrl === undefined ? {} : { databaseUrl }) };
       const secondStart = kind === "postgres" ? startHub({ ...env, LEASEHOLD_MCP_RATE_PER_MINUTE: "40", LEASEHOLD_MCP_MAX_STREAMS: "1", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "2" }) : Promise.resolve(undefined);
@@ -70,10 +70,10 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(client.getServerVersion()?.name).toBe("leasehold");
       const listed = await client.listTools();
-      expect(listed.tools.map((t) => t.name).sort()).toEqual(HUB_TOOLS);
+      expect(listed.tools.map((t) => t.name).sort()).toEqual(FULL_TOOLS);
       for (const tool of listed.tools) {
         expect(tool.inputSchema.type).toBe("object");
-        expect(tool.annotations?.readOnlyHint).toBe(true);
+        if (tool.name !== "approval_wait") expect(tool.annotations?.readOnlyHint, tool.name).toBe(!MUTATING_TOOLS.includes(tool.name));
       }
 
       const health = await client.callTool({ name: "health", arguments: {} });
@@ -130,7 +130,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
 
     it("a read-only token sees no mutating tool and is refused one by name (403 insufficient_scope)", async () => {
       const { client, transport } = await connectClient(hub.url, tokens.readOnly.secret);
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(HUB_TOOLS);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_ONLY_TOOLS);
       await expect(client.callTool({ name: "run_command", arguments: { host: "h", command: "rm -rf /" } })).rejects.toThrow(/403|insufficient|read-only/i);
       const res = await rawPost(hub.url, tokens.readOnly.secret, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "fs_write", arguments: {} } }, { "mcp-session-id": transport.sessionId! });
       expect(res.status).toBe(403);
@@ -243,7 +243,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
         expect((await client.callTool({ name: "health", arguments: {} })).isError ?? false).toBe(false);
         const moved = await connectClient(second!.url, tokens.full.secret, { sessionId: transport.sessionId! });
         expect(moved.transport.sessionId).toBe(transport.sessionId);
-        expect((await moved.client.listTools()).tools).toHaveLength(HUB_TOOLS.length);
+        expect((await moved.client.listTools()).tools).toHaveLength(FULL_TOOLS.length);
         const health = await moved.client.callTool({ name: "health", arguments: {} });
         expect(health.structuredContent).toMatchObject({ status: expect.any(String), database: { kind: "postgres" } });
         // Ending it on the second process ends it everywhere.
@@ -318,7 +318,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const server = json.mcpServers.leasehold;
       expect(server.type).toBe("http");
       const { client } = await connectClient(server.url.replace(/\/api\/mcp$/, ""), server.headers.Authorization.replace(/^Bearer /, ""));
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(HUB_TOOLS);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_ONLY_TOOLS);
       await client.close();
       const again = await runCli(["mcp-config", "--token", tokens.full.secret], cliEnv(address));
       expect(again.code).toBe(0);

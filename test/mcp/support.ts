@@ -47,3 +47,26 @@ export function rawPost(url: string, token: string | undefined, body: unknown, h
 export const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Tools a full token sees on a hub with the built-in capabilities (hub tools, approvals, leases, operations). */
+export const FULL_TOOLS = [
+  "approval_status",
+  "approval_wait",
+  "audit_checkpoint",
+  "audit_proof",
+  "fs_list",
+  "fs_read",
+  "fs_write",
+  "health",
+  "host_inspect",
+  "hosts_list",
+  "lease_acquire",
+  "lease_release",
+  "lease_status",
+  "list_capabilities",
+  "run_code",
+  "run_command",
+];
+export const MUTATING_TOOLS = ["fs_write", "lease_acquire", "lease_release", "run_code", "run_command"];
+/** What a read-only token sees: no mutating tool. */
+export const READ_ONLY_TOOLS = FULL_TOOLS.filter((name) => !MUTATING_TOOLS.includes(name));

@@ -8,6 +8,12 @@ import { listenControlSocket } from "../../hub/control-socket";
 import { EXIT, formatError } from "../io";
 import type { CliContext } from "../context";
 import { hubContext } from "../hub-context";
+import { issueFirstAgentToken } from "../../hub/first-run";
+import { startLocalGuest, type RunningLocalGuest } from "../../hosts/local-guest";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const GUEST_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bin/leasehold-guest.mjs");
 
 export const startCommand = {
   name: "start",
@@ -25,6 +31,9 @@ export const startCommand = {
       return EXIT.failure;
     }
     const config = parsed.config;
+    // From here on a SIGINT/SIGTERM is a request to stop cleanly, even if it
+    // arrives while the hub is still starting (it then stops right after).
+    const stopRequest = captureStopSignals(ctx);
     let listener: Awaited<ReturnType<typeof bindHttpServer>> | undefined;
     let runtime: Awaited<ReturnType<typeof createHubRuntime>> | undefined;
     let control: Awaited<ReturnType<typeof listenControlSocket>> | undefined;
@@ -48,6 +57,7 @@ export const startCommand = {
     } catch (error) {
       await listener?.close();
       await runtime?.close().catch(() => undefined);
+      stopRequest.dispose();
       ctx.err(formatError(error));
       return EXIT.failure;
     }
@@ -59,11 +69,26 @@ export const startCommand = {
     ctx.out(`  health:     ${config.publicUrl}/api/health`);
     ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
     ctx.out(`  data dir:   ${config.dataDir}`);
+    try {
+      for (const line of await issueFirstAgentToken(db.handle.db, config)) ctx.out(line);
+    } catch (error) {
+      ctx.err(`leasehold: warning: no first MCP token issued: ${formatError(error)}`);
+    }
     if ("unavailable" in control) ctx.err(`leasehold: warning: no control socket: ${control.unavailable}`);
+    let localGuest: RunningLocalGuest | undefined;
+    if (config.localGuest) {
+      try {
+        localGuest = (await startLocalGuest(config, db.handle.db, GUEST_BIN, (line) => ctx.err(line))) ?? undefined;
+        if (localGuest !== undefined) ctx.out(`  local guest: host "local" (leasehold-guest, pid ${localGuest.process.pid}; LEASEHOLD_LOCAL_GUEST=0 turns it off)`);
+      } catch (error) {
+        ctx.err(`leasehold: warning: local guest not started: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     ctx.out("  stop with Ctrl-C");
     const controlSocket = control;
-    return await waitForStop(ctx, listener, {
+    return await waitForStop(ctx, stopRequest, listener, {
       close: async () => {
+        await localGuest?.stop();
         if ("close" in controlSocket) await controlSocket.close();
         await runtime.close();
       },
@@ -71,37 +96,56 @@ export const startCommand = {
   },
 };
 
-/** Resolves with the exit code once SIGINT/SIGTERM has closed everything. */
-function waitForStop(
+interface StopRequest {
+  signal: Promise<NodeJS.Signals>;
+  dispose(): void;
+}
+
+/**
+ * Installs the stop handlers. Ctrl-C reaches the hub from the terminal and
+ * again from npm and tools/start.mjs forwarding it; only a repeat after a
+ * pause forces an exit without a clean close.
+ */
+function captureStopSignals(ctx: CliContext): StopRequest {
+  let stoppingSince = 0;
+  let resolveSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const signal = new Promise<NodeJS.Signals>((resolve) => (resolveSignal = resolve));
+  const stop = (received: NodeJS.Signals) => {
+    if (stoppingSince !== 0) {
+      if (Date.now() - stoppingSince < 2000) return;
+      ctx.err(`leasehold: ${received} again, exiting without a clean close`);
+      process.exit(EXIT.failure);
+    }
+    stoppingSince = Date.now();
+    resolveSignal(received);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return {
+    signal,
+    dispose() {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+    },
+  };
+}
+
+/** Resolves with the exit code once a stop signal has closed everything. */
+async function waitForStop(
   ctx: CliContext,
+  stopRequest: StopRequest,
   listener: { close(): Promise<void>; server: http.Server },
   runtime: { close(): Promise<void> },
 ): Promise<number> {
-  return new Promise((resolve) => {
-    let stoppingSince = 0;
-    const stop = (signal: NodeJS.Signals) => {
-      // Ctrl-C reaches the hub from the terminal and again from npm and
-      // tools/start.mjs forwarding it; only a repeat after a pause forces exit.
-      if (stoppingSince !== 0) {
-        if (Date.now() - stoppingSince < 2000) return;
-        ctx.err(`leasehold: ${signal} again, exiting without a clean close`);
-        process.exit(EXIT.failure);
-      }
-      stoppingSince = Date.now();
-      ctx.out(`leasehold: ${signal} received, stopping`);
-      // Close the database last: in-flight requests may still need it.
-      listener
-        .close()
-        .then(() => runtime.close())
-        .then(
-          () => resolve(EXIT.ok),
-          (error: unknown) => {
-            ctx.err(formatError(error instanceof LeaseholdError ? error : new LeaseholdError("INTERNAL", String(error))));
-            resolve(EXIT.failure);
-          },
-        );
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  const signal = await stopRequest.signal;
+  ctx.out(`leasehold: ${signal} received, stopping`);
+  try {
+    // Close the database last: in-flight requests may still need it.
+    await listener.close();
+    await runtime.close();
+    return EXIT.ok;
+  } catch (error) {
+    ctx.err(formatError(error instanceof LeaseholdError ? error : new LeaseholdError("INTERNAL", String(error))));
+    return EXIT.failure;
+  }
 }

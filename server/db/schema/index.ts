@@ -9,6 +9,6 @@
 export { bytea } from "./columns";
 export { adminUsers, adminSessions } from "./admins";
 export { agentTokens, mcpSessions } from "./agents";
-export { hosts, capabilities } from "./hosts";
-export { actions, approvals, grants, leases, jobs, evidence } from "./pipeline";
+export { hosts, capabilities, hostEnrolmentCodes, hostRequestNonces } from "./hosts";
+export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } from "./pipeline";
 export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";

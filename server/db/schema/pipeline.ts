@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -143,6 +144,10 @@ export const evidence = pgTable("evidence", {
   actionId: uuid("action_id")
     .notNull()
     .references(() => actions.id),
+  /** One envelope per job: a retried delivery is stored once. */
+  jobId: uuid("job_id")
+    .unique()
+    .references(() => jobs.id),
   hostId: uuid("host_id")
     .notNull()
     .references(() => hosts.id),
@@ -151,3 +156,22 @@ export const evidence = pgTable("evidence", {
   signature: text("signature").notNull(),
   createdAt: createdAt(),
 });
+
+/**
+ * Scrubbed output of a job as the guest streamed it (base64 chunks, in
+ * order per stream). The key makes a retried chunk a no-op. Only scrubbed
+ * bytes ever reach the hub.
+ */
+export const jobOutputChunks = pgTable(
+  "job_output_chunks",
+  {
+    jobId: uuid("job_id")
+      .notNull()
+      .references(() => jobs.id),
+    stream: text("stream").notNull(),
+    seq: integer("seq").notNull(),
+    data: text("data").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.stream, t.seq] })],
+);

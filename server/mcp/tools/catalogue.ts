@@ -1,4 +1,7 @@
+import type { OperationInputSchema } from "../../capabilities";
 import type { AgentToken } from "../../tokens";
+import { approvalStatusTool, approvalWaitTool, operationTool } from "./actions";
+import { leaseAcquireTool, leaseReleaseTool, leaseStatusTool } from "./leases";
 import { capabilityRegistry, HUB_TOOLS } from "./listing";
 import type { HubTool } from "./tool";
 
@@ -12,17 +15,24 @@ import type { HubTool } from "./tool";
 
 type Scope = Pick<AgentToken, "readOnly" | "tools">;
 
-/** Every tool name a token scope may mention: hub tools and capability operations. */
+/** The hub's own tools around the pipeline: approvals and leases. */
+export const PIPELINE_TOOLS: readonly HubTool[] = [approvalStatusTool, approvalWaitTool, leaseAcquireTool, leaseReleaseTool, leaseStatusTool];
+
+/** Every tool this hub serves now: hub tools, pipeline tools, then the operations of active capabilities. */
+export function servedTools(): HubTool[] {
+  return [...HUB_TOOLS, ...PIPELINE_TOOLS, ...capabilityRegistry().activeOperations().map(operationTool)];
+}
+
+/** Every tool name a token scope may mention: hub tools and capability operations (also of capabilities not enabled). */
 export function knownToolNames(): string[] {
-  const names = new Set(HUB_TOOLS.map((t) => t.name));
-  for (const op of capabilityRegistry().activeOperations()) names.add(op.operation.name);
+  const names = new Set(servedTools().map((t) => t.name));
   for (const capability of capabilityRegistry().list()) for (const op of capability.operations) names.add(op.name);
   return [...names].sort();
 }
 
 function isMutatingName(name: string): boolean | undefined {
-  const hub = HUB_TOOLS.find((t) => t.name === name);
-  if (hub) return hub.mutating;
+  const own = [...HUB_TOOLS, ...PIPELINE_TOOLS].find((t) => t.name === name);
+  if (own) return own.mutating;
   for (const capability of capabilityRegistry().list()) {
     const op = capability.operations.find((o) => o.name === name);
     if (op) return op.mutating;
@@ -30,8 +40,24 @@ function isMutatingName(name: string): boolean | undefined {
   return undefined;
 }
 
+function allowed(scope: Scope, tool: HubTool): boolean {
+  return (!scope.readOnly || !tool.mutating) && (scope.tools === null || scope.tools.includes(tool.name));
+}
+
 export function visibleTools(scope: Scope): HubTool[] {
-  return HUB_TOOLS.filter((tool) => (!scope.readOnly || !tool.mutating) && (scope.tools === null || scope.tools.includes(tool.name)));
+  return servedTools().filter((tool) => allowed(scope, tool));
+}
+
+/**
+ * The input schema tools/list shows this token: a `--hosts` scope becomes an
+ * `enum` on the `host` property, so a client offers only hosts it may use.
+ * (The pipeline enforces the scope whatever the client sends.)
+ */
+export function listedInputSchema(tool: HubTool, token: Pick<AgentToken, "hosts">): OperationInputSchema {
+  const schema = tool.inputSchema as OperationInputSchema & { properties?: Record<string, Record<string, unknown>> };
+  const host = schema.properties?.host;
+  if (token.hosts === null || host === undefined || host.type !== "string") return tool.inputSchema;
+  return { ...schema, properties: { ...schema.properties, host: { ...host, enum: [...token.hosts] } } } as OperationInputSchema;
 }
 
 export type ToolDecision = { ok: true; tool: HubTool } | { ok: false; code: "FORBIDDEN" | "NOT_FOUND"; message: string; hint: string };
@@ -41,7 +67,7 @@ export function decideTool(scope: Scope, name: string): ToolDecision {
   if (mutating === undefined) return { ok: false, code: "NOT_FOUND", message: `unknown tool ${JSON.stringify(name.slice(0, 64))}`, hint: "tools/list shows the tools this token may call" };
   if (scope.readOnly && mutating) return { ok: false, code: "FORBIDDEN", message: `tool ${name} changes things and this token is read-only`, hint: "use a token created without --read-only" };
   if (scope.tools !== null && !scope.tools.includes(name)) return { ok: false, code: "FORBIDDEN", message: `tool ${name} is outside this token's tool scope`, hint: `this token may call: ${scope.tools.join(", ")}` };
-  const tool = HUB_TOOLS.find((t) => t.name === name);
-  if (!tool) return { ok: false, code: "NOT_FOUND", message: `tool ${name} is not served by this hub yet`, hint: "tools/list shows the tools this token may call" };
+  const tool = servedTools().find((t) => t.name === name);
+  if (!tool) return { ok: false, code: "NOT_FOUND", message: `tool ${name} is not served by this hub: its capability is not enabled`, hint: "tools/list shows the tools this token may call" };
   return { ok: true, tool };
 }

@@ -7,9 +7,8 @@ import { hostVisible, readHostReports } from "./host-reports";
 import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";
 
 /**
- * The hub's own read-only tools. Capability operations (run_command, ...),
- * lease_* and approval_* tools come with the action pipeline (issue 4) and
- * are not served until it exists.
+ * The hub's own read-only tools. Capability operations (run_command, ...)
+ * are in actions.ts, lease_* in leases.ts; catalogue.ts lists them all.
  */
 
 const REGISTRY_KEY = Symbol.for("leasehold.mcp.capabilityRegistry");

@@ -15,6 +15,8 @@ const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
   INTERNAL: "the hub logged the failure; retry later or ask the admin",
 };
 
+const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "lease_id", "expires_at"] as const;
+
 export function toolSuccess(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
 }
@@ -28,6 +30,10 @@ export function toolError(error: unknown): CallToolResult {
     hint: payload.hint ?? DEFAULT_HINTS[payload.code] ?? "",
   };
   if (payload.tier !== undefined) structured.tier = payload.tier;
-  if (payload.details !== undefined) structured.details = payload.details;
+  if (payload.details !== undefined) {
+    structured.details = payload.details;
+    // What an agent acts on next is also at the top: the held action's id, risk and deadline; a lease's holder.
+    for (const key of LIFTED_DETAILS) if (payload.details[key] !== undefined) structured[key] = payload.details[key];
+  }
   return { isError: true, content: [{ type: "text", text: `${payload.code}: ${payload.message}` }], structuredContent: structured };
 }

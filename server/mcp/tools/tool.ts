@@ -9,6 +9,17 @@ export interface ToolContext {
   token: AgentToken;
   now: Date;
   signal: AbortSignal;
+  /**
+   * sha256 (hex) of this request's MCP session id — what actions and leases
+   * record as their session (the id itself is never stored); null when the
+   * request came without a session.
+   */
+  sessionDigest: string | null;
+  /**
+   * Sends `notifications/progress` for this call when the client asked for
+   * progress (`_meta.progressToken`); a no-op otherwise. Never throws.
+   */
+  progress(message: string): void;
 }
 
 /**
@@ -24,6 +35,12 @@ export interface HubTool {
   /** Mutating tools are hidden from read-only tokens. */
   mutating: boolean;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /**
+   * True for capability operations: their arguments go to the action
+   * pipeline unvalidated, because the pipeline validates them itself and
+   * seals a refusal/1 for bad input (a check here would skip that entry).
+   */
+  pipelineValidates?: boolean;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 

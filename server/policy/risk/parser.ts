@@ -1,4 +1,5 @@
-import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Language, Parser, type Tree } from "web-tree-sitter";
 
 /*
@@ -8,14 +9,26 @@ import { Language, Parser, type Tree } from "web-tree-sitter";
  * server bundle it does not, but the two packages stay in node_modules because
  * they are listed as serverExternalPackages.
  */
-const require = createRequire(import.meta.url);
 
 /**
- * Built at run time so a bundler does not try to bundle the wasm files
- * (Turbopack follows a literal `require.resolve` into them and fails); Node
- * resolves them from node_modules either way.
+ * Node's own resolver, anchored at this module. Bundlers rewrite `require`
+ * and `createRequire` (Turbopack refuses a computed `require.resolve` at run
+ * time), so the real `node:module` is fetched with process.getBuiltinModule,
+ * which no bundler touches. In a Next.js server chunk this file lives under
+ * .next/ inside the checkout, so resolution still walks up to node_modules.
  */
-const wasmFile = (pkg: string, file: string): string => require.resolve([pkg, file].join("/"));
+function nodeResolve(specifier: string): string {
+  const nodeModule = process.getBuiltinModule("node:module");
+  let anchor: string;
+  try {
+    anchor = fileURLToPath(import.meta.url);
+  } catch {
+    anchor = path.join(process.cwd(), "index.js");
+  }
+  return nodeModule.createRequire(anchor).resolve(specifier);
+}
+
+const wasmFile = (pkg: string, file: string): string => nodeResolve(`${pkg}/${file}`);
 
 let parser: Parser | null = null;
 let loading: Promise<Parser> | null = null;

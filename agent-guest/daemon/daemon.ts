@@ -1,0 +1,224 @@
+/**
+ * The guest daemon: connects out to the hub, reports health, long-polls for
+ * jobs, runs them (verify → ceiling → sandbox → scrub → sign), streams the
+ * scrubbed output and then the signed envelope back, and witnesses the
+ * ledger. Reconnects with backoff; a job's result is retried until the hub
+ * stores it or the job's deadline passes (the hub stores it once). While a
+ * job runs its claim is renewed by heartbeat, so the hub knows it is alive.
+ *
+ * Concurrency: up to `slots` jobs at once; jobs that write the workspace
+ * (mutating) run one at a time, because the launcher hands the workspace to
+ * one lease uid for the run.
+ */
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { loadCeiling, type HostCeiling } from "../ceiling/index";
+import { OUTPUT_CHUNK_BYTES } from "../../server/hosts/protocol";
+import { HubClient, HubError, backoffMs, sleep } from "./client";
+import { healthReport, measureHost, type Measured } from "./health";
+import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
+import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
+import { verifySignedJob } from "./verify-job";
+import { Witness } from "./witness";
+
+export interface DaemonOptions {
+  stateDir: string;
+  ceilingPath: string;
+  slots?: number;
+  log?: (line: string) => void;
+  healthIntervalMs?: number;
+  witnessIntervalMs?: number;
+}
+
+interface DeliveredJob {
+  id: string;
+  document: unknown;
+  signature: string;
+}
+
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+export class GuestDaemon {
+  readonly enrolment: Enrolment;
+  private readonly client: HubClient;
+  private readonly hostKey: KeyObject;
+  private readonly jobKey: KeyObject;
+  private readonly ceiling: HostCeiling;
+  private readonly seen: SeenJobs;
+  private readonly witness: Witness;
+  private readonly stop = new AbortController();
+  private readonly workspaceLock = new Mutex();
+  private readonly log: (line: string) => void;
+  private measured: Measured | undefined;
+  private witnessFailure: string | null = null;
+  private running: Promise<unknown>[] = [];
+
+  constructor(private readonly options: DaemonOptions) {
+    const enrolment = loadEnrolment(options.stateDir);
+    if (enrolment === null) throw new Error(`not enrolled: no enrolment.json in ${options.stateDir} (run leasehold-guest enrol --hub URL --code CODE)`);
+    this.enrolment = enrolment;
+    this.hostKey = loadHostKey(options.stateDir);
+    this.jobKey = createPublicKey(enrolment.job_key);
+    this.ceiling = loadCeiling(options.ceilingPath);
+    this.client = new HubClient(enrolment.hub, enrolment.host_id, this.hostKey);
+    this.seen = new SeenJobs(options.stateDir);
+    this.witness = new Witness(options.stateDir, enrolment.hub, enrolment.log_key, loadWitnessKey(options.stateDir));
+    this.log = options.log ?? ((line) => console.error(`leasehold-guest: ${line}`));
+  }
+
+  get accepting(): boolean {
+    return this.witnessFailure === null && !this.stop.signal.aborted;
+  }
+
+  private context(): RunnerContext {
+    const m = this.measured;
+    if (m === undefined || m.tier === null || m.digest === null) throw new Error("host not measured");
+    return { hostId: this.enrolment.host_id, hostKey: this.hostKey, ceiling: this.ceiling, tier: m.tier, workerDigest: m.digest };
+  }
+
+  async reportHealth(): Promise<void> {
+    if (this.measured === undefined) return;
+    await this.client.request("POST", "/api/agent/health", healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting));
+  }
+
+  /** Runs until `shutdown()`. */
+  async run(): Promise<void> {
+    this.measured = await measureHost(this.ceiling);
+    this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
+    await this.retry("health report", () => this.reportHealth());
+    const healthTimer = setInterval(() => void this.reportHealth().catch((e: unknown) => this.log(`health report failed: ${String(e)}`)), this.options.healthIntervalMs ?? 30_000);
+    const witnessLoop = this.witnessLoop();
+    const slots = Math.max(1, this.options.slots ?? 4);
+    this.running = Array.from({ length: slots }, () => this.pollLoop());
+    await Promise.all(this.running);
+    clearInterval(healthTimer);
+    await witnessLoop;
+  }
+
+  async shutdown(): Promise<void> {
+    this.stop.abort();
+    await Promise.allSettled(this.running);
+  }
+
+  private async retry<T>(what: string, fn: () => Promise<T>, until = Number.POSITIVE_INFINITY): Promise<T | undefined> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (error instanceof HubError && !error.transient) throw error;
+        if (this.stop.signal.aborted || Date.now() > until) return undefined;
+        if (attempt % 10 === 0) this.log(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying`);
+        await sleep(backoffMs(attempt), this.stop.signal);
+      }
+    }
+  }
+
+  private async witnessLoop(): Promise<void> {
+    while (!this.stop.signal.aborted) {
+      const step = await this.witness.step();
+      if (step.kind === "failed") {
+        this.witnessFailure = step.reason;
+        this.log(`WITNESS CHECK FAILED: ${step.reason} — this guest stops taking jobs`);
+        await this.reportHealth().catch(() => undefined);
+        return;
+      }
+      await sleep(this.options.witnessIntervalMs ?? 5_000, this.stop.signal);
+    }
+  }
+
+  private async pollLoop(): Promise<void> {
+    let attempt = 0;
+    while (this.accepting) {
+      let delivered: DeliveredJob | null = null;
+      try {
+        const res = await this.client.request("GET", "/api/agent/jobs?wait=20000", undefined, { signal: this.stop.signal, timeoutMs: 35_000 });
+        attempt = 0;
+        if (res.status === 200) delivered = (res.body as { job: DeliveredJob & { document: { job_id?: string } } }).job;
+      } catch (error) {
+        if (this.stop.signal.aborted) return;
+        if (attempt % 10 === 0) this.log(`hub connection: ${error instanceof Error ? error.message : String(error)}; reconnecting`);
+        await sleep(backoffMs(attempt), this.stop.signal);
+        attempt += 1;
+        continue;
+      }
+      if (delivered !== null && this.accepting) await this.handle(delivered);
+    }
+  }
+
+  private async handle(delivered: DeliveredJob): Promise<void> {
+    const doc = (delivered.document ?? {}) as { job_id?: unknown; deadline?: unknown; action_id?: unknown; action_hash?: unknown; action?: { capability?: { id?: string; version?: string } } };
+    const id = typeof doc.job_id === "string" ? doc.job_id : "";
+    delivered = { ...delivered, id: typeof delivered.id === "string" ? delivered.id : id };
+    const deadline = Date.parse(String(doc.deadline)) || Date.now() + 60_000;
+    const beat = setInterval(() => void this.client.request("POST", `/api/agent/jobs/${delivered.id}/heartbeat`, {}).catch(() => undefined), 2_000);
+    try {
+      let outcome: JobOutcome;
+      try {
+        const job = verifySignedJob(delivered, { jobKey: this.jobKey, hostId: this.enrolment.host_id, seen: this.seen });
+        const run = () => runJob(job, this.context());
+        outcome = job.mutating ? await this.workspaceLock.run(run) : await run();
+      } catch (error) {
+        this.log(`job ${delivered.id} refused: ${error instanceof Error ? error.message : String(error)}`);
+        outcome = refusalOutcome(
+          {
+            action_id: typeof doc.action_id === "string" ? doc.action_id : "unknown",
+            action_hash: typeof doc.action_hash === "string" && /^sha256:[0-9a-f]{64}$/.test(doc.action_hash) ? doc.action_hash : `sha256:${"0".repeat(64)}`,
+            capability: { id: doc.action?.capability?.id ?? "unknown", version: doc.action?.capability?.version ?? "0" },
+          },
+          this.context(),
+          error,
+        );
+      }
+      await this.deliver(delivered.id, outcome, deadline);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  /** Output chunks first, then the envelope and result; retried until stored or the deadline passes. */
+  private async deliver(jobId: string, outcome: JobOutcome, deadline: number): Promise<void> {
+    const streams: Record<string, { chunks: number; bytes: number }> = {};
+    for (const name of ["stdout", "stderr"] as const) {
+      const bytes = outcome.streams[name];
+      let seq = 0;
+      for (let off = 0; off < bytes.length; off += OUTPUT_CHUNK_BYTES) {
+        const data = bytes.subarray(off, off + OUTPUT_CHUNK_BYTES).toString("base64");
+        const n = seq;
+        await this.deliverStep(`output of ${jobId}`, () => this.client.request("POST", `/api/agent/jobs/${jobId}/output`, { stream: name, seq: n, data }), deadline);
+        seq += 1;
+      }
+      streams[name] = { chunks: seq, bytes: bytes.length };
+    }
+    await this.deliverStep(
+      `result of ${jobId}`,
+      () => this.client.request("POST", `/api/agent/jobs/${jobId}/result`, { kind: outcome.kind, evidence: outcome.evidence, streams, structured: outcome.structured, error: outcome.error }),
+      deadline,
+    );
+  }
+
+  private async deliverStep(what: string, fn: () => Promise<unknown>, deadline: number): Promise<void> {
+    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
+      try {
+        await fn();
+        return;
+      } catch (error) {
+        if (error instanceof HubError && !error.transient) {
+          this.log(`${what} refused by the hub: ${error.message}`);
+          return;
+        }
+        if (attempt % 10 === 0) this.log(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying`);
+        await sleep(backoffMs(attempt));
+      }
+    }
+    this.log(`${what}: gave up at the job deadline`);
+  }
+}

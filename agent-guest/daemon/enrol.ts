@@ -1,0 +1,36 @@
+/**
+ * `leasehold-guest enrol --hub URL --code CODE`: generates the host key and
+ * the witness key in the state directory (0600 in a 0700 directory),
+ * registers both public keys with the one-time code, and pins what the hub
+ * answers: its job-signing key and its ledger log key.
+ */
+import { createPublicKey, sign } from "node:crypto";
+import { generateCosignerKey } from "../../server/ledger/witness";
+import { enrolmentProofString, sha256Hex } from "../../server/hosts/protocol";
+import { LeaseholdError } from "../../server/errors/index";
+import { createHostKey, ensureStateDir, loadEnrolment, saveEnrolment, saveWitnessKey, type Enrolment } from "./state";
+
+export async function enrol(options: { hub: string; code: string; stateDir: string }): Promise<Enrolment> {
+  const hub = options.hub.replace(/\/+$/, "");
+  ensureStateDir(options.stateDir);
+  const hostKey = createHostKey(options.stateDir);
+  const publicKey = createPublicKey(hostKey).export({ type: "spki", format: "pem" }).toString();
+  const witnessName = `${new URL(hub).host}/leasehold-guest/${sha256Hex(publicKey).slice(0, 12)}`;
+  const witness = generateCosignerKey(witnessName);
+  const proof = sign(null, Buffer.from(enrolmentProofString(sha256Hex(options.code), witness.verifier)), hostKey).toString("base64");
+  const response = await fetch(`${hub}/api/agent/enrol`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code: options.code, public_key: publicKey, witness_key: witness.verifier, proof }),
+  });
+  const body = (await response.json().catch(() => null)) as { host_id?: string; name?: string; hub?: { job_key?: string; log_key?: string }; code?: string; message?: string } | null;
+  if (!response.ok || body?.host_id === undefined || body.hub?.job_key === undefined || body.hub.log_key === undefined || body.name === undefined) {
+    throw new LeaseholdError("UNAUTHENTICATED", `enrolment refused by the hub (${response.status}): ${body?.message ?? "no answer"}`, { tier: "guest" });
+  }
+  saveWitnessKey(options.stateDir, witness.signer);
+  const enrolment: Enrolment = { hub, host_id: body.host_id, name: body.name, job_key: body.hub.job_key, log_key: body.hub.log_key };
+  saveEnrolment(options.stateDir, enrolment);
+  return enrolment;
+}
+
+export { loadEnrolment };

@@ -1,0 +1,102 @@
+/**
+ * What this host can enforce, measured once at start-up: the native probe
+ * (Landlock ABI, seccomp, user namespaces, cgroup controllers) and a
+ * self-test launch of /bin/true whose read-back must show every namespace,
+ * seccomp, Landlock and no_new_privs really in force. The tier is C: the
+ * BPF allow-list programs (tiers A/B) do not exist yet, so egress
+ * allow-lists are refused with UNENFORCEABLE.
+ *
+ * Worker digest: sha256 over the sandbox helper binary, the launcher addon
+ * and the guest's runner and workspace modules — what actually executes a
+ * job here. Readiness on the hub needs it (never assumed).
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { HELPER_PATH, launch, probeKernel, type KernelProbe } from "../../native/index";
+import type { GuestHealthReport } from "../../server/hosts/protocol";
+import type { HostCeiling } from "../ceiling/index";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const GUEST_VERSION = "0.1.0";
+
+/** Capabilities this guest implements, with the manifest versions it speaks. */
+export const WORKERS = [
+  { capability: "shell", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  { capability: "code", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  { capability: "host", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  { capability: "workspace", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+] as const;
+
+export function workerDigest(): string {
+  const h = createHash("sha256");
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), path.join(here, "runner.ts"), path.join(here, "../workspace/workspace.ts")];
+  for (const file of files) {
+    h.update(`${path.basename(file)}\0`);
+    h.update(fs.readFileSync(file));
+  }
+  return `sha256:${h.digest("hex")}`;
+}
+
+export interface Measured {
+  tier: "C" | null;
+  kernel_features: string[];
+  probe: KernelProbe | { error: string };
+  self_test: "pass" | "fail";
+  self_test_detail: string;
+  digest: string | null;
+}
+
+export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
+  let digest: string | null;
+  try {
+    digest = workerDigest();
+  } catch {
+    digest = null;
+  }
+  let probe: KernelProbe;
+  try {
+    probe = probeKernel();
+  } catch (error) {
+    return { tier: null, kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
+  }
+  fs.mkdirSync(ceiling.workspace_root, { recursive: true, mode: 0o755 });
+  const features = new Set<string>();
+  if (probe.cgroup.memory !== null) features.add("cgroup_memory");
+  if (probe.cgroup.pids !== null) features.add("cgroup_pids");
+  if (probe.cgroup.cpu !== null) features.add("cgroup_cpu");
+  let selfTest: "pass" | "fail" = "fail";
+  let detail: string;
+  try {
+    const r = await launch(
+      { argv: ["/bin/true"], workdir: ceiling.workspace_root, memory_bytes: 64 << 20, cpus: 0.5, pids_max: 16, timeout_ms: 10_000, exec_allow: ["/bin", "/usr/bin"] },
+      { chownWorkdir: false },
+    );
+    const ns = new Set(r.enforcement.namespaces);
+    if (ns.has("user")) features.add("user_namespaces");
+    if (ns.has("mnt")) features.add("mount_namespaces");
+    if (ns.has("pid")) features.add("pid_namespaces");
+    if (ns.has("net")) features.add("network_namespaces");
+    if (r.enforcement.seccomp) features.add("seccomp");
+    if (r.enforcement.no_new_privs) features.add("no_new_privs");
+    if ((r.enforcement.landlock_abi ?? 0) >= 1) features.add("landlock");
+    selfTest = r.exit.code === 0 && features.size >= 10 ? "pass" : "fail";
+    detail = `exit ${r.exit.code}; read back: ${[...features].sort().join(", ")}`;
+  } catch (error) {
+    detail = error instanceof Error ? error.message : String(error);
+  }
+  return { tier: selfTest === "pass" ? "C" : null, kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
+}
+
+export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean): GuestHealthReport {
+  return {
+    tier: m.tier,
+    kernel_features: m.kernel_features,
+    probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail },
+    workers: WORKERS.map((w) => ({ ...w, digest: m.digest, self_test: m.self_test })),
+    witness,
+    accepting_jobs: accepting,
+    guest_version: GUEST_VERSION,
+  };
+}

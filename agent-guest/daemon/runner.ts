@@ -1,0 +1,223 @@
+/**
+ * Runs one verified job on this host and produces what goes back to the
+ * hub: scrubbed output, a signed evidence envelope and the result. Order:
+ *
+ *   1 map the hashed prepared action to a sandbox policy (a table keyed by
+ *     capability.operation — no if-trees over names elsewhere)
+ *   2 intersect with the host ceiling: beyond it → POLICY_REFUSED naming the
+ *     field; egress on this tier → UNENFORCEABLE; nothing is clamped
+ *   3 launch in the native sandbox (workspace operations instead go through
+ *     agent-guest/workspace — a user-space path check, never a shell)
+ *   4 scrub stdout/stderr (credentials, then DLP) — the raw bytes are dropped
+ *   5 build the envelope from the launcher's read-back and sign it
+ *
+ * A refusal at any step is returned as a signed refusal envelope; nothing
+ * was launched then.
+ */
+import fs from "node:fs";
+import { createHash, type KeyObject } from "node:crypto";
+import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
+import { LeaseholdError, isLeaseholdError } from "../../server/errors/index";
+import type { GuestJobResult } from "../../server/hosts/protocol";
+import { intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
+import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
+import { Scrubber, type RedactionReport } from "../scrub/index";
+import { Workspace } from "../workspace/index";
+import type { VerifiedJob } from "./verify-job";
+
+export interface RunnerContext {
+  hostId: string;
+  hostKey: KeyObject;
+  ceiling: HostCeiling;
+  tier: HostTier;
+  /** sha256:… of the worker the guest runs (sandbox helper, addon, this runner). */
+  workerDigest: string;
+}
+
+export interface JobOutcome {
+  kind: GuestJobResult["kind"];
+  streams: { stdout: Buffer; stderr: Buffer };
+  evidence: SignedEvidence;
+  structured: Record<string, unknown> | null;
+  error: GuestJobResult["error"];
+}
+
+const SCRUB_CHUNK = 64 * 1024;
+
+/** Scrubs a buffer as the stream it came from (in chunks, the way it streams); the raw input is not kept. */
+function scrubStream(raw: Buffer, scrubber: Scrubber): Buffer {
+  const parts: Buffer[] = [];
+  for (let off = 0; off < raw.length; off += SCRUB_CHUNK) parts.push(scrubber.push(raw.subarray(off, off + SCRUB_CHUNK)));
+  parts.push(scrubber.end());
+  return Buffer.concat(parts);
+}
+
+function mergeReports(a: RedactionReport, b: RedactionReport): RedactionReport {
+  return { count: a.count + b.count, kinds: [...new Set([...a.kinds, ...b.kinds])].sort() };
+}
+
+// ---------------------------------------------------------------------------
+// 1: hashed action → sandbox policy, by table.
+
+type Args = Record<string, unknown>;
+type SandboxBuilder = (args: Args, job: VerifiedJob, ctx: RunnerContext) => Pick<SandboxPolicyInput, "argv" | "env" | "stdin" | "cwd">;
+
+const LANGUAGES: Record<string, (code: string) => string[]> = {
+  python3: (code) => ["/usr/bin/python3", "-c", code],
+  node: (code) => [process.execPath, "-e", code],
+  bash: (code) => ["/bin/bash", "-c", code],
+};
+
+function cwdInside(cwd: unknown): string {
+  return typeof cwd === "string" && cwd !== "." ? `/work/${cwd}` : "/work";
+}
+
+/**
+ * host_inspect: read-only commands inside the sandbox. uname and
+ * /proc/uptime, /proc/loadavg are host-wide values; df sees the sandbox's
+ * own mounts (the host's system directories, read-only), and process
+ * counts come from /proc/loadavg (the sandbox's pid namespace hides the
+ * host's processes from ps).
+ */
+const HOST_INSPECT_SCRIPT = "uname -srvm; echo; cat /proc/uptime /proc/loadavg; echo; df -kP /usr 2>/dev/null || true";
+
+const SANDBOXED: Record<string, SandboxBuilder> = {
+  "shell.run_command": (a) => ({ argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"]) }),
+  "code.run_code": (a) => {
+    const build = LANGUAGES[String(a["language"])];
+    if (build === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `unsupported language ${JSON.stringify(a["language"])}`, { tier: "guest" });
+    return { argv: build(String(a["code"])), env: {}, stdin: String(a["stdin"] ?? ""), cwd: "/work" };
+  },
+  "host.host_inspect": () => ({ argv: ["/bin/sh", "-c", HOST_INSPECT_SCRIPT], env: {}, stdin: "", cwd: "/work" }),
+};
+
+export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxPolicyInput {
+  const build = SANDBOXED[`${job.capability.id}.${job.operation}`];
+  if (build === undefined) throw new LeaseholdError("UNENFORCEABLE", `this guest has no sandboxed worker for ${job.capability.id}.${job.operation}`, { tier: "guest" });
+  const p = job.policy;
+  const outputMax = Math.min(1024 * 1024, ctx.ceiling.max.output_bytes);
+  return {
+    ...build(job.arguments, job, ctx),
+    workdir: ctx.ceiling.workspace_root,
+    network: p.network.mode === "none" ? "none" : { egress: [...p.network.egress] },
+    memory_bytes: p.memory_bytes,
+    cpus: p.cpu_millis / 1000,
+    pids_max: p.pids_limit,
+    timeout_ms: p.timeout_s * 1000,
+    tmpfs_tmp_bytes: p.tmpfs_tmp_bytes,
+    tmpfs_tmp_inodes: Math.min(16_384, ctx.ceiling.max.tmpfs_inodes),
+    stdout_max_bytes: outputMax,
+    stderr_max_bytes: outputMax,
+    exec_allow: [...p.exec_allow],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Workspace operations: user-space, in-process, never a shell.
+
+type WorkspaceOp = (ws: Workspace, a: Args) => { content: Buffer; structured: Record<string, unknown> };
+
+const WORKSPACE_OPS: Record<string, WorkspaceOp> = {
+  "workspace.fs_read": (ws, a) => {
+    const r = ws.read(String(a["path"]), { offset: Number(a["offset"] ?? 0), limit: Number(a["limit"] ?? 65_536) });
+    return { content: r.content, structured: { path: r.path, offset: r.offset, bytes: r.bytes, total_bytes: r.total_bytes, has_more: r.has_more } };
+  },
+  "workspace.fs_write": (ws, a) => {
+    const content = a["encoding"] === "base64" ? Buffer.from(String(a["content"]), "base64") : Buffer.from(String(a["content"]), "utf8");
+    const r = ws.write(String(a["path"]), content, { createParents: true });
+    return { content: Buffer.alloc(0), structured: { path: r.path, bytes: r.bytes, sha256: r.sha256, created: r.created } };
+  },
+  "workspace.fs_list": (ws, a) => {
+    const r = ws.list(String(a["path"]), { offset: Number(a["offset"] ?? 0), limit: Number(a["limit"] ?? 50) });
+    // Names can carry secrets too: the listing leaves the host as scrubbed JSON text.
+    return { content: Buffer.from(JSON.stringify(r.entries)), structured: { path: r.path, offset: r.offset, limit: r.limit, total: r.total, has_more: r.has_more } };
+  },
+};
+
+function common(job: VerifiedJob, ctx: RunnerContext) {
+  return {
+    action_id: job.action_id,
+    action_hash: job.action_hash,
+    host_id: ctx.hostId,
+    producer: { capability: job.capability.id, version: job.capability.version, worker_digest: ctx.workerDigest },
+  };
+}
+
+export function refusalOutcome(job: Pick<VerifiedJob, "action_id" | "action_hash" | "capability">, ctx: RunnerContext, error: unknown): JobOutcome {
+  const e = isLeaseholdError(error) ? error : new LeaseholdError("INTERNAL", "guest failure before launch", { tier: "guest" });
+  const envelope = buildRefusalEvidence({
+    action_id: job.action_id,
+    action_hash: job.action_hash,
+    host_id: ctx.hostId,
+    producer: { capability: job.capability.id, version: job.capability.version, worker_digest: ctx.workerDigest },
+    refusal: { code: e.code, message: e.message },
+    at: new Date(),
+  });
+  return {
+    kind: "refused",
+    streams: { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) },
+    evidence: signEvidence(envelope, ctx.hostKey),
+    structured: null,
+    error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
+  };
+}
+
+async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp): Promise<JobOutcome> {
+  const startedAt = new Date();
+  const ws = Workspace.open(ctx.ceiling.workspace_root);
+  const { content, structured } = op(ws, job.arguments);
+  const scrubber = new Scrubber();
+  const scrubbed = scrubStream(content, scrubber);
+  const report = scrubber.report();
+  const endedAt = new Date();
+  const base = common(job, ctx);
+  const envelope: EvidenceEnvelope = {
+    schema: "leasehold.evidence/1",
+    ...base,
+    state: "observed",
+    artifacts: [{ name: "stdout", sha256: createHash("sha256").update(scrubbed).digest("hex"), bytes: scrubbed.length, truncated: structured["has_more"] === true }],
+    enforcement: { namespaces: [], bpf: { tier: ctx.tier, attached: false } },
+    redactions: report,
+    timing: { started_at: startedAt.toISOString(), ended_at: endedAt.toISOString() },
+    limitations: [
+      "workspace operation: enforced by the guest's user-space path check (agent-guest/workspace), not by a kernel sandbox; no lease was launched",
+    ],
+  };
+  return { kind: "ran", streams: { stdout: scrubbed, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured, error: null };
+}
+
+/** Runs a verified job to a JobOutcome; never throws for a refusal (it becomes a signed refusal). */
+export async function runJob(job: VerifiedJob, ctx: RunnerContext, options: { onLaunch?: () => void } = {}): Promise<JobOutcome> {
+  const key = `${job.capability.id}.${job.operation}`;
+  const workspaceOp = WORKSPACE_OPS[key];
+  try {
+    if (workspaceOp !== undefined) return await runWorkspace(job, ctx, workspaceOp);
+    const requested = sandboxPolicyFor(job, ctx);
+    const parsed = SandboxPolicy.safeParse(requested);
+    if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
+    // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
+    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
+    fs.mkdirSync(ctx.ceiling.workspace_root, { recursive: true, mode: 0o755 });
+    options.onLaunch?.();
+    // Read-only jobs share the workspace (owned by root, so the lease uid cannot write it);
+    // mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
+    const result: LaunchResult = await launch(policy, { chownWorkdir: job.mutating });
+    const out = new Scrubber();
+    const err = new Scrubber();
+    const stdout = scrubStream(result.stdout, out);
+    const stderr = scrubStream(result.stderr, err);
+    const envelope = buildLaunchEvidence({
+      ...common(job, ctx),
+      launch: result,
+      bpf: { tier: ctx.tier, attached: false },
+      artifacts: [
+        { name: "stdout", content: stdout, truncated: result.stdout_truncated },
+        { name: "stderr", content: stderr, truncated: result.stderr_truncated },
+      ],
+      redactions: mergeReports(out.report(), err.report()),
+    });
+    return { kind: "ran", streams: { stdout, stderr }, evidence: signEvidence(envelope, ctx.hostKey), structured: null, error: null };
+  } catch (error) {
+    return refusalOutcome(job, ctx, error);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Waiting for a dispatched action to finish on its host, and what the
+ * waiting caller gets: scrubbed output, exit, an evidence summary and a
+ * ledger receipt (leaf index, inclusion proof, signed checkpoint) for the
+ * `evidence/1` entry. The receipt needs the entry integrated; the waiter
+ * asks the in-process integrator to flush (when there is one) and polls the
+ * leaf index, bounded — on timeout the result carries `receipt: null` and
+ * the entry id, never a made-up index.
+ */
+import { eq } from "drizzle-orm";
+import type { ActionCompletion, ActionOutcome, CompletionWaiter, SubmitOptions } from "../actions/types";
+import type { DatabaseHandle } from "../db";
+import { actions } from "../db/schema";
+import { LeaseholdError, type ErrorPayload } from "../errors";
+import { isErrorCode } from "../errors";
+import type { RunningIntegrator } from "../ledger/integrate";
+import { leafIndexOf, proveInclusion } from "../ledger/prove";
+import { readJobOutput, type StoredCompletion } from "./intake";
+import { listenForHostWakeups } from "./notify";
+import { actionTopic, sleepUntilWoken } from "./wake";
+
+const POLL_MS = 250;
+const RECEIPT_WAIT_MS = 5_000;
+export const MAX_OUTPUT_RETURNED = 1024 * 1024;
+
+function errorFromPayload(payload: ErrorPayload): LeaseholdError {
+  return new LeaseholdError(payload.code, payload.message, { retryable: payload.retryable, hint: payload.hint, tier: payload.tier, details: payload.details });
+}
+
+async function receiptFor(handle: DatabaseHandle, entryId: bigint, integrator: RunningIntegrator | undefined): Promise<ActionCompletion["receipt"]> {
+  const until = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    const index = await leafIndexOf(handle.db, entryId);
+    if (index !== null) {
+      // The newest checkpoint covers it (integration signs a checkpoint per batch).
+      for (;;) {
+        try {
+          const proof = await proveInclusion(handle.db, index);
+          return { leaf_index: proof.leaf_index, tree_size: proof.tree_size, inclusion_proof: proof.proof, checkpoint: proof.checkpoint };
+        } catch (error) {
+          if (Date.now() > until) throw error;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    }
+    if (Date.now() > until) return null;
+    if (integrator !== undefined) await integrator.flush(Math.max(1, until - Date.now())).catch(() => undefined);
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function summarise(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined): Promise<ActionCompletion> {
+  const output = await readJobOutput(handle.db, completion.job_id);
+  const env = completion.envelope;
+  const artifact = (name: string) => env.artifacts.find((a) => a.name === name);
+  const text = (name: string): string => {
+    const bytes = output[name] ?? Buffer.alloc(0);
+    return bytes.subarray(0, MAX_OUTPUT_RETURNED).toString("utf8");
+  };
+  return {
+    state: completion.state,
+    exit: env.exit ?? null,
+    output: {
+      stdout: text("stdout"),
+      stderr: text("stderr"),
+      stdout_bytes: artifact("stdout")?.bytes ?? 0,
+      stderr_bytes: artifact("stderr")?.bytes ?? 0,
+      stdout_truncated: artifact("stdout")?.truncated ?? false,
+      stderr_truncated: artifact("stderr")?.truncated ?? false,
+    },
+    structured: completion.structured,
+    evidence: {
+      digest: completion.envelope_digest,
+      key_id: completion.key_id,
+      state: env.state,
+      tier: env.enforcement?.bpf?.tier ?? null,
+      redactions: env.redactions,
+      limitations: env.limitations,
+      envelope: env,
+    },
+    ledger_entry_id: completion.evidence_entry_id,
+    receipt: await receiptFor(handle, BigInt(completion.evidence_entry_id), integrator),
+  };
+}
+
+const FINAL = new Set(["completed", "failed", "unknown"]);
+
+export function createCompletionWaiter(handle: DatabaseHandle, integrator?: RunningIntegrator): CompletionWaiter {
+  return {
+    async wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome> {
+      await listenForHostWakeups(handle);
+      const deadline = Date.parse(outcome.job.deadline) + 30_000;
+      for (;;) {
+        const [row] = await handle.db.select({ state: actions.state, result: actions.result }).from(actions).where(eq(actions.id, outcome.action_id));
+        if (row === undefined) throw new LeaseholdError("NOT_FOUND", `action ${outcome.action_id} vanished`, { tier: "hub" });
+        if (FINAL.has(row.state)) {
+          const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
+          if (stored.completion !== undefined) {
+            const completion = await summarise(handle, stored.completion, integrator);
+            if (stored.completion.state === "failed" && stored.completion.error !== null) {
+              const e = stored.completion.error;
+              throw new LeaseholdError(isErrorCode(e.code) ? e.code : "INTERNAL", e.message, {
+                tier: "guest",
+                details: { ...(e.details ?? {}), action_id: outcome.action_id, evidence: completion.evidence, receipt: completion.receipt },
+              });
+            }
+            return { ...outcome, status: "completed", result: completion };
+          }
+          if (stored.error !== undefined) throw errorFromPayload(stored.error);
+          throw new LeaseholdError("INTERNAL", `action ${outcome.action_id} ended as ${row.state} without a result`, { tier: "hub" });
+        }
+        if (options.signal?.aborted) throw new LeaseholdError("TIMEOUT", "the caller stopped waiting; the action continues on its host", { tier: "hub", details: { action_id: outcome.action_id } });
+        if (Date.now() > deadline) throw new LeaseholdError("TIMEOUT", "the action passed its job deadline without a result", { tier: "hub", details: { action_id: outcome.action_id } });
+        await sleepUntilWoken(actionTopic(outcome.action_id), POLL_MS, options.signal);
+      }
+    },
+  };
+}

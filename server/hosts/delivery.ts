@@ -1,0 +1,116 @@
+/**
+ * Job delivery to guests and the hub's watch over claimed jobs.
+ *
+ * - `nextJob`: a guest's long-poll. Claims (FOR UPDATE SKIP LOCKED, via
+ *   dispatch/claimJob) the oldest queued job for the host, waiting up to
+ *   `waitMs` for one to be queued.
+ * - `heartbeat`: the guest renews its claim while the job runs.
+ * - `sweepJobs`: run periodically by every hub process (each update is
+ *   conditional, so replicas may race harmlessly):
+ *     claimed, no heartbeat for HEARTBEAT_LOST_MS → job `lost`, action
+ *       `unknown`, sealed as job/1 `unknown`. Never re-queued: the guest may
+ *       have run it, and running twice is worse than not knowing.
+ *     queued and unclaimed for CLAIM_WAIT_MS → job `cancelled`, action
+ *       `failed` with HOST_UNAVAILABLE, sealed as job/1 `host_unavailable`.
+ *   The action's lease is left to lapse at its own expiry.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { claimJob, type ClaimedJob } from "../dispatch/jobs";
+import { executeRows, type Database } from "../db";
+import { actions, jobs } from "../db/schema";
+import { LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { hashActor } from "../ledger/entry";
+import { announce } from "./notify";
+import { actionTopic, jobTopic, sleepUntilWoken } from "./wake";
+
+export const HEARTBEAT_INTERVAL_MS = 2_000;
+export const HEARTBEAT_LOST_MS = 10_000;
+export const CLAIM_WAIT_MS = 10_000;
+export const MAX_LONG_POLL_MS = 25_000;
+const POLL_FALLBACK_MS = 500;
+
+export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
+  const until = Date.now() + Math.min(Math.max(0, waitMs), MAX_LONG_POLL_MS);
+  for (;;) {
+    const job = await claimJob(db, hostId, `host:${hostId}`);
+    if (job !== null) return job;
+    const left = until - Date.now();
+    if (left <= 0 || signal?.aborted) return null;
+    await sleepUntilWoken(jobTopic(hostId), Math.min(left, POLL_FALLBACK_MS), signal);
+  }
+}
+
+/** Renews the host's claim on a job; false when the job is no longer this host's running job. */
+export async function heartbeat(db: Database, hostId: string, jobId: string): Promise<boolean> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(jobId)) return false;
+  const rows = await db
+    .update(jobs)
+    .set({ heartbeatAt: sql`now()` })
+    .where(and(eq(jobs.id, jobId), eq(jobs.hostId, hostId), eq(jobs.state, "claimed")))
+    .returning({ id: jobs.id });
+  return rows.length > 0;
+}
+
+function storedResult(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
+}
+
+const STALE_CLAIM = sql`state = 'claimed' and heartbeat_at < now() - ${HEARTBEAT_LOST_MS} * interval '1 millisecond'`;
+const UNCLAIMED = sql`state = 'queued' and created_at < now() - ${CLAIM_WAIT_MS} * interval '1 millisecond'`;
+
+function endError(event: "unknown" | "host_unavailable", actionId: string): LeaseholdError {
+  return event === "unknown"
+    ? new LeaseholdError("HOST_UNAVAILABLE", "the host stopped answering while it held this job; whether it ran is unknown, and it is not retried", {
+        tier: "hub",
+        retryable: false,
+        hint: "check the host; repeat the action yourself if it is safe to run again",
+        details: { action_id: actionId, action_state: "unknown" },
+      })
+    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${CLAIM_WAIT_MS / 1000} s; the host is offline or busy; nothing ran`, {
+        tier: "hub",
+        retryable: true,
+        hint: "hosts_list shows whether the host is online",
+        details: { action_id: actionId, action_state: "failed" },
+      });
+}
+
+/** Ends one job (conditionally: only if it is still stale) and its action, sealed, in one transaction. */
+async function endJob(db: Database, jobId: string, event: "unknown" | "host_unavailable"): Promise<boolean> {
+  const ended = await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [job] = await executeRows<{ id: string; action_id: string; host_id: string }>(
+      tx,
+      sql`update jobs set state = ${event === "unknown" ? "lost" : "cancelled"}, completed_at = now()
+          where id = ${jobId} and ${event === "unknown" ? STALE_CLAIM : UNCLAIMED}
+          returning id, action_id, host_id`,
+    );
+    if (job === undefined) return null;
+    const [action] = await tx.select({ actionHash: actions.actionHash, result: actions.result }).from(actions).where(eq(actions.id, job.action_id));
+    if (action === undefined) return null;
+    await appendEntry(tx, {
+      type: "job/1",
+      time: new Date(),
+      action_id: job.action_id,
+      actor: hashActor("system", "hub"),
+      data: { event, job_id: job.id, host_id: job.host_id, action_hash: action.actionHash as `sha256:${string}` },
+    });
+    await tx
+      .update(actions)
+      .set({ state: event === "unknown" ? "unknown" : "failed", result: { ...storedResult(action.result), error: endError(event, job.action_id).toPayload() }, updatedAt: new Date() })
+      .where(eq(actions.id, job.action_id));
+    return job.action_id;
+  });
+  if (ended !== null) await announce(db, actionTopic(ended));
+  return ended !== null;
+}
+
+/** One pass of the watch over claimed and queued jobs. Returns how many jobs it ended. */
+export async function sweepJobs(db: Database, options: { lost?: boolean } = {}): Promise<number> {
+  const stale = options.lost === false ? [] : await executeRows<{ id: string }>(db, sql`select id from jobs where ${STALE_CLAIM} limit 100`);
+  const unclaimed = await executeRows<{ id: string }>(db, sql`select id from jobs where ${UNCLAIMED} limit 100`);
+  let n = 0;
+  for (const j of stale) if (await endJob(db, j.id, "unknown")) n += 1;
+  for (const j of unclaimed) if (await endJob(db, j.id, "host_unavailable")) n += 1;
+  return n;
+}

@@ -1,0 +1,107 @@
+/**
+ * Host health as the guest reports it (`POST /api/agent/health`): its
+ * enforcement tier, the kernel probe, each worker's digest and self-test,
+ * and its witness state. Stored in `hosts.health` in the shape the
+ * pipeline's readiness check (`hostReportReadiness`) reads — the hub never
+ * decides readiness from anything else. `reported_at` is the hub's own
+ * clock at receipt. A tier change is sealed (`host/1 tier_changed`).
+ * A witness failure is kept and shown on hub health, loudly.
+ */
+import { eq, isNull, sql } from "drizzle-orm";
+import type { HostReport } from "../capabilities";
+import { ENFORCEMENT_TIERS, KERNEL_FEATURES } from "../capabilities/kernel-requirements";
+import type { Database } from "../db";
+import { hosts } from "../db/schema";
+import { LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { hashActor } from "../ledger/entry";
+import type { AuthenticatedHost } from "./auth";
+import type { GuestHealthReport } from "./protocol";
+
+export interface StoredHostHealth {
+  report: HostReport;
+  probe: Record<string, unknown>;
+  witness: { size: number; failure: string | null };
+  accepting_jobs: boolean;
+  guest_version: string;
+}
+
+function invalid(message: string): never {
+  throw new LeaseholdError("INVALID_ARGUMENT", `health report: ${message}`, { tier: "hub" });
+}
+
+export function parseHealthReport(body: unknown): GuestHealthReport {
+  const r = (body ?? {}) as Partial<GuestHealthReport>;
+  if (r.tier !== null && !ENFORCEMENT_TIERS.includes(r.tier as never)) invalid("tier must be A, B, C or null");
+  if (!Array.isArray(r.kernel_features) || r.kernel_features.some((f) => !(KERNEL_FEATURES as readonly string[]).includes(f))) invalid("unknown kernel feature");
+  if (!Array.isArray(r.workers) || r.workers.length > 64) invalid("workers must be a list");
+  for (const w of r.workers) {
+    if (typeof w.capability !== "string" || typeof w.version !== "string" || !Number.isSafeInteger(w.capability_api) || !Number.isSafeInteger(w.worker_abi)) invalid("malformed worker");
+    if (w.digest !== null && !/^sha256:[0-9a-f]{64}$/.test(w.digest)) invalid("worker digest must be sha256:<hex> or null");
+    if (!["pass", "fail", "not_run"].includes(w.self_test)) invalid("self_test must be pass, fail or not_run");
+  }
+  if (typeof r.witness !== "object" || r.witness === null || !Number.isSafeInteger(r.witness.size)) invalid("witness must be {size, failure}");
+  if (r.witness.failure !== null && typeof r.witness.failure !== "string") invalid("witness.failure must be a string or null");
+  if (typeof r.accepting_jobs !== "boolean" || typeof r.guest_version !== "string") invalid("accepting_jobs and guest_version are required");
+  if (typeof r.probe !== "object" || r.probe === null || JSON.stringify(r.probe).length > 16_384) invalid("probe must be a small object");
+  return r as GuestHealthReport;
+}
+
+export async function storeHealthReport(db: Database, host: AuthenticatedHost, body: unknown): Promise<void> {
+  const r = parseHealthReport(body);
+  const health: StoredHostHealth = {
+    report: {
+      host: host.name,
+      // A guest that stopped taking jobs (failed witness check) is reported offline: nothing is dispatched to it.
+      online: r.accepting_jobs,
+      reported_at: new Date().toISOString(),
+      tier: r.tier,
+      kernel_features: r.kernel_features,
+      workers: r.workers,
+    },
+    probe: r.probe,
+    witness: { size: r.witness.size, failure: r.witness.failure === null ? null : r.witness.failure.slice(0, 1000) },
+    accepting_jobs: r.accepting_jobs,
+    guest_version: r.guest_version.slice(0, 64),
+  };
+  await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [before] = await tx.select({ tier: hosts.enforcementTier }).from(hosts).where(eq(hosts.id, host.id)).for("update");
+    if (before !== undefined && before.tier !== r.tier && r.tier !== null) {
+      await appendEntry(tx, {
+        type: "host/1",
+        time: new Date(),
+        action_id: null,
+        actor: hashActor("host", host.id),
+        data: { event: "tier_changed", host_id: host.id, key_digest: null, tier: r.tier, ceiling_digest: null },
+      });
+    }
+    await tx.update(hosts).set({ health, enforcementTier: r.tier, lastSeenAt: sql`now()` }).where(eq(hosts.id, host.id));
+  });
+}
+
+export interface HostSummary {
+  name: string;
+  online: boolean;
+  tier: string | null;
+  accepting_jobs: boolean;
+  witness_failure: string | null;
+  last_seen_at: string | null;
+}
+
+/** Every enrolled host with what its guest last said (for hub health and the CLI). */
+export async function listHostSummaries(db: Database, now = Date.now()): Promise<HostSummary[]> {
+  const rows = await db.select().from(hosts).where(isNull(hosts.removedAt)).orderBy(hosts.name);
+  return rows.map((row) => {
+    const health = row.health as Partial<StoredHostHealth>;
+    const reportedAt = health.report ? Date.parse(health.report.reported_at) : NaN;
+    return {
+      name: row.name,
+      online: health.report?.online === true && Number.isFinite(reportedAt) && now - reportedAt < 120_000,
+      tier: row.enforcementTier,
+      accepting_jobs: health.accepting_jobs ?? false,
+      witness_failure: health.witness?.failure ?? null,
+      last_seen_at: row.lastSeenAt?.toISOString() ?? null,
+    };
+  });
+}

@@ -1,0 +1,122 @@
+/**
+ * The guest-facing HTTP surface (`app/api/agent/*`), as Request → Response
+ * functions so the route files stay one line each. Guests connect out to
+ * the hub; nothing here calls a host. Every route but enrolment requires a
+ * signed request (auth.ts); the body is read once, bounded, and its exact
+ * bytes are what the signature covers.
+ */
+import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
+import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
+import type { HubRuntime } from "../hub/runtime";
+import { pinnedLogIdentity } from "../ledger/prove";
+import { authenticateHostRequest, type AuthenticatedHost } from "./auth";
+import { heartbeat, nextJob } from "./delivery";
+import { enrolHost, type EnrolRequest } from "./enrolment";
+import { storeHealthReport } from "./health";
+import { receiveJobResult, receiveOutputChunk } from "./intake";
+import { listenForHostWakeups } from "./notify";
+import { MAX_AGENT_BODY_BYTES } from "./protocol";
+
+const jobKeys = new WeakMap<HubRuntime, JobKey>();
+function jobKeyOf(runtime: HubRuntime): JobKey {
+  let key = jobKeys.get(runtime);
+  if (key === undefined) {
+    key = loadOrCreateJobKey(runtime.config.dataDir);
+    jobKeys.set(runtime, key);
+  }
+  return key;
+}
+
+function errorResponse(error: unknown): Response {
+  const payload = toErrorPayload(error);
+  return Response.json(payload, { status: ERROR_CODES[payload.code].http });
+}
+
+async function readBody(request: Request): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_AGENT_BODY_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "request body too large", { tier: "hub" });
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.length > MAX_AGENT_BODY_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "request body too large", { tier: "hub" });
+  return bytes;
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) return null;
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw new LeaseholdError("INVALID_ARGUMENT", "body must be JSON", { tier: "hub" });
+  }
+}
+
+async function authenticated(runtime: HubRuntime, request: Request): Promise<{ host: AuthenticatedHost; body: unknown }> {
+  const body = await readBody(request);
+  const url = new URL(request.url);
+  const result = await authenticateHostRequest(runtime.database.handle.db, { method: request.method, pathAndQuery: `${url.pathname}${url.search}`, headers: request.headers, body });
+  if (!result.ok) throw new LeaseholdError("UNAUTHENTICATED", `host request refused: ${result.reason}`, { tier: "hub" });
+  return { host: result.host, body: parseJson(body) };
+}
+
+async function handle(fn: () => Promise<Response>): Promise<Response> {
+  try {
+    return await fn();
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+/** POST /api/agent/enrol — the only unsigned route: the one-time code is the credential. */
+export function serveEnrol(runtime: HubRuntime, request: Request): Promise<Response> {
+  return handle(async () => {
+    const body = parseJson(await readBody(request)) as EnrolRequest;
+    const db = runtime.database.handle.db;
+    const result = await enrolHost(db, body);
+    const pinned = await pinnedLogIdentity(db);
+    return Response.json({
+      ...result,
+      hub: { job_key: jobKeyOf(runtime).publicKeyPem, log_key: pinned?.verifier ?? runtime.ledger.key.verifier },
+    });
+  });
+}
+
+/** GET /api/agent/jobs?wait=MS — long-poll: 200 {job} or 204 when none arrived in time. */
+export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Response> {
+  return handle(async () => {
+    const { host } = await authenticated(runtime, request);
+    const wait = Number(new URL(request.url).searchParams.get("wait") ?? "0");
+    await listenForHostWakeups(runtime.database.handle);
+    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal);
+    if (job === null) return new Response(null, { status: 204 });
+    return Response.json({ job: { id: job.id, document: job.document, signature: job.signature } });
+  });
+}
+
+export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host } = await authenticated(runtime, request);
+    const alive = await heartbeat(runtime.database.handle.db, host.id, jobId);
+    return Response.json({ alive });
+  });
+}
+
+export function serveOutput(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host, body } = await authenticated(runtime, request);
+    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body));
+  });
+}
+
+export function serveResult(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host, body } = await authenticated(runtime, request);
+    return Response.json(await receiveJobResult(runtime.database.handle.db, host, jobId, body));
+  });
+}
+
+export function serveHealthReport(runtime: HubRuntime, request: Request): Promise<Response> {
+  return handle(async () => {
+    const { host, body } = await authenticated(runtime, request);
+    await storeHealthReport(runtime.database.handle.db, host, body);
+    return Response.json({ stored: true, host_id: host.id, name: host.name });
+  });
+}

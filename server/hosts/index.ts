@@ -1,0 +1,31 @@
+// Public surface of server/hosts. See README.md.
+export { authenticateHostRequest } from "./auth";
+export type { AuthenticatedHost, HostAuthResult } from "./auth";
+export { createCompletionWaiter } from "./completion";
+export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, heartbeat, nextJob, sweepJobs } from "./delivery";
+export { DEFAULT_ENROL_CODE_TTL_MS, ENROL_CODE_PREFIX, createEnrolCode, enrolHost } from "./enrolment";
+export type { EnrolRequest, EnrolResult } from "./enrolment";
+export { listHostSummaries, storeHealthReport } from "./health";
+export type { HostSummary, StoredHostHealth } from "./health";
+export { readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
+export type { StoredCompletion } from "./intake";
+export { serveEnrol, serveHealthReport, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";
+export { startHostServices } from "./service";
+export type { HostServices } from "./service";
+export { notifyJobQueued } from "./wake";
+export { HOSTS_CHANNEL, announce, listenForHostWakeups } from "./notify";
+export {
+  HEADER_HOST,
+  HEADER_NONCE,
+  HEADER_SIGNATURE,
+  HEADER_TIMESTAMP,
+  HOST_NAME_PATTERN,
+  MAX_AGENT_BODY_BYTES,
+  MAX_CLOCK_SKEW_MS,
+  OUTPUT_CHUNK_BYTES,
+  REQUEST_SIGNATURE_SCHEME,
+  enrolmentProofString,
+  requestSigningString,
+  sha256Hex,
+} from "./protocol";
+export type { GuestHealthReport, GuestJobResult } from "./protocol";

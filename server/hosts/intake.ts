@@ -1,0 +1,164 @@
+/**
+ * What a guest sends back for a job: scrubbed output chunks, then the signed
+ * evidence envelope and the result. The hub believes nothing before the
+ * envelope's signature verifies with the host key recorded at enrolment; it
+ * then checks the envelope names this job's action, hash and host, that the
+ * chunks it holds are exactly what the envelope's artifact digests cover,
+ * stores the envelope, seals `evidence/1` and completes the action — in one
+ * transaction, conditional on the job still being claimed, so a retried
+ * delivery (guest retry, hub restart) is stored once.
+ */
+import { createHash, createPublicKey } from "node:crypto";
+import { and, asc, eq } from "drizzle-orm";
+import { verifyEvidence, type EvidenceEnvelope } from "../../agent-guest/evidence/envelope";
+import type { Database } from "../db";
+import { actions, evidence, jobOutputChunks, jobs } from "../db/schema";
+import { isErrorCode, LeaseholdError } from "../errors";
+import { appendEntry } from "../ledger/append";
+import { hashActor } from "../ledger/entry";
+import type { AuthenticatedHost } from "./auth";
+import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "./protocol";
+import { announce } from "./notify";
+import { actionTopic } from "./wake";
+
+const STREAMS = new Set(["stdout", "stderr"]);
+
+async function jobOf(db: Database, host: AuthenticatedHost, jobId: string) {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(jobId)) throw new LeaseholdError("NOT_FOUND", "no such job for this host", { tier: "hub" });
+  const [job] = await db.select().from(jobs).where(and(eq(jobs.id, jobId), eq(jobs.hostId, host.id)));
+  if (job === undefined) throw new LeaseholdError("NOT_FOUND", "no such job for this host", { tier: "hub" });
+  return job;
+}
+
+export async function receiveOutputChunk(db: Database, host: AuthenticatedHost, jobId: string, body: unknown): Promise<{ stored: boolean }> {
+  const { stream, seq, data } = (body ?? {}) as { stream?: unknown; seq?: unknown; data?: unknown };
+  if (typeof stream !== "string" || !STREAMS.has(stream) || typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0 || seq > 100_000 || typeof data !== "string") {
+    throw new LeaseholdError("INVALID_ARGUMENT", "output chunk must be {stream: stdout|stderr, seq, data (base64)}", { tier: "hub" });
+  }
+  const bytes = Buffer.from(data, "base64");
+  if (bytes.toString("base64") !== data || bytes.length > OUTPUT_CHUNK_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "chunk data must be canonical base64 of at most 256 KiB", { tier: "hub" });
+  const job = await jobOf(db, host, jobId);
+  if (job.state !== "claimed") return { stored: false };
+  const rows = await db.insert(jobOutputChunks).values({ jobId, stream, seq, data }).onConflictDoNothing().returning({ seq: jobOutputChunks.seq });
+  return { stored: rows.length > 0 };
+}
+
+/** The job's output as stored: concatenated chunks per stream. */
+export async function readJobOutput(db: Database, jobId: string): Promise<Record<string, Buffer>> {
+  const rows = await db.select().from(jobOutputChunks).where(eq(jobOutputChunks.jobId, jobId)).orderBy(asc(jobOutputChunks.stream), asc(jobOutputChunks.seq));
+  const out: Record<string, Buffer[]> = {};
+  for (const row of rows) (out[row.stream] ??= []).push(Buffer.from(row.data, "base64"));
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Buffer.concat(v)]));
+}
+
+/** What actions.result.completion holds once the guest's result is stored. */
+export interface StoredCompletion {
+  state: "completed" | "failed";
+  job_id: string;
+  evidence_entry_id: string;
+  envelope_digest: string;
+  envelope: EvidenceEnvelope;
+  key_id: string;
+  structured: Record<string, unknown> | null;
+  error: { code: string; message: string; details?: Record<string, unknown> } | null;
+}
+
+function invalid(message: string): never {
+  throw new LeaseholdError("INVALID_ARGUMENT", `job result refused by the hub: ${message}`, { tier: "hub" });
+}
+
+export async function receiveJobResult(db: Database, host: AuthenticatedHost, jobId: string, body: unknown): Promise<{ stored: boolean; duplicate: boolean }> {
+  const result = (body ?? {}) as Partial<GuestJobResult>;
+  if (result.kind !== "ran" && result.kind !== "refused") invalid("kind must be ran or refused");
+  const job = await jobOf(db, host, jobId);
+  if (job.state === "completed" || job.state === "failed") return { stored: true, duplicate: true };
+  if (job.state !== "claimed") {
+    throw new LeaseholdError("INVALID_ARGUMENT", `job already ended as ${job.state === "lost" ? "unknown (its heartbeat was lost)" : job.state}; the result is not accepted`, {
+      tier: "hub",
+      details: { job_state: job.state },
+    });
+  }
+  const verified = verifyEvidence(result.evidence, createPublicKey(host.publicKeyPem));
+  if (!verified.ok) invalid(`evidence: ${verified.reason}`);
+  const envelope = verified.envelope;
+  const document = job.payload as { action_hash: string; action_id: string };
+  if (envelope.action_id !== job.actionId || envelope.action_hash !== document.action_hash || envelope.host_id !== host.id) {
+    invalid("evidence names another action, action_hash or host");
+  }
+  // The chunks held must be exactly the bytes the envelope's digests cover.
+  const output = await readJobOutput(db, jobId);
+  for (const artifact of envelope.artifacts.filter((a) => STREAMS.has(a.name))) {
+    const bytes = output[artifact.name] ?? Buffer.alloc(0);
+    if (bytes.length !== artifact.bytes || createHash("sha256").update(bytes).digest("hex") !== artifact.sha256) {
+      throw new LeaseholdError("INVALID_ARGUMENT", `job result refused by the hub: stored ${artifact.name} does not match the envelope digest (missing chunks?)`, {
+        tier: "hub",
+        retryable: true,
+      });
+    }
+  }
+  let error: StoredCompletion["error"] = null;
+  if (result.kind === "refused") {
+    const e = result.error;
+    if (e === null || e === undefined || typeof e.code !== "string" || !isErrorCode(e.code) || typeof e.message !== "string") invalid("a refusal needs {code, message}");
+    error = { code: e.code, message: e.message.slice(0, 2000), ...(e.details ? { details: e.details } : {}) };
+  }
+  const structured = result.structured !== null && typeof result.structured === "object" ? result.structured : null;
+  const stored = await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [claimed] = await tx
+      .update(jobs)
+      .set({ state: result.kind === "ran" ? "completed" : "failed", completedAt: new Date(), result: { kind: result.kind, envelope_digest: verified.digest } })
+      .where(and(eq(jobs.id, jobId), eq(jobs.state, "claimed")))
+      .returning({ id: jobs.id });
+    if (claimed === undefined) return false;
+    const signed = result.evidence as { signature: { key_id: string; sig: string } };
+    const [inserted] = await tx
+      .insert(evidence)
+      .values({ actionId: job.actionId, jobId, hostId: host.id, envelope, envelopeSha256: verified.digest, signature: signed.signature.sig })
+      .onConflictDoNothing()
+      .returning({ id: evidence.id });
+    if (inserted === undefined) {
+      // This job already has its sealed evidence (a re-delivered job the guest refused as a replay):
+      // the first result stands; the job goes back to what it was.
+      await tx.update(jobs).set({ state: "completed" }).where(eq(jobs.id, jobId));
+      return false;
+    }
+    const stdout = envelope.artifacts.filter((a) => /^[a-z][a-z0-9_]{0,31}$/.test(a.name)).slice(0, 16);
+    const entryId = await appendEntry(tx, {
+      type: "evidence/1",
+      time: new Date(),
+      action_id: job.actionId,
+      actor: hashActor("host", host.id),
+      data: {
+        action_hash: envelope.action_hash as `sha256:${string}`,
+        host_id: host.id,
+        envelope_digest: verified.digest,
+        state: envelope.state,
+        tier: envelope.enforcement?.bpf?.tier ?? "C",
+        exit_code: envelope.exit?.code ?? null,
+        timed_out: envelope.exit?.timed_out ?? false,
+        artifacts: stdout,
+        redaction_count: envelope.redactions.count,
+      },
+    });
+    const completion: StoredCompletion = {
+      state: result.kind === "ran" ? "completed" : "failed",
+      job_id: jobId,
+      evidence_entry_id: entryId.toString(),
+      envelope_digest: verified.digest,
+      envelope,
+      key_id: signed.signature.key_id,
+      structured,
+      error,
+    };
+    const [action] = await tx.select({ result: actions.result }).from(actions).where(eq(actions.id, job.actionId));
+    const previous = action?.result !== null && typeof action?.result === "object" ? (action.result as Record<string, unknown>) : {};
+    await tx
+      .update(actions)
+      .set({ state: completion.state, result: { ...previous, completion }, updatedAt: new Date() })
+      .where(eq(actions.id, job.actionId));
+    return true;
+  });
+  await announce(db, actionTopic(job.actionId));
+  return { stored: true, duplicate: !stored };
+}

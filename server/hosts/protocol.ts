@@ -1,0 +1,73 @@
+/**
+ * The guest ⇄ hub wire protocol, shared by both sides (pure: no I/O).
+ *
+ * Every guest request after enrolment is signed with the host's Ed25519 key
+ * over a canonical string that binds the method, the path with its query,
+ * the time, a fresh nonce and the SHA-256 of the exact body bytes:
+ *
+ *   leasehold-host-request/1\n<METHOD>\n<path?query>\n<unix ms>\n<nonce>\n<sha256 hex of body>
+ *
+ * The hub refuses a timestamp outside ±MAX_CLOCK_SKEW_MS and a nonce it has
+ * seen for that host within the window (stored in PostgreSQL, so any replica
+ * refuses a replay). The host is named by its id; the key is the one
+ * recorded at enrolment. Nothing about the request is trusted before the
+ * signature verifies.
+ */
+import { createHash } from "node:crypto";
+
+export const REQUEST_SIGNATURE_SCHEME = "leasehold-host-request/1";
+export const MAX_CLOCK_SKEW_MS = 60_000;
+
+export const HEADER_HOST = "x-leasehold-host";
+export const HEADER_TIMESTAMP = "x-leasehold-timestamp";
+export const HEADER_NONCE = "x-leasehold-nonce";
+export const HEADER_SIGNATURE = "x-leasehold-signature";
+
+/** Largest request body a guest may send (output chunks are ≤ 256 KiB of data, base64). */
+export const MAX_AGENT_BODY_BYTES = 1024 * 1024;
+/** Raw bytes per output chunk the guest sends. */
+export const OUTPUT_CHUNK_BYTES = 256 * 1024;
+
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+export function requestSigningString(input: { method: string; pathAndQuery: string; timestamp: string; nonce: string; bodySha256: string }): string {
+  return [REQUEST_SIGNATURE_SCHEME, input.method.toUpperCase(), input.pathAndQuery, input.timestamp, input.nonce, input.bodySha256].join("\n");
+}
+
+/** What a guest proves at enrolment: it holds the private key of the public key it registers. */
+export function enrolmentProofString(codeSha256: string, witnessKey: string): string {
+  return `leasehold-enrol/1\n${codeSha256}\n${witnessKey}`;
+}
+
+export const NONCE_PATTERN = /^[0-9a-f]{32}$/;
+export const TIMESTAMP_PATTERN = /^[1-9][0-9]{12}$/;
+/** Host names, as capability manifests accept them. */
+export const HOST_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/** The health report a guest posts (`POST /api/agent/health`). */
+export interface GuestHealthReport {
+  tier: "A" | "B" | "C" | null;
+  kernel_features: string[];
+  probe: Record<string, unknown>;
+  workers: Array<{ capability: string; capability_api: number; worker_abi: number; version: string; digest: string | null; self_test: "pass" | "fail" | "not_run" }>;
+  /** The guest's witness state: the last checkpoint size it cosigned, or a failure that stopped it. */
+  witness: { size: number; failure: string | null };
+  accepting_jobs: boolean;
+  guest_version: string;
+}
+
+/** The result a guest posts for a job (`POST /api/agent/jobs/<id>/result`). */
+export interface GuestJobResult {
+  /** ran: the workload (or workspace operation) ran; refused: refused on the guest before anything ran. */
+  kind: "ran" | "refused";
+  /** SignedEvidence: {envelope, signature}. */
+  evidence: unknown;
+  /** Per stream: chunk count and byte total the guest sent, so the hub can check it has them all. */
+  streams: Record<string, { chunks: number; bytes: number }>;
+  /** Structured result of a workspace operation (fs_*), scrubbed; null otherwise. */
+  structured: Record<string, unknown> | null;
+  /** Refusal on the guest (POLICY_REFUSED, UNENFORCEABLE, ...). */
+  error: { code: string; message: string; details?: Record<string, unknown> } | null;
+}

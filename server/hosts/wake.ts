@@ -1,0 +1,50 @@
+/**
+ * In-process wake-ups between the pipeline (a job was queued, an action
+ * completed) and the handlers that wait for them (a guest's long-poll, a
+ * caller waiting for its result). Kept on globalThis because the Next.js
+ * route bundles and the CLI-loaded server each have their own module copies.
+ * Waiters also poll the database, so another hub replica's changes are seen
+ * too — a wake-up only makes them prompt.
+ */
+import { EventEmitter } from "node:events";
+
+const KEY = Symbol.for("leasehold.hosts.wake");
+
+function emitter(): EventEmitter {
+  const g = globalThis as unknown as Record<symbol, EventEmitter | undefined>;
+  let e = g[KEY];
+  if (e === undefined) {
+    e = new EventEmitter();
+    e.setMaxListeners(0);
+    g[KEY] = e;
+  }
+  return e;
+}
+
+export function wake(topic: string): void {
+  emitter().emit(topic);
+}
+
+export const jobTopic = (hostId: string): string => `job:${hostId}`;
+export const actionTopic = (actionId: string): string => `action:${actionId}`;
+
+/** Resolves after `ms`, or earlier when `topic` is woken or `signal` aborts. */
+export function sleepUntilWoken(topic: string, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const e = emitter();
+    const done = (): void => {
+      clearTimeout(timer);
+      e.off(topic, done);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    e.on(topic, done);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Wakes the long-poll of `hostId`'s guest (in this process; other replicas poll). */
+export function notifyJobQueued(hostId: string): void {
+  wake(jobTopic(hostId));
+}

@@ -1,0 +1,213 @@
+import { and, eq } from "drizzle-orm";
+import { actionPipelineFor, callerKey, type ActionOutcome, type Caller, type StoredResult, type SubmitOptions } from "../../actions";
+import { expireApproval, getApproval } from "../../approvals";
+import type { OperationInputSchema, OperationResolution } from "../../capabilities";
+import { actions, hosts } from "../../db/schema";
+import { isLeaseholdError, LeaseholdError } from "../../errors";
+import type { HubTool, ToolContext } from "./tool";
+
+/**
+ * Capability operations as MCP tools, and the two tools that follow a held
+ * action (`approval_wait`, `approval_status`). Every operation call goes
+ * through the one action pipeline (`actionPipelineFor(runtime).submit`) with
+ * this token as the caller and this MCP session as its session; nothing
+ * here decides policy.
+ *
+ * How long one tools/call waits (so it answers before a client's default
+ * 60 s request timeout and never hangs):
+ *   - for a person's decision: LEASEHOLD_MCP_APPROVAL_WAIT_S (default 25 s;
+ *     0 answers at once), then APPROVAL_PENDING;
+ *   - for the host's result after dispatch: as long again, at least
+ *     RESULT_WAIT_MIN_MS; then the honest dispatched state (status
+ *     "dispatched", no result) — `approval_wait` waits again.
+ * Progress notifications go out every PROGRESS_EVERY_MS while it waits.
+ */
+
+const RESULT_WAIT_MIN_MS = 5_000;
+const PROGRESS_EVERY_MS = 3_000;
+const ACTION_ID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+export function callerOf(ctx: ToolContext): Extract<Caller, { kind: "token" }> {
+  return {
+    kind: "token",
+    tokenId: ctx.token.id,
+    readOnly: ctx.token.readOnly,
+    tools: ctx.token.tools,
+    hosts: ctx.token.hosts,
+    sessionId: ctx.sessionDigest,
+    label: ctx.token.name,
+  };
+}
+
+/** What an agent gets for an action that got past the pipeline. */
+export function shapeOutcome(outcome: ActionOutcome): Record<string, unknown> {
+  const shaped: Record<string, unknown> = {
+    action_id: outcome.action_id,
+    status: outcome.status,
+    operation: outcome.operation,
+    host: outcome.host,
+    decision: outcome.decision,
+    risk: outcome.risk,
+    approval_id: outcome.approval_id,
+    grant_id: outcome.grant_id,
+    lease_id: outcome.lease_id,
+    job: outcome.job,
+    action_hash: outcome.action_hash,
+    replayed: outcome.replayed,
+  };
+  const result = outcome.result;
+  if (outcome.status === "completed" && result !== undefined) {
+    shaped.result = { state: result.state, exit: result.exit, output: result.output, structured: result.structured };
+    const { envelope: _envelope, ...evidence } = result.evidence;
+    shaped.evidence = evidence;
+    shaped.ledger_entry_id = result.ledger_entry_id;
+    shaped.receipt = result.receipt;
+    if (result.receipt === null) shaped.hint = "the evidence entry was not yet in a signed checkpoint; audit_checkpoint and audit_proof show it once integrated";
+    else shaped.hint = "check the receipt with audit_proof {leaf_index, tree_size} against audit_checkpoint";
+  } else {
+    shaped.hint = "queued for the host; no result has been sealed yet. approval_wait {action_id} waits for it";
+  }
+  return shaped;
+}
+
+/** The stored dispatched outcome of one of this caller's actions, if it got that far. */
+async function dispatchedOutcome(ctx: ToolContext, actionId: string): Promise<ActionOutcome | undefined> {
+  const db = ctx.runtime.database.handle.db;
+  const [row] = await db
+    .select({ result: actions.result })
+    .from(actions)
+    .where(and(eq(actions.id, actionId), eq(actions.callerKey, callerKey(callerOf(ctx)))));
+  return (row?.result as StoredResult | null | undefined)?.outcome;
+}
+
+/**
+ * Runs one pipeline call with the MCP wait budget and progress. A wait cut
+ * short by the budget after dispatch becomes the dispatched state; every
+ * other error is the pipeline's own (a LeaseholdError with a stable code).
+ */
+async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) => Promise<ActionOutcome>): Promise<Record<string, unknown>> {
+  const approvalWaitMs = ctx.runtime.config.mcp.approvalWaitS * 1000;
+  const budget = new AbortController();
+  const onCallerAbort = (): void => budget.abort();
+  ctx.signal.addEventListener("abort", onCallerAbort, { once: true });
+  const timer = setTimeout(() => budget.abort(), approvalWaitMs + Math.max(approvalWaitMs, RESULT_WAIT_MIN_MS));
+  let held: { waitedMs: number; deadline: string; at: number } | undefined;
+  const tick = (): void => {
+    if (held !== undefined && Date.now() - held.at < 2_000) {
+      ctx.progress(`held for a person's approval: waited ${Math.round(held.waitedMs / 1000)} s of ${approvalWaitMs / 1000} s; the approval deadline is ${held.deadline}`);
+    } else {
+      ctx.progress("waiting for the host's sealed result");
+    }
+  };
+  const ticker = setInterval(tick, PROGRESS_EVERY_MS);
+  try {
+    const outcome = await call({
+      waitMs: approvalWaitMs,
+      signal: budget.signal,
+      onProgress: (p) => {
+        const first = held === undefined;
+        held = { waitedMs: p.waitedMs, deadline: p.deadline, at: Date.now() };
+        if (first) tick();
+      },
+    });
+    return shapeOutcome(outcome);
+  } catch (error) {
+    const actionId = isLeaseholdError(error) ? error.details?.["action_id"] : undefined;
+    if (isLeaseholdError(error) && error.code === "TIMEOUT" && budget.signal.aborted && !ctx.signal.aborted && typeof actionId === "string") {
+      const outcome = await dispatchedOutcome(ctx, actionId);
+      if (outcome !== undefined) return shapeOutcome({ ...outcome, status: "dispatched", replayed: false });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    clearInterval(ticker);
+    ctx.signal.removeEventListener("abort", onCallerAbort);
+  }
+}
+
+const OPERATION_NOTE =
+  " Runs through the hub's policy pipeline: a risky call may be held for a person's approval (progress while it waits, then APPROVAL_PENDING with an action_id for approval_wait). A completed call returns the scrubbed output, an evidence summary and a ledger receipt.";
+
+/** One MCP tool per operation of an active capability, its manifest schema as the input schema. */
+export function operationTool(resolution: OperationResolution): HubTool {
+  const { operation, manifest } = resolution;
+  return {
+    name: operation.name,
+    title: `${operation.name} (${manifest.id} ${manifest.version})`,
+    description: `${operation.description}${OPERATION_NOTE}`,
+    inputSchema: operation.input_schema,
+    mutating: operation.mutating,
+    annotations: { readOnlyHint: !operation.mutating, destructiveHint: operation.mutating, idempotentHint: false, openWorldHint: false },
+    pipelineValidates: true,
+    run(args, ctx) {
+      const pipeline = actionPipelineFor(ctx.runtime);
+      return withWaitBudget(ctx, (options) => pipeline.submit(callerOf(ctx), { operation: operation.name, arguments: args, channel: "mcp" }, options));
+    },
+  };
+}
+
+const ACTION_ID_INPUT: OperationInputSchema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["action_id"],
+  properties: { action_id: { type: "string", maxLength: 36, pattern: ACTION_ID_PATTERN, description: "The action_id an APPROVAL_PENDING (or dispatched) result named." } },
+};
+
+export const approvalWaitTool: HubTool = {
+  name: "approval_wait",
+  title: "Wait for a held action",
+  description:
+    "Continues waiting for one of your actions: while it is held, for a person's decision (with progress), then for the host's result. Returns the result, APPROVAL_PENDING again, APPROVAL_DENIED (with the approver's reason) or APPROVAL_EXPIRED. Only the token that submitted the action may wait on it.",
+  inputSchema: ACTION_ID_INPUT,
+  // It can only move forward an action this token already submitted.
+  mutating: false,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  run(args, ctx) {
+    const pipeline = actionPipelineFor(ctx.runtime);
+    return withWaitBudget(ctx, (options) => pipeline.resume(callerOf(ctx), String(args.action_id), options));
+  },
+};
+
+export const approvalStatusTool: HubTool = {
+  name: "approval_status",
+  title: "Status of an action",
+  description: "Where one of your actions stands — held (with its approval deadline), approved, denied (with the reason), expired, dispatched, completed — without waiting or changing anything.",
+  inputSchema: ACTION_ID_INPUT,
+  mutating: false,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args, ctx) {
+    const db = ctx.runtime.database.handle.db;
+    const actionId = String(args.action_id);
+    const [row] = await db
+      .select({ action: actions, host: hosts.name })
+      .from(actions)
+      .leftJoin(hosts, eq(hosts.id, actions.hostId))
+      .where(eq(actions.id, actionId));
+    // Another caller's action is indistinguishable from none.
+    if (row === undefined || row.action.callerKey !== callerKey(callerOf(ctx))) throw new LeaseholdError("NOT_FOUND", `no action ${actionId} of yours`, { tier: "hub" });
+    const stored = (row.action.result ?? {}) as Partial<StoredResult>;
+    let approval = stored.approval_id ? await getApproval(db, stored.approval_id) : undefined;
+    if (approval !== undefined && approval.state === "pending" && approval.deadline.getTime() <= Date.now()) approval = (await expireApproval(db, approval.id)) ?? approval;
+    const state = approval !== undefined && approval.state === "expired" ? "expired" : row.action.state;
+    return {
+      action_id: row.action.id,
+      operation: row.action.operation,
+      host: row.host,
+      state,
+      risk: { level: row.action.riskLevel, reasons: row.action.riskReasons },
+      decision: stored.decision ?? null,
+      created_at: row.action.createdAt.toISOString(),
+      approval:
+        approval === undefined
+          ? null
+          : { approval_id: approval.id, state: approval.state, deadline: approval.deadline.toISOString(), decided_at: approval.decidedAt?.toISOString() ?? null, reason: approval.reason },
+      error: stored.error === undefined ? null : { code: stored.error.code, message: stored.error.message },
+      hint:
+        state === "held"
+          ? "a person must approve or deny it; approval_wait waits for the decision"
+          : state === "approved" || state === "dispatched" || state === "completed" || state === "failed"
+            ? "approval_wait returns its result"
+            : "",
+    };
+  },
+};

@@ -1,0 +1,329 @@
+/**
+ * The first real end-to-end run: a real hub (`leasehold start` on a real
+ * PostgreSQL server, with its automatically enrolled local guest), two more
+ * real guest processes enrolled with one-time codes, the real sandbox, and
+ * the pipeline's `submitAction` — the path an MCP call takes.
+ */
+import { createPublicKey } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resumeAction, submitAction, type ActionOutcome, type Caller, type PipelineDeps } from "../../server/actions";
+import { approve, deny } from "../../server/approvals";
+import { openPostgres, type DatabaseHandle } from "../../server/db";
+import { evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
+import { loadOrCreateJobKey } from "../../server/dispatch";
+import { isLeaseholdError, type LeaseholdError } from "../../server/errors";
+import { verifyReceipt } from "../../server/ledger/receipt";
+import { verifyEvidence } from "../../agent-guest/evidence";
+import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
+import { startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
+import { actionRow, enrolCode, guestDeps, queueRawJob, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
+
+async function refusal(promise: Promise<unknown>): Promise<LeaseholdError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isLeaseholdError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe.skipIf(!testPostgresUrl())("guest agent end to end [postgres]", () => {
+  let hub: RunningHub;
+  let drop: () => Promise<void>;
+  let handle: DatabaseHandle;
+  let deps: PipelineDeps;
+  let caller: Extract<Caller, { kind: "token" }>;
+  let admin: { id: string; username: string };
+  let env: Record<string, string | undefined>;
+  const guests: RunningGuest[] = [];
+  let tight: RunningGuest;
+  let second: RunningGuest;
+  let secondWorkspace: string;
+  let third: RunningGuest;
+  let guestDir: string;
+  let logKey: string;
+
+  const run = (host: string, command: string, waitMs = 0) => submitAction(deps, caller, { operation: "run_command", arguments: { host, command }, channel: "mcp" }, { waitMs });
+
+  beforeAll(async () => {
+    const scratch = await createScratchPostgresDatabase();
+    drop = scratch.drop;
+    env = { DATABASE_URL: scratch.url };
+    hub = await startHub(env);
+    handle = await openPostgres(scratch.url, { max: 8 });
+    deps = guestDeps(handle, hub.dataDir);
+    caller = await insertToken(handle.db);
+    admin = await insertAdmin(handle.db);
+    logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
+    const dir = tempDir("lh-guest-");
+    // "tight": a ceiling below the shell capability's 512 MiB, and an egress list (which tier C cannot enforce).
+    const tightCeiling = writeCeiling(path.join(dir), path.join(dir, "ws-tight"), { memory_bytes: 256 << 20, egress: ["10.0.0.0/8:443"] });
+    fs.mkdirSync(path.join(dir, "second"));
+    secondWorkspace = path.join(dir, "second", "ws");
+    const secondCeiling = writeCeiling(path.join(dir, "second"), secondWorkspace);
+    tight = startGuest({ hub: hub.url, stateDir: path.join(dir, "state-tight"), ceiling: tightCeiling, code: await enrolCode(env, "tight") });
+    second = startGuest({ hub: hub.url, stateDir: path.join(dir, "state-second"), ceiling: secondCeiling, code: await enrolCode(env, "second") });
+    guestDir = dir;
+    fs.mkdirSync(path.join(dir, "third"));
+    third = startGuest({ hub: hub.url, stateDir: path.join(dir, "state-third"), ceiling: writeCeiling(path.join(dir, "third"), path.join(dir, "third", "ws")), code: await enrolCode(env, "third") });
+    guests.push(tight, second, third);
+    try {
+      await Promise.all([waitForHost(handle.db, "local"), waitForHost(handle.db, "tight"), waitForHost(handle.db, "second"), waitForHost(handle.db, "third")]);
+    } catch (error) {
+      throw new Error(`${String(error)}\nhub:\n${hub.output()}\ntight:\n${tight.output()}\nsecond:\n${second.output()}`, { cause: error });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(guests.map((g) => g.kill()));
+    await hub?.stop();
+    await handle?.close();
+    await drop?.();
+  }, 60_000);
+
+  it("enrolment: host key 0600 in a 0700 state dir; only the code's hash stored; a used or unknown code is refused", async () => {
+    const stat = fs.statSync(path.join(tight.stateDir, "host.key"));
+    expect(stat.mode & 0o777).toBe(0o600);
+    expect(fs.statSync(tight.stateDir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(tight.stateDir, "witness.key")).mode & 0o777).toBe(0o600);
+    const codes = await handle.db.select().from(hostEnrolmentCodes);
+    expect(codes.every((c) => /^[0-9a-f]{64}$/.test(c.codeHash) && c.usedAt !== null)).toBe(true);
+    const code = await enrolCode(env, "again");
+    const dir = tempDir("lh-enrol-");
+    const ok = await spawnGuestEnrol(hub.url, code, path.join(dir, "a"));
+    expect(ok.code).toBe(0);
+    const reused = await spawnGuestEnrol(hub.url, code, path.join(dir, "b"));
+    expect(reused.code).not.toBe(0);
+    expect(reused.stderr).toMatch(/unknown, used or expired code/);
+    const sealed = (await entriesOfType(handle, "host/1")).length;
+    expect(sealed).toBeGreaterThanOrEqual(4); // local, tight, second, again
+  }, 60_000);
+
+  it("a read-only command is auto-allowed and runs: scrubbed output, evidence that verifies with the host key, a receipt that verifies", async () => {
+    const outcome = await run("local", "echo hello-from-the-sandbox; cat /proc/self/uid_map");
+    expect(outcome.status).toBe("completed");
+    expect(outcome.decision).toBe("auto_allow");
+    const result = outcome.result!;
+    expect(result.output.stdout).toContain("hello-from-the-sandbox");
+    expect(result.exit?.code).toBe(0);
+    expect(result.evidence.tier).toBe("C");
+    expect(result.evidence.limitations.join("\n")).toMatch(/no BPF program enforced this lease/);
+    // The envelope verifies with the host key recorded at enrolment.
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "local"));
+    const [stored] = await handle.db.select().from(evidence).where(eq(evidence.actionId, outcome.action_id));
+    const verified = verifyEvidence({ envelope: stored!.envelope, signature: { alg: "Ed25519", key_id: result.evidence.key_id, sig: stored!.signature } }, createPublicKey(host!.publicKey));
+    expect(verified.ok).toBe(true);
+    // The receipt proves the evidence/1 entry is in the log the hub's key signs.
+    expect(result.receipt).not.toBeNull();
+    const [entry] = await handle.db.select({ body: ledgerEntries.body }).from(ledgerEntries).where(eq(ledgerEntries.id, BigInt(result.ledger_entry_id)));
+    const check = verifyReceipt(entry!.body, { leaf_index: result.receipt!.leaf_index, inclusion_proof: result.receipt!.inclusion_proof, checkpoint: result.receipt!.checkpoint }, logKey);
+    expect(check.ok).toBe(true);
+    const types = (await entriesOf(handle.db, outcome.action_id)).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(["decision/1", "lease/1", "dispatch/1", "evidence/1"]));
+  }, 30_000);
+
+  it("jobs go to the host they name: the second guest runs in its own workspace", async () => {
+    const outcome = await run("second", "cat /proc/loadavg >/dev/null; echo second-host");
+    expect(outcome.result?.output.stdout).toBe("second-host\n");
+    const [job] = await handle.db.select().from(jobs).where(eq(jobs.actionId, outcome.action_id));
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    expect(job?.hostId).toBe(host?.id);
+    expect(job?.claimedBy).toBe(`host:${host?.id}`);
+  }, 30_000);
+
+  it("a mutating command is held, approved through the pipeline, then runs; a denied one never runs", async () => {
+    const held = await refusal(run("second", "touch approved.txt"));
+    expect(held.code).toBe("APPROVAL_PENDING");
+    const details = held.details as { action_id: string; approval_id: string };
+    await approve(handle.db, details.approval_id, { id: admin.id, username: admin.username });
+    const done: ActionOutcome = await resumeAction(deps, caller, details.action_id, { waitMs: 5_000 });
+    expect(done.status).toBe("completed");
+    expect(done.decision).toBe("approved");
+    expect(fs.existsSync(path.join(secondWorkspace, "approved.txt"))).toBe(true);
+
+    const held2 = await refusal(run("second", "touch denied.txt"));
+    const d2 = held2.details as { action_id: string; approval_id: string };
+    await deny(handle.db, d2.approval_id, { id: admin.id, username: admin.username }, "not today");
+    const denied = await refusal(resumeAction(deps, caller, d2.action_id, { waitMs: 5_000 }));
+    expect(denied.code).toBe("APPROVAL_DENIED");
+    expect(fs.existsSync(path.join(secondWorkspace, "denied.txt"))).toBe(false);
+  }, 30_000);
+
+  it("a secret the workload prints arrives redacted, with the count in the evidence", async () => {
+    const key = "AKIA" + "IOSFODNN7EXAMPLE";
+    const command = `echo ${key}; printf -- '-----BEGIN RSA PRIVATE KEY-----\\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\\n-----END RSA PRIVATE KEY-----\\n'`;
+    const outcome = await run("local", command);
+    const out = outcome.result!.output.stdout;
+    expect(out).not.toContain(key);
+    expect(out).not.toContain("MIIBOgIBAAJBAKj34");
+    expect(out).toContain("[REDACTED:aws_access_key]");
+    expect(out).toContain("[REDACTED:private_key]");
+    expect(outcome.result!.evidence.redactions.count).toBeGreaterThanOrEqual(2);
+    expect(outcome.result!.evidence.redactions.kinds).toEqual(expect.arrayContaining(["aws_access_key", "private_key"]));
+    const sealed = (await entriesOf(handle.db, outcome.action_id)).find((e) => e.type === "evidence/1");
+    expect((sealed?.data as { redaction_count: number }).redaction_count).toBeGreaterThanOrEqual(2);
+  }, 30_000);
+
+  it("a policy beyond the host ceiling is refused on the guest before launch (POLICY_REFUSED naming the field), and sealed", async () => {
+    const e = await refusal(run("tight", "echo never-runs"));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.message).toMatch(/memory_bytes/);
+    expect((e.details as { field?: string }).field).toBe("memory_bytes");
+    const types = (await entriesOf(handle.db, (e.details as { action_id: string }).action_id)).map((x) => x.type);
+    expect(types).toContain("evidence/1");
+  }, 30_000);
+
+  it("a network attempt from a workload with network none fails", async () => {
+    const held = await refusal(
+      submitAction(deps, caller, { operation: "run_code", arguments: { host: "local", language: "python3", code: "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3)\nprint('connected')" }, channel: "mcp" }, { waitMs: 0 }),
+    );
+    const d = held.details as { action_id: string; approval_id: string };
+    await approve(handle.db, d.approval_id, { id: admin.id, username: admin.username });
+    const done = await resumeAction(deps, caller, d.action_id, { waitMs: 5_000 });
+    expect(done.result?.exit?.code).not.toBe(0);
+    expect(done.result?.output.stdout).not.toContain("connected");
+    // Denied in the kernel (Landlock TCP connect rules / the empty network namespace).
+    expect(done.result?.output.stderr).toMatch(/unreachable|Network|Permission denied/i);
+  }, 30_000);
+
+  it("an egress policy is refused with UNENFORCEABLE on a tier-C host (even within its ceiling)", async () => {
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "tight"));
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const { actionId } = await queueRawJob(handle.db, key, { id: host!.id, name: "tight" }, { command: "echo hi", network: { mode: "egress", egress: ["10.1.0.0/16:443"] } });
+    const row = await waitFor("refusal", async () => {
+      const r = await actionRow(handle.db, actionId);
+      return r?.state === "failed" ? r : undefined;
+    });
+    const completion = (row.result as { completion: { error: { code: string; message: string } } }).completion;
+    expect(completion.error.code).toBe("UNENFORCEABLE");
+    expect(completion.error.message).toMatch(/tier C/);
+  }, 30_000);
+
+  it("a tampered job (signature no longer covers it) and a replayed job are refused; nothing runs twice", async () => {
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const target = { id: host!.id, name: "second" };
+    const tampered = await queueRawJob(handle.db, key, target, {
+      command: "echo signed",
+      mutate: (doc) => {
+        ((doc["action"] as { arguments: { command: string } }).arguments).command = "echo tampered >> tampered.txt";
+      },
+    });
+    const t = await waitFor("tampered refusal", async () => {
+      const r = await actionRow(handle.db, tampered.actionId);
+      return r?.state === "failed" ? r : undefined;
+    });
+    expect((t.result as { completion: { error: { message: string } } }).completion.error.message).toMatch(/signature does not verify/);
+    expect(fs.existsSync(path.join(secondWorkspace, "tampered.txt"))).toBe(false);
+
+    const honest = await queueRawJob(handle.db, key, target, { command: "echo ran >> counter.txt" });
+    await waitFor("honest run", async () => (await actionRow(handle.db, honest.actionId))?.state === "completed");
+    expect(fs.readFileSync(path.join(secondWorkspace, "counter.txt"), "utf8")).toBe("ran\n");
+    // Replay: the same signed job is queued again.
+    await handle.db.update(jobs).set({ state: "queued", claimedAt: null, claimedBy: null }).where(eq(jobs.id, honest.jobId));
+    await waitFor("replay refused", async () => second.output().includes("replayed job"));
+    await waitFor("job settled", async () => {
+      const [j] = await handle.db.select().from(jobs).where(eq(jobs.id, honest.jobId));
+      return j?.state === "completed";
+    });
+    expect(fs.readFileSync(path.join(secondWorkspace, "counter.txt"), "utf8")).toBe("ran\n");
+    expect((await handle.db.select().from(evidence).where(eq(evidence.jobId, honest.jobId))).length).toBe(1);
+  }, 40_000);
+
+  it("the guest witnesses the ledger: it keeps its last cosigned checkpoint and the hub accepts its cosignatures", async () => {
+    const state = await waitFor("tight's witness state", async () => {
+      const file = path.join(tight.stateDir, "witness.json");
+      return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as { size: number; origin: string }) : undefined;
+    }, 20_000, 250);
+    expect(state.size).toBeGreaterThan(0);
+    expect(logKey.startsWith(`${state.origin}+`)).toBe(true);
+    const rows = await waitFor("accepted cosignatures", async () => {
+      const r = await handle.db.select().from(ledgerCosignatures);
+      return r.filter((c) => c.witnessName.includes("/leasehold-guest/")).length >= 3 ? r : undefined;
+    }, 20_000, 250);
+    // Each guest (local, tight, second) cosigned with its own witness key.
+    expect(new Set(rows.map((r) => r.witnessKeyId)).size).toBeGreaterThanOrEqual(3);
+    expect((await entriesOfType(handle, "checkpoint-witness/1")).length).toBeGreaterThanOrEqual(3);
+  }, 45_000);
+
+  it("hub restarted mid-job: the guest finishes, retries delivery, and the result is stored once", async () => {
+    const pending = run("third", "sleep 3; echo survived-the-restart");
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "third"));
+    await waitFor("job claimed", async () => {
+      const [j] = await handle.db.select().from(jobs).where(and(eq(jobs.hostId, host!.id), eq(jobs.state, "claimed")));
+      return j;
+    });
+    await hub.stop();
+    hub = await startHub({ ...env, LEASEHOLD_PORT: String(hub.port), LEASEHOLD_DATA_DIR: hub.dataDir });
+    const outcome = await pending;
+    expect(outcome.result?.output.stdout).toBe("survived-the-restart\n");
+    expect((await handle.db.select().from(evidence).where(eq(evidence.actionId, outcome.action_id))).length).toBe(1);
+    expect((await entriesOf(handle.db, outcome.action_id)).filter((e) => e.type === "evidence/1")).toHaveLength(1);
+  }, 60_000);
+
+  it("a failed witness check (the hub cannot prove consistency with what the guest cosigned) is loud on hub health, and the guest stops taking jobs", async () => {
+    await third.kill();
+    const file = path.join(third.stateDir, "witness.json");
+    const state = JSON.parse(fs.readFileSync(file, "utf8")) as { origin: string; size: number; root: string };
+    // As if this guest had cosigned a larger tree than the hub now serves: a truncated log.
+    fs.writeFileSync(file, JSON.stringify({ ...state, size: state.size + 1_000_000 }), { mode: 0o600 });
+    third = startGuest({ hub: hub.url, stateDir: third.stateDir, ceiling: path.join(guestDir, "third", "ceiling.json") });
+    guests.push(third);
+    const health = await waitFor("degraded health", async () => {
+      const h = (await (await fetch(`${hub.url}/api/health`)).json()) as { status: string; hosts: { witness_failures: Array<{ host: string; reason: string }> } };
+      return h.hosts.witness_failures.some((f) => f.host === "third") ? h : undefined;
+    }, 20_000, 250);
+    expect(health.status).toBe("degraded");
+    expect(third.output()).toMatch(/WITNESS CHECK FAILED/);
+    const e = await refusal(run("third", "echo should-not-run"));
+    expect(e.code).toBe("CAPABILITY_UNAVAILABLE");
+  }, 45_000);
+
+  it("guest killed mid-job: the action ends unknown (not success, not retried), sealed; then the offline host answers HOST_UNAVAILABLE", async () => {
+    const pending = run("second", "sleep 30").then(
+      () => null,
+      (e: unknown) => e as LeaseholdError,
+    );
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    await waitFor("job claimed", async () => {
+      const [j] = await handle.db.select().from(jobs).where(and(eq(jobs.hostId, host!.id), eq(jobs.state, "claimed")));
+      return j;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await second.kill("SIGKILL");
+    const e = await pending;
+    expect(e?.code).toBe("HOST_UNAVAILABLE");
+    const actionId = (e?.details as { action_id: string }).action_id;
+    expect((await actionRow(handle.db, actionId))?.state).toBe("unknown");
+    const types = (await entriesOf(handle.db, actionId)).map((x) => x.type);
+    expect(types).toContain("job/1");
+    expect(types).not.toContain("evidence/1");
+
+    const started = Date.now();
+    const offline = await refusal(run("second", "echo nobody-home"));
+    expect(offline.code).toBe("HOST_UNAVAILABLE");
+    expect(offline.retryable).toBe(true);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 60_000);
+});
+
+async function entriesOfType(handle: DatabaseHandle, type: string) {
+  const { allEntries } = await import("../pipeline/support");
+  return (await allEntries(handle.db)).filter((e) => e.type === type);
+}
+
+async function spawnGuestEnrol(hub: string, code: string, stateDir: string): Promise<{ code: number | null; stderr: string }> {
+  const { spawn } = await import("node:child_process");
+  const { GUEST_BIN } = await import("./support");
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [GUEST_BIN, "enrol", "--hub", hub, "--code", code, "--state-dir", stateDir]);
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (c) => resolve({ code: c, stderr }));
+  });
+}

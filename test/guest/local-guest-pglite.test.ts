@@ -1,0 +1,48 @@
+/**
+ * `leasehold start` (what `npm start` runs) on the embedded PGlite database
+ * enrols and starts the local guest by itself: host "local" reports tier C
+ * with every worker self-tested, and witnesses the ledger.
+ * LEASEHOLD_LOCAL_GUEST=0 turns it off; a bad value is refused naming it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, startHub, type RunningHub } from "../support/hub-process";
+import { waitFor } from "./support";
+
+describe("the local guest under `leasehold start` [pglite]", () => {
+  const hubs: RunningHub[] = [];
+  afterAll(async () => {
+    await Promise.all(hubs.map((h) => h.stop()));
+  }, 30_000);
+
+  it("enrols host local and reports it online with tier C; the guest witnesses the log", async () => {
+    const hub = await startHub({});
+    hubs.push(hub);
+    await waitFor("the local guest banner", async () => /local guest: host "local"/.test(hub.output()), 20_000);
+    const listing = await waitFor("local online", async () => {
+      const r = await runCli(["host", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+      return /local {2}online {2}tier C/.test(r.stdout) ? r.stdout : undefined;
+    }, 30_000, 500);
+    expect(listing).toMatch(/^local {2}online {2}tier C/m);
+    const key = fs.statSync(path.join(hub.dataDir, "guest", "host.key"));
+    expect(key.mode & 0o777).toBe(0o600);
+    const ceiling = fs.statSync(path.join(hub.dataDir, "guest-ceiling.json"));
+    expect([ceiling.uid, ceiling.mode & 0o777]).toEqual([0, 0o644]);
+    await waitFor("witness state", async () => fs.existsSync(path.join(hub.dataDir, "guest", "witness.json")), 20_000, 250);
+    const health = (await (await fetch(`${hub.url}/api/health`)).json()) as { hosts: { enrolled: number; online: number } };
+    expect(health.hosts).toMatchObject({ enrolled: 1, online: 1 });
+  }, 90_000);
+
+  it("LEASEHOLD_LOCAL_GUEST=0 starts no guest; an invalid value is refused", async () => {
+    const hub = await startHub({ LEASEHOLD_LOCAL_GUEST: "0" });
+    hubs.push(hub);
+    await waitFor("the ready banner", async () => /stop with Ctrl-C/.test(hub.output()), 20_000);
+    expect(hub.output()).not.toMatch(/local guest/);
+    const r = await runCli(["host", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    expect(r.stdout).toMatch(/no hosts/);
+    const bad = await runCli(["host", "list"], { LEASEHOLD_LOCAL_GUEST: "yes" });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/LEASEHOLD_LOCAL_GUEST/);
+  }, 90_000);
+});

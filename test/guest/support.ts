@@ -1,0 +1,153 @@
+/**
+ * Guest end-to-end fixtures: a real hub (`leasehold start`), real guest
+ * processes (`leasehold-guest run`), and the pipeline called in the test
+ * process against the hub's PostgreSQL database with the hub's own job key —
+ * the same `submitAction` the MCP endpoint and the console call.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { createCapabilityRegistry } from "../../server/capabilities";
+import { hostReportReadiness, type PipelineDeps } from "../../server/actions";
+import { canonicalDigest } from "../../server/canonical";
+import type { Database, DatabaseHandle } from "../../server/db";
+import { actions, hosts, jobs } from "../../server/db/schema";
+import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
+import { announce, createCompletionWaiter } from "../../server/hosts";
+import { ROOT, childEnv, runCli } from "../support/hub-process";
+
+export const GUEST_BIN = path.join(ROOT, "bin", "leasehold-guest.mjs");
+
+export function guestDeps(handle: DatabaseHandle, dataDir: string): PipelineDeps {
+  return {
+    handle,
+    registry: createCapabilityRegistry(),
+    readiness: hostReportReadiness(handle.db),
+    jobKey: loadOrCreateJobKey(dataDir),
+    completion: createCompletionWaiter(handle),
+    settings: { approvalPollMs: 200 },
+  };
+}
+
+/** A root-owned 0644 ceiling file (the guest refuses anything else). */
+export function writeCeiling(dir: string, workspace: string, overrides: { memory_bytes?: number; egress?: string[] } = {}): string {
+  fs.mkdirSync(workspace, { recursive: true, mode: 0o755 });
+  const file = path.join(dir, "ceiling.json");
+  const ceiling = {
+    version: 1,
+    workspace_root: workspace,
+    exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/local/bin", "/usr/sbin"],
+    egress: overrides.egress ?? [],
+    max: { memory_bytes: overrides.memory_bytes ?? 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 },
+  };
+  fs.writeFileSync(file, JSON.stringify(ceiling), { mode: 0o644 });
+  return file;
+}
+
+export interface RunningGuest {
+  process: ChildProcess;
+  stateDir: string;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function enrolCode(env: Record<string, string | undefined>, name: string): Promise<string> {
+  const r = await runCli(["host", "enrol-code", "--name", name, "--ttl", "5m"], env);
+  if (r.code !== 0) throw new Error(`enrol-code failed: ${r.stderr}`);
+  const code = r.stdout.split("\n").find((l) => l.startsWith("lhe_"));
+  if (code === undefined) throw new Error(`no code in ${r.stdout}`);
+  return code;
+}
+
+export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string }): RunningGuest {
+  const argv = [GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : [])];
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  return {
+    process: child,
+    stateDir: args.stateDir,
+    output: () => out,
+    async kill(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Waits until the named host's guest has reported health (so the pipeline sees it ready). */
+export async function waitForHost(db: Database, name: string): Promise<{ id: string; publicKey: string }> {
+  return waitFor(`host ${name} to report`, async () => {
+    const [row] = await db.select().from(hosts).where(eq(hosts.name, name));
+    const health = row?.health as { report?: { online?: boolean } } | undefined;
+    return row !== undefined && health?.report?.online === true ? { id: row.id, publicKey: row.publicKey } : undefined;
+  });
+}
+
+/**
+ * Queues a job the way dispatch does, but from the test: for tampering and
+ * replay tests, which need a job no honest pipeline would produce. `mutate`
+ * edits the document after it is signed (a tampered job).
+ */
+export async function queueRawJob(
+  db: Database,
+  key: JobKey,
+  host: { id: string; name: string },
+  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; mutate?: (doc: Record<string, unknown>) => void },
+): Promise<{ actionId: string; jobId: string }> {
+  const policy = {
+    schema: "leasehold.sandbox-policy/1",
+    capability: "shell",
+    capability_version: "1.0.0",
+    operation: "run_command",
+    network: input.network ?? { mode: "none" },
+    read_only_root: true,
+    memory_bytes: 256 << 20,
+    tmpfs_tmp_bytes: 16 << 20,
+    cpu_millis: 1000,
+    pids_limit: 64,
+    timeout_s: 30,
+    exec_allow: ["/bin", "/usr/bin"],
+    requires: { min_tier: "C", kernel_features: [] },
+  };
+  const action = {
+    schema: "leasehold.action/1",
+    operation: "run_command",
+    capability: { id: "shell", version: "1.0.0" },
+    mutating: true,
+    host,
+    arguments: { host: host.name, command: input.command, cwd: ".", env: {}, stdin: "" },
+    policy,
+  };
+  const actionId = randomUUID();
+  const jobId = randomUUID();
+  const hash = canonicalDigest(action);
+  const deadline = new Date(Date.now() + 120_000);
+  await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
+  const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId };
+  const signed = signJob(document, key);
+  const stored = structuredClone(document) as unknown as Record<string, unknown>;
+  input.mutate?.(stored);
+  await db.insert(jobs).values({ id: jobId, actionId, hostId: host.id, payload: stored, signature: signed.signature, state: "queued", deadline });
+  await announce(db, `job:${host.id}`);
+  return { actionId, jobId };
+}
+
+export async function actionRow(db: Database, id: string) {
+  const [row] = await db.select().from(actions).where(eq(actions.id, id));
+  return row;
+}

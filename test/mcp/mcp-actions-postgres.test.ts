@@ -1,0 +1,3 @@
+import { defineMcpActionSuite } from "./actions-suite";
+
+defineMcpActionSuite("postgres");
