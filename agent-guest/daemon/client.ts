@@ -70,11 +70,16 @@ export function backoffMs(attempt: number, maxMs = 5_000): number {
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
+/** Sleeps `ms`, or less if `signal` aborts; the abort listener is removed either way (loops sleep forever). */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    const onAbort = () => {
       clearTimeout(t);
       resolve();
-    }, { once: true });
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });

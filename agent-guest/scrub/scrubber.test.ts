@@ -4,20 +4,11 @@ import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
 import { BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
 import { CORPUS, FAKE } from "./test/corpus";
+// Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
+import { seededRandom as rng } from "../../test/support/random";
 
 const bytes = (v: string | Buffer) => (typeof v === "string" ? Buffer.from(v, "utf8") : v);
 
-/** Small deterministic PRNG (mulberry32) so a failing chunking can be replayed from its seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function scrubChunked(input: Buffer, cuts: number[], dlp?: unknown) {
   const s = new Scrubber(dlp === undefined ? {} : { dlp });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EMPTY_ROOT, hashLeaf } from "./hash";
 import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "./proof";
-import { randomInt, seededRandom } from "./testdata/random";
+import { randomInt, seededRandom } from "../../test/support/random";
 import { referenceConsistency, referenceInclusion, referenceRoot, vectorLeaf } from "./testdata/reference";
 import { EMPTY_FRONTIER, MemoryNodeStore, extendTree, frontierFromStore, frontierLevels, rangeKeys, rootAt, rootFromFrontier, type Frontier } from "./tree";
 

@@ -10,16 +10,10 @@ export const adminCommand = {
   summary: "create a web-admin account (prints its generated password once)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    let name: string;
-    try {
-      const [sub, ...rest] = args;
-      if (sub !== "create") throw new UsageError(`unknown subcommand ${JSON.stringify(sub ?? "")}`);
-      name = requireFlag(parseFlags(rest, ["name"]).flags, "name");
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      ctx.err(`leasehold admin: ${error.message}\nusage: ${USAGE}`);
-      return EXIT.usage;
-    }
+    // A UsageError reaches main(), which prints it with the usage and exits 2.
+    const [sub, ...rest] = args;
+    if (sub !== "create") throw new UsageError(`unknown subcommand ${JSON.stringify(sub ?? "")}`);
+    const name = requireFlag(parseFlags(rest, ["name"]).flags, "name");
     const created = await ctx.withDatabase("leasehold admin create", ({ handle }) => createAdmin(handle.db, name));
     ctx.out(`admin ${created.admin.username} created (id ${created.admin.id})`);
     ctx.out(`password: ${created.password}`);

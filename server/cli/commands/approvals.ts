@@ -34,14 +34,8 @@ export const approvalsCommand = {
   summary: "list pending approvals, approve or deny one (as a named admin)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    let parsed: Parsed;
-    try {
-      parsed = parse(args);
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      ctx.err(`leasehold approvals: ${error.message}\nusage: ${USAGE}`);
-      return EXIT.usage;
-    }
+    // A UsageError reaches main(), which prints it with the usage and exits 2.
+    const parsed: Parsed = parse(args);
     const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ handle }) => {
       if (parsed.sub === "list") {
         const pending = await listApprovals(handle.db);

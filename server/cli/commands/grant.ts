@@ -52,14 +52,8 @@ export const grantCommand = {
   summary: "create, list or revoke pre-approved grants (as a named admin)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    let parsed: Parsed;
-    try {
-      parsed = parse(args);
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      ctx.err(`leasehold grant: ${error.message}\nusage: ${USAGE}`);
-      return EXIT.usage;
-    }
+    // A UsageError reaches main(), which prints it with the usage and exits 2.
+    const parsed: Parsed = parse(args);
     const lines = await ctx.withDatabase(`leasehold grant ${parsed.sub}`, async ({ handle }) => {
       if (parsed.sub === "list") {
         const active = await listGrants(handle.db);

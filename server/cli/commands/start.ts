@@ -87,8 +87,11 @@ export const startCommand = {
     ctx.out("  stop with Ctrl-C");
     const controlSocket = control;
     return await waitForStop(ctx, stopRequest, listener, {
-      close: async () => {
+      // The local guest goes first: it would only retry against a closed port.
+      beforeListener: async () => {
         await localGuest?.stop();
+      },
+      close: async () => {
         if ("close" in controlSocket) await controlSocket.close();
         await runtime.close();
       },
@@ -135,11 +138,12 @@ async function waitForStop(
   ctx: CliContext,
   stopRequest: StopRequest,
   listener: { close(): Promise<void>; server: http.Server },
-  runtime: { close(): Promise<void> },
+  runtime: { beforeListener(): Promise<void>; close(): Promise<void> },
 ): Promise<number> {
   const signal = await stopRequest.signal;
   ctx.out(`leasehold: ${signal} received, stopping`);
   try {
+    await runtime.beforeListener();
     // Close the database last: in-flight requests may still need it.
     await listener.close();
     await runtime.close();

@@ -18,7 +18,7 @@ import { hashLeaf } from "../hash";
 import { generateSignerKey } from "../note";
 import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "../proof";
 import { sampleEntries } from "../testdata/fixtures";
-import { seededRandom } from "../testdata/random";
+import { seededRandom } from "../../../test/support/random";
 import { CompactRange, rootAt, type NodeKey, type NodeReader, type StoredNode } from "../tree";
 import { verifyExport } from "../verify";
 import { cosign, generateCosignerKey } from "../witness";

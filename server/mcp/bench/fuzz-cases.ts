@@ -4,6 +4,7 @@
  * labelled with whether it carries the valid token, so the runner can count
  * "successes without a valid token" — which must be zero.
  */
+import { seededRandom } from "../../../test/support/random";
 
 export interface FuzzTarget {
   url: string;
@@ -22,17 +23,8 @@ export interface FuzzRequest {
   withValidToken: boolean;
 }
 
-/** mulberry32: small, fast, seedable. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/support/random.ts): small, fast, seedable. */
+export const rng = seededRandom;
 
 function pick<T>(r: () => number, items: readonly T[]): T {
   return items[Math.floor(r() * items.length)] as T;
