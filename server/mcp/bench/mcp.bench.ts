@@ -3,9 +3,11 @@
  *
  * Prints `tools/call health` p50/p99 and requests/s at 1, 16 and 64
  * concurrent clients (each its own SDK Client + session) against a real hub
- * (PGlite, or DATABASE_URL), next to a baseline measured in the same run: a
- * plain node:http server in this process returning the same JSON body the
- * hub's health tool returns, called with the same concurrency over fetch.
+ * (PGlite, or DATABASE_URL), next to two baselines measured in the same run
+ * with the same concurrency over fetch: the hub's own bare Next.js route
+ * handler `GET /api/health`, which returns the same health JSON (same
+ * function, same database reads) without MCP, and a plain node:http server
+ * in this process returning that JSON canned.
  * Also prints the hub's memory per idle session (RSS delta over 200 idle
  * sessions). Figures are printed, never asserted.
  */
@@ -47,7 +49,7 @@ async function openClient(url: string, token: string): Promise<Client> {
 }
 
 // Entry-point script: the database comes from the caller's environment, like the hub's.
-const { hub, token } = await benchHub(process.env.DATABASE_URL, { LEASEHOLD_MCP_RATE_PER_MINUTE: "10000000", LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: "1000", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "1000" });
+const { hub, token } = await benchHub(process.env.DATABASE_URL, { LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_RATE_PER_MINUTE: "10000000", LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: "1000", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "1000" });
 const clients: Client[] = [];
 try {
   const first = await openClient(hub.url, token);
@@ -67,18 +69,22 @@ try {
   const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
-  console.log(`tools/call health vs plain node:http returning the same JSON (${stepSeconds} s per step, ${hub.url}, database ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
-  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | baseline p50 ms | baseline p99 ms | baseline req/s | req/s ratio");
+  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
+  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s");
   for (const level of LEVELS) {
     const mcp = await measure(level, async (w) => {
       await clients[w]!.callTool({ name: "health", arguments: {} });
+    });
+    const route = await measure(level, async () => {
+      const res = await fetch(`${hub.url}/api/health`);
+      await res.arrayBuffer();
     });
     const base = await measure(level, async () => {
       const res = await fetch(baselineUrl, { method: "POST", headers: { "content-type": "application/json" }, body: callBody });
       await res.arrayBuffer();
     });
     console.log(
-      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${base.p50.toFixed(2).padStart(15)} | ${base.p99.toFixed(2).padStart(15)} | ${base.rps.toFixed(0).padStart(14)} | ${(base.rps / mcp.rps).toFixed(1)}x`,
+      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)}`,
     );
   }
   baseline.close();
