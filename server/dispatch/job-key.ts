@@ -6,8 +6,8 @@
  * one must not disturb the other.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
+import { ensureSecretFile, readSecretFile } from "../keys/secret-file";
 import { LeaseholdError } from "../errors";
 
 export interface JobKey {
@@ -39,28 +39,10 @@ export function generateJobKey(): JobKey {
 
 export function loadOrCreateJobKey(dataDir: string): JobKey {
   const file = path.join(dataDir, JOB_KEY_FILE);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    const pem = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-    // Temp file + link: a crash never leaves half a key, and two first starts race safely.
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, pem, { mode: 0o600, flag: "wx" });
-    try {
-      fs.linkSync(temp, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    } finally {
-      fs.rmSync(temp, { force: true });
-    }
-  }
-  const stat = fs.statSync(file);
-  if ((stat.mode & 0o077) !== 0) {
-    throw new LeaseholdError("CONFIG_INVALID", `job signing key ${file} is readable by others (mode ${(stat.mode & 0o777).toString(8)}); chmod 600 it`, {
-      tier: "hub",
-    });
-  }
+  ensureSecretFile(file, () => generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString());
+  const pem = readSecretFile(file, "job signing key", "hub");
   try {
-    return fromPrivate(createPrivateKey(fs.readFileSync(file, "utf8")));
+    return fromPrivate(createPrivateKey(pem));
   } catch (error) {
     throw new LeaseholdError("CONFIG_INVALID", `job signing key ${file} is unreadable`, { tier: "hub", cause: error });
   }
