@@ -1,0 +1,135 @@
+/**
+ * The whole path an agent takes, on the default install: `leasehold start` on
+ * embedded PGlite with its local guest, a token made with the CLI, and the MCP
+ * SDK client calling run_command on host "local". Checks the sandboxed
+ * output, the scrubbing of a secret, a receipt that verifies offline against
+ * the hub's published key (and agrees with audit_proof), and a held mutating
+ * command approved — or denied — by a named admin through the CLI.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeBase64Strict, encodeBase64 } from "../../server/ledger/base64";
+import { hashLeaf } from "../../server/ledger/hash";
+import { verifyReceipt } from "../../server/ledger/receipt";
+import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { connectClient } from "../mcp/support";
+import { waitFor } from "./support";
+
+type Structured = Record<string, unknown> & {
+  code?: string;
+  status?: string;
+  action_id?: string;
+  approval_id?: string;
+  result?: { exit: { code: number } | null; output: { stdout: string; stderr: string } };
+  evidence?: { tier: string; redactions: unknown };
+  receipt?: { leaf_index: number; tree_size: number; inclusion_proof: string[]; checkpoint: string } | null;
+};
+
+const structured = (r: unknown): Structured => ((r as CallToolResult).structuredContent ?? {}) as Structured;
+
+describe("MCP → hub → local guest, end to end [pglite]", () => {
+  let hub: RunningHub;
+  let client: Client;
+  let logKey: string;
+  const env = () => ({ LEASEHOLD_DATA_DIR: hub.dataDir });
+
+  const call = async (name: string, args: Record<string, unknown>) =>
+    structured(await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout: 60_000 }));
+
+  beforeAll(async () => {
+    hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
+    const token = await runCli(["token", "create", "--name", "e2e", "--expires", "1h"], env());
+    expect(token.code, token.stderr).toBe(0);
+    const secret = token.stdout.split("\n").find((line) => line.startsWith("lh_"));
+    expect(secret).toBeDefined();
+    ({ client } = await connectClient(hub.url, secret!));
+    await waitFor("host local online", async () => {
+      const listing = (await call("hosts_list", {})) as { hosts?: Array<{ name: string; online: boolean; tier: string }> };
+      return listing.hosts?.find((h) => h.name === "local" && h.online);
+    }, 30_000, 300);
+    const admin = await runCli(["admin", "create", "--name", "ops"], env());
+    expect(admin.code, admin.stderr).toBe(0);
+    logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
+  }, 90_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await hub?.stop();
+  }, 30_000);
+
+  it("run_command runs in the sandbox: output, tier C evidence, a receipt that verifies and agrees with audit_proof", async () => {
+    const s = await call("run_command", { host: "local", command: "echo hello; id -u" });
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    expect(s.result?.exit?.code).toBe(0);
+    const [first, uid] = s.result!.output.stdout.trim().split("\n");
+    expect(first).toBe("hello");
+    expect(Number(uid)).toBeGreaterThan(0);
+    expect(s.evidence?.tier).toBe("C");
+    const receipt = s.receipt!;
+    expect(receipt).toBeTruthy();
+
+    // The entry's bytes, from the offline export (written by the hub through its control socket).
+    const out = path.join(tempDir("lh-mcp-e2e-"), "ledger.jsonl");
+    const exported = await runCli(["export", "--out", out], env());
+    expect(exported.code, exported.stderr).toBe(0);
+    const text = fs.readFileSync(out, "utf8");
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+    const line = text
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as { kind: string; index?: number; entry?: string })
+      .find((l) => l.kind === "entry" && l.index === receipt.leaf_index);
+    const entry = decodeBase64Strict(line!.entry!)!;
+    expect(JSON.parse(new TextDecoder().decode(entry))).toMatchObject({ type: "evidence/1", action_id: s.action_id });
+    const check = verifyReceipt(entry, { leaf_index: receipt.leaf_index, inclusion_proof: receipt.inclusion_proof, checkpoint: receipt.checkpoint }, logKey);
+    expect(check.ok, JSON.stringify(check)).toBe(true);
+    // A tampered entry does not verify.
+    const tampered = Uint8Array.from(entry);
+    tampered[tampered.length - 2] = tampered[tampered.length - 2]! ^ 1;
+    expect(verifyReceipt(tampered, { leaf_index: receipt.leaf_index, inclusion_proof: receipt.inclusion_proof, checkpoint: receipt.checkpoint }, logKey).ok).toBe(false);
+
+    const proof = await call("audit_proof", { leaf_index: receipt.leaf_index, tree_size: receipt.tree_size });
+    expect(proof.code, JSON.stringify(proof)).toBeUndefined();
+    expect(proof).toMatchObject({ leaf_index: receipt.leaf_index, tree_size: receipt.tree_size, proof: receipt.inclusion_proof, leaf_hash: encodeBase64(hashLeaf(entry)) });
+    const viaTool = verifyReceipt(entry, { leaf_index: receipt.leaf_index, inclusion_proof: proof.proof as string[], checkpoint: proof.checkpoint as string }, logKey);
+    expect(viaTool.ok, JSON.stringify(viaTool)).toBe(true);
+  }, 30_000);
+
+  it("a secret the command prints arrives redacted", async () => {
+    const s = await call("run_command", { host: "local", command: "echo AKIAIOSFODNN7EXAMPLE" });
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    expect(JSON.stringify(s)).not.toContain("AKIAIOSFODNN7EXAMPLE");
+    expect(s.result!.output.stdout).toMatch(/REDACTED/i);
+  }, 30_000);
+
+  const held = async (file: string) => {
+    const s = await call("run_command", { host: "local", command: `touch ${file}` });
+    expect(s.code, JSON.stringify(s)).toBe("APPROVAL_PENDING");
+    expect(s.action_id).toBeTruthy();
+    const list = await runCli(["approvals", "list"], env());
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain(s.approval_id);
+    return { actionId: s.action_id!, approvalId: s.approval_id! };
+  };
+
+  it("a mutating command is held; approved by an admin via the CLI, approval_wait returns its result", async () => {
+    const { actionId, approvalId } = await held("approved-file");
+    const approve = await runCli(["approvals", "approve", approvalId, "--as", "ops"], env());
+    expect(approve.code, approve.stderr + approve.stdout).toBe(0);
+    const s = await call("approval_wait", { action_id: actionId });
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    expect(s.result?.exit?.code).toBe(0);
+    expect(s.receipt).toBeTruthy();
+  }, 30_000);
+
+  it("denied by an admin via the CLI, approval_wait answers APPROVAL_DENIED", async () => {
+    const { actionId, approvalId } = await held("denied-file");
+    const deny = await runCli(["approvals", "deny", approvalId, "--reason", "not today", "--as", "ops"], env());
+    expect(deny.code, deny.stderr + deny.stdout).toBe(0);
+    const s = await call("approval_wait", { action_id: actionId });
+    expect(s.code, JSON.stringify(s)).toBe("APPROVAL_DENIED");
+  }, 30_000);
+});
