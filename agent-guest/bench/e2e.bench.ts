@@ -14,10 +14,8 @@
  * hub's database, as the MCP endpoint does inside the hub).
  *   TEST_POSTGRES_URL=postgres://… npx tsx agent-guest/bench/e2e.bench.ts [calls]
  */
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import { launch } from "../../native/index";
+import { measureBareLaunches, stats } from "./launch-baseline";
 import { submitAction } from "../../server/actions";
 import { openPostgres } from "../../server/db";
 import { createScratchPostgresDatabase } from "../../test/support/databases";
@@ -27,20 +25,8 @@ import { guestDeps, waitForHost } from "../../test/guest/support";
 
 const N = Number(process.argv[2] ?? 60);
 
-function stats(samples: number[]): string {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
-  return `p50 ${q(0.5).toFixed(1)} ms  p99 ${q(0.99).toFixed(1)} ms  (n=${s.length})`;
-}
-
 async function main(): Promise<void> {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "lh-bench-"));
-  const bare: number[] = [];
-  for (let i = 0; i < N; i += 1) {
-    const t = performance.now();
-    await launch({ argv: ["/bin/true"], workdir: ws, memory_bytes: 512 << 20, cpus: 1, pids_max: 128, timeout_ms: 10_000 }, { chownWorkdir: false });
-    bare.push(performance.now() - t);
-  }
+  const bare = await measureBareLaunches(N);
 
   const scratch = await createScratchPostgresDatabase();
   const hub = await startHub({ DATABASE_URL: scratch.url });
@@ -80,7 +66,6 @@ async function main(): Promise<void> {
     await handle.close();
     await hub.stop();
     await scratch.drop();
-    fs.rmSync(ws, { recursive: true, force: true });
   }
 }
 

@@ -20,24 +20,16 @@
  *   npx tsx agent-guest/bench/mcp-e2e.bench.ts [calls]
  *   DATABASE_URL=postgres://… npx tsx agent-guest/bench/mcp-e2e.bench.ts [calls]
  */
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { launch } from "../../native/index";
+import { measureBareLaunches, stats } from "./launch-baseline";
 import { runCli, startHub } from "../../test/support/hub-process";
 import { connectClient } from "../../test/mcp/support";
 import { waitFor } from "../../test/guest/support";
 
 const N = Number(process.argv[2] ?? 200);
 const CONCURRENCY = 16;
-
-function stats(samples: number[]): string {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
-  return `p50 ${q(0.5).toFixed(1).padStart(6)} ms  p99 ${q(0.99).toFixed(1).padStart(6)} ms  (n=${s.length})`;
-}
 
 interface Timed {
   ms: number;
@@ -72,13 +64,7 @@ async function timedCall(client: Client, release: boolean): Promise<Timed> {
 }
 
 async function main(): Promise<void> {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "lh-bench-"));
-  const bare: number[] = [];
-  for (let i = 0; i < N; i += 1) {
-    const t = performance.now();
-    await launch({ argv: ["/bin/true"], workdir: ws, memory_bytes: 512 << 20, cpus: 1, pids_max: 128, timeout_ms: 10_000 }, { chownWorkdir: false });
-    bare.push(performance.now() - t);
-  }
+  const bare = await measureBareLaunches(N);
 
   const databaseUrl = process.env.DATABASE_URL;
   // Rate limits are per token; the bench uses one token for every client.
@@ -150,7 +136,6 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await hub.stop();
-    fs.rmSync(ws, { recursive: true, force: true });
   }
 }
 
