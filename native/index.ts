@@ -34,6 +34,7 @@ interface NativeAddon {
   launch(req: {
     helper: string; leaseId: string; config: Buffer; stdin: Buffer; stdoutMax: number; stderrMax: number;
     timeoutMs: number; memoryBytes: number; pidsMax: number; cpuQuotaUs: number; cpuPeriodUs: number;
+    onProgress?: (stdoutTotal: number | bigint, stderrTotal: number | bigint) => void; progressEveryMs: number;
   }): Promise<NativeResult>;
   landlockAbi(): number;
   seccompAvailable(): boolean;
@@ -248,6 +249,14 @@ export interface LaunchResult {
 export interface LaunchOptions {
   /** Chown the workdir (top directory only) to the lease uid for the run, restoring it after. Default true. */
   chownWorkdir?: boolean;
+  /**
+   * Called while the workload's output grows, at most every `progressEveryMs`
+   * (default 1000), with the bytes written so far — counted before the
+   * capture caps, so they can exceed what the result carries. Reports may be
+   * dropped when this thread is busy; the result always has the final totals.
+   */
+  onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void;
+  progressEveryMs?: number;
 }
 
 const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map(([k, v]) => [v, k]));
@@ -350,6 +359,17 @@ export function startupSweepResult(): SweepResult | undefined {
  * Rejects with INVALID_ARGUMENT for a malformed policy and UNENFORCEABLE when
  * any containment cannot be applied (then nothing of the workload ran).
  */
+/** The addon's callback → the caller's; a throwing caller must not become an uncaught exception in the addon's callback. */
+function progressRelay(onProgress: NonNullable<LaunchOptions["onProgress"]>): (out: number | bigint, err: number | bigint) => void {
+  return (out, err) => {
+    try {
+      onProgress({ stdout_bytes: Number(out), stderr_bytes: Number(err) });
+    } catch {
+      // Progress is advisory; the launch and its result do not depend on it.
+    }
+  };
+}
+
 export async function launch(input: SandboxPolicyInput, options: LaunchOptions = {}): Promise<LaunchResult> {
   const parsed = SandboxPolicy.safeParse(input);
   if (!parsed.success) {
@@ -383,6 +403,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       pidsMax: policy.pids_max,
       cpuQuotaUs: Math.max(1000, Math.round(policy.cpus * period)),
       cpuPeriodUs: period,
+      progressEveryMs: Math.max(10, Math.round(options.progressEveryMs ?? 1000)),
+      ...(options.onProgress === undefined ? {} : { onProgress: progressRelay(options.onProgress) }),
     });
   } finally {
     if (chown) { try { chownSync(policy.workdir, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }

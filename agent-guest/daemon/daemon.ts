@@ -35,6 +35,10 @@ interface DeliveredJob {
   signature: string;
 }
 
+// Well inside the hub's HEARTBEAT_LOST_MS (10 s), after which a silent job counts as lost.
+const HEARTBEAT_EVERY_MS = 2_000;
+const PROGRESS_EVERY_MS = 1_000;
+
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
   run<T>(fn: () => Promise<T>): Promise<T> {
@@ -159,12 +163,25 @@ export class GuestDaemon {
     const id = typeof doc.job_id === "string" ? doc.job_id : "";
     delivered = { ...delivered, id: typeof delivered.id === "string" ? delivered.id : id };
     const deadline = Date.parse(String(doc.deadline)) || Date.now() + 60_000;
-    const beat = setInterval(() => void this.client.request("POST", `/api/agent/jobs/${delivered.id}/heartbeat`, {}).catch(() => undefined), 2_000);
+    const jobId = delivered.id;
+    // The heartbeat carries the workload's output so far (a count), which the hub passes to the
+    // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
+    let output: { stdout_bytes: number; stderr_bytes: number } | undefined;
+    let beatAt = 0;
+    const sendBeat = (): void => {
+      beatAt = Date.now();
+      void this.client.request("POST", `/api/agent/jobs/${jobId}/heartbeat`, output === undefined ? {} : { output }).catch(() => undefined);
+    };
+    const beat = setInterval(sendBeat, HEARTBEAT_EVERY_MS);
+    const onProgress = (p: { stdout_bytes: number; stderr_bytes: number }): void => {
+      output = p;
+      if (Date.now() - beatAt >= PROGRESS_EVERY_MS) sendBeat();
+    };
     try {
       let outcome: JobOutcome;
       try {
         const job = verifySignedJob(delivered, { jobKey: this.jobKey, hostId: this.enrolment.host_id, seen: this.seen });
-        const run = () => runJob(job, this.context());
+        const run = () => runJob(job, this.context(), { onProgress });
         outcome = job.mutating ? await this.workspaceLock.run(run) : await run();
       } catch (error) {
         this.log(`job ${delivered.id} refused: ${error instanceof Error ? error.message : String(error)}`);

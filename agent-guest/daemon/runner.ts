@@ -187,7 +187,11 @@ async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceO
 }
 
 /** Runs a verified job to a JobOutcome; never throws for a refusal (it becomes a signed refusal). */
-export async function runJob(job: VerifiedJob, ctx: RunnerContext, options: { onLaunch?: () => void } = {}): Promise<JobOutcome> {
+export async function runJob(
+  job: VerifiedJob,
+  ctx: RunnerContext,
+  options: { onLaunch?: () => void; onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void } = {},
+): Promise<JobOutcome> {
   const key = `${job.capability.id}.${job.operation}`;
   const workspaceOp = WORKSPACE_OPS[key];
   try {
@@ -201,7 +205,7 @@ export async function runJob(job: VerifiedJob, ctx: RunnerContext, options: { on
     options.onLaunch?.();
     // Read-only jobs share the workspace (owned by root, so the lease uid cannot write it);
     // mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
-    const result: LaunchResult = await launch(policy, { chownWorkdir: job.mutating });
+    const result: LaunchResult = await launch(policy, { chownWorkdir: job.mutating, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     const out = new Scrubber();
     const err = new Scrubber();
     const stdout = scrubStream(result.stdout, out);

@@ -23,10 +23,22 @@ struct Job;
 void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job);
 using Tsfn = Napi::TypedThreadSafeFunction<std::nullptr_t, Job, ResolveOnJsThread>;
 
+struct Progress {
+  uint64_t out, err;
+};
+Napi::Value U64(Napi::Env env, uint64_t v);
+void ProgressOnJsThread(Napi::Env env, Napi::Function callback, std::nullptr_t*, Progress* p) {
+  if (env != nullptr && !callback.IsEmpty()) callback.Call({U64(env, p->out), U64(env, p->err)});
+  delete p;
+}
+using ProgressTsfn = Napi::TypedThreadSafeFunction<std::nullptr_t, Progress, ProgressOnJsThread>;
+
 struct Job {
   explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
   Napi::Promise::Deferred deferred;
   Tsfn tsfn;
+  ProgressTsfn progress;
+  bool has_progress = false;
   lh_launch_request req{};
   lh_launch_result res{};
   std::string config, stdin_bytes;
@@ -45,6 +57,14 @@ Napi::Value U64(Napi::Env env, uint64_t v) {
   // Kernel files say "unlimited" with a huge number: keep it exact.
   if (v > (1ULL << 53)) return Napi::BigInt::New(env, v);
   return Napi::Number::New(env, static_cast<double>(v));
+}
+
+// On the launch thread. Never blocks it: when the JS thread is behind and the
+// small queue is full, this report is dropped (a later one carries the totals).
+void EmitProgress(void* ctx, uint64_t out_total, uint64_t err_total) {
+  auto* job = static_cast<Job*>(ctx);
+  auto* p = new Progress{out_total, err_total};
+  if (job->progress.NonBlockingCall(p) != napi_ok) delete p;
 }
 
 void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job) {
@@ -134,16 +154,27 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
   job->req.limits.pids_max = GetU64(in, "pidsMax");
   job->req.limits.cpu_quota_us = GetU64(in, "cpuQuotaUs");
   job->req.limits.cpu_period_us = GetU64(in, "cpuPeriodUs");
+  Napi::Value onProgress = in.Get("onProgress");
+  if (onProgress.IsFunction()) {
+    job->progress = ProgressTsfn::New(env, onProgress.As<Napi::Function>(), "leasehold-launch-progress", 8, 1, nullptr);
+    job->has_progress = true;
+    job->req.progress = EmitProgress;
+    job->req.progress_ctx = job;
+    job->req.progress_every_ms = GetU64(in, "progressEveryMs");
+  }
   job->tsfn = Tsfn::New(env, "leasehold-launch", 0, 1, nullptr);
   Napi::Promise promise = job->deferred.Promise();
   try {
     std::thread([job]() {
       lh_launch(&job->req, &job->res);
+      // lh_launch calls no progress after it returns: the progress function can go.
+      if (job->has_progress) job->progress.Release();
       Tsfn tsfn = job->tsfn;
       tsfn.BlockingCall(job);
       tsfn.Release();
     }).detach();
   } catch (...) {
+    if (job->has_progress) job->progress.Release();
     job->tsfn.Release();
     job->deferred.Reject(Napi::Error::New(env, "could not start launch thread").Value());
     // job is leaked deliberately: the TSFN finaliser may still reference it.

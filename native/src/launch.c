@@ -226,6 +226,9 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   int ready = 0, killed = 0;
   double deadline = t0 + (double)req->timeout_ms;
   double hard_stop = 0;
+  uint64_t told_out = 0, told_err = 0;
+  double told_at = 0;
+  double every = req->progress_every_ms > 0 ? (double)req->progress_every_ms : 1000;
   while (st_pipe[0] >= 0 || out.fd >= 0 || errc.fd >= 0) {
     struct pollfd p[4];
     int n = 0, i_st = -1, i_out = -1, i_err = -1, i_in = -1;
@@ -242,7 +245,10 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
     }
     if (killed && now >= hard_stop) break; /* withdrawal below verifies */
     double until = killed ? hard_stop : deadline;
-    int timeout = (int)(until - now) + 1;
+    /* Output not yet reported wakes us when its report is due, not later. */
+    int pending = req->progress && (out.total != told_out || errc.total != told_err);
+    if (pending && told_at + every < until) until = told_at + every;
+    int timeout = until > now ? (int)(until - now) + 1 : 0;
     int r = poll(p, (nfds_t)n, timeout);
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -274,6 +280,15 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
     }
     if (i_out >= 0 && p[i_out].revents && drain(&out) < 0) close_fd(&out.fd);
     if (i_err >= 0 && p[i_err].revents && drain(&errc) < 0) close_fd(&errc.fd);
+    if (req->progress && (out.total != told_out || errc.total != told_err)) {
+      double t = now_ms();
+      if (t >= told_at + every) {
+        told_out = out.total;
+        told_err = errc.total;
+        told_at = t;
+        req->progress(req->progress_ctx, told_out, told_err);
+      }
+    }
     if (i_in >= 0 && p[i_in].revents) {
       if (p[i_in].revents & (POLLERR | POLLHUP)) close_fd(&in_pipe[1]);
       else {

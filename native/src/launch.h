@@ -18,6 +18,12 @@ struct lh_launch_request {
   size_t stdout_max, stderr_max;
   uint64_t timeout_ms;
   struct lh_cgroup_limits limits;
+  /* Optional: called on the launch thread while the workload's output grows,
+   * at most once per `progress_every_ms`, with the byte totals so far (counted
+   * before the capture caps). Never called after lh_launch returns. */
+  void (*progress)(void *ctx, uint64_t out_total, uint64_t err_total);
+  void *progress_ctx;
+  uint64_t progress_every_ms;
 };
 
 struct lh_launch_result {

@@ -75,6 +75,29 @@ describe("one real run", () => {
     expect(paths.length).toBeGreaterThan(0);
     expect(paths.every((p) => p === "/")).toBe(true);
   });
+  it("reports output progress while the workload runs, not only at exit; totals count past the caps", async () => {
+    const seen: { at: number; stdout_bytes: number; stderr_bytes: number }[] = [];
+    const started = Date.now();
+    // Output, a pause, more output: a report must arrive during the pause (before the exit).
+    const r = await launch(
+      { ...basePolicy(wd), argv: ["/bin/sh", "-c", "head -c 3000 /dev/zero; echo e >&2; sleep 1; head -c 5000 /dev/zero"], stdout_max_bytes: 4000 },
+      { progressEveryMs: 100, onProgress: (p) => seen.push({ at: Date.now() - started, ...p }) },
+    );
+    const ended = Date.now() - started;
+    expect(r.exit.code).toBe(0);
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    const early = seen.filter((p) => p.at < ended - 500);
+    expect(early.length).toBeGreaterThanOrEqual(1);
+    expect(early[0]!.stdout_bytes).toBe(3000);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.stdout_bytes).toBeGreaterThanOrEqual(seen[i - 1]!.stdout_bytes);
+    expect(seen.at(-1)!.stdout_bytes).toBeLessThanOrEqual(8000);
+    expect(r.stdout.length).toBe(4000);
+    expect(r.stdout_bytes).toBe(8000);
+  });
+  it("a throwing progress callback does not disturb the launch", async () => {
+    const r = await launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "echo one; sleep 0.3; echo two"] }, { progressEveryMs: 50, onProgress: () => { throw new Error("caller bug"); } });
+    expect(r.stdout.toString()).toBe("one\ntwo\n");
+  });
   it("bounds output and reports truncation", async () => {
     const r = await launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "head -c 100000 /dev/zero; head -c 10 /dev/zero >&2"], stdout_max_bytes: 1000, stderr_max_bytes: 100 });
     expect(r.stdout.length).toBe(1000);

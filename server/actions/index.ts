@@ -5,4 +5,4 @@ export type { ActionScheduler, QueueTask } from "./queue";
 export { hostReportReadiness } from "./readiness";
 export { actionPipelineFor, createActionPipeline, installActionPipeline } from "./service";
 export type { ActionPipeline } from "./service";
-export type { ActionCompletion, CompletionWaiter, ActionOutcome, ActionRequest, Caller, Channel, DecisionOutcome, PipelineDeps, PipelineSettings, ReadinessCheck, StoredResult, SubmitOptions } from "./types";
+export type { ActionCompletion, CompletionWaiter, ActionOutcome, ActionProgress, ActionRequest, Caller, Channel, DecisionOutcome, PipelineDeps, PipelineSettings, ReadinessCheck, StoredResult, SubmitOptions } from "./types";

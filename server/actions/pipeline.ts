@@ -371,7 +371,7 @@ function errorFromPayload(payload: ErrorPayload): LeaseholdError {
 async function proceed(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
   const outcome = await proceedToDispatch(deps, trace, caller, row, options, replayed);
   // 10–11 execute, scrub, seal happen on the host; the hub waits for the sealed result.
-  return deps.completion === undefined ? outcome : deps.completion.wait(outcome, { signal: options.signal });
+  return deps.completion === undefined ? outcome : deps.completion.wait(outcome, { signal: options.signal, onProgress: options.onProgress });
 }
 
 async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {

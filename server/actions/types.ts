@@ -37,8 +37,18 @@ export interface SubmitOptions {
   /** How long a held action waits for a decision before APPROVAL_PENDING. */
   waitMs: number;
   signal?: AbortSignal;
-  onProgress?: (progress: { stage: "approval"; waitedMs: number; deadline: string }) => void;
+  onProgress?: (progress: ActionProgress) => void;
 }
+
+/**
+ * What a waiting caller hears before the result: while held, how long it has
+ * waited for a decision; while running, the bytes of output the host's
+ * workload has written so far (reported by the guest with its heartbeat,
+ * counted before scrubbing and the output caps — a count, never content).
+ */
+export type ActionProgress =
+  | { stage: "approval"; waitedMs: number; deadline: string }
+  | { stage: "running"; host: string; stdout_bytes: number; stderr_bytes: number };
 
 /**
  * Whether `manifest`'s worker can run on `host` now. Readiness is measured,
@@ -73,7 +83,7 @@ export interface PipelineSettings {
  * soon as the job is queued (status "dispatched").
  */
 export interface CompletionWaiter {
-  wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome>;
+  wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal" | "onProgress">): Promise<ActionOutcome>;
 }
 
 export interface PipelineDeps {

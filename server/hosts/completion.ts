@@ -17,7 +17,7 @@ import type { RunningIntegrator } from "../ledger/integrate";
 import { leafIndexOf, proveInclusion } from "../ledger/prove";
 import { readJobOutput, type StoredCompletion } from "./intake";
 import { listenForHostWakeups } from "./notify";
-import { actionTopic, sleepUntilWoken } from "./wake";
+import { actionTopic, onOutputProgress, sleepUntilWoken } from "./wake";
 
 const POLL_MS = 250;
 const RECEIPT_WAIT_MS = 5_000;
@@ -87,32 +87,50 @@ const FINAL = new Set(["completed", "failed", "unknown"]);
 
 export function createCompletionWaiter(handle: DatabaseHandle, integrator?: RunningIntegrator): CompletionWaiter {
   return {
-    async wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome> {
+    async wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal" | "onProgress">): Promise<ActionOutcome> {
       await listenForHostWakeups(handle);
-      const deadline = Date.parse(outcome.job.deadline) + 30_000;
-      for (;;) {
-        const [row] = await handle.db.select({ state: actions.state, result: actions.result }).from(actions).where(eq(actions.id, outcome.action_id));
-        if (row === undefined) throw new LeaseholdError("NOT_FOUND", `action ${outcome.action_id} vanished`, { tier: "hub" });
-        if (FINAL.has(row.state)) {
-          const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
-          if (stored.completion !== undefined) {
-            const completion = await summarise(handle, stored.completion, integrator);
-            if (stored.completion.state === "failed" && stored.completion.error !== null) {
-              const e = stored.completion.error;
-              throw new LeaseholdError(isErrorCode(e.code) ? e.code : "INTERNAL", e.message, {
-                tier: "guest",
-                details: { ...(e.details ?? {}), action_id: outcome.action_id, evidence: completion.evidence, receipt: completion.receipt },
-              });
-            }
-            return { ...outcome, status: "completed", result: completion };
-          }
-          if (stored.error !== undefined) throw errorFromPayload(stored.error);
-          throw new LeaseholdError("INTERNAL", `action ${outcome.action_id} ended as ${row.state} without a result`, { tier: "hub" });
-        }
-        if (options.signal?.aborted) throw new LeaseholdError("TIMEOUT", "the caller stopped waiting; the action continues on its host", { tier: "hub", details: { action_id: outcome.action_id } });
-        if (Date.now() > deadline) throw new LeaseholdError("TIMEOUT", "the action passed its job deadline without a result", { tier: "hub", details: { action_id: outcome.action_id } });
-        await sleepUntilWoken(actionTopic(outcome.action_id), POLL_MS, options.signal);
+      // This process hears a progress report twice when it both relays and LISTENs: pass on changes only.
+      let last = "";
+      const stopListening = options.onProgress === undefined
+        ? () => undefined
+        : onOutputProgress(outcome.action_id, (p) => {
+            const key = `${p.stdout_bytes}:${p.stderr_bytes}`;
+            if (key === last) return;
+            last = key;
+            options.onProgress?.({ stage: "running", host: outcome.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes });
+          });
+      try {
+        return await waitForFinal(outcome, options);
+      } finally {
+        stopListening();
       }
     },
   };
+
+  async function waitForFinal(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome> {
+    const deadline = Date.parse(outcome.job.deadline) + 30_000;
+    for (;;) {
+      const [row] = await handle.db.select({ state: actions.state, result: actions.result }).from(actions).where(eq(actions.id, outcome.action_id));
+      if (row === undefined) throw new LeaseholdError("NOT_FOUND", `action ${outcome.action_id} vanished`, { tier: "hub" });
+      if (FINAL.has(row.state)) {
+        const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
+        if (stored.completion !== undefined) {
+          const completion = await summarise(handle, stored.completion, integrator);
+          if (stored.completion.state === "failed" && stored.completion.error !== null) {
+            const e = stored.completion.error;
+            throw new LeaseholdError(isErrorCode(e.code) ? e.code : "INTERNAL", e.message, {
+              tier: "guest",
+              details: { ...(e.details ?? {}), action_id: outcome.action_id, evidence: completion.evidence, receipt: completion.receipt },
+            });
+          }
+          return { ...outcome, status: "completed", result: completion };
+        }
+        if (stored.error !== undefined) throw errorFromPayload(stored.error);
+        throw new LeaseholdError("INTERNAL", `action ${outcome.action_id} ended as ${row.state} without a result`, { tier: "hub" });
+      }
+      if (options.signal?.aborted) throw new LeaseholdError("TIMEOUT", "the caller stopped waiting; the action continues on its host", { tier: "hub", details: { action_id: outcome.action_id } });
+      if (Date.now() > deadline) throw new LeaseholdError("TIMEOUT", "the action passed its job deadline without a result", { tier: "hub", details: { action_id: outcome.action_id } });
+      await sleepUntilWoken(actionTopic(outcome.action_id), POLL_MS, options.signal);
+    }
+  }
 }

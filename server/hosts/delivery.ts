@@ -21,8 +21,8 @@ import { actions, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
-import { announce } from "./notify";
-import { actionTopic, jobTopic, sleepUntilWoken } from "./wake";
+import { announce, announceProgress } from "./notify";
+import { actionTopic, jobTopic, sleepUntilWoken, type OutputProgress } from "./wake";
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_LOST_MS = 10_000;
@@ -41,15 +41,23 @@ export async function nextJob(db: Database, hostId: string, waitMs: number, sign
   }
 }
 
-/** Renews the host's claim on a job; false when the job is no longer this host's running job. */
-export async function heartbeat(db: Database, hostId: string, jobId: string): Promise<boolean> {
+/**
+ * Renews the host's claim on a job; false when the job is no longer this
+ * host's running job. `output` (bytes written so far) is passed on to the
+ * callers waiting on the job's action — only for a claim that is still live,
+ * so a host cannot speak for a job it does not hold.
+ */
+export async function heartbeat(db: Database, hostId: string, jobId: string, output?: OutputProgress): Promise<boolean> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(jobId)) return false;
   const rows = await db
     .update(jobs)
     .set({ heartbeatAt: sql`now()` })
     .where(and(eq(jobs.id, jobId), eq(jobs.hostId, hostId), eq(jobs.state, "claimed")))
-    .returning({ id: jobs.id });
-  return rows.length > 0;
+    .returning({ id: jobs.id, actionId: jobs.actionId });
+  const [row] = rows;
+  if (row === undefined) return false;
+  if (output !== undefined) await announceProgress(db, row.actionId, output);
+  return true;
 }
 
 function storedResult(value: unknown): Record<string, unknown> {

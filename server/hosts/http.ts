@@ -15,7 +15,7 @@ import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
-import { MAX_AGENT_BODY_BYTES } from "./protocol";
+import { HeartbeatBody, MAX_AGENT_BODY_BYTES } from "./protocol";
 
 const jobKeys = new WeakMap<HubRuntime, JobKey>();
 function jobKeyOf(runtime: HubRuntime): JobKey {
@@ -93,8 +93,10 @@ export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Res
 
 export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
   return handle(async () => {
-    const { host } = await authenticated(runtime, request);
-    const alive = await heartbeat(runtime.database.handle.db, host.id, jobId);
+    const { host, body } = await authenticated(runtime, request);
+    const parsed = HeartbeatBody.safeParse(body ?? {});
+    if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `heartbeat: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`, { tier: "hub" });
+    const alive = await heartbeat(runtime.database.handle.db, host.id, jobId, parsed.data.output);
     return Response.json({ alive });
   });
 }

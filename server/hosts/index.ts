@@ -27,5 +27,7 @@ export {
   enrolmentProofString,
   requestSigningString,
   sha256Hex,
+  HeartbeatBody,
 } from "./protocol";
 export type { GuestHealthReport, GuestJobResult } from "./protocol";
+export type { OutputProgress } from "./wake";

@@ -6,10 +6,13 @@
  * guest long-polling one replica hears about a job dispatched by another,
  * and a caller waiting on one replica hears its result stored by another.
  * Payloads carry only ids; waiters re-read the database, and poll anyway.
+ * One more kind carries two counts: `progress:<action id>:<stdout bytes>:<stderr bytes>`,
+ * a running job's output so far, for the callers waiting on that action
+ * (advisory and never stored: a lost one is followed by the next heartbeat's).
  */
 import { sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "../db";
-import { wake } from "./wake";
+import { emitProgress, wake, type OutputProgress } from "./wake";
 
 export const HOSTS_CHANNEL = "leasehold_hosts";
 const listening = new WeakMap<Database, Promise<void>>();
@@ -19,7 +22,12 @@ export function listenForHostWakeups(handle: DatabaseHandle): Promise<void> {
   let started = listening.get(handle.db);
   if (started === undefined) {
     const deliver = (payload: string): void => {
-      if (/^(job|action):[0-9a-f-]{36}$/.test(payload)) wake(payload);
+      if (/^(job|action):[0-9a-f-]{36}$/.test(payload)) {
+        wake(payload);
+        return;
+      }
+      const progress = /^progress:([0-9a-f-]{36}):([0-9]{1,15}):([0-9]{1,15})$/.exec(payload);
+      if (progress !== null) emitProgress(progress[1]!, { stdout_bytes: Number(progress[2]), stderr_bytes: Number(progress[3]) });
     };
     started = (async () => {
       try {
@@ -41,5 +49,15 @@ export async function announce(db: Database, topic: string): Promise<void> {
     await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${topic})`);
   } catch {
     // Committed already; other processes' polling picks it up.
+  }
+}
+
+/** Tells every hub process's waiters on `actionId` how much output its job has written so far. */
+export async function announceProgress(db: Database, actionId: string, progress: OutputProgress): Promise<void> {
+  emitProgress(actionId, progress);
+  try {
+    await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${`progress:${actionId}:${progress.stdout_bytes}:${progress.stderr_bytes}`})`);
+  } catch {
+    // Advisory: the next heartbeat carries newer totals.
   }
 }

@@ -14,6 +14,7 @@
  * signature verifies.
  */
 import { createHash } from "node:crypto";
+import { z } from "zod";
 
 export const REQUEST_SIGNATURE_SCHEME = "leasehold-host-request/1";
 export const MAX_CLOCK_SKEW_MS = 60_000;
@@ -71,3 +72,15 @@ export interface GuestJobResult {
   /** Refusal on the guest (POLICY_REFUSED, UNENFORCEABLE, ...). */
   error: { code: string; message: string; details?: Record<string, unknown> } | null;
 }
+
+const byteCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A heartbeat's body (`POST /api/agent/jobs/<id>/heartbeat`): optionally the
+ * bytes of output the workload has written so far (before scrubbing and the
+ * output caps). Counts only — output itself travels with the result.
+ */
+export const HeartbeatBody = z
+  .object({ output: z.object({ stdout_bytes: byteCount, stderr_bytes: byteCount }).strict().optional() })
+  .strict();
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;

@@ -44,6 +44,27 @@ export function sleepUntilWoken(topic: string, ms: number, signal?: AbortSignal)
   });
 }
 
+/** Bytes of output a running job's workload has written so far (a count; never content). */
+export interface OutputProgress {
+  stdout_bytes: number;
+  stderr_bytes: number;
+}
+
+const progressEvent = (actionId: string): string => `progress:${actionId}`;
+
+/** Tells this process's waiters on `actionId` how much output its job has written. */
+export function emitProgress(actionId: string, progress: OutputProgress): void {
+  emitter().emit(progressEvent(actionId), progress);
+}
+
+/** Listens for `actionId`'s output progress in this process; returns the unsubscribe. */
+export function onOutputProgress(actionId: string, listener: (progress: OutputProgress) => void): () => void {
+  const e = emitter();
+  const event = progressEvent(actionId);
+  e.on(event, listener);
+  return () => e.off(event, listener);
+}
+
 /** Wakes the long-poll of `hostId`'s guest (in this process; other replicas poll). */
 export function notifyJobQueued(hostId: string): void {
   wake(jobTopic(hostId));

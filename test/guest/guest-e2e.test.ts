@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeAction, submitAction, type ActionOutcome, type Caller, type PipelineDeps } from "../../server/actions";
+import { resumeAction, submitAction, type ActionOutcome, type ActionProgress, type Caller, type PipelineDeps } from "../../server/actions";
 import { approve, deny } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
@@ -141,6 +141,18 @@ describe("guest agent end to end [postgres]", () => {
     const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
     expect(job?.hostId).toBe(host?.id);
     expect(job?.claimedBy).toBe(`host:${host?.id}`);
+  }, 30_000);
+
+  it("output progress crosses processes: the guest's heartbeat reaches the hub, and this waiter hears it through NOTIFY", async () => {
+    const seen: ActionProgress[] = [];
+    const command = "for i in 1 2 3; do printf '%0100d\\n' $i; sleep 1; done";
+    const outcome = await submitAction(deps, caller, { operation: "run_command", arguments: { host: "second", command }, channel: "mcp" }, { waitMs: 0, onProgress: (p) => seen.push(p) });
+    expect(outcome.status).toBe("completed");
+    expect(outcome.result?.output.stdout.length).toBe(3 * 101);
+    const running = seen.filter((p) => p.stage === "running");
+    expect(running.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(1);
+    expect(running[0]).toMatchObject({ host: "second", stderr_bytes: 0 });
+    expect(running.every((p) => p.stdout_bytes > 0 && p.stdout_bytes % 101 === 0)).toBe(true);
   }, 30_000);
 
   it("a mutating command is held, approved through the pipeline, then runs; a denied one never runs", async () => {

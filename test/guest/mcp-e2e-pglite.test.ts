@@ -98,6 +98,28 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     expect(viaTool.ok, JSON.stringify(viaTool)).toBe(true);
   }, 30_000);
 
+  it("a running command's output so far reaches the client as progress notifications, before the result", async () => {
+    const seen: Array<{ progress: number; message?: string }> = [];
+    const command = "for i in 1 2 3 4; do printf '%0500d\\n' $i; sleep 1; done";
+    const result = await client.callTool({ name: "run_command", arguments: { host: "local", command } }, CallToolResultSchema, {
+      timeout: 60_000,
+      onprogress: (p) => seen.push({ progress: p.progress, message: p.message }),
+    });
+    const s = structured(result);
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    expect(s.result!.output.stdout.length).toBe(4 * 501);
+    const bytes = seen
+      .map((p) => /running on local: (\d+) bytes of output so far/.exec(p.message ?? "")?.[1])
+      .filter((b): b is string => b !== undefined)
+      .map(Number);
+    // The workload writes 501 bytes a second for four seconds: at least two different counts arrive while it runs.
+    expect(new Set(bytes).size, JSON.stringify(seen)).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < bytes.length; i++) expect(bytes[i]).toBeGreaterThanOrEqual(bytes[i - 1]!);
+    expect(bytes.every((b) => b > 0 && b <= 4 * 501 && b % 501 === 0)).toBe(true);
+    // MCP requires progress to increase with each notification.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
+  }, 30_000);
+
   it("a secret the command prints arrives redacted", async () => {
     const s = await call("run_command", { host: "local", command: "echo AKIAIOSFODNN7EXAMPLE" });
     expect(s.status, JSON.stringify(s)).toBe("completed");

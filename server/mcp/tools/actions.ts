@@ -80,6 +80,10 @@ async function dispatchedOutcome(ctx: ToolContext, actionId: string): Promise<Ac
   return (row?.result as StoredResult | null | undefined)?.outcome;
 }
 
+function runningMessage(r: { host: string; stdout_bytes: number; stderr_bytes: number }): string {
+  return `running on ${r.host}: ${r.stdout_bytes + r.stderr_bytes} bytes of output so far (stdout ${r.stdout_bytes}, stderr ${r.stderr_bytes}); scrubbed output comes with the result`;
+}
+
 /**
  * Runs one pipeline call with the MCP wait budget and progress. A wait cut
  * short by the budget after dispatch becomes the dispatched state; every
@@ -92,9 +96,12 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
   ctx.signal.addEventListener("abort", onCallerAbort, { once: true });
   const timer = setTimeout(() => budget.abort(), approvalWaitMs + Math.max(approvalWaitMs, RESULT_WAIT_MIN_MS));
   let held: { waitedMs: number; deadline: string; at: number } | undefined;
+  let running: { host: string; stdout_bytes: number; stderr_bytes: number } | undefined;
   const tick = (): void => {
     if (held !== undefined && Date.now() - held.at < 2_000) {
       ctx.progress(`held for a person's approval: waited ${Math.round(held.waitedMs / 1000)} s of ${approvalWaitMs / 1000} s; the approval deadline is ${held.deadline}`);
+    } else if (running !== undefined) {
+      ctx.progress(runningMessage(running));
     } else {
       ctx.progress("waiting for the host's sealed result");
     }
@@ -105,6 +112,13 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
       waitMs: approvalWaitMs,
       signal: budget.signal,
       onProgress: (p) => {
+        if (p.stage === "running") {
+          // Each report is news (the waiter passes on changes only): say it now.
+          running = { host: p.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes };
+          held = undefined;
+          tick();
+          return;
+        }
         const first = held === undefined;
         held = { waitedMs: p.waitedMs, deadline: p.deadline, at: Date.now() };
         if (first) tick();

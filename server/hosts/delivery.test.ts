@@ -1,0 +1,81 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { describeEachDatabase } from "../../test/support/databases";
+import { insertHost } from "../../test/pipeline/support";
+import type { Database } from "../db";
+import { actions, jobs } from "../db/schema";
+import { heartbeat } from "./delivery";
+import { HeartbeatBody } from "./protocol";
+import { onOutputProgress, type OutputProgress } from "./wake";
+
+async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {
+  const actionId = randomUUID();
+  const jobId = randomUUID();
+  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: "token:test", operation: "run_command", capabilityId: "shell", hostId, actionHash: `sha256:${"0".repeat(64)}`, prepared: {}, riskLevel: "read_only", state: "dispatched" });
+  await db.insert(jobs).values({ id: jobId, actionId, hostId, payload: {}, signature: "x", state, deadline: new Date(Date.now() + 60_000), claimedBy: state === "queued" ? null : `host:${hostId}`, claimedAt: state === "queued" ? null : new Date() });
+  return { jobId, actionId };
+}
+
+function collect(actionId: string): { seen: OutputProgress[]; stop(): void } {
+  const seen: OutputProgress[] = [];
+  return { seen, stop: onOutputProgress(actionId, (p) => seen.push(p)) };
+}
+
+describeEachDatabase("heartbeat and output progress", (db) => {
+  it("a live claim's heartbeat renews it and passes its output counts to the action's waiters", async () => {
+    const d = db().handle.db;
+    const host = await insertHost(d);
+    const { jobId, actionId } = await insertJob(d, host.id, "claimed");
+    const listener = collect(actionId);
+    try {
+      expect(await heartbeat(d, host.id, jobId)).toBe(true);
+      expect(listener.seen).toEqual([]);
+      expect(await heartbeat(d, host.id, jobId, { stdout_bytes: 1500, stderr_bytes: 7 })).toBe(true);
+      expect(listener.seen[0]).toEqual({ stdout_bytes: 1500, stderr_bytes: 7 });
+    } finally {
+      listener.stop();
+    }
+  });
+
+  it("another host, an unclaimed or finished job, and a malformed id are refused, and say nothing to waiters", async () => {
+    const d = db().handle.db;
+    const owner = await insertHost(d);
+    const other = await insertHost(d);
+    const claimed = await insertJob(d, owner.id, "claimed");
+    const queued = await insertJob(d, owner.id, "queued");
+    const done = await insertJob(d, owner.id, "completed");
+    const listeners = [collect(claimed.actionId), collect(queued.actionId), collect(done.actionId)];
+    try {
+      const output = { stdout_bytes: 1, stderr_bytes: 0 };
+      expect(await heartbeat(d, other.id, claimed.jobId, output)).toBe(false);
+      expect(await heartbeat(d, owner.id, queued.jobId, output)).toBe(false);
+      expect(await heartbeat(d, owner.id, done.jobId, output)).toBe(false);
+      expect(await heartbeat(d, owner.id, "not-a-uuid", output)).toBe(false);
+      expect(listeners.flatMap((l) => l.seen)).toEqual([]);
+    } finally {
+      for (const l of listeners) l.stop();
+    }
+  });
+});
+
+describe("heartbeat body", () => {
+  it("accepts nothing, or two byte counts", () => {
+    expect(HeartbeatBody.safeParse({}).success).toBe(true);
+    expect(HeartbeatBody.safeParse({ output: { stdout_bytes: 0, stderr_bytes: 12 } }).success).toBe(true);
+  });
+  it("refuses negative, fractional, huge or string counts, extra fields and content", () => {
+    for (const body of [
+      { output: { stdout_bytes: -1, stderr_bytes: 0 } },
+      { output: { stdout_bytes: 1.5, stderr_bytes: 0 } },
+      { output: { stdout_bytes: 2 ** 60, stderr_bytes: 0 } },
+      { output: { stdout_bytes: "1", stderr_bytes: 0 } },
+      { output: { stdout_bytes: 1 } },
+      { output: { stdout_bytes: 1, stderr_bytes: 0, text: "secret" } },
+      { output: { stdout_bytes: 1, stderr_bytes: 0 }, extra: true },
+      [],
+      "x",
+    ]) {
+      expect(HeartbeatBody.safeParse(body).success, JSON.stringify(body)).toBe(false);
+    }
+  });
+});
