@@ -45,7 +45,7 @@ const began = Date.now();
 
 await step("setup", () => {
   ensureNodeModules(root);
-  ensureDebianPackages(["chromium"]);
+  ensureDebianPackages(["chromium", "iproute2"]); // iproute2: `ip` for the two-host network-namespace test
 });
 const built = await step("build", () => {
   const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });

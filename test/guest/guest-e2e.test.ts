@@ -14,23 +14,13 @@ import { approve, deny } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
 import { loadOrCreateJobKey } from "../../server/dispatch";
-import { isLeaseholdError, type LeaseholdError } from "../../server/errors";
+import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { verifyEvidence } from "../../agent-guest/evidence";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
-import { actionRow, enrolCode, guestDeps, queueRawJob, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
-
-async function refusal(promise: Promise<unknown>): Promise<LeaseholdError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isLeaseholdError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
+import { actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
 // Needs the suite's PostgreSQL server (`npm test` starts it); without it this fails loudly, never skips.
 describe("guest agent end to end [postgres]", () => {

@@ -15,6 +15,7 @@ import { canonicalDigest } from "../../server/canonical";
 import type { Database, DatabaseHandle } from "../../server/db";
 import { actions, hosts, jobs } from "../../server/db/schema";
 import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
+import { isLeaseholdError, type LeaseholdError } from "../../server/errors";
 import { announce, createCompletionWaiter } from "../../server/hosts";
 import { ROOT, childEnv, runCli } from "../support/hub-process";
 
@@ -61,9 +62,14 @@ export async function enrolCode(env: Record<string, string | undefined>, name: s
   return code;
 }
 
-export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string }): RunningGuest {
-  const argv = [GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : [])];
-  const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv });
+/**
+ * Starts `leasehold-guest run`. `wrap` prefixes the command line, e.g. to
+ * enter another network namespace first (test/support/netns.ts).
+ */
+export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string; wrap?: (argv: string[]) => string[] }): RunningGuest {
+  const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : [])];
+  const [command, ...argv] = args.wrap === undefined ? guest : args.wrap(guest);
+  const child = spawn(command!, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -150,4 +156,15 @@ export async function queueRawJob(
 export async function actionRow(db: Database, id: string) {
   const [row] = await db.select().from(actions).where(eq(actions.id, id));
   return row;
+}
+
+/** The LeaseholdError a promise rejects with (anything else is rethrown; success fails the test). */
+export async function refusal(promise: Promise<unknown>): Promise<LeaseholdError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isLeaseholdError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
 }

@@ -76,7 +76,9 @@ export async function startHub(env: Record<string, string | undefined> = {}, tim
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
+  // A hub told to listen on one address (LEASEHOLD_HOST) answers only there, not on 127.0.0.1.
+  const host = env.LEASEHOLD_HOST ?? "127.0.0.1";
+  const url = `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
