@@ -19,4 +19,9 @@ export function printError(error: unknown, output: CliOutput = { out: console.lo
   output.err(formatError(error));
 }
 
+/**
+ * A mistake on the command line (unknown flag, missing value or argument, bad
+ * duration). main() prints it as one line `leasehold <command>: …` and exits
+ * `EXIT.usage`; server/cli/args.ts raises it for every command.
+ */
 export class UsageError extends Error {}

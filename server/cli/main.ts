@@ -74,7 +74,8 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
       return runInHub(error.dataDir, { argv, env, cwd: ctx.cwd }, ctx);
     }
     if (error instanceof UsageError) {
-      ctx.err(`leasehold ${command.name}: ${error.message} (usage: ${command.usage})`);
+      // One line, like every other failure; the usage is one --help away.
+      ctx.err(`leasehold ${command.name}: ${error.message} (try: leasehold ${command.name} --help)`);
       return EXIT.usage;
     }
     ctx.err(formatError(error));

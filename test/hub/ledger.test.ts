@@ -94,8 +94,8 @@ describe("the ledger through a running hub", () => {
   });
 
   it("refuses bad CLI use with a usage error", async () => {
-    expect((await runCli(["export"])).code).toBe(1);
-    expect((await runCli(["verify", "nofile"])).code).toBe(1);
+    expect((await runCli(["export"])).code).toBe(2);
+    expect((await runCli(["verify", "nofile"])).code).toBe(2);
     const r = await runCli(["verify", "/nonexistent", "--key", "x+00000000+AQ=="]);
     expect(r.code).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { createAdmin } from "../../admins";
 import type { CliContext } from "../context";
-import { EXIT, UsageError } from "../io";
-import { parseFlags, requireFlag } from "./args";
+import { EXIT } from "../io";
+import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 
 const USAGE = "leasehold admin create --name NAME";
 
@@ -10,10 +10,9 @@ export const adminCommand = {
   summary: "create a web-admin account (prints its generated password once)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    // A UsageError reaches main(), which prints it with the usage and exits 2.
-    const [sub, ...rest] = args;
-    if (sub !== "create") throw new UsageError(`unknown subcommand ${JSON.stringify(sub ?? "")}`);
-    const name = requireFlag(parseFlags(rest, ["name"]).flags, "name");
+    // A UsageError reaches main(), which prints it in one line and exits 2.
+    const { rest } = splitSubcommand(args, ["create"]);
+    const name = requireFlag(parseCommandArgs(rest, { name: { type: "string" } }).values, "name");
     const created = await ctx.withDatabase("leasehold admin create", ({ handle }) => createAdmin(handle.db, name));
     ctx.out(`admin ${created.admin.username} created (id ${created.admin.id})`);
     ctx.out(`password: ${created.password}`);

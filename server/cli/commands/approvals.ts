@@ -1,8 +1,8 @@
 import { requireActiveAdmin } from "../../admins";
 import { approve, deny, listApprovals } from "../../approvals";
 import type { CliContext } from "../context";
-import { EXIT, UsageError } from "../io";
-import { parseFlags, requireFlag } from "./args";
+import { EXIT } from "../io";
+import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 
 const USAGE = [
   "leasehold approvals list",
@@ -17,16 +17,14 @@ const USAGE = [
 type Parsed = { sub: "list" } | { sub: "approve" | "deny"; id: string; reason: string | undefined; as: string };
 
 function parse(args: string[]): Parsed {
-  const [sub, ...rest] = args;
+  const { sub, rest } = splitSubcommand(args, ["list", "approve", "deny"]);
   if (sub === "list") {
-    if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+    parseCommandArgs(rest, {});
     return { sub };
   }
-  if (sub !== "approve" && sub !== "deny") throw new UsageError(`unknown subcommand ${JSON.stringify(sub ?? "")}`);
-  const { flags, positionals } = parseFlags(rest, ["reason", "as"]);
-  if (positionals.length !== 1) throw new UsageError("give exactly one approval ID");
-  const reason = sub === "deny" ? requireFlag(flags, "reason") : flags.get("reason");
-  return { sub, id: positionals[0] as string, reason, as: requireFlag(flags, "as") };
+  const { values, positionals } = parseCommandArgs(rest, { reason: { type: "string" }, as: { type: "string" } }, { min: 1, max: 1, label: "approval ID" });
+  const reason = sub === "deny" ? requireFlag(values, "reason") : values.reason;
+  return { sub, id: positionals[0] as string, reason, as: requireFlag(values, "as") };
 }
 
 export const approvalsCommand = {
@@ -34,7 +32,7 @@ export const approvalsCommand = {
   summary: "list pending approvals, approve or deny one (as a named admin)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    // A UsageError reaches main(), which prints it with the usage and exits 2.
+    // A UsageError reaches main(), which prints it in one line and exits 2.
     const parsed: Parsed = parse(args);
     const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ handle }) => {
       if (parsed.sub === "list") {

@@ -2,7 +2,7 @@ import { requireActiveAdmin } from "../../admins";
 import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
 import type { CliContext } from "../context";
 import { EXIT, UsageError } from "../io";
-import { parseExpiry, parseFlags, requireFlag } from "./args";
+import { parseCommandArgs, parseExpiry, requireFlag, splitSubcommand } from "../args";
 
 const USAGE = [
   "leasehold grant create --tool T --host H --max-risk LEVEL --uses N --expires D [--pattern P] --as ADMIN",
@@ -19,31 +19,38 @@ type Parsed =
   | { sub: "revoke"; id: string; as: string }
   | { sub: "create"; as: string; tool: string; host: string; maxRisk: string; uses: number; expiresAt: Date; pattern: string | null };
 
+const CREATE_OPTIONS = {
+  tool: { type: "string" },
+  host: { type: "string" },
+  "max-risk": { type: "string" },
+  uses: { type: "string" },
+  expires: { type: "string" },
+  pattern: { type: "string" },
+  as: { type: "string" },
+} as const;
+
 function parse(args: string[]): Parsed {
-  const [sub, ...rest] = args;
+  const { sub, rest } = splitSubcommand(args, ["create", "list", "revoke"]);
   if (sub === "list") {
-    if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+    parseCommandArgs(rest, {});
     return { sub };
   }
   if (sub === "revoke") {
-    const { flags, positionals } = parseFlags(rest, ["as"]);
-    if (positionals.length !== 1) throw new UsageError("give exactly one grant ID");
-    return { sub, id: positionals[0] as string, as: requireFlag(flags, "as") };
+    const { values, positionals } = parseCommandArgs(rest, { as: { type: "string" } }, { min: 1, max: 1, label: "grant ID" });
+    return { sub, id: positionals[0] as string, as: requireFlag(values, "as") };
   }
-  if (sub !== "create") throw new UsageError(`unknown subcommand ${JSON.stringify(sub ?? "")}`);
-  const { flags, positionals } = parseFlags(rest, ["tool", "host", "max-risk", "uses", "expires", "pattern", "as"]);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const usesText = requireFlag(flags, "uses");
+  const { values } = parseCommandArgs(rest, CREATE_OPTIONS);
+  const usesText = requireFlag(values, "uses");
   if (!/^\d{1,6}$/.test(usesText)) throw new UsageError("--uses must be a whole number");
   return {
     sub,
-    as: requireFlag(flags, "as"),
-    tool: requireFlag(flags, "tool"),
-    host: requireFlag(flags, "host"),
-    maxRisk: requireFlag(flags, "max-risk"),
+    as: requireFlag(values, "as"),
+    tool: requireFlag(values, "tool"),
+    host: requireFlag(values, "host"),
+    maxRisk: requireFlag(values, "max-risk"),
     uses: Number(usesText),
-    expiresAt: parseExpiry(requireFlag(flags, "expires")),
-    pattern: flags.get("pattern") ?? null,
+    expiresAt: parseExpiry(requireFlag(values, "expires")),
+    pattern: values.pattern ?? null,
   };
 }
 
@@ -52,7 +59,7 @@ export const grantCommand = {
   summary: "create, list or revoke pre-approved grants (as a named admin)",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    // A UsageError reaches main(), which prints it with the usage and exits 2.
+    // A UsageError reaches main(), which prints it in one line and exits 2.
     const parsed: Parsed = parse(args);
     const lines = await ctx.withDatabase(`leasehold grant ${parsed.sub}`, async ({ handle }) => {
       if (parsed.sub === "list") {

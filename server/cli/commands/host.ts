@@ -1,15 +1,17 @@
 import { createEnrolCode, listHostSummaries } from "../../hosts";
 import { hashActor } from "../../ledger/entry";
-import { LeaseholdError } from "../../errors";
+import { parseDurationMs } from "../../time/duration";
+import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 import type { CliContext } from "../context";
-import { EXIT } from "../io";
+import { EXIT, UsageError } from "../io";
 
 const USAGE = ["leasehold host enrol-code --name NAME [--ttl 15m]", "       leasehold host list"].join("\n");
 
+/** A code's lifetime: the duration grammar, narrowed to at most five digits of seconds, minutes or hours. */
 function parseTtl(text: string): number {
-  const m = /^([1-9][0-9]{0,4})(s|m|h)$/.exec(text);
-  if (m === null) throw new LeaseholdError("INVALID_ARGUMENT", `--ttl ${JSON.stringify(text)} must look like 90s, 15m or 2h`);
-  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
+  const ms = /^\d{1,5}[smh]$/.test(text) ? parseDurationMs(text) : undefined;
+  if (ms === undefined) throw new UsageError(`--ttl ${JSON.stringify(text)} must look like 90s, 15m or 2h`);
+  return ms;
 }
 
 export const hostCommand = {
@@ -17,20 +19,11 @@ export const hostCommand = {
   summary: "enrol hosts (one-time codes for leasehold-guest) and list them",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const [sub, ...rest] = args;
+    const { sub, rest } = splitSubcommand(args, ["enrol-code", "list"]);
     if (sub === "enrol-code") {
-      let name: string | undefined;
-      let ttlMs: number | undefined;
-      for (let i = 0; i < rest.length; i += 2) {
-        const flag = rest[i];
-        const value = rest[i + 1];
-        if (value === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `${flag ?? ""} needs a value (usage: ${USAGE})`);
-        if (flag === "--name") name = value;
-        else if (flag === "--ttl") ttlMs = parseTtl(value);
-        else throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(flag)} (usage: ${USAGE})`);
-      }
-      if (name === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `--name is required (usage: ${USAGE})`);
-      const hostName = name;
+      const { values } = parseCommandArgs(rest, { name: { type: "string" }, ttl: { type: "string" } });
+      const ttlMs = values.ttl === undefined ? undefined : parseTtl(values.ttl);
+      const hostName = requireFlag(values, "name");
       const { result, publicUrl } = await ctx.withDatabase("leasehold host enrol-code", async ({ handle, config }) => ({
         result: await createEnrolCode(handle.db, { name: hostName, ttlMs, actor: hashActor("system", "cli") }),
         publicUrl: config.publicUrl,
@@ -42,17 +35,13 @@ export const hostCommand = {
       ctx.err("Only the code's SHA-256 is stored; it cannot be shown again.");
       return EXIT.ok;
     }
-    if (sub === "list") {
-      if (rest.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(rest[0])}`);
-      const hosts = await ctx.withDatabase("leasehold host list", ({ handle }) => listHostSummaries(handle.db));
-      if (hosts.length === 0) ctx.out("no hosts (leasehold host enrol-code --name NAME mints a code)");
-      for (const h of hosts) {
-        const state = h.witness_failure !== null ? `WITNESS CHECK FAILED: ${h.witness_failure}` : h.online ? "online" : "offline";
-        ctx.out(`${h.name}  ${state}  tier ${h.tier ?? "-"}  last seen ${h.last_seen_at ?? "never"}`);
-      }
-      return EXIT.ok;
+    parseCommandArgs(rest, {});
+    const hosts = await ctx.withDatabase("leasehold host list", ({ handle }) => listHostSummaries(handle.db));
+    if (hosts.length === 0) ctx.out("no hosts (leasehold host enrol-code --name NAME mints a code)");
+    for (const h of hosts) {
+      const state = h.witness_failure !== null ? `WITNESS CHECK FAILED: ${h.witness_failure}` : h.online ? "online" : "offline";
+      ctx.out(`${h.name}  ${state}  tier ${h.tier ?? "-"}  last seen ${h.last_seen_at ?? "never"}`);
     }
-    ctx.err(`usage: ${USAGE}`);
-    return EXIT.usage;
+    return EXIT.ok;
   },
 };

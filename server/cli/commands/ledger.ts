@@ -8,29 +8,25 @@ import { loadOrCreateLogKey } from "../../ledger/log-key";
 import { latestCheckpoint, pinnedLogIdentity } from "../../ledger/prove";
 import { runVerify } from "../../ledger/verify-cli";
 import { LeaseholdError } from "../../errors";
-import { parseCommandArgs } from "../args";
+import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 import type { CliContext } from "../context";
-import { EXIT } from "../io";
+import { EXIT, UsageError } from "../io";
 
 export const ledgerCommand = {
   name: "ledger",
   summary: "the audit log: public key, newest checkpoint, witnesses (ledger key|checkpoint|witness add KEY|witness list)",
   usage: "leasehold ledger key | leasehold ledger checkpoint | leasehold ledger witness add KEY | leasehold ledger witness list",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const [sub, ...rest] = args;
-    const witnessAdd = sub === "witness" && rest[0] === "add" && rest.length === 2;
-    const witnessList = sub === "witness" && rest[0] === "list" && rest.length === 1;
-    if (!(((sub === "key" || sub === "checkpoint") && rest.length === 0) || witnessAdd || witnessList)) {
-      ctx.err(`usage: ${ledgerCommand.usage}`);
-      return EXIT.usage;
-    }
+    const { sub, rest } = splitSubcommand(args, ["key", "checkpoint", "witness"]);
+    const witness = sub === "witness" ? splitSubcommand(rest, ["add", "list"]) : undefined;
+    const { positionals } = parseCommandArgs(witness?.rest ?? rest, {}, witness?.sub === "add" ? { min: 1, max: 1, label: "witness KEY" } : { min: 0, max: 0 });
     const text = await ctx.withDatabase(`leasehold ledger ${sub}`, async ({ config, handle }) => {
-      if (witnessAdd) {
+      if (witness?.sub === "add") {
         const actor = hashActor("system", `cli:${os.userInfo().username}`);
-        const record = await registerWitness(handle.db, rest[1]!, actor);
+        const record = await registerWitness(handle.db, positionals[0]!, actor);
         return `witness ${record.name} (key id ${record.key_id}) registered; its cosignatures are now accepted`;
       }
-      if (witnessList) {
+      if (witness?.sub === "list") {
         const witnesses = await listWitnesses(handle.db);
         return witnesses.length === 0 ? "no witnesses registered" : witnesses.map((w) => `${w.key_id}  ${w.name}  ${w.verifier_key}`).join("\n");
       }
@@ -53,10 +49,9 @@ export const exportCommand = {
   summary: "write the audit log (entries, checkpoints, cosignatures) to a file for offline verification",
   usage: "leasehold export --out FILE",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const { values } = parseCommandArgs("export", args, { out: { type: "string" } }, { min: 0, max: 0 });
-    if (!values.out) throw new LeaseholdError("INVALID_ARGUMENT", "leasehold export: --out FILE is required");
-    const out = path.resolve(ctx.cwd, values.out);
-    if (!fs.existsSync(path.dirname(out))) throw new LeaseholdError("INVALID_ARGUMENT", `leasehold export: directory ${path.dirname(out)} does not exist`);
+    const { values } = parseCommandArgs(args, { out: { type: "string" } });
+    const out = path.resolve(ctx.cwd, requireFlag(values, "out", "the FILE to write"));
+    if (!fs.existsSync(path.dirname(out))) throw new LeaseholdError("INVALID_ARGUMENT", `the directory of --out, ${path.dirname(out)}, does not exist`);
     const started = Date.now();
     const summary = await ctx.withDatabase("leasehold export", async ({ config, handle }) => {
       const identity = (await pinnedLogIdentity(handle.db)) ?? loadOrCreateLogKey(config.dataDir, config.publicUrl);
@@ -81,15 +76,9 @@ export const verifyCommand = {
   summary: "verify an exported audit log offline with only the log's public key",
   usage: "leasehold verify FILE --key KEY|KEYFILE [--witness KEY ...]",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const { values, positionals } = parseCommandArgs(
-      "verify",
-      args,
-      { key: { type: "string" }, witness: { type: "string", multiple: true } },
-      { min: 1, max: 1 },
-    );
-    if (!values.key) throw new LeaseholdError("INVALID_ARGUMENT", "leasehold verify: --key KEY is required (the log's note verifier key, or a file holding it)");
-    const keyText = readKeyArgument(values.key, ctx.cwd);
-    const witnessKeys = (values.witness ?? []).map((w) => readKeyArgument(w, ctx.cwd));
+    const { values, positionals } = parseCommandArgs(args, { key: { type: "string" }, witness: { type: "string", multiple: true } }, { min: 1, max: 1, label: "FILE (the export to verify)" });
+    const keyText = readKeyArgument("--key", requireFlag(values, "key", "the log's note verifier key, or a file holding it"), ctx.cwd);
+    const witnessKeys = (values.witness ?? []).map((w) => readKeyArgument("--witness", w, ctx.cwd));
     let buffered = "";
     const code = await runVerify(path.resolve(ctx.cwd, positionals[0]!), keyText, {
       write(text: string) {
@@ -106,10 +95,13 @@ export const verifyCommand = {
   },
 };
 
-/** A key given inline, or the path of a file that holds one. */
-function readKeyArgument(value: string, cwd: string): string {
+/**
+ * A key given inline, or the path of a file that holds one. A key that is
+ * neither is a usage error: verify exits 2 when it could not check at all.
+ */
+function readKeyArgument(flag: string, value: string, cwd: string): string {
   if (value.includes("+")) return value.trim();
   const file = path.resolve(cwd, value);
-  if (!fs.existsSync(file)) throw new LeaseholdError("INVALID_ARGUMENT", `key ${value} is neither a verifier key nor a readable file`);
+  if (!fs.existsSync(file)) throw new UsageError(`${flag} ${JSON.stringify(value)} is neither a verifier key nor a readable file`);
   return fs.readFileSync(file, "utf8").trim();
 }

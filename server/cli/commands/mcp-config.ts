@@ -1,10 +1,11 @@
 import { LeaseholdError } from "../../errors";
 import { knownToolNames } from "../../mcp";
 import { authenticateToken, createToken } from "../../tokens";
+import { parseCommandArgs } from "../args";
 import type { CliContext } from "../context";
-import { EXIT } from "../io";
+import { EXIT, UsageError } from "../io";
 import { CLI_ACTOR } from "./token";
-import { parseTokenCreateArgs, TOKEN_CREATE_FLAGS } from "./token-options";
+import { TOKEN_CREATE_FLAGS, TOKEN_CREATE_OPTIONS, tokenCreateInput } from "./token-options";
 
 /**
  * Ready-to-paste MCP client settings. The hub stores only token hashes, so
@@ -31,27 +32,26 @@ export const mcpConfigCommand = {
   summary: "print MCP client settings (claude mcp add line and JSON) for a token",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const tokenIndex = args.indexOf("--token");
+    const { values } = parseCommandArgs(args, { token: { type: "string" }, create: { type: "string" }, ...TOKEN_CREATE_OPTIONS });
     let result: { publicUrl: string; secret: string; note: string };
-    if (tokenIndex >= 0) {
-      const secret = args[tokenIndex + 1];
-      if (args.length !== 2 || tokenIndex !== 0 || secret === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `usage: ${USAGE}`);
+    if (values.token !== undefined) {
+      const secret = values.token;
+      const other = Object.keys(values).find((key) => key !== "token");
+      if (other !== undefined) throw new UsageError(`--token takes no other option (got --${other})`);
       result = await ctx.withDatabase("leasehold mcp-config", async ({ config, handle }) => {
         const check = await authenticateToken(handle.db, secret);
         if (!check.ok) throw new LeaseholdError("UNAUTHENTICATED", `this hub would refuse that token (${check.reason})`, { hint: "leasehold token list shows the tokens; --create issues a new one" });
         return { publicUrl: config.publicUrl, secret, note: `token ${check.token.id} "${check.token.name}"` };
       });
-    } else if (args.includes("--create")) {
+    } else if (values.create !== undefined) {
       const now = new Date();
-      const { input, rest } = parseTokenCreateArgs(args, now, "--create");
-      if (rest.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(rest[0])} (usage: ${USAGE})`);
+      const input = tokenCreateInput(values.create, values, now);
       result = await ctx.withDatabase("leasehold mcp-config", async ({ config, handle }) => {
         const { token, secret } = await createToken(handle.db, { ...input, createdBy: CLI_ACTOR }, { knownTools: knownToolNames(), now });
         return { publicUrl: config.publicUrl, secret, note: `new token ${token.id} "${token.name}" (expires ${token.expiresAt?.toISOString() ?? "never"}; shown only here)` };
       });
     } else {
-      ctx.err(`usage: ${USAGE}`);
-      return EXIT.usage;
+      throw new UsageError("give --token lh_... or --create NAME");
     }
     const settings = clientSettings(result.publicUrl, result.secret);
     ctx.out(`# Claude Code (${result.note}):`);

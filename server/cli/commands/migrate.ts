@@ -1,3 +1,4 @@
+import { parseCommandArgs } from "../args";
 import type { CliContext } from "../context";
 import { EXIT } from "../io";
 import { readMigrationStatus } from "../../db";
@@ -7,10 +8,7 @@ export const migrateCommand = {
   summary: "apply pending database migrations and exit (the hub also does this at start)",
   usage: "leasehold migrate",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    if (args.length > 0) {
-      ctx.err(`leasehold migrate: unexpected argument ${JSON.stringify(args[0])}`);
-      return EXIT.usage;
-    }
+    parseCommandArgs(args, {});
     // withDatabase applies pending migrations when it opens the database.
     const line = await ctx.withDatabase("leasehold migrate", async ({ handle }) => {
       const { applied, known } = await readMigrationStatus(handle);

@@ -6,6 +6,7 @@ import { createHubRuntime, installHubRuntime } from "../../hub/runtime";
 import { HUB_VERSION } from "../../hub/version";
 import { listenControlSocket } from "../../hub/control-socket";
 import { EXIT, formatError } from "../io";
+import { parseCommandArgs } from "../args";
 import type { CliContext } from "../context";
 import { hubContext } from "../hub-context";
 import { issueFirstAgentToken } from "../../hub/first-run";
@@ -20,10 +21,7 @@ export const startCommand = {
   summary: "start the hub (web admin, API) on LEASEHOLD_HOST:LEASEHOLD_PORT",
   usage: "leasehold start",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    if (args.length > 0) {
-      ctx.err(`leasehold start: unexpected argument ${JSON.stringify(args[0])}`);
-      return EXIT.usage;
-    }
+    parseCommandArgs(args, {});
     const began = performance.now();
     const parsed = loadConfig(ctx.env, ctx.cwd);
     if (!parsed.ok) {

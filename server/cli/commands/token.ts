@@ -1,9 +1,9 @@
-import { LeaseholdError } from "../../errors";
 import { knownToolNames } from "../../mcp";
 import { createToken, listTokens, revokeToken, tokenStatus, type AgentToken } from "../../tokens";
+import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 import type { CliContext } from "../context";
 import { EXIT } from "../io";
-import { parseTokenCreateArgs, TOKEN_CREATE_FLAGS } from "./token-options";
+import { TOKEN_CREATE_FLAGS, TOKEN_CREATE_OPTIONS, tokenCreateInput } from "./token-options";
 
 /** Who the ledger records for CLI token operations (hashed): the CLI runs as the hub's own account. */
 export const CLI_ACTOR = "cli";
@@ -22,11 +22,11 @@ export const tokenCommand = {
   summary: "issue, list and revoke agent (MCP) bearer tokens",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const [sub, ...rest] = args;
+    const { sub, rest } = splitSubcommand(args, ["create", "list", "revoke"]);
     if (sub === "create") {
       const now = new Date();
-      const { input, rest: unknown } = parseTokenCreateArgs(rest, now);
-      if (unknown.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(unknown[0])} (usage: leasehold token create ${TOKEN_CREATE_FLAGS})`);
+      const { values } = parseCommandArgs(rest, { name: { type: "string" }, ...TOKEN_CREATE_OPTIONS });
+      const input = tokenCreateInput(requireFlag(values, "name"), values, now);
       const { token, secret } = await ctx.withDatabase("leasehold token create", ({ handle }) =>
         createToken(handle.db, { ...input, createdBy: CLI_ACTOR }, { knownTools: knownToolNames(), now }),
       );
@@ -36,7 +36,7 @@ export const tokenCommand = {
       return EXIT.ok;
     }
     if (sub === "list") {
-      if (rest.length > 0) throw new LeaseholdError("INVALID_ARGUMENT", `unexpected argument ${JSON.stringify(rest[0])}`);
+      parseCommandArgs(rest, {});
       const tokens = await ctx.withDatabase("leasehold token list", ({ handle }) => listTokens(handle.db));
       const now = new Date();
       if (tokens.length === 0) ctx.out("no tokens (leasehold token create ... issues one)");
@@ -45,14 +45,9 @@ export const tokenCommand = {
       }
       return EXIT.ok;
     }
-    if (sub === "revoke") {
-      if (rest.length !== 1) throw new LeaseholdError("INVALID_ARGUMENT", "usage: leasehold token revoke ID (leasehold token list shows ids)");
-      const id = rest[0] as string;
-      const result = await ctx.withDatabase("leasehold token revoke", ({ handle }) => revokeToken(handle.db, id, CLI_ACTOR));
-      ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}` : `token ${id} revoked; its next request is refused`);
-      return EXIT.ok;
-    }
-    ctx.err(`usage: ${USAGE}`);
-    return EXIT.usage;
+    const id = parseCommandArgs(rest, {}, { min: 1, max: 1, label: "token ID (leasehold token list shows ids)" }).positionals[0] as string;
+    const result = await ctx.withDatabase("leasehold token revoke", ({ handle }) => revokeToken(handle.db, id, CLI_ACTOR));
+    ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}` : `token ${id} revoked; its next request is refused`);
+    return EXIT.ok;
   },
 };
