@@ -8,12 +8,12 @@
  *                → bearer/session checks → pipeline (decision, lease, signed
  *                job) → local guest → sandbox → signed evidence → sealed
  *                evidence/1 → result with receipt
- *   1 session ×16  16 calls in flight on one session (they share its lease)
+ *   1 session ×16  16 calls in flight on one session
  *   16 sessions  16 clients at once, each its own SDK client and MCP session
- *                (one token). run_command is mutating, so each session's call
- *                needs the host's exclusive lease: the others get HOST_BUSY
- *                (retried after 20–40 ms) until it is released; latency is
- *                first attempt → sealed result, retries included
+ *                (one token). `true` is assessed read_only, so each call takes
+ *                a shared observe lease and no session waits for another's;
+ *                a HOST_BUSY would be retried after 20–40 ms and counted
+ *                (latency is first attempt → sealed result, retries included)
  *
  * Needs root and the built web app (`node tools/build.mjs`). The hub runs on
  * embedded PGlite (the default install) unless DATABASE_URL is set.
@@ -38,17 +38,15 @@ interface Timed {
 
 /**
  * One run_command "true", timed from the first attempt to its sealed result.
- * run_command is mutating, so the pipeline takes an exclusive host lease owned
- * by this token + session; another session's call meets HOST_BUSY (retryable)
- * until that lease is released. With `release`, the call's lease is released
- * afterwards (lease_release, not timed) so the other sessions can proceed.
+ * A HOST_BUSY (a mutating holder on the host) is retried like a client
+ * honouring `retryable`, and counted.
  */
-async function timedCall(client: Client, release: boolean): Promise<Timed> {
+async function timedCall(client: Client): Promise<Timed> {
   const t = performance.now();
   let busy = 0;
   for (;;) {
     const result = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "true" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
-    const s = (result.structuredContent ?? {}) as { status?: string; result?: { exit?: { code?: number } | null }; receipt?: unknown; code?: string; lease_id?: string };
+    const s = (result.structuredContent ?? {}) as { status?: string; result?: { exit?: { code?: number } | null }; receipt?: unknown; code?: string };
     if (s.code === "HOST_BUSY") {
       busy += 1;
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 20)); // back off like a client honouring retryable
@@ -57,9 +55,7 @@ async function timedCall(client: Client, release: boolean): Promise<Timed> {
     if (result.isError === true || s.status !== "completed" || s.result?.exit?.code !== 0 || s.receipt == null) {
       throw new Error(`bench call did not complete with a receipt: ${JSON.stringify(s)}`);
     }
-    const ms = performance.now() - t;
-    if (release && s.lease_id) await client.callTool({ name: "lease_release", arguments: { lease_id: s.lease_id } });
-    return { ms, busy };
+    return { ms: performance.now() - t, busy };
   }
 }
 
@@ -83,15 +79,15 @@ async function main(): Promise<void> {
       return hosts.some((h) => h.name === "local" && h.online);
     }, 60_000, 250);
 
-    for (const client of clients) await timedCall(client, true); // warm-up: every session once
-    for (let i = 0; i < 5; i += 1) await timedCall(first, false);
+    for (const client of clients) await timedCall(client); // warm-up: every session once
+    for (let i = 0; i < 5; i += 1) await timedCall(first);
 
     const serial: number[] = [];
     const t1 = performance.now();
-    for (let i = 0; i < N; i += 1) serial.push((await timedCall(first, false)).ms);
+    for (let i = 0; i < N; i += 1) serial.push((await timedCall(first)).ms);
     const serialRate = (N / (performance.now() - t1)) * 1000;
 
-    // 16 calls in flight on ONE session: they share its lease.
+    // 16 calls in flight on ONE session.
     const oneSession: number[] = [];
     const tOne = performance.now();
     let nextOne = 0;
@@ -99,18 +95,13 @@ async function main(): Promise<void> {
       Array.from({ length: CONCURRENCY }, async () => {
         while (nextOne < N) {
           nextOne += 1;
-          oneSession.push((await timedCall(first, false)).ms);
+          oneSession.push((await timedCall(first)).ms);
         }
       }),
     );
     const oneSessionRate = (N / (performance.now() - tOne)) * 1000;
-    const held = (await first.callTool({ name: "lease_status", arguments: { host: "local" } })) as CallToolResult;
-    for (const lease of (held.structuredContent as { leases?: Array<{ lease_id?: string; id?: string; mine?: boolean }> } | undefined)?.leases ?? []) {
-      const id = lease.lease_id ?? lease.id;
-      if (lease.mine === true && id !== undefined) await first.callTool({ name: "lease_release", arguments: { lease_id: id } });
-    }
 
-    // 16 clients, each its own session: exclusive leases serialise them on the one host.
+    // 16 clients, each its own session, sharing the host through observe leases.
     const concurrent: number[] = [];
     let busy = 0;
     let next = 0;
@@ -119,7 +110,7 @@ async function main(): Promise<void> {
       clients.map(async (client) => {
         while (next < N) {
           next += 1;
-          const r = await timedCall(client, true);
+          const r = await timedCall(client);
           concurrent.push(r.ms);
           busy += r.busy;
         }
@@ -132,7 +123,7 @@ async function main(): Promise<void> {
     console.log(`  sandbox launch alone                 ${stats(bare)}`);
     console.log(`  MCP tools/call, 1 client             ${stats(serial)}  ${serialRate.toFixed(1)} calls/s`);
     console.log(`  MCP tools/call, 1 session ×${CONCURRENCY}       ${stats(oneSession)}  ${oneSessionRate.toFixed(1)} calls/s`);
-    console.log(`  MCP tools/call, ${CONCURRENCY} sessions          ${stats(concurrent)}  ${concurrentRate.toFixed(1)} calls/s  (${busy} HOST_BUSY retries; lease released after each call)`);
+    console.log(`  MCP tools/call, ${CONCURRENCY} sessions          ${stats(concurrent)}  ${concurrentRate.toFixed(1)} calls/s  (${busy} HOST_BUSY retries)`);
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await hub.stop();

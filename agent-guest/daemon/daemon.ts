@@ -7,7 +7,7 @@
  * job runs its claim is renewed by heartbeat, so the hub knows it is alive.
  *
  * Concurrency: up to `slots` jobs at once; jobs that write the workspace
- * (mutating) run one at a time, because the launcher hands the workspace to
+ * (a mutating operation under an exclusive lease) run one at a time, because the launcher hands the workspace to
  * one lease uid for the run.
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
@@ -182,7 +182,7 @@ export class GuestDaemon {
       try {
         const job = verifySignedJob(delivered, { jobKey: this.jobKey, hostId: this.enrolment.host_id, seen: this.seen });
         const run = () => runJob(job, this.context(), { onProgress });
-        outcome = job.mutating ? await this.workspaceLock.run(run) : await run();
+        outcome = job.writesWorkspace ? await this.workspaceLock.run(run) : await run();
       } catch (error) {
         this.log(`job ${delivered.id} refused: ${error instanceof Error ? error.message : String(error)}`);
         outcome = refusalOutcome(

@@ -195,7 +195,10 @@ export async function runJob(
   const key = `${job.capability.id}.${job.operation}`;
   const workspaceOp = WORKSPACE_OPS[key];
   try {
-    if (workspaceOp !== undefined) return await runWorkspace(job, ctx, workspaceOp);
+    if (workspaceOp !== undefined) {
+      if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
+      return await runWorkspace(job, ctx, workspaceOp);
+    }
     const requested = sandboxPolicyFor(job, ctx);
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
@@ -203,9 +206,9 @@ export async function runJob(
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
     fs.mkdirSync(ctx.ceiling.workspace_root, { recursive: true, mode: 0o755 });
     options.onLaunch?.();
-    // Read-only jobs share the workspace (owned by root, so the lease uid cannot write it);
-    // mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
-    const result: LaunchResult = await launch(policy, { chownWorkdir: job.mutating, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    // Observe jobs share the workspace (owned by root, so the lease uid cannot write it);
+    // exclusive mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
+    const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     const out = new Scrubber();
     const err = new Scrubber();
     const stdout = scrubStream(result.stdout, out);

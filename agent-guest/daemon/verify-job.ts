@@ -2,7 +2,7 @@
  * What the guest checks before anything of a job runs, in this order: the
  * hub's signature with the job key pinned at enrolment, the document's shape,
  * the recomputed action_hash, that the job is for this host, that it names
- * the id it was delivered under, that its deadline has not passed, and that
+ * the id it was delivered under, that it names its lease mode, that its deadline has not passed, and that
  * this guest has not accepted the same job before (replay). Any failure is
  * POLICY_REFUSED (guest check) and nothing is run.
  */
@@ -22,6 +22,12 @@ export interface VerifiedJob {
   operation: string;
   capability: { id: string; version: string };
   mutating: boolean;
+  /**
+   * Whether the workload may write the workspace: only under the hub's
+   * exclusive lease for a mutating operation. An observe job (read-only by
+   * operation or by assessed risk) runs with the workspace read-only to it.
+   */
+  writesWorkspace: boolean;
   arguments: Record<string, unknown>;
   policy: CompiledSandboxPolicy;
 }
@@ -61,6 +67,8 @@ export function verifySignedJob(
   if (typeof action.operation !== "string" || typeof action.capability?.id !== "string" || typeof action.capability.version !== "string") refuse("the prepared action names no operation");
   if (action.arguments === null || typeof action.arguments !== "object" || action.policy === null || typeof action.policy !== "object") refuse("the prepared action has no arguments or policy");
   if (action.host?.id !== context.hostId) refuse("the prepared action is for another host");
+  const lease = doc["lease"] as { id?: unknown; mode?: unknown } | undefined;
+  if (lease === null || typeof lease !== "object" || typeof lease.id !== "string" || (lease.mode !== "exclusive" && lease.mode !== "observe")) refuse("the job names no lease mode");
   if (!context.seen.claim(delivered.id, deadline.getTime(), now)) refuse("replayed job (this guest already accepted this job id)");
   return {
     job_id: delivered.id,
@@ -71,6 +79,7 @@ export function verifySignedJob(
     operation: action.operation,
     capability: { id: action.capability.id, version: action.capability.version },
     mutating: action.mutating === true,
+    writesWorkspace: action.mutating === true && lease.mode === "exclusive",
     arguments: action.arguments,
     policy: action.policy,
   };

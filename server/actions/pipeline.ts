@@ -39,7 +39,7 @@ import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision }
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce } from "../hosts/notify";
 import { jobTopic } from "../hosts/wake";
-import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS } from "../leases";
+import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decisionPath } from "../policy/decide";
 import { consumeMatchingGrant } from "../policy/grants";
@@ -424,10 +424,12 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
 
   // 8 lease
   const prepared = row.prepared as { mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: unknown; capability: { id: string } };
+  // The mode this action needs (a holder's exclusive lease may cover it): it is what the job carries.
+  const mode = leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel);
   const lease = await step(trace, "lease", () =>
     acquireLease(db, {
       hostId: prepared.host.id,
-      mode: prepared.mutating ? "exclusive" : "observe",
+      mode,
       holder: {
         ownerKind: caller.kind,
         ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId,
@@ -440,10 +442,24 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
   );
 
   // 9 dispatch
-  return step(trace, "dispatch", () => dispatch(deps, caller, row, stored, lease.lease.id, replayed));
+  return step(trace, "dispatch", () => dispatch(deps, caller, row, stored, { id: lease.lease.id, mode }, replayed));
 }
 
-async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stored: StoredResult, leaseId: string, replayed: boolean): Promise<ActionOutcome> {
+/**
+ * DESIGN.md step 7: "a mutating action needs the host's exclusive lease …
+ * Read-only actions share." An action is read-only when its operation is, or
+ * when its assessed risk is `read_only` (`ls` through run_command): such an
+ * action takes a shared `observe` lease, so one session's reads never make
+ * another session's calls HOST_BUSY. The lease mode travels in the signed
+ * job, and the guest gives an observe job no write access to the workspace —
+ * so an assessment that missed a write is stopped by file ownership in the
+ * kernel, not trusted.
+ */
+export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel): LeaseMode {
+  return mutatingOperation && risk !== "read_only" ? "exclusive" : "observe";
+}
+
+async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stored: StoredResult, lease: { id: string; mode: LeaseMode }, replayed: boolean): Promise<ActionOutcome> {
   const db = deps.handle.db;
   // The approval covers exactly what runs: recompute the hash from what is stored.
   const recomputed = canonicalDigest(row.prepared);
@@ -469,6 +485,7 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
     payload,
     deadline: deadline.toISOString(),
     key_id: deps.jobKey.keyId,
+    lease,
   };
   const signed = signJob(document, deps.jobKey);
   const decision = stored.decision === "hold" ? "approved" : stored.decision;
@@ -482,7 +499,7 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
     decision,
     grant_id: stored.grant_id,
     approval_id: stored.approval_id,
-    lease_id: leaseId,
+    lease_id: lease.id,
     job: { id: jobId, deadline: deadline.toISOString() },
     replayed,
   };

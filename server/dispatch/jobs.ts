@@ -33,6 +33,12 @@ export interface JobDocument {
   payload: JobPayload;
   deadline: string;
   key_id: string;
+  /**
+   * The host lease the action runs under. `exclusive`: the workload may write
+   * the workspace (the guest hands it to the lease's uid and runs such jobs
+   * one at a time); `observe`: it runs with the workspace read-only to it.
+   */
+  lease: { id: string; mode: "exclusive" | "observe" };
 }
 
 export interface SignedJob {

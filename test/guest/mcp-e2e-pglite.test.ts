@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBase64Strict, encodeBase64 } from "../../server/ledger/base64";
 import { hashLeaf } from "../../server/ledger/hash";
 import { verifyReceipt } from "../../server/ledger/receipt";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { spawn } from "node:child_process";
+import { ROOT, childEnv, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { connectClient } from "../mcp/support";
 import { waitFor } from "./support";
 
@@ -34,6 +35,7 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
   let hub: RunningHub;
   let client: Client;
   let logKey: string;
+  let token: string;
   const env = () => ({ LEASEHOLD_DATA_DIR: hub.dataDir });
 
   const call = async (name: string, args: Record<string, unknown>) =>
@@ -41,11 +43,12 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
 
   beforeAll(async () => {
     hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
-    const token = await runCli(["token", "create", "--name", "e2e", "--expires", "1h"], env());
-    expect(token.code, token.stderr).toBe(0);
-    const secret = token.stdout.split("\n").find((line) => line.startsWith("lh_"));
+    const created = await runCli(["token", "create", "--name", "e2e", "--expires", "1h"], env());
+    expect(created.code, created.stderr).toBe(0);
+    const secret = created.stdout.split("\n").find((line) => line.startsWith("lh_"));
     expect(secret).toBeDefined();
     ({ client } = await connectClient(hub.url, secret!));
+    token = secret!;
     await waitFor("host local online", async () => {
       const listing = (await call("hosts_list", {})) as { hosts?: Array<{ name: string; online: boolean; tier: string }> };
       return listing.hosts?.find((h) => h.name === "local" && h.online);
@@ -120,6 +123,23 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
   }, 30_000);
 
+  it("tools/mcp-call.mjs (the README's shell client) runs a sandboxed command; a bad token exits 2 and says why", async () => {
+    const ok = await mcpCall(["--url", hub.url, "run_command", JSON.stringify({ host: "local", command: "echo via-mcp-call" })], token);
+    expect(ok.code, ok.stderr + ok.stdout).toBe(0);
+    const body = JSON.parse(ok.stdout) as Structured;
+    expect(body.status).toBe("completed");
+    expect(body.result?.output.stdout).toBe("via-mcp-call\n");
+    const bad = await mcpCall(["--url", hub.url, "hosts_list"], "lh_" + "x".repeat(40));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/could not connect/);
+    const refused = await mcpCall(["--url", hub.url, "run_command", JSON.stringify({ host: "local" })], token);
+    expect(refused.code, refused.stdout).toBe(1);
+    expect((JSON.parse(refused.stdout) as Structured).code).toBe("INVALID_ARGUMENT");
+    const usage = await mcpCall(["--url", hub.url, "run_command", "{not json"], token);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/not JSON/);
+  }, 60_000);
+
   it("a secret the command prints arrives redacted", async () => {
     const s = await call("run_command", { host: "local", command: "echo AKIAIOSFODNN7EXAMPLE" });
     expect(s.status, JSON.stringify(s)).toBe("completed");
@@ -155,3 +175,14 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     expect(s.code, JSON.stringify(s)).toBe("APPROVAL_DENIED");
   }, 30_000);
 });
+
+function mcpCall(args: string[], token: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, "tools", "mcp-call.mjs"), ...args], { env: childEnv({ MCP_TOKEN: token }) as NodeJS.ProcessEnv });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}

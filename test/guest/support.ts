@@ -144,7 +144,7 @@ export async function queueRawJob(
   const hash = canonicalDigest(action);
   const deadline = new Date(Date.now() + 120_000);
   await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
-  const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId };
+  const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId, lease: { id: randomUUID(), mode: "exclusive" as const } };
   const signed = signJob(document, key);
   const stored = structuredClone(document) as unknown as Record<string, unknown>;
   input.mutate?.(stored);

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createActionPipeline, createActionScheduler, submitAction } from "../../server/actions";
 import { approve } from "../../server/approvals";
-import { grants } from "../../server/db/schema";
+import { grants, jobs } from "../../server/db/schema";
 import { LeaseholdError } from "../../server/errors";
 import { listLeases, releaseSessionLeases, revokeLease } from "../../server/leases";
 import { createGrant, listGrants, revokeGrant } from "../../server/policy/grants";
@@ -57,16 +57,19 @@ describeEachDatabase("grants, leases, idempotency", (db) => {
     expect(await codeOf(revokeGrant(db().handle.db, admin, grant.id))).toBe("NOT_FOUND");
   });
 
-  it("a second session's mutating call gets HOST_BUSY naming the holder; observers are unaffected; release on session end and admin revoke", async () => {
+  it("a second session's mutating call gets HOST_BUSY naming the holder; read-only actions (by operation or by assessed risk) share; release on session end and admin revoke", async () => {
     const deps = testDeps(db().handle);
     const host = await insertHost(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
+    await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "low", uses: 10, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z]" });
     const holder = await insertToken(db().handle.db);
     const other = await insertToken(db().handle.db);
-    await submitAction(deps, holder, { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
+    const touch = (caller: typeof holder, name: string) => submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: `touch ${name}` }, channel: "mcp" }, { waitMs: 0 });
+    const first = await touch(holder, "a");
+    expect(first.decision).toBe("grant");
     let busy: LeaseholdError | undefined;
     try {
-      await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 });
+      await touch(other, "b");
     } catch (error) {
       busy = error as LeaseholdError;
     }
@@ -74,16 +77,26 @@ describeEachDatabase("grants, leases, idempotency", (db) => {
     expect(busy?.retryable).toBe(true);
     expect(busy?.message).toContain("agent token");
     expect(busy?.details?.["holder"]).toContain("test token");
-    // Read-only operations share the host.
+    // Read-only actions share the host: a read-only operation, and a read_only command through run_command.
+    const pwd = await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 });
+    expect(pwd.decision).toBe("auto_allow");
     expect((await submitAction(deps, other, { operation: "fs_list", arguments: { host: host.name, path: "." }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    // The signed job carries the mode: the guest gives an observe job no write access to the workspace.
+    expect(await jobLeaseMode(pwd.job.id)).toBe("observe");
+    expect(await jobLeaseMode(first.job.id)).toBe("exclusive");
 
     expect(await releaseSessionLeases(db().handle.db, String(holder.sessionId))).toBe(1);
-    expect((await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    expect((await touch(other, "c")).decision).toBe("grant");
     const active = (await listLeases(db().handle.db, { hostId: host.id })).find((lease) => lease.mode === "exclusive");
     await revokeLease(db().handle.db, String(active?.id), admin);
-    expect((await submitAction(deps, holder, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 })).decision).toBe("auto_allow");
+    expect((await touch(holder, "d")).decision).toBe("grant");
     const events = (await allEntries(db().handle.db)).flatMap((e) => (e.type === "lease/1" && e.data.host_id === host.id ? [`${e.data.mode}:${e.data.event}`] : []));
     expect(events).toEqual(["exclusive:acquired", "observe:acquired", "exclusive:released", "exclusive:acquired", "exclusive:revoked", "exclusive:acquired"]);
+
+    async function jobLeaseMode(jobId: string): Promise<unknown> {
+      const [job] = await db().handle.db.select().from(jobs).where(eq(jobs.id, jobId));
+      return (job?.payload as { lease?: { mode?: string } } | undefined)?.lease?.mode;
+    }
   });
 
   it("idle leases lapse (sealed) and the host is free again", async () => {
