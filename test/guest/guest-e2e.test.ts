@@ -14,6 +14,7 @@ import { approve, deny } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
 import { loadOrCreateJobKey } from "../../server/dispatch";
+import { readJobOutput } from "../../server/hosts";
 import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { verifyEvidence } from "../../agent-guest/evidence";
@@ -243,6 +244,26 @@ describe("guest agent end to end [postgres]", () => {
     expect(fs.readFileSync(path.join(secondWorkspace, "counter.txt"), "utf8")).toBe("ran\n");
     expect((await handle.db.select().from(evidence).where(eq(evidence.jobId, honest.jobId))).length).toBe(1);
   }, 40_000);
+
+  it("an observe job cannot write the workspace even when its command does (an assessment that missed a write is stopped by file ownership)", async () => {
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const target = { id: host!.id, name: "second" };
+    const observe = await queueRawJob(handle.db, key, target, { command: "echo x > observe-wrote.txt; echo status=$?", leaseMode: "observe" });
+    const row = await waitFor("observe job", async () => {
+      const r = await actionRow(handle.db, observe.actionId);
+      return r?.state === "completed" ? r : undefined;
+    });
+    expect(fs.existsSync(path.join(secondWorkspace, "observe-wrote.txt"))).toBe(false);
+    const output = await readJobOutput(handle.db, observe.jobId);
+    expect(output["stdout"]?.toString()).toMatch(/status=[12]/);
+    expect(output["stderr"]?.toString()).toMatch(/Permission denied|Read-only/);
+    expect((row.result as { completion: { state: string } }).completion.state).toBe("completed");
+    // The same command under an exclusive lease writes.
+    const exclusive = await queueRawJob(handle.db, key, target, { command: "echo x > exclusive-wrote.txt" });
+    await waitFor("exclusive job", async () => (await actionRow(handle.db, exclusive.actionId))?.state === "completed");
+    expect(fs.existsSync(path.join(secondWorkspace, "exclusive-wrote.txt"))).toBe(true);
+  }, 30_000);
 
   it("the guest witnesses the ledger: it keeps its last cosigned checkpoint and the hub accepts its cosignatures", async () => {
     const state = await waitFor("tight's witness state", async () => {

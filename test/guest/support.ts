@@ -113,7 +113,7 @@ export async function queueRawJob(
   db: Database,
   key: JobKey,
   host: { id: string; name: string },
-  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; mutate?: (doc: Record<string, unknown>) => void },
+  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; leaseMode?: "exclusive" | "observe"; mutate?: (doc: Record<string, unknown>) => void },
 ): Promise<{ actionId: string; jobId: string }> {
   const policy = {
     schema: "leasehold.sandbox-policy/1",
@@ -144,7 +144,7 @@ export async function queueRawJob(
   const hash = canonicalDigest(action);
   const deadline = new Date(Date.now() + 120_000);
   await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
-  const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId, lease: { id: randomUUID(), mode: "exclusive" as const } };
+  const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId, lease: { id: randomUUID(), mode: input.leaseMode ?? "exclusive" } };
   const signed = signJob(document, key);
   const stored = structuredClone(document) as unknown as Record<string, unknown>;
   input.mutate?.(stored);
