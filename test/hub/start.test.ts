@@ -8,6 +8,10 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { verifyPassword } from "../../server/admins";
+import { openPglite } from "../../server/db";
+import { adminUsers } from "../../server/db/schema";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { freePort } from "../../tools/lib/postgres.mjs";
@@ -65,11 +69,27 @@ describe("leasehold start on embedded PGlite", () => {
     expect(migrate.stdout).toMatch(/migrations: (\d+)\/\1 applied \(pglite/);
     expect(fs.statSync(path.join(dataDir, "control.sock")).mode & 0o777).toBe(0o600);
 
+    // The first start prints the first admin's password and an MCP token, once each.
+    const adminLine = /admin: {6}admin \/ (\S+) {2}\(shown only now/.exec(hub.output());
+    expect(adminLine, hub.output()).not.toBeNull();
+    expect(hub.output()).toMatch(/MCP token: {2}lh_\S+ {2}\(token "first-agent"/);
+
     expect(await hub.stop("SIGTERM")).toBe(0);
     expect(hub.output()).toContain("SIGTERM received, stopping");
+    // The printed password is the stored admin's (scrypt hash only).
+    const stored = await openPglite(path.join(dataDir, "pg"));
+    try {
+      const [row] = await stored.db.select().from(adminUsers).where(eq(adminUsers.username, "admin"));
+      expect(row?.passwordHash).not.toContain(adminLine![1]!);
+      expect(await verifyPassword(adminLine![1]!, row!.passwordHash)).toBe(true);
+      expect(await verifyPassword(`${adminLine![1]!}x`, row!.passwordHash)).toBe(false);
+    } finally {
+      await stored.close();
+    }
 
     const again = await startHub({ LEASEHOLD_DATA_DIR: dataDir });
     hubs.push(again);
+    expect(again.output()).not.toMatch(/admin: {6}|MCP token:/);
     expect((await health(again.url)).database.migrations.applied).toBe(h.database.migrations.applied);
     expect(await again.stop("SIGINT")).toBe(0);
   });

@@ -9,7 +9,7 @@ import { EXIT, formatError } from "../io";
 import { parseCommandArgs } from "../args";
 import type { CliContext } from "../context";
 import { hubContext } from "../hub-context";
-import { issueFirstAgentToken } from "../../hub/first-run";
+import { issueFirstAdmin, issueFirstAgentToken } from "../../hub/first-run";
 import { startLocalGuest, type RunningLocalGuest } from "../../hosts/local-guest";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,6 +67,11 @@ export const startCommand = {
     ctx.out(`  health:     ${config.publicUrl}/api/health`);
     ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
     ctx.out(`  data dir:   ${config.dataDir}`);
+    try {
+      for (const line of await issueFirstAdmin(db.handle.db)) ctx.out(line);
+    } catch (error) {
+      ctx.err(`leasehold: warning: no first admin created: ${formatError(error)}`);
+    }
     try {
       for (const line of await issueFirstAgentToken(db.handle.db, config)) ctx.out(line);
     } catch (error) {
