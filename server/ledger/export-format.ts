@@ -45,8 +45,8 @@ export interface ExportCheckpoint {
 export interface ExportSource {
   origin: string;
   logKey: string;
-  /** Entries in index order. */
-  entries: AsyncIterable<ExportEntry> | Iterable<ExportEntry>;
+  /** Entries in index order, one by one or in pages (a page costs one await, not one per entry). */
+  entries: AsyncIterable<ExportEntry | readonly ExportEntry[]> | Iterable<ExportEntry | readonly ExportEntry[]>;
   /** Checkpoints in size order; each is written right after the entry that completes it. */
   checkpoints: AsyncIterable<ExportCheckpoint> | Iterable<ExportCheckpoint>;
 }
@@ -111,17 +111,23 @@ export async function* exportLines(source: ExportSource): AsyncGenerator<string,
 
   const first = await flush(0);
   if (first !== "") yield first;
-  for await (const entry of source.entries) {
-    entries += 1;
-    if (pending !== undefined && pending.size <= entries) {
-      yield entryLine(entry.index, entry.bytes, entry.leafHash) + (await flush(entries));
-    } else {
-      yield entryLine(entry.index, entry.bytes, entry.leafHash);
+  for await (const item of source.entries) {
+    const page: readonly ExportEntry[] = isPage(item) ? item : [item];
+    let out = "";
+    for (const entry of page) {
+      entries += 1;
+      out += entryLine(entry.index, entry.bytes, entry.leafHash);
+      if (pending !== undefined && pending.size <= entries) out += await flush(entries);
     }
+    if (out !== "") yield out;
   }
   const rest = await flush(Number.MAX_SAFE_INTEGER);
   if (rest !== "") yield rest;
   yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount });
+}
+
+function isPage(item: ExportEntry | readonly ExportEntry[]): item is readonly ExportEntry[] {
+  return Array.isArray(item);
 }
 
 async function nextCheckpoint(iterator: AsyncIterator<ExportCheckpoint>): Promise<{ checkpoint: ExportCheckpoint; size: number } | undefined> {

@@ -20,28 +20,41 @@ export async function exportLedgerToFile(db: Database, key: Pick<LogKey, "origin
   // so batches integrated while the export runs cannot leave uncovered entries.
   const [head] = await executeRows<{ size: string | number | null }>(db, sql`select max(tree_size) as size from ledger_checkpoints`);
   const limit = BigInt(String(head?.size ?? 0));
-  async function* entryRows(): AsyncGenerator<ExportEntry> {
-    // Two range scans per page (entries by leaf index, level-0 nodes by
-    // index) zipped here: much cheaper than a per-row join lookup.
-    for (let start = 0n; start < limit; start += BigInt(PAGE)) {
-      const end = start + BigInt(PAGE) < limit ? start + BigInt(PAGE) : limit;
-      const [rows, nodes] = await Promise.all([
-        executeRows<{ leaf_index: string | number; body: Uint8Array }>(
-          db,
-          sql`select leaf_index, body from ledger_entries where leaf_index >= ${start} and leaf_index < ${end} order by leaf_index`,
-        ),
-        executeRows<{ idx: string | number; hash: Uint8Array }>(
-          db,
-          sql`select idx, hash from ledger_nodes where level = 0 and idx >= ${start} and idx < ${end}`,
-        ),
-      ]);
-      const leafHashes = new Map(nodes.map((n) => [Number(n.idx), toBytes(n.hash)]));
-      for (const row of rows) {
-        entries += 1;
-        const index = Number(row.leaf_index);
-        // A missing node row exports as an all-zero hash so the verifier names the index.
-        yield { index, bytes: toBytes(row.body), leafHash: leafHashes.get(index) ?? new Uint8Array(32) };
-      }
+  // Two range scans per page (entries by leaf index, level-0 nodes by
+  // index) zipped here: much cheaper than a per-row join lookup.
+  const readPage = async (start: bigint): Promise<ExportEntry[]> => {
+    const end = start + BigInt(PAGE) < limit ? start + BigInt(PAGE) : limit;
+    const [rows, nodes] = await Promise.all([
+      executeRows<{ leaf_index: string | number; body: Uint8Array }>(
+        db,
+        sql`select leaf_index, body from ledger_entries where leaf_index >= ${start} and leaf_index < ${end} order by leaf_index`,
+      ),
+      executeRows<{ idx: string | number; hash: Uint8Array }>(
+        db,
+        sql`select idx, hash from ledger_nodes where level = 0 and idx >= ${start} and idx < ${end}`,
+      ),
+    ]);
+    const leafHashes = new Map(nodes.map((n) => [Number(n.idx), toBytes(n.hash)]));
+    // A missing node row exports as an all-zero hash so the verifier names the index.
+    return rows.map((row) => {
+      const index = Number(row.leaf_index);
+      return { index, bytes: toBytes(row.body), leafHash: leafHashes.get(index) ?? new Uint8Array(32) };
+    });
+  };
+  async function* entryPages(): AsyncGenerator<ExportEntry[]> {
+    // The next page is read while this one is encoded and written: the database and the writer overlap.
+    const prefetch = (start: bigint): Promise<ExportEntry[]> => {
+      const p = readPage(start);
+      // Observed now: if the writer fails first, this page is never awaited and must not become an unhandled rejection.
+      p.catch(() => undefined);
+      return p;
+    };
+    let next = limit > 0n ? prefetch(0n) : undefined;
+    for (let start = 0n; next !== undefined; start += BigInt(PAGE)) {
+      const page = await next;
+      next = start + BigInt(PAGE) < limit ? prefetch(start + BigInt(PAGE)) : undefined;
+      entries += page.length;
+      yield page;
     }
   }
   async function* checkpointRows(): AsyncGenerator<ExportCheckpoint> {
@@ -75,6 +88,6 @@ export async function exportLedgerToFile(db: Database, key: Pick<LogKey, "origin
       next = sizes[sizes.length - 1]! + 1n;
     }
   }
-  await writeLinesToFile(outPath, exportLines({ origin: key.origin, logKey: key.verifier, entries: entryRows(), checkpoints: checkpointRows() }));
+  await writeLinesToFile(outPath, exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows() }));
   return { entries, checkpoints };
 }

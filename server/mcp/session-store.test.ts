@@ -1,7 +1,9 @@
 import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { createToken } from "../tokens";
-import { countLiveSessions, findSession, insertSession, liveSessionDigests, newSessionId, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
+import { allEntries } from "../../test/pipeline/support";
+import { hashActor } from "../ledger/entry";
+import { countLiveSessions, deleteSession, findSession, insertSession, liveSessionDigests, newSessionId, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
 
 describeEachDatabase("mcp session store", (db) => {
   it("binds a session to its token, slides idle expiry, and reclaims expired sessions", async () => {
@@ -26,5 +28,22 @@ describeEachDatabase("mcp session store", (db) => {
     expect((await liveSessionDigests(handle.db, [stored.digest], new Date(t0.getTime() + 1000))).has(stored.digest)).toBe(true);
     expect((await reclaimExpiredSessions(handle.db, new Date(t0.getTime() + 91_000))).length).toBeGreaterThanOrEqual(1);
     expect(await findSession(handle.db, id, a.token.id, t0)).toEqual({ ok: false, reason: "unknown" });
+  });
+
+  it("seals each session's start and end: opened, closed once (ending twice seals once), expired", async () => {
+    const { handle } = db();
+    const t0 = new Date("2031-01-01T00:00:00Z");
+    const { token } = await createToken(handle.db, { name: "sealed", readOnly: false, tools: null, hosts: null, expiresAt: null, createdBy: "cli" }, { knownTools: [], now: new Date() });
+    const lifetimes = { idleS: 60, maxS: 300 };
+    const open = (id: string) => insertSession(handle.db, { sessionId: id, tokenId: token.id, protocolVersion: "2025-11-25", clientInfo: {}, clientCapabilities: {} }, lifetimes, t0);
+    const closedOne = await open(newSessionId());
+    const expiring = await open(newSessionId());
+    await deleteSession(handle.db, closedOne.digest);
+    await deleteSession(handle.db, closedOne.digest);
+    await reclaimExpiredSessions(handle.db, new Date(t0.getTime() + 61_000));
+    const events = (await allEntries(handle.db))
+      .filter((e) => e.type === "session/1" && e.actor === hashActor("token", token.id))
+      .map((e) => `${(e.data as { event: string }).event}:${(e.data as { session_digest: string }).session_digest === `sha256:${closedOne.digest}` ? "closed-one" : (e.data as { session_digest: string }).session_digest === `sha256:${expiring.digest}` ? "expiring" : "?"}`);
+    expect(events).toEqual(["opened:closed-one", "opened:expiring", "closed:closed-one", "expired:expiring"]);
   });
 });

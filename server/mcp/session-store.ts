@@ -2,12 +2,24 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, count, eq, gt, inArray, isNull, lte, or } from "drizzle-orm";
 import type { Database } from "../db";
 import { agentTokens, mcpSessions } from "../db/schema";
+import { appendEntry } from "../ledger/append";
+import { hashActor } from "../ledger/entry";
 
 /**
  * MCP sessions in PostgreSQL. Only sha256(session id) is stored; the id is a
  * name, not a credential — every request is authenticated by its bearer
  * token, and a session answers only to the token that opened it.
+ *
+ * Every session's start and end is sealed (session/1: opened, closed,
+ * expired) in the same transaction as the row change, so the audit log shows
+ * which agent sessions existed when — leases and actions name them.
  */
+
+type SessionEvent = "opened" | "closed" | "expired";
+
+async function sealSession(db: Database, event: SessionEvent, digest: string, tokenId: string, time: Date): Promise<void> {
+  await appendEntry(db, { type: "session/1", time, action_id: null, actor: hashActor("token", tokenId), data: { event, session_digest: `sha256:${digest}`, channel: "mcp" } });
+}
 
 export interface SessionLifetimes {
   idleS: number;
@@ -54,15 +66,19 @@ export async function insertSession(
 ): Promise<StoredSession> {
   const digest = sessionDigest(input.sessionId);
   const expiresAt = expiryFor(now, now, lifetimes);
-  await db.insert(mcpSessions).values({
-    id: digest,
-    tokenId: input.tokenId,
-    protocolVersion: input.protocolVersion,
-    clientInfo: input.clientInfo,
-    clientCapabilities: input.clientCapabilities,
-    createdAt: now,
-    lastSeenAt: now,
-    expiresAt,
+  await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    await tx.insert(mcpSessions).values({
+      id: digest,
+      tokenId: input.tokenId,
+      protocolVersion: input.protocolVersion,
+      clientInfo: input.clientInfo,
+      clientCapabilities: input.clientCapabilities,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt,
+    });
+    await sealSession(tx, "opened", digest, input.tokenId, now);
   });
   return { digest, tokenId: input.tokenId, protocolVersion: input.protocolVersion, clientInfo: input.clientInfo, clientCapabilities: input.clientCapabilities, createdAt: now, lastSeenAt: now, expiresAt };
 }
@@ -106,14 +122,23 @@ export async function touchSession(db: Database, session: StoredSession, lifetim
     .where(eq(mcpSessions.id, session.digest));
 }
 
+/** Ends a session (sealed `closed`); a session already gone is left alone, so ending twice seals once. */
 export async function deleteSession(db: Database, digest: string): Promise<void> {
-  await db.delete(mcpSessions).where(eq(mcpSessions.id, digest));
+  await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [row] = await tx.delete(mcpSessions).where(eq(mcpSessions.id, digest)).returning({ tokenId: mcpSessions.tokenId });
+    if (row !== undefined) await sealSession(tx, "closed", digest, row.tokenId, new Date());
+  });
 }
 
-/** Deletes expired sessions (idle or past their maximum age); returns their digests (their leases must go too). */
+/** Deletes expired sessions (idle or past their maximum age), each sealed `expired`; returns their digests (their leases must go too). */
 export async function reclaimExpiredSessions(db: Database, now: Date): Promise<string[]> {
-  const rows = await db.delete(mcpSessions).where(lte(mcpSessions.expiresAt, now)).returning({ id: mcpSessions.id });
-  return rows.map((r) => r.id);
+  return db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const rows = await tx.delete(mcpSessions).where(lte(mcpSessions.expiresAt, now)).returning({ id: mcpSessions.id, tokenId: mcpSessions.tokenId });
+    for (const r of rows) await sealSession(tx, "expired", r.id, r.tokenId, now);
+    return rows.map((r) => r.id);
+  });
 }
 
 /**
