@@ -5,6 +5,10 @@
  * host finished, and later ones on that host wait for it — and results are
  * delivered in the order the calls were made.
  *
+ * A call of a mutating operation whose assessed risk is read_only (`ls`
+ * through run_command) counts as read-only here, as it does for the lease
+ * (service.ts decides it before enqueueing, so calls keep their order).
+ *
  * This is in-process ordering of one session's concurrent calls; across
  * sessions and hub processes the host's exclusive lease is what serialises
  * mutating actions.

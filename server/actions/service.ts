@@ -6,6 +6,8 @@
 import { createCapabilityRegistry } from "../capabilities";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
+import { assessActionRiskSync } from "../policy/assess-action";
+import { initShellRisk } from "../policy/risk";
 import { resumeAction, submitAction } from "./pipeline";
 import { createActionScheduler, type ActionScheduler } from "./queue";
 import { createCompletionWaiter } from "../hosts/completion";
@@ -23,7 +25,25 @@ function sessionKey(caller: Caller): string {
   return `${who}/${caller.sessionId ?? "-"}`;
 }
 
+/**
+ * Whether a call of a mutating operation is read-only by its assessed risk
+ * (`ls` through run_command), so the session schedules it like one — the
+ * same verdict the pipeline will reach, taken synchronously here so calls
+ * keep their order. Anything undecidable (parser not loaded yet, arguments
+ * the pipeline will refuse) is scheduled as mutating: a barrier is always safe.
+ */
+function assessedReadOnly(deps: PipelineDeps, resolution: ReturnType<PipelineDeps["registry"]["resolveOperation"]>, args: Record<string, unknown> | null): boolean {
+  if (args === null || typeof args !== "object") return false;
+  try {
+    return assessActionRiskSync({ capability: resolution.manifest.id, operation: resolution.operation, prepared: args, customRules: deps.customRiskRules }).level === "read_only";
+  } catch {
+    return false;
+  }
+}
+
 export function createActionPipeline(deps: PipelineDeps, scheduler: ActionScheduler = createActionScheduler()): ActionPipeline {
+  // Loaded now so the first calls can be scheduled by their assessed risk too (until then: barriers).
+  initShellRisk().catch(() => undefined);
   return {
     deps,
     submit(caller, request, options) {
@@ -31,7 +51,7 @@ export function createActionPipeline(deps: PipelineDeps, scheduler: ActionSchedu
       try {
         const resolution = deps.registry.resolveOperation(request.operation);
         const args = request.arguments as Record<string, unknown> | null;
-        task = { mutating: resolution.operation.mutating, host: typeof args?.["host"] === "string" ? args["host"] : null };
+        task = { mutating: resolution.operation.mutating && !assessedReadOnly(deps, resolution, args), host: typeof args?.["host"] === "string" ? args["host"] : null };
       } catch {
         // Unknown operation: scheduled as a barrier; the pipeline refuses it.
       }

@@ -14,7 +14,7 @@
  * - a mutating operation of a capability with no assessor is `high`.
  */
 import type { OperationDeclaration } from "../capabilities";
-import { assessShellRisk, compareRisk, maxRisk, type CustomRiskRule, type RiskLevel, type RiskReason, type RiskVerdict } from "./risk";
+import { assessShellRiskSync, compareRisk, initShellRisk, maxRisk, type CustomRiskRule, type RiskLevel, type RiskReason, type RiskVerdict } from "./risk";
 
 export interface ActionRiskInput {
   capability: string;
@@ -23,7 +23,7 @@ export interface ActionRiskInput {
   customRules?: readonly CustomRiskRule[];
 }
 
-type Assessor = (input: ActionRiskInput) => Promise<RiskReason[]>;
+type Assessor = (input: ActionRiskInput) => RiskReason[];
 
 const NO_SPAN = { start: 0, end: 0, line: 1, column: 1 } as const;
 
@@ -42,31 +42,41 @@ function envReasons(prepared: Record<string, unknown>): RiskReason[] {
     .map((name) => floor("high", "env.loader", `environment variable ${name} changes which code programs load or run`));
 }
 
-async function shellText(text: unknown, customRules: readonly CustomRiskRule[] | undefined): Promise<RiskReason[]> {
+function shellText(text: unknown, customRules: readonly CustomRiskRule[] | undefined): RiskReason[] {
   if (typeof text !== "string") return [floor("high", "shell.missing", "no shell text to assess")];
-  return (await assessShellRisk(text, { customRules: customRules ?? [] })).reasons;
+  return assessShellRiskSync(text, { customRules: customRules ?? [] }).reasons;
 }
 
-const shell: Assessor = async (input) => [...(await shellText(input.prepared["command"], input.customRules)), ...envReasons(input.prepared)];
+const shell: Assessor = (input) => [...shellText(input.prepared["command"], input.customRules), ...envReasons(input.prepared)];
 
 const ASSESSORS: Readonly<Record<string, Assessor>> = {
   shell,
-  "egress-shell": async (input) => [...(await shell(input)), floor("medium", "network.egress", "the command may reach the network (egress allow-list)")],
-  code: async (input) => {
+  "egress-shell": (input) => [...shell(input), floor("medium", "network.egress", "the command may reach the network (egress allow-list)")],
+  code: (input) => {
     const reasons = [floor("medium", "code.run", "runs caller-supplied code")];
     // Shell code is shell text: parse it like run_command.
-    if (input.prepared["language"] === "bash") reasons.push(...(await shellText(input.prepared["code"], input.customRules)));
+    if (input.prepared["language"] === "bash") reasons.push(...shellText(input.prepared["code"], input.customRules));
     return reasons;
   },
-  workspace: async () => [floor("low", "workspace.write", "writes a file in the host workspace")],
+  workspace: () => [floor("low", "workspace.write", "writes a file in the host workspace")],
 };
 
 export async function assessActionRisk(input: ActionRiskInput): Promise<RiskVerdict> {
+  await initShellRisk();
+  return assessActionRiskSync(input);
+}
+
+/**
+ * The same verdict, synchronously: the shell parser must be loaded
+ * (`initShellRisk`), otherwise a plain Error is thrown. Invalid shell text
+ * throws INVALID_ARGUMENT as in `assessShellRiskSync`.
+ */
+export function assessActionRiskSync(input: ActionRiskInput): RiskVerdict {
   if (!input.operation.mutating) {
     return { level: "read_only", reasons: [floor("read_only", "operation.read-only", `${input.operation.name} is declared read-only by its manifest`)] };
   }
   const assessor = ASSESSORS[input.capability];
-  const reasons = assessor === undefined ? [floor("high", "capability.unassessed", `no risk analysis for capability ${input.capability}; mutating operations default to high`)] : await assessor(input);
+  const reasons = assessor === undefined ? [floor("high", "capability.unassessed", `no risk analysis for capability ${input.capability}; mutating operations default to high`)] : assessor(input);
   const level = reasons.reduce<RiskLevel>((acc, reason) => maxRisk(acc, reason.level), "read_only");
   return { level, reasons: [...reasons].sort((a, b) => compareRisk(b.level, a.level) || a.span.start - b.span.start) };
 }

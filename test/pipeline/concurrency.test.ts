@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { createActionPipeline, createActionScheduler, submitAction } from "../../server/actions";
+import { createActionPipeline, createActionScheduler, submitAction, type ActionScheduler } from "../../server/actions";
+import { initShellRisk } from "../../server/policy/risk";
 import { approve } from "../../server/approvals";
 import { grants, jobs } from "../../server/db/schema";
 import { LeaseholdError } from "../../server/errors";
@@ -196,6 +197,42 @@ describe("per-session scheduling", () => {
     for (const r of ["r1", "r2", "r3", "r4", "r5"]) expect(at(`end ${r}`)).toBeLessThan(at("start w1"));
     expect(at("end w1")).toBeLessThan(at("start r6"));
     expect(at("end r6")).toBeLessThan(at("start w2"));
+  });
+
+  it("the service schedules a mutating operation by its assessed risk: ls through run_command runs like a read, anything else is a barrier", async () => {
+    await initShellRisk();
+    const seen: Array<{ command: unknown; mutating: boolean }> = [];
+    const inner = createActionScheduler();
+    const spy: ActionScheduler = {
+      run(key, task, fn) {
+        seen.push({ command: current, mutating: task.mutating });
+        return inner.run(key, task, fn);
+      },
+    };
+    let current: unknown;
+    const test = await openTestDatabase("pglite");
+    try {
+      const pipeline = createActionPipeline(testDeps(test.handle), spy);
+      const host = await insertHost(test.handle.db);
+      const caller = await insertToken(test.handle.db);
+      for (const command of ["ls -la", "cat a | wc -l", "touch x", "ls; rm -rf x", "", 42]) {
+        current = command;
+        await pipeline.submit(caller, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 }).catch(() => undefined);
+      }
+      current = "fs_read";
+      await pipeline.submit(caller, { operation: "fs_read", arguments: { host: host.name, path: "a" }, channel: "mcp" }, { waitMs: 0 });
+      expect(seen).toEqual([
+        { command: "ls -la", mutating: false },
+        { command: "cat a | wc -l", mutating: false },
+        { command: "touch x", mutating: true },
+        { command: "ls; rm -rf x", mutating: true },
+        { command: "", mutating: true },
+        { command: 42, mutating: true },
+        { command: "fs_read", mutating: false },
+      ]);
+    } finally {
+      await test.dispose();
+    }
   });
 
   it("the pipeline service schedules per session", async () => {
