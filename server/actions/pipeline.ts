@@ -14,9 +14,12 @@
  *               idempotency key lookup
  *   5 assess    risk from the prepared action (never the caller's claim)
  *   6 decide    auto-allow / grant (one use, atomic) / hold for approval —
- *               sealed (decision/1, grant/1) in the transaction that records it
+ *               sealed (decision/1, grant/1) in the transaction that records it;
+ *               a call a grant would allow first checks that no other session
+ *               holds the host exclusively (HOST_BUSY, the use left unspent)
  *   7 approval  wait for the decision (approval/1 is sealed by approvals/)
- *   8 lease     exclusive for mutating, observe for read-only (lease/1)
+ *   8 lease     exclusive for a mutating operation above read_only risk,
+ *               observe otherwise (lease/1); the mode travels in the job
  *   9 dispatch  hash recomputed and compared; hub-signed job queued (dispatch/1)
  *
  * Steps 1–5 have no side effects, so their result is sealed with the
@@ -39,10 +42,10 @@ import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision }
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce } from "../hosts/notify";
 import { jobTopic } from "../hosts/wake";
-import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, type LeaseMode } from "../leases";
+import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decisionPath } from "../policy/decide";
-import { consumeMatchingGrant } from "../policy/grants";
+import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
 import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, PipelineSettings, StoredResult, SubmitOptions } from "./types";
 
@@ -225,6 +228,19 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   const verdict = await step(trace, "assess", () =>
     assessActionRisk({ capability: resolution.manifest.id, operation: resolution.operation, prepared: prepared.action.arguments, customRules: deps.customRiskRules }),
   );
+
+  // A grant use is spent only on an action that can take its lease now: when another session holds
+  // the host exclusively and a grant would allow this call, it gets HOST_BUSY (retryable) and the use
+  // stays unspent, so retries against a busy host cannot drain a grant. (A held call is still held:
+  // the host may be free by the time a person decides.)
+  if (decisionPath(verdict.level) === "grant_or_hold" && leaseModeFor(resolution.operation.mutating, verdict.level) === "exclusive") {
+    await step(trace, "lease", async () => {
+      const busy = await exclusiveConflict(db, host.id, leaseHolderOf(caller));
+      if (busy === null) return;
+      const grants = await matchingGrants(db, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments });
+      if (grants.length > 0) throw busy;
+    });
+  }
 
   // 6 decide — action row, grant use, decision and approval request commit together.
   const actionId = randomUUID();
@@ -430,12 +446,7 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     acquireLease(db, {
       hostId: prepared.host.id,
       mode,
-      holder: {
-        ownerKind: caller.kind,
-        ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId,
-        sessionId: caller.sessionId,
-        description: callerDescription(caller),
-      },
+      holder: leaseHolderOf(caller),
       timings: { ttlMs: settingsOf(deps).leaseTtlMs, idleMs: settingsOf(deps).leaseIdleMs },
       actionId: row.id,
     }),
@@ -455,6 +466,10 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
  * so an assessment that missed a write is stopped by file ownership in the
  * kernel, not trusted.
  */
+function leaseHolderOf(caller: Caller): LeaseHolder {
+  return { ownerKind: caller.kind, ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId, sessionId: caller.sessionId, description: callerDescription(caller) };
+}
+
 export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel): LeaseMode {
   return mutatingOperation && risk !== "read_only" ? "exclusive" : "observe";
 }

@@ -98,6 +98,38 @@ async function lapseOnHost(tx: Tx, hostId: string, now: Date): Promise<void> {
   for (const lease of lapsed) await sealLease(asDb(tx), lease, "lapsed", { kind: "system", id: "lease-reaper" }, null);
 }
 
+function hostBusy(holder: LeaseRow): LeaseholdError {
+  return new LeaseholdError("HOST_BUSY", `host is leased exclusively by ${holder.description || "another session"} until ${holder.expiresAt.toISOString()} (refused by a hub check)`, {
+    tier: "hub",
+    retryable: true,
+    hint: "retry after the holder's lease is released, lapses when idle, or an admin revokes it",
+    details: { lease_id: holder.id, holder: holder.description, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString() },
+  });
+}
+
+/**
+ * The HOST_BUSY that `acquireLease(… mode: "exclusive")` would throw for
+ * `holder` now, or null when nobody else holds the host exclusively. A
+ * read without the host lock: a racer may still take the lease first, and
+ * `acquireLease` stays the check that counts. The pipeline asks before it
+ * spends a grant use, so a busy host does not drain grants.
+ */
+export async function exclusiveConflict(db: Database, hostId: string, holder: LeaseHolder, now = new Date()): Promise<LeaseholdError | null> {
+  const active = await db
+    .select()
+    .from(leases)
+    .where(
+      and(
+        eq(leases.hostId, hostId),
+        eq(leases.mode, "exclusive"),
+        isNull(leases.releasedAt),
+        sql`${leases.expiresAt} > ${now.toISOString()}::timestamptz and ${leases.idleExpiresAt} > ${now.toISOString()}::timestamptz`,
+      ),
+    );
+  const other = active.find((lease) => !sameHolder(lease, holder));
+  return other === undefined || active.some((lease) => sameHolder(lease, holder)) ? null : hostBusy(other);
+}
+
 function sameHolder(lease: LeaseRow, holder: LeaseHolder): boolean {
   return lease.ownerKind === holder.ownerKind && lease.ownerId === holder.ownerId && lease.sessionId === holder.sessionId;
 }
@@ -138,14 +170,7 @@ export async function acquireLease(db: Database, input: AcquireLeaseInput): Prom
     }
     if (input.mode === "exclusive") {
       const holder = active.find((lease) => lease.mode === "exclusive");
-      if (holder !== undefined) {
-        throw new LeaseholdError("HOST_BUSY", `host is leased exclusively by ${holder.description || "another session"} until ${holder.expiresAt.toISOString()} (refused by a hub check)`, {
-          tier: "hub",
-          retryable: true,
-          hint: "retry after the holder's lease is released, lapses when idle, or an admin revokes it",
-          details: { lease_id: holder.id, holder: holder.description, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString() },
-        });
-      }
+      if (holder !== undefined) throw hostBusy(holder);
     }
     const expiresAt = new Date(now.getTime() + ttlMs);
     const [lease] = await tx

@@ -62,7 +62,8 @@ describeEachDatabase("grants, leases, idempotency", (db) => {
     const deps = testDeps(db().handle);
     const host = await insertHost(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
-    await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "low", uses: 10, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z]" });
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "low", uses: 10, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z]" });
+    const usesLeft = async () => (await db().handle.db.select().from(grants).where(eq(grants.id, grant.id)))[0]?.usesRemaining;
     const holder = await insertToken(db().handle.db);
     const other = await insertToken(db().handle.db);
     const touch = (caller: typeof holder, name: string) => submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: `touch ${name}` }, channel: "mcp" }, { waitMs: 0 });
@@ -78,6 +79,12 @@ describeEachDatabase("grants, leases, idempotency", (db) => {
     expect(busy?.retryable).toBe(true);
     expect(busy?.message).toContain("agent token");
     expect(busy?.details?.["holder"]).toContain("test token");
+    // Retrying against a busy host does not drain the grant: a use is spent only when the lease can be taken.
+    expect(await usesLeft()).toBe(9);
+    for (let i = 0; i < 3; i++) expect(await codeOf(touch(other, "b"))).toBe("HOST_BUSY");
+    expect(await usesLeft()).toBe(9);
+    // A call no grant covers is still held for a person, busy host or not.
+    expect(await codeOf(submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "mkdir nope" }, channel: "mcp" }, { waitMs: 0 }))).toBe("APPROVAL_PENDING");
     // Read-only actions share the host: a read-only operation, and a read_only command through run_command.
     const pwd = await submitAction(deps, other, { operation: "run_command", arguments: { host: host.name, command: "pwd" }, channel: "mcp" }, { waitMs: 0 });
     expect(pwd.decision).toBe("auto_allow");
