@@ -8,6 +8,8 @@
  * start` starts its local guest). Needs root: the sandbox creates
  * namespaces and cgroups, and the ceiling file must be root-owned.
  */
+import { parseCommandArgs, requireFlag } from "../server/cli/args";
+import { UsageError } from "../server/cli/io";
 import { enrol } from "./daemon/enrol";
 import { GuestDaemon } from "./daemon/daemon";
 import { DEFAULT_STATE_DIR, loadEnrolment } from "./daemon/state";
@@ -16,41 +18,32 @@ export const DEFAULT_CEILING_PATH = "/etc/leasehold/ceiling.json";
 const USAGE = `usage: leasehold-guest enrol --hub URL --code CODE [--state-dir DIR]
        leasehold-guest run [--state-dir DIR] [--ceiling FILE] [--hub URL --enrol-code CODE]`;
 
-function flags(args: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < args.length; i += 2) {
-    const flag = args[i] ?? "";
-    const value = args[i + 1];
-    if (!flag.startsWith("--") || value === undefined) throw new Error(`unexpected argument ${JSON.stringify(flag)}\n${USAGE}`);
-    out.set(flag.slice(2), value);
-  }
-  return out;
-}
+const ENROL_FLAGS = { hub: { type: "string" }, code: { type: "string" }, "state-dir": { type: "string" } } as const;
+const RUN_FLAGS = { hub: { type: "string" }, "enrol-code": { type: "string" }, "state-dir": { type: "string" }, ceiling: { type: "string" } } as const;
 
+/** A usage mistake exits 2 with one line; anything that went wrong while doing the work exits 1. */
 export async function guestMain(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === "enrol") {
-      const f = flags(rest);
-      const hub = f.get("hub");
-      const code = f.get("code");
-      if (hub === undefined || code === undefined) throw new Error(`--hub and --code are required\n${USAGE}`);
-      const stateDir = f.get("state-dir") ?? DEFAULT_STATE_DIR;
+      const { values } = parseCommandArgs(rest, ENROL_FLAGS);
+      const hub = requireFlag(values, "hub");
+      const code = requireFlag(values, "code");
+      const stateDir = values["state-dir"] ?? DEFAULT_STATE_DIR;
       const e = await enrol({ hub, code, stateDir });
       console.log(`enrolled as host ${JSON.stringify(e.name)} (${e.host_id}) with ${e.hub}; state in ${stateDir}`);
       return 0;
     }
     if (command === "run") {
-      const f = flags(rest);
-      const stateDir = f.get("state-dir") ?? DEFAULT_STATE_DIR;
-      const code = f.get("enrol-code");
+      const { values } = parseCommandArgs(rest, RUN_FLAGS);
+      const stateDir = values["state-dir"] ?? DEFAULT_STATE_DIR;
+      const code = values["enrol-code"];
       if (code !== undefined && loadEnrolment(stateDir) === null) {
-        const hub = f.get("hub");
-        if (hub === undefined) throw new Error(`--enrol-code needs --hub\n${USAGE}`);
+        const hub = requireFlag(values, "hub", "--enrol-code enrols with that hub");
         const e = await enrol({ hub, code, stateDir });
         console.error(`leasehold-guest: enrolled as host ${JSON.stringify(e.name)} (${e.host_id})`);
       }
-      const daemon = new GuestDaemon({ stateDir, ceilingPath: f.get("ceiling") ?? DEFAULT_CEILING_PATH });
+      const daemon = new GuestDaemon({ stateDir, ceilingPath: values.ceiling ?? DEFAULT_CEILING_PATH });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -63,9 +56,16 @@ export async function guestMain(argv: string[]): Promise<number> {
       await daemon.run();
       return 0;
     }
-    console.error(USAGE);
-    return command === undefined || command === "--help" ? 0 : 2;
+    if (command === undefined || command === "--help" || command === "help") {
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    }
+    throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`leasehold-guest${command === "enrol" || command === "run" ? ` ${command}` : ""}: ${error.message}\n${USAGE}`);
+      return 2;
+    }
     console.error(`leasehold-guest: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }

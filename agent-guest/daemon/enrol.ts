@@ -7,22 +7,43 @@
 import { createPublicKey, sign } from "node:crypto";
 import { generateCosignerKey } from "../../server/ledger/witness";
 import { enrolmentProofString, sha256Hex } from "../../server/hosts/protocol";
+import { UsageError } from "../../server/cli/io";
 import { LeaseholdError } from "../../server/errors/index";
 import { createHostKey, ensureStateDir, loadEnrolment, saveEnrolment, saveWitnessKey, type Enrolment } from "./state";
 
 export async function enrol(options: { hub: string; code: string; stateDir: string }): Promise<Enrolment> {
   const hub = options.hub.replace(/\/+$/, "");
+  let url: URL;
+  try {
+    url = new URL(hub);
+  } catch {
+    throw new UsageError(`--hub ${JSON.stringify(options.hub)} is not a URL (e.g. https://hub.example:8700)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--hub must be an http(s) URL, not ${url.protocol}`);
+  // One state directory is one host: enrolling it again would register its key under a second name.
+  const existing = loadEnrolment(options.stateDir);
+  if (existing !== null) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `${options.stateDir} is already enrolled as host ${JSON.stringify(existing.name)} (${existing.host_id}) with ${existing.hub}; use another --state-dir, or remove this one to enrol afresh`, { tier: "guest" });
+  }
   ensureStateDir(options.stateDir);
   const hostKey = createHostKey(options.stateDir);
   const publicKey = createPublicKey(hostKey).export({ type: "spki", format: "pem" }).toString();
   const witnessName = `${new URL(hub).host}/leasehold-guest/${sha256Hex(publicKey).slice(0, 12)}`;
   const witness = generateCosignerKey(witnessName);
   const proof = sign(null, Buffer.from(enrolmentProofString(sha256Hex(options.code), witness.verifier)), hostKey).toString("base64");
-  const response = await fetch(`${hub}/api/agent/enrol`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code: options.code, public_key: publicKey, witness_key: witness.verifier, proof }),
-  });
+  let response: Response;
+  try {
+    response = await fetch(`${hub}/api/agent/enrol`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code: options.code, public_key: publicKey, witness_key: witness.verifier, proof }),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error, the timeout) is its cause.
+    const cause = error instanceof Error && error.cause instanceof Error ? ((error.cause as NodeJS.ErrnoException).code ?? error.cause.message) : error instanceof Error ? error.message : String(error);
+    throw new LeaseholdError("HOST_UNAVAILABLE", `cannot reach the hub at ${hub}: ${cause}; nothing was enrolled`, { tier: "guest" });
+  }
   const body = (await response.json().catch(() => null)) as { host_id?: string; name?: string; hub?: { job_key?: string; log_key?: string }; code?: string; message?: string } | null;
   if (!response.ok || body?.host_id === undefined || body.hub?.job_key === undefined || body.hub.log_key === undefined || body.name === undefined) {
     throw new LeaseholdError("UNAUTHENTICATED", `enrolment refused by the hub (${response.status}): ${body?.message ?? "no answer"}`, { tier: "guest" });
