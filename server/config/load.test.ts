@@ -29,8 +29,17 @@ describe("loadConfig", () => {
           sessionsPerToken: 32,
         },
         localGuest: true,
+        jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000 },
       },
     });
+  });
+
+  it("guest job windows: whole seconds, a heartbeat window of at least 6 s (three missed heartbeats), refused by name", () => {
+    const ok = loadConfig({ LEASEHOLD_JOB_HEARTBEAT_LOST_S: "60", LEASEHOLD_JOB_CLAIM_WAIT_S: "30" }, cwd);
+    expect(ok.ok && ok.config.jobs).toEqual({ heartbeatLostMs: 60_000, claimWaitMs: 30_000 });
+    expect(loadConfig({ LEASEHOLD_JOB_HEARTBEAT_LOST_S: "5" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_HEARTBEAT_LOST_S" });
+    expect(loadConfig({ LEASEHOLD_JOB_CLAIM_WAIT_S: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_CLAIM_WAIT_S" });
+    expect(loadConfig({ LEASEHOLD_JOB_CLAIM_WAIT_S: "1.5" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_CLAIM_WAIT_S" });
   });
 
   it("LEASEHOLD_LOCAL_GUEST is 0 or 1, refused by name otherwise", () => {

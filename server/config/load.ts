@@ -38,6 +38,15 @@ export interface HubConfig {
   mcp: McpConfig;
   /** Start a guest agent for this machine (host "local") with the hub (LEASEHOLD_LOCAL_GUEST, default on). */
   localGuest: boolean;
+  /** Guest job windows (LEASEHOLD_JOB_HEARTBEAT_LOST_S, LEASEHOLD_JOB_CLAIM_WAIT_S). */
+  jobs: JobWindows;
+}
+
+export interface JobWindows {
+  /** A claimed job silent this long has an unknown outcome. */
+  heartbeatLostMs: number;
+  /** A queued job unclaimed this long fails with HOST_UNAVAILABLE. */
+  claimWaitMs: number;
 }
 
 export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; variable: string; message: string };
@@ -92,7 +101,8 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     sessionMaxS: e.LEASEHOLD_MCP_SESSION_MAX_S,
     sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
   };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1" } };
+  const jobs: JobWindows = { heartbeatLostMs: e.LEASEHOLD_JOB_HEARTBEAT_LOST_S * 1000, claimWaitMs: e.LEASEHOLD_JOB_CLAIM_WAIT_S * 1000 };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs } };
 }
 
 /** A URL safe to print: the password is never shown. */

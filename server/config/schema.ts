@@ -23,6 +23,8 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_MCP_SESSION_MAX_S",
   "LEASEHOLD_MCP_SESSIONS_PER_TOKEN",
   "LEASEHOLD_LOCAL_GUEST",
+  "LEASEHOLD_JOB_HEARTBEAT_LOST_S",
+  "LEASEHOLD_JOB_CLAIM_WAIT_S",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -111,6 +113,11 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_SESSIONS_PER_TOKEN: wholeNumber(1, 10_000).default(32),
   // `leasehold start` enrols and runs a guest agent for this machine (host "local") unless "0".
   LEASEHOLD_LOCAL_GUEST: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
+  // Guest jobs (server/hosts/delivery.ts): how long a running job may go without a heartbeat
+  // (guests send one every 2 s) before its outcome is unknown, and how long a queued job waits
+  // for its host's guest before HOST_UNAVAILABLE. Longer suits hosts on flaky networks.
+  LEASEHOLD_JOB_HEARTBEAT_LOST_S: wholeNumber(6, 3600).default(10),
+  LEASEHOLD_JOB_CLAIM_WAIT_S: wholeNumber(1, 3600).default(10),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

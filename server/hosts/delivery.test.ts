@@ -4,7 +4,8 @@ import { describeEachDatabase } from "../../test/support/databases";
 import { insertHost } from "../../test/pipeline/support";
 import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
-import { heartbeat } from "./delivery";
+import { eq } from "drizzle-orm";
+import { heartbeat, sweepJobs } from "./delivery";
 import { HeartbeatBody } from "./protocol";
 import { onOutputProgress, type OutputProgress } from "./wake";
 
@@ -55,6 +56,27 @@ describeEachDatabase("heartbeat and output progress", (db) => {
     } finally {
       for (const l of listeners) l.stop();
     }
+  });
+});
+
+describeEachDatabase("the job sweep's windows", (db) => {
+  it("a claim silent longer than the heartbeat window ends unknown, a job unclaimed longer than the claim window ends HOST_UNAVAILABLE; shorter ones are left alone", async () => {
+    const d = db().handle.db;
+    const host = await insertHost(d);
+    const claimed = await insertJob(d, host.id, "claimed");
+    const queued = await insertJob(d, host.id, "queued");
+    const threeSecondsAgo = new Date(Date.now() - 3_000);
+    await d.update(jobs).set({ heartbeatAt: threeSecondsAgo }).where(eq(jobs.id, claimed.jobId));
+    await d.update(jobs).set({ createdAt: threeSecondsAgo }).where(eq(jobs.id, queued.jobId));
+    const state = async (actionId: string) => (await d.select().from(actions).where(eq(actions.id, actionId)))[0];
+
+    expect(await sweepJobs(d, { windows: { heartbeatLostMs: 60_000, claimWaitMs: 60_000 } })).toBe(0);
+    expect((await state(claimed.actionId))?.state).toBe("dispatched");
+    expect(await sweepJobs(d, { windows: { heartbeatLostMs: 2_000, claimWaitMs: 2_000 } })).toBe(2);
+    expect((await state(claimed.actionId))?.state).toBe("unknown");
+    const failed = await state(queued.actionId);
+    expect(failed?.state).toBe("failed");
+    expect((failed?.result as { error: { code: string; message: string } }).error).toMatchObject({ code: "HOST_UNAVAILABLE", message: expect.stringContaining("within 2 s") });
   });
 });
 

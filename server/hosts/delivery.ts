@@ -7,11 +7,14 @@
  * - `heartbeat`: the guest renews its claim while the job runs.
  * - `sweepJobs`: run periodically by every hub process (each update is
  *   conditional, so replicas may race harmlessly):
- *     claimed, no heartbeat for HEARTBEAT_LOST_MS → job `lost`, action
- *       `unknown`, sealed as job/1 `unknown`. Never re-queued: the guest may
- *       have run it, and running twice is worse than not knowing.
- *     queued and unclaimed for CLAIM_WAIT_MS → job `cancelled`, action
- *       `failed` with HOST_UNAVAILABLE, sealed as job/1 `host_unavailable`.
+ *     claimed, no heartbeat for `heartbeatLostMs` (default 10 s) → job
+ *       `lost`, action `unknown`, sealed as job/1 `unknown`. Never re-queued:
+ *       the guest may have run it, and running twice is worse than not knowing.
+ *     queued and unclaimed for `claimWaitMs` (default 10 s) → job
+ *       `cancelled`, action `failed` with HOST_UNAVAILABLE, sealed as job/1
+ *       `host_unavailable`.
+ *   Both windows are hub settings (LEASEHOLD_JOB_HEARTBEAT_LOST_S,
+ *   LEASEHOLD_JOB_CLAIM_WAIT_S).
  *   The action's lease is left to lapse at its own expiry.
  */
 import { and, eq, sql } from "drizzle-orm";
@@ -64,10 +67,17 @@ function storedResult(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
 }
 
-const STALE_CLAIM = sql`state = 'claimed' and heartbeat_at < now() - ${HEARTBEAT_LOST_MS} * interval '1 millisecond'`;
-const UNCLAIMED = sql`state = 'queued' and created_at < now() - ${CLAIM_WAIT_MS} * interval '1 millisecond'`;
+export interface SweepWindows {
+  heartbeatLostMs: number;
+  claimWaitMs: number;
+}
 
-function endError(event: "unknown" | "host_unavailable", actionId: string): LeaseholdError {
+const DEFAULT_WINDOWS: SweepWindows = { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
+
+const staleClaim = (w: SweepWindows) => sql`state = 'claimed' and heartbeat_at < now() - ${w.heartbeatLostMs} * interval '1 millisecond'`;
+const unclaimed = (w: SweepWindows) => sql`state = 'queued' and created_at < now() - ${w.claimWaitMs} * interval '1 millisecond'`;
+
+function endError(event: "unknown" | "host_unavailable", actionId: string, w: SweepWindows): LeaseholdError {
   return event === "unknown"
     ? new LeaseholdError("HOST_UNAVAILABLE", "the host stopped answering while it held this job; whether it ran is unknown, and it is not retried", {
         tier: "hub",
@@ -75,7 +85,7 @@ function endError(event: "unknown" | "host_unavailable", actionId: string): Leas
         hint: "check the host; repeat the action yourself if it is safe to run again",
         details: { action_id: actionId, action_state: "unknown" },
       })
-    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${CLAIM_WAIT_MS / 1000} s; the host is offline or busy; nothing ran`, {
+    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${w.claimWaitMs / 1000} s; the host is offline or busy; nothing ran`, {
         tier: "hub",
         retryable: true,
         hint: "hosts_list shows whether the host is online",
@@ -84,13 +94,13 @@ function endError(event: "unknown" | "host_unavailable", actionId: string): Leas
 }
 
 /** Ends one job (conditionally: only if it is still stale) and its action, sealed, in one transaction. */
-async function endJob(db: Database, jobId: string, event: "unknown" | "host_unavailable"): Promise<boolean> {
+async function endJob(db: Database, jobId: string, event: "unknown" | "host_unavailable", w: SweepWindows): Promise<boolean> {
   const ended = await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
     const [job] = await executeRows<{ id: string; action_id: string; host_id: string }>(
       tx,
       sql`update jobs set state = ${event === "unknown" ? "lost" : "cancelled"}, completed_at = now()
-          where id = ${jobId} and ${event === "unknown" ? STALE_CLAIM : UNCLAIMED}
+          where id = ${jobId} and ${event === "unknown" ? staleClaim(w) : unclaimed(w)}
           returning id, action_id, host_id`,
     );
     if (job === undefined) return null;
@@ -105,7 +115,7 @@ async function endJob(db: Database, jobId: string, event: "unknown" | "host_unav
     });
     await tx
       .update(actions)
-      .set({ state: event === "unknown" ? "unknown" : "failed", result: { ...storedResult(action.result), error: endError(event, job.action_id).toPayload() }, updatedAt: new Date() })
+      .set({ state: event === "unknown" ? "unknown" : "failed", result: { ...storedResult(action.result), error: endError(event, job.action_id, w).toPayload() }, updatedAt: new Date() })
       .where(eq(actions.id, job.action_id));
     return job.action_id;
   });
@@ -114,11 +124,12 @@ async function endJob(db: Database, jobId: string, event: "unknown" | "host_unav
 }
 
 /** One pass of the watch over claimed and queued jobs. Returns how many jobs it ended. */
-export async function sweepJobs(db: Database, options: { lost?: boolean } = {}): Promise<number> {
-  const stale = options.lost === false ? [] : await executeRows<{ id: string }>(db, sql`select id from jobs where ${STALE_CLAIM} limit 100`);
-  const unclaimed = await executeRows<{ id: string }>(db, sql`select id from jobs where ${UNCLAIMED} limit 100`);
+export async function sweepJobs(db: Database, options: { lost?: boolean; windows?: SweepWindows } = {}): Promise<number> {
+  const w = options.windows ?? DEFAULT_WINDOWS;
+  const stale = options.lost === false ? [] : await executeRows<{ id: string }>(db, sql`select id from jobs where ${staleClaim(w)} limit 100`);
+  const waiting = await executeRows<{ id: string }>(db, sql`select id from jobs where ${unclaimed(w)} limit 100`);
   let n = 0;
-  for (const j of stale) if (await endJob(db, j.id, "unknown")) n += 1;
-  for (const j of unclaimed) if (await endJob(db, j.id, "host_unavailable")) n += 1;
+  for (const j of stale) if (await endJob(db, j.id, "unknown", w)) n += 1;
+  for (const j of waiting) if (await endJob(db, j.id, "host_unavailable", w)) n += 1;
   return n;
 }

@@ -4,13 +4,14 @@
  * may run it; its updates are conditional.
  */
 import type { Database } from "../db";
-import { HEARTBEAT_LOST_MS, sweepJobs } from "./delivery";
+import { CLAIM_WAIT_MS, HEARTBEAT_LOST_MS, sweepJobs, type SweepWindows } from "./delivery";
 
 export interface HostServices {
   stop(): Promise<void>;
 }
 
-export function startHostServices(db: Database, options: { intervalMs?: number; onError?: (error: unknown) => void } = {}): HostServices {
+export function startHostServices(db: Database, options: { intervalMs?: number; windows?: SweepWindows; onError?: (error: unknown) => void } = {}): HostServices {
+  const windows = options.windows ?? { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   const startedAt = Date.now();
@@ -18,8 +19,8 @@ export function startHostServices(db: Database, options: { intervalMs?: number; 
     if (stopped) return;
     // A hub that just (re)started has not been reachable: give guests one heartbeat window
     // to renew their claims before calling any of them lost.
-    const lost = Date.now() - startedAt > HEARTBEAT_LOST_MS;
-    running = sweepJobs(db, { lost }).catch((error: unknown) => options.onError?.(error));
+    const lost = Date.now() - startedAt > windows.heartbeatLostMs;
+    running = sweepJobs(db, { lost, windows }).catch((error: unknown) => options.onError?.(error));
   }, options.intervalMs ?? 1000);
   timer.unref();
   return {
