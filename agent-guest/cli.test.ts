@@ -3,7 +3,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { guestMain } from "./cli";
+import { guestMain, requireRoot } from "./cli";
 import { ensureStateDir, saveEnrolment } from "./daemon/state";
 
 const dirs: string[] = [];
@@ -67,5 +67,11 @@ describe("leasehold-guest command line", () => {
     saveEnrolment(dir, { hub: "http://hub.test", host_id: "6f1c1c1e-0000-4000-8000-000000000001", name: "web-1", job_key: "k", log_key: "l" });
     expect(await guestMain(["enrol", "--hub", "http://127.0.0.1:1", "--code", "lhe_x", "--state-dir", dir])).toBe(1);
     expect(errors.join("\n")).toMatch(/already enrolled as host "web-1"/);
+  });
+
+  it("refuses to run or enrol as anyone but root, naming the uid", () => {
+    expect(() => requireRoot(1000)).toThrow(/must run as root .*running as uid 1000/);
+    expect(() => requireRoot(null)).toThrow(/running as uid unknown/);
+    expect(() => requireRoot(0)).not.toThrow();
   });
 });

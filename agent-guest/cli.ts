@@ -10,6 +10,7 @@
  */
 import { parseCommandArgs, requireFlag } from "../server/cli/args";
 import { UsageError } from "../server/cli/io";
+import { LeaseholdError } from "../server/errors/index";
 import { enrol } from "./daemon/enrol";
 import { GuestDaemon } from "./daemon/daemon";
 import { DEFAULT_STATE_DIR, loadEnrolment } from "./daemon/state";
@@ -21,12 +22,22 @@ const USAGE = `usage: leasehold-guest enrol --hub URL --code CODE [--state-dir D
 const ENROL_FLAGS = { hub: { type: "string" }, code: { type: "string" }, "state-dir": { type: "string" } } as const;
 const RUN_FLAGS = { hub: { type: "string" }, "enrol-code": { type: "string" }, "state-dir": { type: "string" }, ceiling: { type: "string" } } as const;
 
+/**
+ * The sandbox needs root (namespaces, cgroups, per-lease uids) and the state
+ * directory holds root-only keys: refused up front, rather than a guest that
+ * runs, fails its self-test and takes no jobs.
+ */
+export function requireRoot(uid: number | null = process.getuid?.() ?? null): void {
+  if (uid !== 0) throw new LeaseholdError("UNENFORCEABLE", `leasehold-guest must run as root (the sandbox creates namespaces, cgroups and per-lease uids); running as uid ${uid ?? "unknown"}`, { tier: "guest" });
+}
+
 /** A usage mistake exits 2 with one line; anything that went wrong while doing the work exits 1. */
 export async function guestMain(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === "enrol") {
       const { values } = parseCommandArgs(rest, ENROL_FLAGS);
+      requireRoot();
       const hub = requireFlag(values, "hub");
       const code = requireFlag(values, "code");
       const stateDir = values["state-dir"] ?? DEFAULT_STATE_DIR;
@@ -36,6 +47,7 @@ export async function guestMain(argv: string[]): Promise<number> {
     }
     if (command === "run") {
       const { values } = parseCommandArgs(rest, RUN_FLAGS);
+      requireRoot();
       const stateDir = values["state-dir"] ?? DEFAULT_STATE_DIR;
       const code = values["enrol-code"];
       if (code !== undefined && loadEnrolment(stateDir) === null) {
