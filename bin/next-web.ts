@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { WebFrontEnd } from "../server/cli/context";
+import { HEADER_PEER } from "../server/hosts/protocol";
 
 /**
  * Embeds the production Next.js build in the hub's own HTTP server (one
@@ -19,7 +20,11 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       const app = next({ dev: false, dir: root, hostname, port, httpServer: server, quiet: true });
       await app.prepare();
       const handle = app.getRequestHandler();
-      return (req, res) => handle(req, res);
+      return (req, res) => {
+        // Replaces anything a client sent under this name: routes may record it as the peer.
+        req.headers[HEADER_PEER] = req.socket.remoteAddress ?? "";
+        return handle(req, res);
+      };
     },
   };
 }

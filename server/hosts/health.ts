@@ -7,6 +7,7 @@
  * clock at receipt. A tier change is sealed (`host/1 tier_changed`).
  * A witness failure is kept and shown on hub health, loudly.
  */
+import { isIP } from "node:net";
 import { eq, isNull, sql } from "drizzle-orm";
 import type { HostReport } from "../capabilities";
 import { ENFORCEMENT_TIERS, KERNEL_FEATURES } from "../capabilities/kernel-requirements";
@@ -24,6 +25,8 @@ export interface StoredHostHealth {
   witness: { size: number; failure: string | null };
   accepting_jobs: boolean;
   guest_version: string;
+  /** The address the hub's server saw this report come from (see HEADER_PEER); null when unknown. */
+  seen_from?: string | null;
 }
 
 function invalid(message: string): never {
@@ -47,7 +50,14 @@ export function parseHealthReport(body: unknown): GuestHealthReport {
   return r as GuestHealthReport;
 }
 
-export async function storeHealthReport(db: Database, host: AuthenticatedHost, body: unknown): Promise<void> {
+/** `::ffff:10.0.0.2` (an IPv4 peer on a dual-stack socket) → `10.0.0.2`; anything that is not an IP address → null. */
+function peerAddress(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const address = value.startsWith("::ffff:") && isIP(value.slice(7)) === 4 ? value.slice(7) : value;
+  return isIP(address) === 0 ? null : address;
+}
+
+export async function storeHealthReport(db: Database, host: AuthenticatedHost, body: unknown, seen: { peer?: string | null } = {}): Promise<void> {
   const r = parseHealthReport(body);
   const health: StoredHostHealth = {
     report: {
@@ -63,6 +73,7 @@ export async function storeHealthReport(db: Database, host: AuthenticatedHost, b
     witness: { size: r.witness.size, failure: r.witness.failure === null ? null : r.witness.failure.slice(0, 1000) },
     accepting_jobs: r.accepting_jobs,
     guest_version: r.guest_version.slice(0, 64),
+    seen_from: peerAddress(seen.peer),
   };
   await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
@@ -87,6 +98,8 @@ export interface HostSummary {
   accepting_jobs: boolean;
   witness_failure: string | null;
   last_seen_at: string | null;
+  /** Where the guest's last report came from, as the hub's server saw it (admin-facing only). */
+  seen_from: string | null;
 }
 
 /** Every enrolled host with what its guest last said (for hub health and the CLI). */
@@ -102,6 +115,7 @@ export async function listHostSummaries(db: Database, now = Date.now()): Promise
       accepting_jobs: health.accepting_jobs ?? false,
       witness_failure: health.witness?.failure ?? null,
       last_seen_at: row.lastSeenAt?.toISOString() ?? null,
+      seen_from: health.seen_from ?? null,
     };
   });
 }

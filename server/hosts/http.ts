@@ -15,7 +15,7 @@ import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
-import { HeartbeatBody, MAX_AGENT_BODY_BYTES } from "./protocol";
+import { HEADER_PEER, HeartbeatBody, MAX_AGENT_BODY_BYTES } from "./protocol";
 
 const jobKeys = new WeakMap<HubRuntime, JobKey>();
 function jobKeyOf(runtime: HubRuntime): JobKey {
@@ -118,7 +118,7 @@ export function serveResult(runtime: HubRuntime, request: Request, jobId: string
 export function serveHealthReport(runtime: HubRuntime, request: Request): Promise<Response> {
   return handle(async () => {
     const { host, body } = await authenticated(runtime, request);
-    await storeHealthReport(runtime.database.handle.db, host, body);
+    await storeHealthReport(runtime.database.handle.db, host, body, { peer: request.headers.get(HEADER_PEER) });
     return Response.json({ stored: true, host_id: host.id, name: host.name });
   });
 }

@@ -17,6 +17,7 @@ export { HOSTS_CHANNEL, announce, listenForHostWakeups } from "./notify";
 export {
   HEADER_HOST,
   HEADER_NONCE,
+  HEADER_PEER,
   HEADER_SIGNATURE,
   HEADER_TIMESTAMP,
   HOST_NAME_PATTERN,

@@ -23,6 +23,13 @@ export const HEADER_HOST = "x-leasehold-host";
 export const HEADER_TIMESTAMP = "x-leasehold-timestamp";
 export const HEADER_NONCE = "x-leasehold-nonce";
 export const HEADER_SIGNATURE = "x-leasehold-signature";
+/**
+ * Set by the hub's own HTTP server on every request to the peer address it
+ * accepted the connection from (bin/next-web.ts); whatever a client sent
+ * under this name is replaced. Informational — where a guest connects from
+ * (behind a reverse proxy it is the proxy's address) — never an access control.
+ */
+export const HEADER_PEER = "x-leasehold-peer";
 
 /** Largest request body a guest may send (output chunks are ≤ 256 KiB of data, base64). */
 export const MAX_AGENT_BODY_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@
  * hub is the veth. Jobs must reach the host they name, and the evidence must
  * be signed by that host's key.
  */
-import { createPublicKey } from "node:crypto";
+import { createPublicKey, randomBytes, sign } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -18,6 +18,8 @@ import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { evidence, hosts, jobs } from "../../server/db/schema";
 import { localGuestPaths } from "../../server/hosts/local-guest";
 import { verifyEvidence } from "../../agent-guest/evidence";
+import { loadHostKey } from "../../agent-guest/daemon/state";
+import { HEADER_HOST, HEADER_NONCE, HEADER_PEER, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/hosts";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { createTestNetns, netnsInode, nodeInNetns, type TestNetns } from "../support/netns";
@@ -113,6 +115,33 @@ describe("two hosts, the second in its own network namespace [postgres]", () => 
     expect(hub!.url).toBe(`http://${ns.rootAddress}:${hub!.port}`);
     await expect(fetch(`http://127.0.0.1:${hub!.port}/api/health`)).rejects.toThrow();
     expect(hostRows.local!.publicKey).not.toBe(hostRows[NETNS_HOST]!.publicKey);
+    // The hub saw each guest come from its own end of the veth (what `leasehold host list` shows).
+    const seenFrom = async (name: string) => ((await db.select().from(hosts).where(eq(hosts.name, name)))[0]?.health as { seen_from?: string } | undefined)?.seen_from;
+    expect(await seenFrom(NETNS_HOST)).toBe(ns.nsAddress);
+    expect(await seenFrom("local")).toBe(ns.rootAddress);
+    // A peer address a client claims is replaced by the one the server saw: web-2's own signed
+    // health report, re-sent from here with a spoofed header, is recorded as coming from here.
+    const [row] = await db.select().from(hosts).where(eq(hosts.name, NETNS_HOST));
+    const stored = row!.health as { report: { tier: string; kernel_features: string[]; workers: unknown[] }; probe: unknown; witness: unknown; accepting_jobs: boolean; guest_version: string };
+    const report = { tier: stored.report.tier, kernel_features: stored.report.kernel_features, probe: stored.probe, workers: stored.report.workers, witness: stored.witness, accepting_jobs: stored.accepting_jobs, guest_version: stored.guest_version };
+    const bytes = Buffer.from(JSON.stringify(report));
+    const timestamp = String(Date.now());
+    const nonce = randomBytes(16).toString("hex");
+    const message = requestSigningString({ method: "POST", pathAndQuery: "/api/agent/health", timestamp, nonce, bodySha256: sha256Hex(bytes) });
+    const spoofed = await fetch(`${hub!.url}/api/agent/health`, {
+      method: "POST",
+      headers: {
+        [HEADER_HOST]: row!.id,
+        [HEADER_TIMESTAMP]: timestamp,
+        [HEADER_NONCE]: nonce,
+        [HEADER_SIGNATURE]: sign(null, Buffer.from(message), loadHostKey(web2!.stateDir)).toString("base64"),
+        [HEADER_PEER]: "203.0.113.9",
+        "content-type": "application/json",
+      },
+      body: bytes,
+    });
+    expect(spoofed.status, await spoofed.clone().text()).toBe(200);
+    expect(await seenFrom(NETNS_HOST)).toBe(ns.rootAddress);
   }, 30_000);
 
   it("read-only jobs interleaved across both hosts each run on the host they name, with evidence only that host's key verifies", async () => {

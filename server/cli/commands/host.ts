@@ -40,7 +40,7 @@ export const hostCommand = {
     if (hosts.length === 0) ctx.out("no hosts (leasehold host enrol-code --name NAME mints a code)");
     for (const h of hosts) {
       const state = h.witness_failure !== null ? `WITNESS CHECK FAILED: ${h.witness_failure}` : h.online ? "online" : "offline";
-      ctx.out(`${h.name}  ${state}  tier ${h.tier ?? "-"}  last seen ${h.last_seen_at ?? "never"}`);
+      ctx.out(`${h.name}  ${state}  tier ${h.tier ?? "-"}  last seen ${h.last_seen_at ?? "never"}${h.seen_from === null ? "" : ` from ${h.seen_from}`}`);
     }
     return EXIT.ok;
   },
