@@ -12,15 +12,17 @@ import { parseCommandArgs, requireFlag } from "../server/cli/args";
 import { UsageError } from "../server/cli/io";
 import { LeaseholdError } from "../server/errors/index";
 import { enrol } from "./daemon/enrol";
+import { requireHubTransport } from "./daemon/transport";
 import { GuestDaemon } from "./daemon/daemon";
 import { DEFAULT_STATE_DIR, loadEnrolment } from "./daemon/state";
 
 export const DEFAULT_CEILING_PATH = "/etc/leasehold/ceiling.json";
-const USAGE = `usage: leasehold-guest enrol --hub URL --code CODE [--state-dir DIR]
-       leasehold-guest run [--state-dir DIR] [--ceiling FILE] [--hub URL --enrol-code CODE]`;
+const USAGE = `usage: leasehold-guest enrol --hub URL --code CODE [--state-dir DIR] [--insecure-http]
+       leasehold-guest run [--state-dir DIR] [--ceiling FILE] [--hub URL --enrol-code CODE] [--insecure-http]
+  --insecure-http  allow http:// to a hub that is not on this machine (unencrypted; see agent-guest/README.md)`;
 
-const ENROL_FLAGS = { hub: { type: "string" }, code: { type: "string" }, "state-dir": { type: "string" } } as const;
-const RUN_FLAGS = { hub: { type: "string" }, "enrol-code": { type: "string" }, "state-dir": { type: "string" }, ceiling: { type: "string" } } as const;
+const ENROL_FLAGS = { hub: { type: "string" }, code: { type: "string" }, "state-dir": { type: "string" }, "insecure-http": { type: "boolean" } } as const;
+const RUN_FLAGS = { hub: { type: "string" }, "enrol-code": { type: "string" }, "state-dir": { type: "string" }, ceiling: { type: "string" }, "insecure-http": { type: "boolean" } } as const;
 
 /**
  * The sandbox needs root (namespaces, cgroups, per-lease uids) and the state
@@ -41,6 +43,8 @@ export async function guestMain(argv: string[]): Promise<number> {
       const hub = requireFlag(values, "hub");
       const code = requireFlag(values, "code");
       const stateDir = values["state-dir"] ?? DEFAULT_STATE_DIR;
+      const warning = requireHubTransport(hub, { insecureHttp: values["insecure-http"] });
+      if (warning !== null) console.error(`leasehold-guest: warning: ${warning}`);
       const e = await enrol({ hub, code, stateDir });
       console.log(`enrolled as host ${JSON.stringify(e.name)} (${e.host_id}) with ${e.hub}; state in ${stateDir}`);
       return 0;
@@ -52,9 +56,14 @@ export async function guestMain(argv: string[]): Promise<number> {
       const code = values["enrol-code"];
       if (code !== undefined && loadEnrolment(stateDir) === null) {
         const hub = requireFlag(values, "hub", "--enrol-code enrols with that hub");
+        requireHubTransport(hub, { insecureHttp: values["insecure-http"] });
         const e = await enrol({ hub, code, stateDir });
         console.error(`leasehold-guest: enrolled as host ${JSON.stringify(e.name)} (${e.host_id})`);
       }
+      const enrolled = loadEnrolment(stateDir);
+      // Checked on every start, against the URL the guest will actually use.
+      const warning = enrolled === null ? null : requireHubTransport(enrolled.hub, { insecureHttp: values["insecure-http"] });
+      if (warning !== null) console.error(`leasehold-guest: warning: ${warning}`);
       const daemon = new GuestDaemon({ stateDir, ceilingPath: values.ceiling ?? DEFAULT_CEILING_PATH });
       let stopping = false;
       const stop = () => {

@@ -1,5 +1,6 @@
 /**
- * The guest's only connection: outbound HTTPS (or loopback HTTP) to the hub.
+ * The guest's only connection: outbound HTTPS to the hub (plain HTTP only on
+ * this machine or with --insecure-http: transport.ts).
  * Every request is signed with the host key (server/hosts/protocol.ts): the
  * method, path+query, time, a fresh nonce and the body's SHA-256. The guest
  * listens on nothing.

@@ -7,19 +7,13 @@
 import { createPublicKey, sign } from "node:crypto";
 import { generateCosignerKey } from "../../server/ledger/witness";
 import { enrolmentProofString, sha256Hex } from "../../server/hosts/protocol";
-import { UsageError } from "../../server/cli/io";
 import { LeaseholdError } from "../../server/errors/index";
+import { parseHubUrl } from "./transport";
 import { createHostKey, ensureStateDir, loadEnrolment, saveEnrolment, saveWitnessKey, type Enrolment } from "./state";
 
 export async function enrol(options: { hub: string; code: string; stateDir: string }): Promise<Enrolment> {
   const hub = options.hub.replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(hub);
-  } catch {
-    throw new UsageError(`--hub ${JSON.stringify(options.hub)} is not a URL (e.g. https://hub.example:8700)`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--hub must be an http(s) URL, not ${url.protocol}`);
+  parseHubUrl(options.hub);
   // One state directory is one host: enrolling it again would register its key under a second name.
   const existing = loadEnrolment(options.stateDir);
   if (existing !== null) {

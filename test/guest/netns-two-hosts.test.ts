@@ -21,10 +21,11 @@ import { verifyEvidence } from "../../agent-guest/evidence";
 import { loadHostKey } from "../../agent-guest/daemon/state";
 import { HEADER_HOST, HEADER_NONCE, HEADER_PEER, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/hosts";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
-import { startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { spawnSync } from "node:child_process";
+import { childEnv, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { createTestNetns, netnsInode, nodeInNetns, type TestNetns } from "../support/netns";
 import { insertAdmin, insertToken } from "../pipeline/support";
-import { enrolCode, guestDeps, refusal, startGuest, waitForHost, writeCeiling, type RunningGuest } from "./support";
+import { GUEST_BIN, enrolCode, guestDeps, refusal, startGuest, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
 const NETNS_HOST = "web-2";
 
@@ -70,7 +71,7 @@ describe("two hosts, the second in its own network namespace [postgres]", () => 
     const dir = tempDir("lh-netns-");
     const web2Workspace = path.join(dir, "ws-web-2");
     const ceiling = writeCeiling(dir, web2Workspace);
-    web2 = startGuest({ hub: hub.url, stateDir: path.join(dir, "state-web-2"), ceiling, code: await enrolCode(env, NETNS_HOST), wrap: (argv) => ns.wrap(argv) });
+    web2 = startGuest({ hub: hub.url, stateDir: path.join(dir, "state-web-2"), ceiling, code: await enrolCode(env, NETNS_HOST), insecureHttp: true, wrap: (argv) => ns.wrap(argv) });
     try {
       const [local, remote] = await Promise.all([waitForHost(db, "local"), waitForHost(db, NETNS_HOST)]);
       hostRows = { local, [NETNS_HOST]: remote };
@@ -111,6 +112,13 @@ describe("two hosts, the second in its own network namespace [postgres]", () => 
     } finally {
       probe.close();
     }
+    // From the namespace the hub is another machine: plain HTTP needs --insecure-http (the local guest,
+    // for which the veth address is its own, needs no flag).
+    const [cmd, ...argv] = ns.wrap([process.execPath, GUEST_BIN, "enrol", "--hub", hub!.url, "--code", "lhe_unused", "--state-dir", path.join(tempDir("lh-netns-plain-"), "state")]);
+    const plain = spawnSync(cmd!, argv, { encoding: "utf8", env: childEnv({}) as NodeJS.ProcessEnv });
+    expect(plain.status, plain.stderr).toBe(1);
+    expect(plain.stderr).toMatch(/refusing plain HTTP to .* unencrypted .*--insecure-http/);
+    expect(web2!.output()).toMatch(/warning: plain HTTP to .* allowed by --insecure-http/);
     // The hub listens on the veth address only, so the local guest reached it there too, not over 127.0.0.1.
     expect(hub!.url).toBe(`http://${ns.rootAddress}:${hub!.port}`);
     await expect(fetch(`http://127.0.0.1:${hub!.port}/api/health`)).rejects.toThrow();

@@ -66,8 +66,8 @@ export async function enrolCode(env: Record<string, string | undefined>, name: s
  * Starts `leasehold-guest run`. `wrap` prefixes the command line, e.g. to
  * enter another network namespace first (test/support/netns.ts).
  */
-export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string; wrap?: (argv: string[]) => string[] }): RunningGuest {
-  const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : [])];
+export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string; insecureHttp?: boolean; wrap?: (argv: string[]) => string[] }): RunningGuest {
+  const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : []), ...(args.insecureHttp ? ["--insecure-http"] : [])];
   const [command, ...argv] = args.wrap === undefined ? guest : args.wrap(guest);
   const child = spawn(command!, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv });
   let out = "";
