@@ -14,6 +14,21 @@ function parseTtl(text: string): number {
   return ms;
 }
 
+/**
+ * What the printed command needs from the hub's public URL on another machine:
+ * a loopback URL points a remote host at itself, and leasehold-guest refuses
+ * plain HTTP to a hub that is not on its own machine (agent-guest/daemon/transport.ts).
+ */
+export function publicUrlNote(publicUrl: string): string | null {
+  const url = new URL(publicUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host === "::1" || host.startsWith("127.")) {
+    return `note: ${publicUrl} reaches this hub only from this machine; for another host set LEASEHOLD_PUBLIC_URL to the https:// address it reaches the hub at (a TLS proxy in front of the hub)`;
+  }
+  if (url.protocol === "http:") return `note: ${publicUrl} is plain HTTP; a guest on another machine refuses it unless run with --insecure-http (put a TLS proxy in front of the hub and set LEASEHOLD_PUBLIC_URL to its https:// address)`;
+  return null;
+}
+
 export const hostCommand = {
   name: "host",
   summary: "enrol hosts (one-time codes for leasehold-guest) and list them",
@@ -32,6 +47,8 @@ export const hostCommand = {
       ctx.out(result.code);
       ctx.out("run on the host, as root:");
       ctx.out(`  leasehold-guest enrol --hub ${publicUrl} --code ${result.code}`);
+      const transportNote = publicUrlNote(publicUrl);
+      if (transportNote !== null) ctx.err(transportNote);
       ctx.err("Only the code's SHA-256 is stored; it cannot be shown again.");
       return EXIT.ok;
     }
