@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeaseholdError } from "../../server/errors/index";
+import { thrownBy } from "../../test/support/refusals";
 import type { SandboxPolicy } from "../../native/index";
 import { egressCovers, intersectPolicy, loadCeiling, parseCeiling, parseEgress, type EgressEntry, type HostCeiling } from "./index";
 
@@ -42,15 +42,6 @@ function job(over: Partial<SandboxPolicy> = {}): SandboxPolicy {
   };
 }
 
-function caught(fn: () => unknown): LeaseholdError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof LeaseholdError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 const ceiling: HostCeiling = parseCeiling(ceilingJson);
 
@@ -87,7 +78,7 @@ describe("intersectPolicy", () => {
     ["network.egress[1]", { network: { egress: ["10.0.0.0/8:443", "10.0.0.0/8:80"] } }],
     ["network.egress[0]", { network: { egress: ["[2001:db9::]/48:443"] } }],
   ])("refuses %s beyond the ceiling, never clamps", (field, over) => {
-    const e = caught(() => intersectPolicy(job(over), ceiling, { tier: "A" }));
+    const e = thrownBy(() => intersectPolicy(job(over), ceiling, { tier: "A" }));
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.tier).toBe("guest");
     expect(e.details?.field).toBe(field);
@@ -96,23 +87,23 @@ describe("intersectPolicy", () => {
   });
 
   it("refuses egress as UNENFORCEABLE on a tier-C host when it is within the ceiling", () => {
-    const e = caught(() => intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "C" }));
+    const e = thrownBy(() => intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "C" }));
     expect(e.code).toBe("UNENFORCEABLE");
     expect(e.message).toContain("tier C");
     // Beyond the ceiling is reported as such on every tier.
-    expect(caught(() => intersectPolicy(job({ network: { egress: ["8.8.8.8/32:53"] } }), ceiling, { tier: "C" })).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["8.8.8.8/32:53"] } }), ceiling, { tier: "C" })).code).toBe("POLICY_REFUSED");
     // Tier B can enforce it.
     expect(intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "B" }).network).toEqual({ egress: ["10.0.0.0/8:443"] });
   });
 
   it("refuses a malformed egress entry in the job as INVALID_ARGUMENT", () => {
-    expect(caught(() => intersectPolicy(job({ network: { egress: ["example.com:443"] } }), ceiling, { tier: "A" })).code).toBe("INVALID_ARGUMENT");
+    expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["example.com:443"] } }), ceiling, { tier: "A" })).code).toBe("INVALID_ARGUMENT");
   });
 
   it("an empty ceiling egress list allows only network none", () => {
     const none = parseCeiling({ ...ceilingJson, egress: [] });
     expect(intersectPolicy(job(), none, { tier: "C" }).network).toBe("none");
-    expect(caught(() => intersectPolicy(job({ network: { egress: ["10.0.0.1/32:443"] } }), none, { tier: "A" })).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["10.0.0.1/32:443"] } }), none, { tier: "A" })).code).toBe("POLICY_REFUSED");
   });
 });
 
@@ -189,7 +180,7 @@ describe("loadCeiling", () => {
     ["too large", () => write("big.json", " ".repeat(70_000)), /larger than/],
   ])("refuses a file that is %s", (_name, make, message) => {
     if (!isRoot) return;
-    const e = caught(() => loadCeiling(make()));
+    const e = thrownBy(() => loadCeiling(make()));
     expect(e.code).toBe("CONFIG_INVALID");
     expect(e.tier).toBe("guest");
     expect(e.message).toMatch(message);

@@ -13,11 +13,7 @@ import { isIP } from "node:net";
 import os from "node:os";
 import { UsageError } from "../../server/cli/io";
 import { LeaseholdError } from "../../server/errors/index";
-
-function isLoopback(host: string): boolean {
-  if (host === "localhost" || host === "::1") return true;
-  return isIP(host) === 4 && host.startsWith("127.");
-}
+import { isLoopbackHost } from "../../server/hosts/protocol";
 
 function ownAddresses(): Set<string> {
   const out = new Set<string>();
@@ -42,7 +38,7 @@ export function parseHubUrl(hub: string): URL {
 export function hubTransport(url: URL, options: { insecureHttp?: boolean; localAddresses?: ReadonlySet<string> } = {}): HubTransport {
   if (url.protocol === "https:") return { ok: true, warning: null };
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (isLoopback(host) || (isIP(host) !== 0 && (options.localAddresses ?? ownAddresses()).has(host))) return { ok: true, warning: null };
+  if (isLoopbackHost(host) || (isIP(host) !== 0 && (options.localAddresses ?? ownAddresses()).has(host))) return { ok: true, warning: null };
   const risk = `plain HTTP to ${url.host} would carry job documents, scrubbed output and evidence across the network unencrypted (signatures protect their integrity, not their confidentiality)`;
   if (options.insecureHttp === true) return { ok: true, warning: `${risk}; allowed by --insecure-http` };
   return { ok: false, reason: `refusing ${risk}; use https://, or pass --insecure-http to accept that` };

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalDigest } from "../../server/canonical";
 import { generateJobKey, signJob, type JobDocument } from "../../server/dispatch";
-import { isLeaseholdError } from "../../server/errors/index";
+import { thrownBy } from "../../test/support/refusals";
 import { SeenJobs } from "./state";
 import { verifySignedJob } from "./verify-job";
 
@@ -53,13 +53,9 @@ function job(over: { mutating?: boolean; lease?: unknown; deadline?: Date; host?
 }
 
 function refusalOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (isLeaseholdError(error) && error.code === "POLICY_REFUSED") return error.message;
-    throw error;
-  }
-  throw new Error("expected POLICY_REFUSED");
+  const refused = thrownBy(fn);
+  if (refused.code !== "POLICY_REFUSED") throw refused;
+  return refused.message;
 }
 
 const ctx = () => ({ jobKey: key.publicKey, hostId, seen: seen() });

@@ -159,6 +159,11 @@ function producerOf(input: EvidenceCommon, limitations: string[]): EvidenceEnvel
   return producer;
 }
 
+/** The fields every envelope opens with: what it is, which action and host, who produced it. */
+function headerOf(input: EvidenceCommon, limitations: string[]): Pick<EvidenceEnvelope, "schema" | "action_id" | "action_hash" | "host_id" | "producer"> {
+  return { schema: EVIDENCE_SCHEMA, action_id: input.action_id, action_hash: input.action_hash, host_id: input.host_id, producer: producerOf(input, limitations) };
+}
+
 /** Builds the envelope for an action that ran, from the launcher's read-back. */
 export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelope {
   const rb = input.launch;
@@ -192,11 +197,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
   else limitations.push("cpu time not measured");
 
   return finish({
-    schema: EVIDENCE_SCHEMA,
-    action_id: input.action_id,
-    action_hash: input.action_hash,
-    host_id: input.host_id,
-    producer: producerOf(input, limitations),
+    ...headerOf(input, limitations),
     state: input.state ?? "observed",
     artifacts: input.artifacts.map((a) => ({
       name: a.name,
@@ -221,11 +222,7 @@ export function buildRefusalEvidence(input: EvidenceCommon & { refusal: { code: 
   const limitations = [`not launched: ${input.refusal.code}: ${input.refusal.message}`.slice(0, 1024)];
   const at = input.at.toISOString();
   return finish({
-    schema: EVIDENCE_SCHEMA,
-    action_id: input.action_id,
-    action_hash: input.action_hash,
-    host_id: input.host_id,
-    producer: producerOf(input, limitations),
+    ...headerOf(input, limitations),
     state: "observed",
     artifacts: [],
     redactions: { count: 0, kinds: [] },

@@ -5,7 +5,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LeaseholdError } from "../../server/errors/index";
+import type { LeaseholdError } from "../../server/errors/index";
+import { thrownBy } from "../../test/support/refusals";
 import { Workspace, parseRelativePath, type WorkspaceOptions, type WorkspaceStage } from "./index";
 
 /**
@@ -80,19 +81,10 @@ async function removeFixture(): Promise<void> {
   fs.rmSync(base, { recursive: true, force: true });
 }
 
-function caught(fn: () => unknown): LeaseholdError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof LeaseholdError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal, got success");
-}
 
 function expectRefusal(code: string, fn: () => unknown): LeaseholdError {
   const before = snapshot();
-  const e = caught(fn);
+  const e = thrownBy(fn);
   expect(e.code).toBe(code);
   expect(e.tier).toBe("guest");
   expect(e.message).toMatch(/^guest user-space path check: /);
@@ -254,7 +246,7 @@ describe("workspace races (TOCTOU attempts through the onStage seam)", () => {
       }),
     );
     const secretBefore = fs.readFileSync(path.join(outside, "secret.txt"));
-    const e = caught(() => w.write("sub/secret.txt", bytes("pwned")));
+    const e = thrownBy(() => w.write("sub/secret.txt", bytes("pwned")));
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.message).toContain("race detected");
     expect(fs.readFileSync(path.join(outside, "secret.txt"))).toEqual(secretBefore);
@@ -269,7 +261,7 @@ describe("workspace races (TOCTOU attempts through the onStage seam)", () => {
         fs.symlinkSync(path.join(outside, "secret.txt"), path.join(ws, "sub", "file.txt"));
       }),
     );
-    const e = caught(() => w.read("sub/file.txt"));
+    const e = thrownBy(() => w.read("sub/file.txt"));
     expect(e.code).toBe("POLICY_REFUSED");
     // The freed inode number is often reused by the new symlink, so the type
     // check (not the inode comparison) may be the one that fires; either refuses.
@@ -284,7 +276,7 @@ describe("workspace races (TOCTOU attempts through the onStage seam)", () => {
         fs.linkSync(path.join(outside, "secret.txt"), path.join(ws, "sub", "file.txt"));
       }),
     );
-    expect(caught(() => w.read("sub/file.txt")).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => w.read("sub/file.txt")).code).toBe("POLICY_REFUSED");
   });
 
   it("file swapped for a fifo after its check: read refused without opening the fifo", async () => {
@@ -295,7 +287,7 @@ describe("workspace races (TOCTOU attempts through the onStage seam)", () => {
         execFileSync("mkfifo", [path.join(ws, "sub", "file.txt")]);
       }),
     );
-    expect(caught(() => w.read("sub/file.txt")).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => w.read("sub/file.txt")).code).toBe("POLICY_REFUSED");
   });
 
   it("target swapped for a symlink just before the rename: the symlink is replaced, the outside file is untouched", async () => {
@@ -321,7 +313,7 @@ describe("workspace races (TOCTOU attempts through the onStage seam)", () => {
         fs.renameSync(path.join(ws, "sub"), path.join(outside, "sub"));
       }),
     );
-    const e = caught(() => w.write("sub/new.txt", bytes("x")));
+    const e = thrownBy(() => w.write("sub/new.txt", bytes("x")));
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.message).toContain("resolved escape");
     expect(fs.existsSync(path.join(outside, "sub", "new.txt"))).toBe(false);

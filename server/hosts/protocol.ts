@@ -36,6 +36,11 @@ export const MAX_AGENT_BODY_BYTES = 1024 * 1024;
 /** Raw bytes per output chunk the guest sends. */
 export const OUTPUT_CHUNK_BYTES = 256 * 1024;
 
+/** `localhost`, `::1` or 127.0.0.0/8 (a URL's hostname, brackets removed): traffic that never leaves the machine. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 export function sha256Hex(bytes: Uint8Array | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }

@@ -114,15 +114,7 @@ function splitEntryLine(text: string): { entryB64: string; indexText: string; le
 
 /** The verifier's state machine; one call per line, synchronous, throws Failure. */
 class ExportVerifier {
-  readonly report: VerifyReport = {
-    ok: false,
-    origin: null,
-    entries: 0,
-    checkpointsVerified: 0,
-    latestCheckpoint: null,
-    cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
-    failure: null,
-  };
+  readonly report: VerifyReport = newReport(null);
   private readonly tree = new CompactRange();
   private readonly seenWitnesses = new Set<string>();
   private readonly trustedWitnesses: Set<string>;
@@ -306,7 +298,8 @@ class ExportVerifier {
   }
 }
 
-function emptyReport(reason: string): VerifyReport {
+/** A report of nothing verified yet; `ok` becomes true only when the whole export has been checked. */
+function newReport(failure: VerifyFailure | null): VerifyReport {
   return {
     ok: false,
     origin: null,
@@ -314,8 +307,12 @@ function emptyReport(reason: string): VerifyReport {
     checkpointsVerified: 0,
     latestCheckpoint: null,
     cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
-    failure: { line: 0, reason },
+    failure,
   };
+}
+
+function emptyReport(reason: string): VerifyReport {
+  return newReport({ line: 0, reason });
 }
 
 function usableKey(logKey: string | VerifierKey): VerifierKey | string {

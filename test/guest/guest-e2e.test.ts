@@ -19,9 +19,9 @@ import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { verifyEvidence } from "../../agent-guest/evidence";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
-import { startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
-import { actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
+import { GUEST_BIN, actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
 // Needs the suite's PostgreSQL server (`npm test` starts it); without it this fails loudly, never skips.
 describe("guest agent end to end [postgres]", () => {
@@ -347,13 +347,6 @@ async function entriesOfType(handle: DatabaseHandle, type: string) {
   return (await allEntries(handle.db)).filter((e) => e.type === type);
 }
 
-async function spawnGuestEnrol(hub: string, code: string, stateDir: string): Promise<{ code: number | null; stderr: string }> {
-  const { spawn } = await import("node:child_process");
-  const { GUEST_BIN } = await import("./support");
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [GUEST_BIN, "enrol", "--hub", hub, "--code", code, "--state-dir", stateDir]);
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (c) => resolve({ code: c, stderr }));
-  });
+function spawnGuestEnrol(hub: string, code: string, stateDir: string) {
+  return runProcess(process.execPath, [GUEST_BIN, "enrol", "--hub", hub, "--code", code, "--state-dir", stateDir], { label: "leasehold-guest enrol" });
 }

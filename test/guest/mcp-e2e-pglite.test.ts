@@ -14,8 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBase64Strict, encodeBase64 } from "../../server/ledger/base64";
 import { hashLeaf } from "../../server/ledger/hash";
 import { verifyReceipt } from "../../server/ledger/receipt";
-import { spawn } from "node:child_process";
-import { ROOT, childEnv, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { ROOT, childEnv, runCli, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { connectClient } from "../mcp/support";
 import { waitFor } from "./support";
 
@@ -176,13 +175,6 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
   }, 30_000);
 });
 
-function mcpCall(args: string[], token: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "tools", "mcp-call.mjs"), ...args], { env: childEnv({ MCP_TOKEN: token }) as NodeJS.ProcessEnv });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+function mcpCall(args: string[], token: string) {
+  return runProcess(process.execPath, [path.join(ROOT, "tools", "mcp-call.mjs"), ...args], { env: childEnv({ MCP_TOKEN: token }), label: "mcp-call" });
 }

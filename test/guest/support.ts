@@ -15,7 +15,6 @@ import { canonicalDigest } from "../../server/canonical";
 import type { Database, DatabaseHandle } from "../../server/db";
 import { actions, hosts, jobs } from "../../server/db/schema";
 import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
-import { isLeaseholdError, type LeaseholdError } from "../../server/errors";
 import { announce, createCompletionWaiter } from "../../server/hosts";
 import { ROOT, childEnv, runCli } from "../support/hub-process";
 
@@ -158,13 +157,4 @@ export async function actionRow(db: Database, id: string) {
   return row;
 }
 
-/** The LeaseholdError a promise rejects with (anything else is rethrown; success fails the test). */
-export async function refusal(promise: Promise<unknown>): Promise<LeaseholdError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isLeaseholdError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
+export { rejectionOf as refusal } from "../support/refusals";

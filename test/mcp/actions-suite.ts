@@ -22,7 +22,7 @@ import { createCapabilityRegistry } from "../../server/capabilities";
 import { KERNEL_FEATURES } from "../../server/capabilities/kernel-requirements";
 import { openPglite, openPostgres, type Database, type DatabaseHandle, type DatabaseKind } from "../../server/db";
 import { adminUsers, approvals, hosts } from "../../server/db/schema";
-import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
+import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
 import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, rawPost, READ_ONLY_TOOLS, type HubAddress } from "./support";
 
@@ -137,12 +137,9 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
     }
 
     beforeAll(async () => {
-      let databaseUrl: string | undefined;
-      if (kind === "postgres") {
-        const scratch = await createScratchPostgresDatabase();
-        databaseUrl = scratch.url;
-        drop = scratch.drop;
-      }
+      const database = await hubDatabaseFor(kind);
+      const databaseUrl = database.url;
+      drop = database.drop;
       env = { DATABASE_URL: databaseUrl, LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_APPROVAL_WAIT_S: String(APPROVAL_WAIT_S), LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000" };
       hub = await startHub(env);
       if (databaseUrl !== undefined) pg = await openPostgres(databaseUrl, { max: 4 });

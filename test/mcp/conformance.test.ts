@@ -15,12 +15,11 @@
  * suite's own `--expected-failures` baseline check, re-checked here from the
  * result files so the failure message names the scenarios).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../tools/lib/postgres.mjs";
-import { ROOT, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { ROOT, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { startBearerProxy, type BearerProxy } from "./conformance/bearer-proxy";
 import { createTokenViaCli } from "./support";
 
@@ -64,21 +63,7 @@ function readExpected(): Map<string, string> {
 }
 
 function runConformance(url: string, outDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", REGISTER, CONFORMANCE, "server", "--url", url, "--expected-failures", EXPECTED_FAILURES, "-o", outDir], { cwd: ROOT });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`conformance did not finish in ${RUN_TIMEOUT_MS} ms\n${stdout}\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runProcess(process.execPath, ["--import", REGISTER, CONFORMANCE, "server", "--url", url, "--expected-failures", EXPECTED_FAILURES, "-o", outDir], { timeoutMs: RUN_TIMEOUT_MS, label: "conformance" });
 }
 
 describe("official MCP conformance suite (server) against /api/mcp", () => {

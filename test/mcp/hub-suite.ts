@@ -10,7 +10,7 @@ import { runFuzz } from "../../server/mcp/bench/fuzz-cases";
 import { decodeBase64Strict } from "../../server/ledger/base64";
 import { verifyCheckpointNote } from "../../server/ledger/checkpoint";
 import { verifyInclusion } from "../../server/ledger/proof";
-import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
+import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
 import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, INITIALIZE, MUTATING_TOOLS, rawPost, READ_ONLY_TOOLS, sleep, type HubAddress } from "./support";
 
@@ -33,12 +33,9 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
     let shortExpiresAt = 0;
 
     beforeAll(async () => {
-      let databaseUrl: string | undefined;
-      if (kind === "postgres") {
-        const scratch = await createScratchPostgresDatabase();
-        databaseUrl = scratch.url;
-        drop = scratch.drop;
-      }
+      const database = await hubDatabaseFor(kind);
+      const databaseUrl = database.url;
+      drop = database.drop;
       // Short idle sessions so expiry is testable; a generous rate so only the rate test meets the limit.
       // No local guest: this suite checks the endpoint with no host enrolled (actions-suite.ts has hosts).
       const env = { DATABASE_URL: databaseUrl, LEASEHOLD_MCP_SESSION_IDLE_S: "3", LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000", LEASEHOLD_LOCAL_GUEST: "0" };

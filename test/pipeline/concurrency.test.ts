@@ -8,17 +8,9 @@ import { LeaseholdError } from "../../server/errors";
 import { listLeases, releaseSessionLeases, revokeLease } from "../../server/leases";
 import { createGrant, listGrants, revokeGrant } from "../../server/policy/grants";
 import { describeEachDatabase, openTestDatabase } from "../support/databases";
+import { codeOf } from "../support/refusals";
 import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "OK";
-  } catch (error) {
-    if (error instanceof LeaseholdError) return error.code;
-    throw error;
-  }
-}
 
 describeEachDatabase("grants, leases, idempotency", (db) => {
   it("many concurrent callers race for a grant's last use: exactly one wins", async () => {

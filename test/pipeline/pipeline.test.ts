@@ -4,17 +4,9 @@ import { submitAction, resumeAction, type ActionOutcome } from "../../server/act
 import { claimJob, verifyJob } from "../../server/dispatch";
 import { LeaseholdError } from "../../server/errors";
 import { describeEachDatabase } from "../support/databases";
+import { codeOf } from "../support/refusals";
 import { actionState, allEntries, completeJob, entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "OK";
-  } catch (error) {
-    if (error instanceof LeaseholdError) return error.code;
-    throw error;
-  }
-}
 
 async function pendingError(promise: Promise<unknown>): Promise<LeaseholdError> {
   try {

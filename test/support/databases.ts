@@ -33,6 +33,17 @@ export function testPostgresUrl(): string | undefined {
   return url && url.length > 0 ? url : undefined;
 }
 
+/**
+ * The database a real hub under test uses: for "postgres" a scratch database
+ * on the test server (its URL for DATABASE_URL, and how to drop it); for
+ * "pglite" none — the hub opens its embedded one in its data directory.
+ */
+export async function hubDatabaseFor(kind: DatabaseKind): Promise<{ url: string | undefined; drop: (() => Promise<void>) | undefined }> {
+  if (kind === "pglite") return { url: undefined, drop: undefined };
+  const scratch = await createScratchPostgresDatabase();
+  return { url: scratch.url, drop: scratch.drop };
+}
+
 /** Creates an empty database on the test server; returns its URL and a drop function. */
 export async function createScratchPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = testPostgresUrl();

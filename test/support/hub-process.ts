@@ -27,22 +27,36 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000, cwd = ROOT): Promise<CliResult> {
+/**
+ * Runs a command to its end and collects its output; killed (and the promise
+ * rejected, naming `label`) when it outlives `timeoutMs`. Without `env` the
+ * child inherits this process's environment.
+ */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; label?: string } = {},
+): Promise<CliResult> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LEASEHOLD_BIN, ...args], { cwd, env: childEnv(env) as NodeJS.ProcessEnv });
+    const child = spawn(command, [...args], { cwd: options.cwd ?? ROOT, ...(options.env === undefined ? {} : { env: options.env as NodeJS.ProcessEnv }) });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`leasehold ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
+      reject(new Error(`${options.label ?? command} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
     }, timeoutMs);
     child.on("exit", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000, cwd = ROOT): Promise<CliResult> {
+  return runProcess(process.execPath, [LEASEHOLD_BIN, ...args], { env: childEnv(env), cwd, timeoutMs, label: `leasehold ${args.join(" ")}` });
 }
 
 export function tempDir(prefix = "lh-test-"): string {

@@ -1,4 +1,4 @@
-import { createEnrolCode, listHostSummaries } from "../../hosts";
+import { createEnrolCode, isLoopbackHost, listHostSummaries } from "../../hosts";
 import { hashActor } from "../../ledger/entry";
 import { parseDurationMs } from "../../time/duration";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
@@ -22,7 +22,7 @@ function parseTtl(text: string): number {
 export function publicUrlNote(publicUrl: string): string | null {
   const url = new URL(publicUrl);
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (host === "localhost" || host === "::1" || host.startsWith("127.")) {
+  if (isLoopbackHost(host)) {
     return `note: ${publicUrl} reaches this hub only from this machine; for another host set LEASEHOLD_PUBLIC_URL to the https:// address it reaches the hub at (a TLS proxy in front of the hub)`;
   }
   if (url.protocol === "http:") return `note: ${publicUrl} is plain HTTP; a guest on another machine refuses it unless run with --insecure-http (put a TLS proxy in front of the hub and set LEASEHOLD_PUBLIC_URL to its https:// address)`;
