@@ -8,7 +8,8 @@ import { buildNative } from "../build.mjs";
 import { launch, type LaunchResult, type SandboxPolicyInput } from "../index";
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const TEST_ROOT = "/tmp/leasehold-native-test";
+// Separate checkouts testing side by side on one machine each set their own.
+export const TEST_ROOT = process.env["LEASEHOLD_NATIVE_TEST_ROOT"] ?? "/tmp/leasehold-native-test";
 export const BIN_DIR = join(TEST_ROOT, "bin");
 export const PROBE = join(BIN_DIR, "probe");
 
