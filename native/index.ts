@@ -284,6 +284,8 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   const useLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
   put("landlock_abi", useLandlock ? ll.min_abi : 0);
   put("landlock_scope", useLandlock && ll.scope ? 1 : 0);
+  // AF_INET/AF_INET6 only for a lease with egress or TCP ports (on its own loopback); else seccomp refuses them.
+  put("sock_inet", policy.network !== "none" || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0 ? 1 : 0);
   for (const d of policy.exec_allow) put("ll_exec", d);
   for (const r of policy.ro_binds) put("ro", r);
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);

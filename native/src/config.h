@@ -13,6 +13,7 @@ struct sandbox_config {
   const char *cwd;            /* path inside, e.g. /work */
   const char *hostname;
   int unshare_net;            /* 1 = empty network namespace */
+  int sock_inet;              /* 1 = AF_INET/AF_INET6 sockets allowed (seccomp) */
   uint64_t tmp_bytes;
   uint64_t tmp_inodes;
   int landlock_abi_min;       /* 0: no Landlock requested */

@@ -93,6 +93,7 @@ static void read_config(void) {
     else if (!strcmp(k, "cwd")) cfg.cwd = v;
     else if (!strcmp(k, "hostname")) cfg.hostname = v;
     else if (!strcmp(k, "net")) cfg.unshare_net = !strcmp(v, "none");
+    else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
     else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
     else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
     else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
@@ -230,6 +231,7 @@ static _Noreturn void sandbox_pid1(void) {
   for (int i = 0; i < cfg.n_ro_binds; i++) close(cfg.ro_bind_fds[i]);
   if (sethostname(cfg.hostname, strlen(cfg.hostname)) < 0) fail("uts", errno, "sethostname");
   if (cfg.unshare_net) setup_loopback();
+  int memfd_locked = lock_memfd_noexec(); /* needs host root: before the identity drop */
   drop_privs_enter_userns(cfg.lease_uid, cfg.lease_gid);
   /* Not dumpable: the workload (same uid) must not reach PID 1 through
    * /proc/1/mem or /proc/1/fd (the status pipe). */
@@ -242,7 +244,7 @@ static _Noreturn void sandbox_pid1(void) {
   int abi = 0;
   if (cfg.landlock_abi_min > 0) abi = apply_landlock(&cfg, elf_interpreter_path());
   drop_all_caps();
-  int rules = apply_seccomp();
+  int rules = apply_seccomp(&cfg, memfd_locked);
   report_readback(abi, rules);
 
   sigset_t fwd;

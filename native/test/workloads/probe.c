@@ -34,6 +34,74 @@
 #include <sys/time.h>
 #include <time.h>
 #include <sys/un.h>
+#include <sys/sendfile.h>
+#include <linux/openat2.h>
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+static int res(long rc);
+/* Family names for the socket survey (index = AF_* number, 0..45). */
+static const char *const fam_names[] = {
+    "AF_UNSPEC", "AF_UNIX", "AF_INET", "AF_AX25", "AF_IPX", "AF_APPLETALK", "AF_NETROM", "AF_BRIDGE",
+    "AF_ATMPVC", "AF_X25", "AF_INET6", "AF_ROSE", "AF_DECnet", "AF_NETBEUI", "AF_SECURITY", "AF_KEY",
+    "AF_NETLINK", "AF_PACKET", "AF_ASH", "AF_ECONET", "AF_ATMSVC", "AF_RDS", "AF_SNA", "AF_IRDA",
+    "AF_PPPOX", "AF_WANPIPE", "AF_LLC", "AF_IB", "AF_MPLS", "AF_CAN", "AF_TIPC", "AF_BLUETOOTH",
+    "AF_IUCV", "AF_RXRPC", "AF_ISDN", "AF_PHONET", "AF_IEEE802154", "AF_CAIF", "AF_ALG", "AF_NFC",
+    "AF_VSOCK", "AF_KCM", "AF_QIPCRTR", "AF_SMC", "AF_XDP", "AF_MCTP"};
+
+/* "OK" when any type opens, else the distinct errno names in type order. */
+static void survey_one(int fam, int pair, char *out, size_t n) {
+  static const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET};
+  out[0] = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    int sv[2], rc;
+    if (pair) rc = socketpair(fam, types[i], 0, sv);
+    else rc = sv[0] = socket(fam, types[i], 0);
+    if (rc >= 0) {
+      close(sv[0]);
+      if (pair) close(sv[1]);
+      snprintf(out, n, "OK");
+      return;
+    }
+    const char *e = strerrorname_np(errno);
+    if (!strstr(out, e)) snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "/" : "", e);
+  }
+}
+
+/* An anonymous file (memfd or O_TMPFILE) holding a copy of `src`. */
+static int copy_into(int fd, const char *src) {
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (in < 0 || fstat(in, &st) < 0) return -1;
+  for (off_t off = 0; off < st.st_size;)
+    if (sendfile(fd, in, &off, (size_t)(st.st_size - off)) <= 0) return -1;
+  close(in);
+  return 0;
+}
+static int staged_memfd(unsigned flags) {
+  int fd = (int)syscall(SYS_memfd_create, "staged", flags);
+  if (fd < 0) { printf("memfd_create ERR %s\n", strerrorname_np(errno)); return -1; }
+  printf("memfd_create OK\n");
+  if (copy_into(fd, "/usr/bin/echo") < 0) { printf("copy ERR %s\n", strerrorname_np(errno)); return -1; }
+  return fd;
+}
+static char *const echo_argv[] = {"echo", "EXECUTED", NULL};
+static char *const no_env[] = {NULL};
+static int exec_proc_fd(int fd) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+  execve(p, echo_argv, no_env);
+  return res(-1);
+}
+static mode_t oct(const char *s) { return (mode_t)strtoul(s, NULL, 8); }
 
 static int res(long rc) {
   if (rc < 0) { printf("ERR %s\n", strerrorname_np(errno)); return 0; }
@@ -58,7 +126,7 @@ static int open_read(const char *p) { return res(open(p, O_RDONLY)); }
 
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
-  const char *op = argv[1], *arg = argc > 2 ? argv[2] : "";
+  const char *op = argv[1], *arg = argc > 2 ? argv[2] : "", *arg2 = argc > 3 ? argv[3] : "0";
   setvbuf(stdout, NULL, _IONBF, 0);
 #define IS(x) (!strcmp(op, x))
   /* mount */
@@ -169,6 +237,7 @@ int main(int argc, char **argv) {
   if (IS("udp_external")) return sock_connect(AF_INET, SOCK_DGRAM, "8.8.8.8", 53);
   if (IS("tcp_bind")) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) return res(-1);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(8080)};
     return res(bind(s, (void *)&a, sizeof a));
   }
@@ -178,6 +247,86 @@ int main(int argc, char **argv) {
     memcpy(a.sun_path, "\0/tmp/.X11-unix/X0", 18);
     return res(connect(s, (void *)&a, sizeof(sa_family_t) + 18));
   }
+  if (IS("vsock")) return res(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0));
+  if (IS("netlink_uevent")) return res(socket(AF_NETLINK, SOCK_DGRAM, 15 /* NETLINK_KOBJECT_UEVENT */));
+  if (IS("netlink_route")) return res(socket(AF_NETLINK, SOCK_RAW, 0));
+  if (IS("alg")) return res(socket(38 /* AF_ALG */, SOCK_SEQPACKET, 0));
+  if (IS("unix_stream")) return res(socket(AF_UNIX, SOCK_STREAM, 0));
+  if (IS("unix_pair")) { int sv[2]; return res(socketpair(AF_UNIX, SOCK_STREAM, 0, sv)); }
+  /* the domain's upper 32 bits are ignored by the kernel: a filter that
+   * compared all 64 would be fooled by 0x1_00000028 (AF_VSOCK) */
+  if (IS("vsock_hibits")) return res(syscall(SYS_socket, 0x100000000UL | 40, SOCK_STREAM, 0));
+  if (IS("sock_survey")) {
+    char s1[96], s2[96];
+    for (int f = 0; f <= 45; f++) {
+      survey_one(f, 0, s1, sizeof s1);
+      survey_one(f, 1, s2, sizeof s2);
+      printf("%d %s %s %s\n", f, fam_names[f], s1, s2);
+    }
+    return 0;
+  }
+  /* exec from memory: each route ends in "EXECUTED" or "ERR <errno>" */
+  if (IS("memfd_exec_proc")) { int fd = staged_memfd(0); return fd < 0 ? 0 : exec_proc_fd(fd); }
+  if (IS("memfd_execveat")) {
+    int fd = staged_memfd(0);
+    if (fd < 0) return 0;
+    return res(syscall(SYS_execveat, fd, "", echo_argv, no_env, AT_EMPTY_PATH));
+  }
+  if (IS("memfd_fexecve")) { int fd = staged_memfd(0); if (fd < 0) return 0; fexecve(fd, echo_argv, no_env); return res(-1); }
+  if (IS("memfd_mfd_exec")) return res(syscall(SYS_memfd_create, "x", MFD_EXEC));
+  if (IS("memfd_chmod_x")) {
+    int fd = staged_memfd(0);
+    if (fd < 0) return 0;
+    return res(fchmod(fd, 0755));
+  }
+  if (IS("tmpfile_exec")) {
+    int fd = open(arg[0] ? arg : "/tmp", O_TMPFILE | O_RDWR, 0755);
+    if (fd < 0 || copy_into(fd, "/usr/bin/echo") < 0) return res(-1);
+    /* exec refuses a file open for writing (ETXTBSY): reopen read-only */
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    int ro = open(p, O_RDONLY);
+    if (ro < 0) return res(-1);
+    close(fd);
+    return exec_proc_fd(ro);
+  }
+  if (IS("execveat_path")) {
+    int fd = open(arg, O_PATH | O_CLOEXEC);
+    if (fd < 0) return res(-1);
+    return res(syscall(SYS_execveat, fd, "", echo_argv, no_env, AT_EMPTY_PATH));
+  }
+  if (IS("exec_echo")) { execv(arg, echo_argv); return res(-1); }
+  if (IS("copy_exec")) {
+    /* stage a copy of /usr/bin/echo at `arg` (0755) and execute it */
+    int fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (fd < 0 || copy_into(fd, "/usr/bin/echo") < 0) return res(-1);
+    close(fd);
+    execv(arg, echo_argv);
+    return res(-1);
+  }
+  if (IS("write_comm")) {
+    int fd = open("/proc/self/comm", O_WRONLY);
+    if (fd < 0) return res(-1);
+    return res(write(fd, "renamed", 7));
+  }
+  /* setuid/setgid bits: `op path octal-mode` */
+  if (IS("chmod_mode")) return res(chmod(arg, oct(arg2)));
+  if (IS("fchmod_mode")) { int fd = open(arg, O_RDONLY); if (fd < 0) return res(-1); return res(fchmod(fd, oct(arg2))); }
+  if (IS("fchmodat_mode")) return res(fchmodat(AT_FDCWD, arg, oct(arg2), 0));
+  if (IS("fchmodat2_mode")) return res(syscall(SYS_fchmodat2, AT_FDCWD, arg, oct(arg2), 0));
+  if (IS("open_mode")) return res(open(arg, O_CREAT | O_WRONLY, oct(arg2)));
+  if (IS("openat_mode")) return res(openat(AT_FDCWD, arg, O_CREAT | O_WRONLY, oct(arg2)));
+  if (IS("creat_mode")) return res(creat(arg, oct(arg2)));
+  if (IS("tmpfile_mode")) return res(open(arg, O_TMPFILE | O_WRONLY, oct(arg2)));
+  if (IS("mkdir_mode")) return res(mkdir(arg, oct(arg2)));
+  if (IS("mkdirat_mode")) return res(mkdirat(AT_FDCWD, arg, oct(arg2)));
+  if (IS("mknod_mode")) return res(mknod(arg, S_IFREG | oct(arg2), 0));
+  if (IS("mknodat_mode")) return res(mknodat(AT_FDCWD, arg, S_IFREG | oct(arg2), 0));
+  if (IS("open_suid")) return res(open(arg, O_CREAT | O_WRONLY, 04755));
+  if (IS("openat2_mode")) {
+    struct open_how how = {.flags = O_CREAT | O_WRONLY, .mode = oct(arg2)};
+    return res(syscall(SYS_openat2, AT_FDCWD, arg, &how, sizeof how));
+  }
   /* files */
   if (IS("write")) return open_write(arg);
   if (IS("read")) return open_read(arg);
@@ -186,7 +335,11 @@ int main(int argc, char **argv) {
   if (IS("mknod_char")) return res(mknod("/tmp/null2", S_IFCHR | 0666, makedev(1, 3)));
   if (IS("mknod_work")) return res(mknod("/work/mem", S_IFCHR | 0666, makedev(1, 1)));
   if (IS("chmod_suid")) {
-    int fd = open("/work/s", O_CREAT | O_WRONLY, 0755); close(fd);
+    /* a fresh file of our own (an earlier lease's file has another owner) */
+    unlink("/work/s");
+    int fd = open("/work/s", O_CREAT | O_WRONLY, 0755);
+    if (fd < 0) return res(-1);
+    close(fd);
     return res(chmod("/work/s", 04755));
   }
   if (IS("chown_root")) { int fd = open("/tmp/o", O_CREAT | O_WRONLY, 0644); close(fd); return res(chown("/tmp/o", 0, 0)); }
