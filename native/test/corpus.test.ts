@@ -197,6 +197,15 @@ describe("hostile corpus: kills, limits and escapes", () => {
     expect(r.exit.signal).toBe("SIGSEGV");
     count("seccomp arch");
   });
+  it("arch check: socket(AF_VSOCK) through the x32 ABI is killed with SIGSYS (seccomp runs before the kernel's own x32 check)", async () => {
+    // The host's answer: ENOSYS on a kernel without x32, or the socket where x32 exists.
+    const host = spawnSync(PROBE, ["x32_vsock"], { encoding: "utf8" });
+    expect(["ERR ENOSYS", "OK", "ERR EAFNOSUPPORT"]).toContain(host.stdout.trim());
+    const r = await probe(wd, "x32_vsock");
+    expect(r.exit.signal).toBe("SIGSYS");
+    expect(r.stdout.toString()).toBe("");
+    count("seccomp arch");
+  });
   it("fork bomb is capped at pids.max with EAGAIN and reported", async () => {
     const r = await probe(wd, "fork_bomb", "", { pids_max: 16 });
     expect(r.stdout.toString()).toMatch(/ERR EAGAIN/);

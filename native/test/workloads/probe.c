@@ -256,6 +256,9 @@ int main(int argc, char **argv) {
   /* the domain's upper 32 bits are ignored by the kernel: a filter that
    * compared all 64 would be fooled by 0x1_00000028 (AF_VSOCK) */
   if (IS("vsock_hibits")) return res(syscall(SYS_socket, 0x100000000UL | 40, SOCK_STREAM, 0));
+  /* socket(AF_VSOCK) through the x32 ABI (nr | 0x40000000): same arch token
+   * as x86_64, so the filter must catch the x32 bit itself */
+  if (IS("x32_vsock")) return res(syscall(0x40000000L | SYS_socket, 40, SOCK_STREAM, 0));
   if (IS("sock_survey")) {
     char s1[96], s2[96];
     for (int f = 0; f <= 45; f++) {
@@ -273,6 +276,15 @@ int main(int argc, char **argv) {
     return res(syscall(SYS_execveat, fd, "", echo_argv, no_env, AT_EMPTY_PATH));
   }
   if (IS("memfd_fexecve")) { int fd = staged_memfd(0); if (fd < 0) return 0; fexecve(fd, echo_argv, no_env); return res(-1); }
+  if (IS("memfd_ldso")) {
+    /* the documented ld.so hole: the loader maps the memfd's code itself */
+    int fd = staged_memfd(0);
+    if (fd < 0) return 0;
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    execv(arg, (char *[]){"ld.so", p, "EXECUTED", NULL});
+    return res(-1);
+  }
   if (IS("memfd_mfd_exec")) return res(syscall(SYS_memfd_create, "x", MFD_EXEC));
   if (IS("memfd_chmod_x")) {
     int fd = staged_memfd(0);
