@@ -16,16 +16,18 @@ try {
 if (unavailable) console.warn(`[native vm] SKIPPED: qemu or the Debian cloud kernel could not be obtained: ${unavailable}`);
 
 describe.skipIf(unavailable !== "")("cgroup v2 controllers in a VM (pure cgroup2, +memory +pids +cpu)", () => {
-  it("limits written and read back in v2, OOM and pids exhaustion detected, deadline kill, sweep, sibling placement, fail-closed refusal", async () => {
+  it("limits written and read back in v2, OOM and pids exhaustion detected, counters read (and an unreadable one reported unread), deadline kill, sweep, sibling placement, fail-closed refusal", async () => {
     const r = await runVm({ timeoutMs: 120_000 });
     console.log(`[native vm] ${r.kernel} in ${(r.ms / 1000).toFixed(1)}s\n${r.lines.join("\n")}`);
     const byCheck = new Map(r.lines.filter((l) => l.startsWith("LH-VM ")).map((l) => [l.split(" ")[1], l]));
-    for (const check of ["mode", "limits", "run", "withdraw", "oom", "pids", "cpu", "deadline", "sweep", "sibling", "refuse"]) {
+    for (const check of ["mode", "limits", "run", "withdraw", "oom", "counters", "unread", "pids", "cpu", "deadline", "sweep", "sibling", "refuse"]) {
       expect(byCheck.get(check) ?? `LH-VM ${check} missing`).toMatch(new RegExp(`^LH-VM ${check} PASS`));
     }
     expect(byCheck.get("limits")).toMatch(/hierarchy=v2 memory\.max=67108864 memsw=67108864 pids\.max=16 cpu\.max=50000\/100000/);
     expect(byCheck.get("oom")).toMatch(/oom_kill=[1-9]/);
+    expect(byCheck.get("counters")).toMatch(/unread=none /);
+    expect(byCheck.get("unread")).toMatch(/unread=memory\.events\/oom_kill:5,memory\.events\/oom:5,memory\.events\/max:5,pids\.events\/max:5 /);
     expect(byCheck.get("pids")).toMatch(/pids\.events max=[1-9]/);
-    expect(r.lines).toContain("LH-VM-RESULT PASS 11/11");
+    expect(r.lines).toContain("LH-VM-RESULT PASS 13/13");
   }, 150_000);
 });
