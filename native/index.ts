@@ -17,12 +17,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 const releaseDir = join(here, "build", "Release");
 export const HELPER_PATH = join(releaseDir, "leasehold-sandbox");
 
-interface NativeCgroup {
+/** A post-run cgroup counter; null when it could not be read (then listed in `unread`). */
+type NativeCounter = number | bigint | null;
+type NativeCounterName = "oomKill" | "memoryFailcnt" | "memoryMaxUsage" | "pidsEventsMax" | "cpuNrPeriods" | "cpuNrThrottled" | "cpuThrottledNs";
+interface NativeCgroup extends Record<NativeCounterName, NativeCounter> {
   memoryPath: string; pidsPath: string; cpuPath: string; v2Path: string; v2Id: number | bigint; hierarchy: "v1" | "v2";
   memoryLimit: number | bigint; memswLimit: number | bigint; pidsMax: number | bigint;
-  cpuQuotaUs: number | bigint; cpuPeriodUs: number | bigint; oomKill: number; memoryFailcnt: number;
-  memoryMaxUsage: number; pidsEventsMax: number; cpuNrPeriods: number; cpuNrThrottled: number;
-  cpuThrottledNs: number; withdrawnEmpty: boolean; withdrawnRemoved: boolean;
+  cpuQuotaUs: number | bigint; cpuPeriodUs: number | bigint;
+  /** the counters that could not be read: file, line (null: the whole file) and errno */
+  unread: { counter: NativeCounterName; file: string; key: string | null; errno: number }[];
+  withdrawnEmpty: boolean; withdrawnRemoved: boolean;
 }
 interface NativeResult {
   failed: boolean; failStage: string; failErrno: number; failMessage: string; execErrno: number;
@@ -35,6 +39,7 @@ interface NativeAddon {
     helper: string; leaseId: string; config: Buffer; stdin: Buffer; stdoutMax: number; stderrMax: number;
     timeoutMs: number; memoryBytes: number; pidsMax: number; cpuQuotaUs: number; cpuPeriodUs: number;
     onProgress?: (stdoutTotal: number | bigint, stderrTotal: number | bigint) => void; progressEveryMs: number;
+    faultUnreadable?: string;
   }): Promise<NativeResult>;
   landlockAbi(): number;
   seccompAvailable(): boolean;
@@ -203,8 +208,10 @@ export interface LaunchResult {
     code: number | null;
     signal: string | null;
     timed_out: boolean;
-    oom_killed: boolean;
-    pids_exhausted: boolean;
+    /** from the cgroup's OOM-kill counter; null when that counter could not be read (see `limitations`) — unknown, not "no" */
+    oom_killed: boolean | null;
+    /** from the cgroup's pids.events "max"; null when it could not be read (see `limitations`) */
+    pids_exhausted: boolean | null;
   };
   /** errno name when execve of argv[0] failed inside the sandbox */
   exec_error: string | null;
@@ -238,9 +245,10 @@ export interface LaunchResult {
     cap_effective: string;
     cap_bounding: string;
   };
+  /** Counters read after the run; each null when it could not be read (a line in `limitations` names the file). */
   cgroup_stats: {
-    oom_kill: number; memory_failcnt: number; memory_max_usage: number; pids_events_max: number;
-    cpu_nr_periods: number; cpu_nr_throttled: number; cpu_throttled_ms: number;
+    oom_kill: number | null; memory_failcnt: number | null; memory_max_usage: number | null; pids_events_max: number | null;
+    cpu_nr_periods: number | null; cpu_nr_throttled: number | null; cpu_throttled_ms: number | null;
   };
   withdrawal: { verified_empty: boolean; removed: boolean };
   limitations: string[];
@@ -257,6 +265,13 @@ export interface LaunchOptions {
    */
   onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void;
   progressEveryMs?: number;
+  /**
+   * Tests only: cgroup files (e.g. "memory.events") whose post-run counter
+   * reads fail with EIO, to prove an unread counter is reported as unknown.
+   * The addon refuses it unless LEASEHOLD_NATIVE_FAULT_INJECTION=1 was set in
+   * the environment when it loaded (native/SECURITY.md).
+   */
+  testFaults?: { unreadable_cgroup_files: string[] };
 }
 
 const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map(([k, v]) => [v, k]));
@@ -313,6 +328,23 @@ function hostNamespace(name: string): string {
 }
 
 const num = (v: number | bigint): number => (typeof v === "bigint" ? Number(v) : v);
+const counter = (v: NativeCounter): number | null => (v === null ? null : num(v));
+
+/** Each counter's field in `cgroup_stats`, and what its absence leaves unknown. */
+const COUNTER_FIELDS: Record<NativeCounterName, { field: keyof LaunchResult["cgroup_stats"]; unknown?: string }> = {
+  oomKill: { field: "oom_kill", unknown: "exit.oom_killed" },
+  memoryFailcnt: { field: "memory_failcnt" },
+  memoryMaxUsage: { field: "memory_max_usage" },
+  pidsEventsMax: { field: "pids_events_max", unknown: "exit.pids_exhausted" },
+  cpuNrPeriods: { field: "cpu_nr_periods" },
+  cpuNrThrottled: { field: "cpu_nr_throttled" },
+  cpuThrottledNs: { field: "cpu_throttled_ms" },
+};
+function unreadCounterLimitation(u: NativeCgroup["unread"][number], hierarchy: "v1" | "v2"): string {
+  const f = COUNTER_FIELDS[u.counter];
+  const what = u.key === null ? `cgroup ${hierarchy} ${u.file}` : `"${u.key}" from cgroup ${hierarchy} ${u.file}`;
+  return `cgroup_stats.${f.field} not measured${f.unknown ? ` (${f.unknown} unknown)` : ""}: could not read ${what} (${errnoName(u.errno)})`;
+}
 
 export interface SweepResult {
   /** stale leases (left by dead launches) whose every cgroup directory was removed */
@@ -407,6 +439,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cpuPeriodUs: period,
       progressEveryMs: Math.max(10, Math.round(options.progressEveryMs ?? 1000)),
       ...(options.onProgress === undefined ? {} : { onProgress: progressRelay(options.onProgress) }),
+      ...(options.testFaults === undefined ? {} : { faultUnreadable: options.testFaults.unreadable_cgroup_files.join(" ") }),
     });
   } finally {
     if (chown) { try { chownSync(policy.workdir, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
@@ -438,6 +471,10 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const memsw = num(cg.memswLimit);
   if (!memsw) limitations.push("memory+swap limit not available (no memsw accounting)");
   if (!native.cgroup.withdrawnEmpty) limitations.push("lease cgroup could not be verified empty");
+  for (const u of cg.unread) limitations.push(unreadCounterLimitation(u, cg.hierarchy));
+  const oomKill = counter(cg.oomKill);
+  const pidsEventsMax = counter(cg.pidsEventsMax);
+  const throttledNs = counter(cg.cpuThrottledNs);
   const signal = native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null;
   return {
     lease_id: leaseId,
@@ -445,8 +482,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       code: native.reportedExit && native.termSignal === 0 ? native.exitCode : null,
       signal,
       timed_out: native.timedOut,
-      oom_killed: cg.oomKill > 0,
-      pids_exhausted: cg.pidsEventsMax > 0,
+      oom_killed: oomKill === null ? null : oomKill > 0,
+      pids_exhausted: pidsEventsMax === null ? null : pidsEventsMax > 0,
     },
     exec_error: native.execErrno ? errnoName(native.execErrno) : null,
     stdout: native.stdout,
@@ -483,9 +520,9 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cap_bounding: rb.get("CapBnd") ?? "",
     },
     cgroup_stats: {
-      oom_kill: cg.oomKill, memory_failcnt: cg.memoryFailcnt, memory_max_usage: cg.memoryMaxUsage,
-      pids_events_max: cg.pidsEventsMax, cpu_nr_periods: cg.cpuNrPeriods, cpu_nr_throttled: cg.cpuNrThrottled,
-      cpu_throttled_ms: Math.round(cg.cpuThrottledNs / 1e6),
+      oom_kill: oomKill, memory_failcnt: counter(cg.memoryFailcnt), memory_max_usage: counter(cg.memoryMaxUsage),
+      pids_events_max: pidsEventsMax, cpu_nr_periods: counter(cg.cpuNrPeriods), cpu_nr_throttled: counter(cg.cpuNrThrottled),
+      cpu_throttled_ms: throttledNs === null ? null : Math.round(throttledNs / 1e6),
     },
     withdrawal: { verified_empty: cg.withdrawnEmpty, removed: cg.withdrawnRemoved },
     limitations,

@@ -38,14 +38,14 @@ function readback(over: Partial<LaunchReadback["enforcement"]> = {}): LaunchRead
   };
 }
 
-function launched(over: Partial<LaunchReadback["enforcement"]> = {}) {
+function launched(over: Partial<LaunchReadback["enforcement"]> = {}, patch: Partial<LaunchReadback> = {}) {
   const stdout = scrubBuffer(Buffer.from(`key AK${"IA"}IOSFODNN7EXAMPLE\n`));
   return buildLaunchEvidence({
     action_id: "act_1",
     action_hash: HASH,
     host_id: "local",
     producer: { capability: "shell", version: "1.0.0", worker_digest: `sha256:${"cd".repeat(32)}` },
-    launch: readback(over),
+    launch: { ...readback(over), ...patch },
     bpf: { tier: "C", attached: false },
     artifacts: [
       { name: "stdout", content: stdout.output, truncated: false },
@@ -90,6 +90,31 @@ describe("building the envelope", () => {
         "no seccomp filter read back in the sandbox",
       ]),
     );
+  });
+
+  it("an unread OOM counter leaves exit.oom_killed out (never false) and carries the launcher's limitation", () => {
+    const native = 'cgroup_stats.oom_kill not measured (exit.oom_killed unknown): could not read "oom_kill" from cgroup v2 memory.events (EIO)';
+    const env = launched({}, {
+      exit: { code: null, signal: "SIGKILL", timed_out: false, oom_killed: null, pids_exhausted: null },
+      limitations: [native],
+    });
+    expect(env.exit).toEqual({ code: null, signal: "SIGKILL", timed_out: false });
+    expect(env.exit).not.toHaveProperty("oom_killed");
+    expect(env.limitations).toEqual(expect.arrayContaining([native, "OOM kill not measured: exit.oom_killed absent"]));
+    expect(EvidenceEnvelope.parse(env)).toEqual(env);
+    const keys = generateHostKeyPair();
+    expect(verifyEvidence(JSON.parse(JSON.stringify(signEvidence(env, keys.privateKey))), keys.publicKey).ok).toBe(true);
+    // A measured answer is kept as measured, false included.
+    expect(launched({}, { exit: { code: null, signal: "SIGKILL", timed_out: false, oom_killed: true, pids_exhausted: null } }).exit?.oom_killed).toBe(true);
+    expect(launched().exit?.oom_killed).toBe(false);
+    expect(launched().limitations).not.toContain("OOM kill not measured: exit.oom_killed absent");
+  });
+
+  it("the schema has no null for oom_killed: unknown can only be absent", () => {
+    const env = launched();
+    expect(EvidenceEnvelope.safeParse({ ...env, exit: { ...env.exit, oom_killed: null } }).success).toBe(false);
+    const { oom_killed: _measured, ...withoutOom } = env.exit!;
+    expect(EvidenceEnvelope.safeParse({ ...env, exit: withoutOom }).success).toBe(true);
   });
 
   it("says when the worker digest was not measured", () => {

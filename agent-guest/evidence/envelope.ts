@@ -64,7 +64,8 @@ export const EvidenceEnvelope = z
         code: z.number().int().min(0).max(255).nullable(),
         signal: z.string().max(32).nullable(),
         timed_out: z.boolean(),
-        oom_killed: z.boolean(),
+        /** absent when the lease's OOM counter could not be read (a `limitations` line says so) */
+        oom_killed: z.boolean().optional(),
       })
       .strict()
       .optional(),
@@ -192,6 +193,11 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
   }
   enforcement.bpf = bpf;
 
+  // An unread OOM counter is unknown, not "no OOM kill": leave the field out.
+  const exit: NonNullable<EvidenceEnvelope["exit"]> = { code: rb.exit.code, signal: rb.exit.signal, timed_out: rb.exit.timed_out };
+  if (rb.exit.oom_killed !== null) exit.oom_killed = rb.exit.oom_killed;
+  else limitations.push("OOM kill not measured: exit.oom_killed absent");
+
   const timing: EvidenceEnvelope["timing"] = { started_at: rb.timing.started_at, ended_at: rb.timing.ended_at };
   if (isCount(rb.timing.cpu_ms)) timing.cpu_ms = rb.timing.cpu_ms;
   else limitations.push("cpu time not measured");
@@ -205,7 +211,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
       bytes: a.content.byteLength,
       truncated: a.truncated,
     })),
-    exit: { code: rb.exit.code, signal: rb.exit.signal, timed_out: rb.exit.timed_out, oom_killed: rb.exit.oom_killed },
+    exit,
     enforcement,
     redactions: { count: input.redactions.count, kinds: [...new Set(input.redactions.kinds)].sort() },
     timing,

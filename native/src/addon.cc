@@ -7,6 +7,7 @@
 #include <napi.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,6 +19,13 @@ extern "C" {
 }
 
 namespace {
+
+// Test seam (native/SECURITY.md): a launch request may name cgroup files whose
+// post-run counter reads fail, only when this variable was "1" in the
+// process's environment when the addon loaded. Read once at load: nothing a
+// workload or the hub sends can turn it on, and setting it later does not.
+bool g_fault_injection = false;
+constexpr const char* kFaultInjectionEnv = "LEASEHOLD_NATIVE_FAULT_INJECTION";
 
 struct Job;
 void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job);
@@ -103,13 +111,29 @@ void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job)
     cg.Set("pidsMax", U64(env, r.cgroup.readback.pids_max));
     cg.Set("cpuQuotaUs", U64(env, r.cgroup.readback.cpu_quota_us));
     cg.Set("cpuPeriodUs", U64(env, r.cgroup.readback.cpu_period_us));
-    cg.Set("oomKill", U64(env, r.stats.oom_kill));
-    cg.Set("memoryFailcnt", U64(env, r.stats.memory_failcnt));
-    cg.Set("memoryMaxUsage", U64(env, r.stats.memory_max_usage));
-    cg.Set("pidsEventsMax", U64(env, r.stats.pids_events_max));
-    cg.Set("cpuNrPeriods", U64(env, r.stats.cpu_nr_periods));
-    cg.Set("cpuNrThrottled", U64(env, r.stats.cpu_nr_throttled));
-    cg.Set("cpuThrottledNs", U64(env, r.stats.cpu_throttled_ns));
+    // A counter that was not read is null (never 0) and listed in `unread`
+    // with its file, so the evidence can say what it does not know.
+    static const struct { int idx; const char* name; } kCounters[] = {
+        {LH_STAT_OOM_KILL, "oomKill"},          {LH_STAT_MEMORY_FAILCNT, "memoryFailcnt"},
+        {LH_STAT_MEMORY_MAX_USAGE, "memoryMaxUsage"}, {LH_STAT_PIDS_EVENTS_MAX, "pidsEventsMax"},
+        {LH_STAT_CPU_NR_PERIODS, "cpuNrPeriods"}, {LH_STAT_CPU_NR_THROTTLED, "cpuNrThrottled"},
+        {LH_STAT_CPU_THROTTLED_NS, "cpuThrottledNs"},
+    };
+    Napi::Array unread = Napi::Array::New(env);
+    for (const auto& c : kCounters) {
+      if (r.stats.err[c.idx] == 0) {
+        cg.Set(c.name, U64(env, r.stats.value[c.idx]));
+        continue;
+      }
+      cg.Set(c.name, env.Null());
+      Napi::Object u = Napi::Object::New(env);
+      u.Set("counter", Napi::String::New(env, c.name));
+      u.Set("file", Napi::String::New(env, r.stats.file[c.idx] ? r.stats.file[c.idx] : ""));
+      u.Set("key", r.stats.key[c.idx] ? Napi::Value(Napi::String::New(env, r.stats.key[c.idx])) : env.Null());
+      u.Set("errno", Napi::Number::New(env, r.stats.err[c.idx]));
+      unread.Set(unread.Length(), u);
+    }
+    cg.Set("unread", unread);
     cg.Set("withdrawnEmpty", Napi::Boolean::New(env, r.withdrawn_empty != 0));
     cg.Set("withdrawnRemoved", Napi::Boolean::New(env, r.withdrawn_removed != 0));
     o.Set("cgroup", cg);
@@ -154,6 +178,21 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
   job->req.limits.pids_max = GetU64(in, "pidsMax");
   job->req.limits.cpu_quota_us = GetU64(in, "cpuQuotaUs");
   job->req.limits.cpu_period_us = GetU64(in, "cpuPeriodUs");
+  Napi::Value faults = in.Get("faultUnreadable");
+  if (!faults.IsUndefined()) {
+    std::string list = faults.IsString() ? faults.As<Napi::String>().Utf8Value() : std::string("\x01");
+    const char* why = nullptr;
+    if (!g_fault_injection) why = "fault injection is off (LEASEHOLD_NATIVE_FAULT_INJECTION=1 was not set when the addon loaded)";
+    else if (list.size() >= sizeof job->req.fault_unreadable ||
+             list.find_first_not_of("abcdefghijklmnopqrstuvwxyz_. ") != std::string::npos)
+      why = "faultUnreadable must be cgroup file names separated by spaces";
+    if (why != nullptr) {
+      delete job;
+      Napi::Error::New(env, why).ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    std::strcpy(job->req.fault_unreadable, list.c_str());
+  }
   Napi::Value onProgress = in.Get("onProgress");
   if (onProgress.IsFunction()) {
     job->progress = ProgressTsfn::New(env, onProgress.As<Napi::Function>(), "leasehold-launch-progress", 8, 1, nullptr);
@@ -233,6 +272,8 @@ Napi::Value LeaseOwnerPrefix(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  const char* fi = std::getenv(kFaultInjectionEnv);
+  g_fault_injection = fi != nullptr && std::strcmp(fi, "1") == 0;
   exports.Set("launch", Napi::Function::New(env, Launch));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));

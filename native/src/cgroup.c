@@ -41,24 +41,36 @@ static int cg_read(const char *dir, const char *file, char *buf, size_t cap) {
   return e;
 }
 
-static int cg_read_u64(const char *dir, const char *file, uint64_t *out) {
-  char buf[64];
-  int rc = cg_read(dir, file, buf, sizeof buf);
-  if (rc < 0) return rc;
-  if (!strncmp(buf, "max", 3)) { *out = UINT64_MAX; return 0; }
-  *out = strtoull(buf, NULL, 10);
+/* A decimal counter or limit ("max" = unlimited). Anything else is an error,
+ * never 0: a value we could not parse was not measured. */
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!strncmp(s, "max", 3) && (s[3] == 0 || s[3] == '\n' || s[3] == ' ')) { *out = UINT64_MAX; return 0; }
+  if (*s < '0' || *s > '9') return -EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || (*end != 0 && *end != '\n' && *end != ' ')) return -EINVAL;
+  *out = v;
   return 0;
 }
 
-/* "key value" lines, as in memory.oom_control, pids.events, cpu.stat. */
-static uint64_t cg_read_key(const char *dir, const char *file, const char *key) {
+static int cg_read_u64(const char *dir, const char *file, uint64_t *out) {
+  char buf[64];
+  int rc = cg_read(dir, file, buf, sizeof buf);
+  return rc < 0 ? rc : parse_u64(buf, out);
+}
+
+/* "key value" lines, as in memory.oom_control, pids.events, cpu.stat.
+ * -ENODATA when the file has no such line (an older kernel's format). */
+static int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out) {
   char buf[4096];
-  if (cg_read(dir, file, buf, sizeof buf) < 0) return 0;
+  int rc = cg_read(dir, file, buf, sizeof buf);
+  if (rc < 0) return rc;
   size_t klen = strlen(key);
   for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (!strncmp(l, key, klen) && l[klen] == ' ') return strtoull(l + klen + 1, NULL, 10);
+    if (!strncmp(l, key, klen) && l[klen] == ' ') return parse_u64(l + klen + 1, out);
   }
-  return 0;
+  return -ENODATA;
 }
 
 /* This process's path in a v1 hierarchy ("memory") or v2 (""), from
@@ -438,31 +450,54 @@ void lh_cgroup_kill(const struct lh_cgroup *cg) {
   }
 }
 
-void lh_cgroup_read_stats(const struct lh_cgroup *cg, struct lh_cgroup_stats *st) {
+/* The test seam (lh_launch_request.fault_unreadable): is `file` one of the
+ * space-separated names in `faults`? */
+static int fault_injected(const char *faults, const char *file) {
+  if (!faults || !*faults) return 0;
+  size_t n = strlen(file);
+  for (const char *p = faults; (p = strstr(p, file)); p += n)
+    if ((p == faults || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+  return 0;
+}
+
+/* One counter: the `key` line of `file` in `dir`, or (key NULL) the file's
+ * single number, times `scale`. A failed read leaves err[idx] set: an
+ * unreadable memory.events is "unknown", never "no OOM kill". */
+static void read_counter(struct lh_cgroup_stats *st, int idx, const char *faults, const char *dir, const char *file,
+                         const char *key, uint64_t scale) {
+  uint64_t v = 0;
+  int rc = fault_injected(faults, file) ? -EIO : key ? cg_read_key(dir, file, key, &v) : cg_read_u64(dir, file, &v);
+  st->file[idx] = file;
+  st->key[idx] = key;
+  st->err[idx] = rc < 0 ? -rc : 0;
+  st->value[idx] = rc < 0 ? 0 : v * scale;
+}
+
+void lh_cgroup_read_stats(const struct lh_cgroup *cg, struct lh_cgroup_stats *st, const char *faults) {
   memset(st, 0, sizeof *st);
   if (cg->mode == LH_CG_V2) {
     /* memory.events counts this cgroup and its descendants. "max" (usage hit
      * memory.max) plays the part of v1's failcnt. */
-    st->oom_kill = cg_read_key(cg->v2, "memory.events", "oom_kill");
-    st->under_oom = cg_read_key(cg->v2, "memory.events", "oom");
-    st->memory_failcnt = cg_read_key(cg->v2, "memory.events", "max");
-    cg_read_u64(cg->v2, "memory.peak", &st->memory_max_usage);
-    st->pids_events_max = cg_read_key(cg->v2, "pids.events", "max");
-    cg_read_u64(cg->v2, "pids.peak", &st->pids_peak_current);
-    st->cpu_nr_periods = cg_read_key(cg->v2, "cpu.stat", "nr_periods");
-    st->cpu_nr_throttled = cg_read_key(cg->v2, "cpu.stat", "nr_throttled");
-    st->cpu_throttled_ns = cg_read_key(cg->v2, "cpu.stat", "throttled_usec") * 1000;
+    read_counter(st, LH_STAT_OOM_KILL, faults, cg->v2, "memory.events", "oom_kill", 1);
+    read_counter(st, LH_STAT_UNDER_OOM, faults, cg->v2, "memory.events", "oom", 1);
+    read_counter(st, LH_STAT_MEMORY_FAILCNT, faults, cg->v2, "memory.events", "max", 1);
+    read_counter(st, LH_STAT_MEMORY_MAX_USAGE, faults, cg->v2, "memory.peak", NULL, 1); /* 5.19+ */
+    read_counter(st, LH_STAT_PIDS_EVENTS_MAX, faults, cg->v2, "pids.events", "max", 1);
+    read_counter(st, LH_STAT_PIDS_PEAK, faults, cg->v2, "pids.peak", NULL, 1); /* 6.1+ */
+    read_counter(st, LH_STAT_CPU_NR_PERIODS, faults, cg->v2, "cpu.stat", "nr_periods", 1);
+    read_counter(st, LH_STAT_CPU_NR_THROTTLED, faults, cg->v2, "cpu.stat", "nr_throttled", 1);
+    read_counter(st, LH_STAT_CPU_THROTTLED_NS, faults, cg->v2, "cpu.stat", "throttled_usec", 1000);
     return;
   }
-  st->oom_kill = cg_read_key(cg->memory, "memory.oom_control", "oom_kill");
-  st->under_oom = cg_read_key(cg->memory, "memory.oom_control", "under_oom");
-  cg_read_u64(cg->memory, "memory.failcnt", &st->memory_failcnt);
-  cg_read_u64(cg->memory, "memory.max_usage_in_bytes", &st->memory_max_usage);
-  st->pids_events_max = cg_read_key(cg->pids, "pids.events", "max");
-  cg_read_u64(cg->pids, "pids.peak", &st->pids_peak_current);
-  st->cpu_nr_periods = cg_read_key(cg->cpu, "cpu.stat", "nr_periods");
-  st->cpu_nr_throttled = cg_read_key(cg->cpu, "cpu.stat", "nr_throttled");
-  st->cpu_throttled_ns = cg_read_key(cg->cpu, "cpu.stat", "throttled_time");
+  read_counter(st, LH_STAT_OOM_KILL, faults, cg->memory, "memory.oom_control", "oom_kill", 1); /* 4.13+ */
+  read_counter(st, LH_STAT_UNDER_OOM, faults, cg->memory, "memory.oom_control", "under_oom", 1);
+  read_counter(st, LH_STAT_MEMORY_FAILCNT, faults, cg->memory, "memory.failcnt", NULL, 1);
+  read_counter(st, LH_STAT_MEMORY_MAX_USAGE, faults, cg->memory, "memory.max_usage_in_bytes", NULL, 1);
+  read_counter(st, LH_STAT_PIDS_EVENTS_MAX, faults, cg->pids, "pids.events", "max", 1);
+  read_counter(st, LH_STAT_PIDS_PEAK, faults, cg->pids, "pids.peak", NULL, 1);
+  read_counter(st, LH_STAT_CPU_NR_PERIODS, faults, cg->cpu, "cpu.stat", "nr_periods", 1);
+  read_counter(st, LH_STAT_CPU_NR_THROTTLED, faults, cg->cpu, "cpu.stat", "nr_throttled", 1);
+  read_counter(st, LH_STAT_CPU_THROTTLED_NS, faults, cg->cpu, "cpu.stat", "throttled_time", 1);
 }
 
 static int procs_empty(const char *dir) {

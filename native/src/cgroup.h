@@ -43,11 +43,22 @@ struct lh_cgroup {
   int mode;                          /* LH_CG_V1 or LH_CG_V2: where memory/pids/cpu are enforced */
 };
 
+/* Counters read after the run, indexed by LH_STAT_*. A counter that could
+ * not be read has err[i] set (a positive errno: ENOENT = the file does not
+ * exist on this kernel, ENODATA = no such line in it, EINVAL = not a number,
+ * EIO = the read failed) and value[i] 0, which then means nothing: it is reported as
+ * unknown, never as a measured 0 (an unread OOM counter is not "no OOM
+ * kill"). file[i] and key[i] (NULL: the whole file) say where it comes from. */
+enum {
+  LH_STAT_OOM_KILL, LH_STAT_UNDER_OOM, LH_STAT_MEMORY_FAILCNT, LH_STAT_MEMORY_MAX_USAGE,
+  LH_STAT_PIDS_EVENTS_MAX, LH_STAT_PIDS_PEAK, LH_STAT_CPU_NR_PERIODS, LH_STAT_CPU_NR_THROTTLED,
+  LH_STAT_CPU_THROTTLED_NS, LH_STAT_COUNT
+};
 struct lh_cgroup_stats {
-  uint64_t oom_kill, under_oom, memory_failcnt, memory_max_usage;
-  uint64_t pids_events_max, pids_peak_current;
-  uint64_t cpu_nr_periods, cpu_nr_throttled, cpu_throttled_ns;
-  uint64_t cpuacct_usage_ns;
+  uint64_t value[LH_STAT_COUNT];
+  int err[LH_STAT_COUNT];
+  const char *file[LH_STAT_COUNT]; /* static strings */
+  const char *key[LH_STAT_COUNT];
 };
 
 /* "lh.<pidns>.<pid>.<starttime>." of this process: every lease it creates starts with it. */
@@ -64,7 +75,9 @@ int lh_cgroup_create(struct lh_cgroup *cg, const char *lease_id, const struct lh
                      size_t errlen);
 /* Kills every process in the lease (cgroup.kill on the v2 directory). */
 void lh_cgroup_kill(const struct lh_cgroup *cg);
-void lh_cgroup_read_stats(const struct lh_cgroup *cg, struct lh_cgroup_stats *st);
+/* `faults`: the test seam of lh_launch_request.fault_unreadable (NULL or ""
+ * in production). */
+void lh_cgroup_read_stats(const struct lh_cgroup *cg, struct lh_cgroup_stats *st, const char *faults);
 /* Kill, wait until every hierarchy lists no process, remove the directories.
  * Sets *verified_empty and *removed. */
 void lh_cgroup_withdraw(struct lh_cgroup *cg, int *verified_empty, int *removed);

@@ -115,6 +115,9 @@ static void close_fd(int *fd) {
 void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res) {
   memset(res, 0, sizeof *res);
   res->exit_code = -1;
+  /* Until lh_cgroup_read_stats runs, no counter has been read: a zeroed
+   * counter must not pass for a measured one. */
+  for (int i = 0; i < LH_STAT_COUNT; i++) res->stats.err[i] = ENOENT;
   double t0 = now_ms();
   char err[512] = "";
   int cfg_pipe[2] = {-1, -1}, st_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1},
@@ -319,7 +322,7 @@ withdraw:
     res->cpu_sys_ms = (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
   }
   if (res->cgroup.created) {
-    lh_cgroup_read_stats(&res->cgroup, &res->stats);
+    lh_cgroup_read_stats(&res->cgroup, &res->stats, req->fault_unreadable);
     lh_cgroup_withdraw(&res->cgroup, &res->withdrawn_empty, &res->withdrawn_removed);
   }
   lh_cgroup_forget(&res->cgroup); /* not live any more: a leftover is the sweep's */

@@ -24,6 +24,12 @@ struct lh_launch_request {
   void (*progress)(void *ctx, uint64_t out_total, uint64_t err_total);
   void *progress_ctx;
   uint64_t progress_every_ms;
+  /* Test seam, empty in production: space-separated cgroup file names
+   * ("memory.events pids.events") whose post-run counter reads fail with EIO.
+   * The addon fills it only when LEASEHOLD_NATIVE_FAULT_INJECTION=1 was in
+   * its environment at load time (native/SECURITY.md). It can only make a
+   * counter unknown, never make one look measured. */
+  char fault_unreadable[256];
 };
 
 struct lh_launch_result {

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch } from "../index";
 import { BIN_DIR, PROBE, TEST_ROOT, basePolicy, makeWorkdir, probe, removeWorkdir, seenLeases, setupNative } from "./helpers";
+import { currentLayout } from "./layout";
 
 type Case = [cls: string, op: string, arg: string, expected: string];
 // Where the kernel has the pid-namespaced vm.memfd_noexec the lease's memfds
@@ -131,7 +132,7 @@ function mountCount(): number {
 }
 function leaseCgroups(): string[] {
   const out: string[] = [];
-  for (const d of ["/sys/fs/cgroup/pids/leasehold", "/sys/fs/cgroup/cpu/leasehold", "/sys/fs/cgroup/unified/leasehold"]) {
+  for (const d of currentLayout().leaseParents) { // v1 or v2, as this host has it
     if (existsSync(d)) out.push(...readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${d}/${e.name}`));
   }
   return out;

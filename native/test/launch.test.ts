@@ -1,10 +1,12 @@
 // The launcher's API contract: refusals, read-back enforcement, stdio, and
 // 200 concurrent launches while Node's thread is busy without leaks.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
 import { checkEnforceable, launch, leaseCgroupPrefix, probeKernel, SandboxPolicy } from "../index";
 import { basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
+import { currentLayout } from "./layout";
 
 let wd = "";
 beforeAll(() => { setupNative(); wd = makeWorkdir(); });
@@ -12,9 +14,10 @@ afterAll(() => removeWorkdir(wd));
 
 const fdCount = () => readdirSync("/proc/self/fd").length;
 const mountCount = () => readFileSync("/proc/self/mountinfo", "utf8").split("\n").length;
+const layout = currentLayout();
 function leaseDirs(): number {
   let n = 0;
-  for (const d of ["/sys/fs/cgroup/pids/leasehold", "/sys/fs/cgroup/cpu/leasehold", "/sys/fs/cgroup/unified/leasehold"]) {
+  for (const d of layout.leaseParents) {
     // Only this process's leases: other test files (and the sweep test's fakes) may run alongside.
     if (existsSync(d)) n += readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name.startsWith(leaseCgroupPrefix())).length;
   }
@@ -22,13 +25,16 @@ function leaseDirs(): number {
 }
 
 describe("probe and refusals", () => {
-  it("probeKernel reports Landlock, seccomp, cgroups and user namespaces", () => {
+  it("probeKernel reports Landlock, seccomp, user namespaces and the cgroup layout the tests read for themselves", () => {
     const p = probeKernel();
     expect(p.landlock_abi).toBeGreaterThanOrEqual(1);
     expect(p.seccomp).toBe(true);
     expect(p.user_namespaces).toBe(true);
-    expect(p.cgroup.memory).toBe("v1");
-    expect(p.cgroup.v2_mount).toBe("/sys/fs/cgroup/unified");
+    // v1 here (controller-less cgroup2 at /sys/fs/cgroup/unified); v2 on a host that delegates memory/pids/cpu.
+    expect(layout.kind).not.toBeNull();
+    expect({ memory: p.cgroup.memory, pids: p.cgroup.pids, cpu: p.cgroup.cpu }).toEqual({ memory: layout.kind, pids: layout.kind, cpu: layout.kind });
+    expect(p.cgroup.v2_mount).toBe(layout.v2Mount);
+    expect(p.cgroup.unavailable_reason).toBeNull();
   });
   it("an egress allow-list is refused UNENFORCEABLE (needs the BPF tier)", async () => {
     await expect(launch({ ...basePolicy(wd), network: { egress: ["10.0.0.0/8:443"] } })).rejects.toMatchObject({ code: "UNENFORCEABLE" });
@@ -63,7 +69,16 @@ describe("one real run", () => {
     expect(e.uid.inside).toBe(1000);
     expect(e.uid.host).toBeGreaterThanOrEqual(0x60000000);
     expect(e.uid.host).not.toBe(process.getuid?.());
-    expect(e.cgroup).toMatchObject({ memory_max: 128 << 20, pids_max: 32, cpu_quota_us: 100000, cpu_period_us: 100000 });
+    expect(e.cgroup).toMatchObject({ hierarchy: layout.kind, memory_max: 128 << 20, pids_max: 32, cpu_quota_us: 100000, cpu_period_us: 100000 });
+    // memory+swap: v1 reads memsw back where the kernel accounts swap; v2 reports memory.max once memory.swap.max read back 0.
+    const memswFile = layout.kind === "v1" ? join(dirname(layout.leaseParents[0]!), "memory.memsw.limit_in_bytes") : null;
+    if (memswFile !== null && existsSync(memswFile)) expect(e.cgroup.memsw_max).toBe(128 << 20);
+    else if (e.cgroup.memsw_max === null) expect(r.limitations).toContain("memory+swap limit not available (no memsw accounting)");
+    else expect(e.cgroup.memsw_max).toBe(128 << 20);
+    // Every counter was read: measured zeros, and no "not measured" line.
+    expect(r.cgroup_stats).toMatchObject({ oom_kill: 0, pids_events_max: 0 });
+    for (const v of Object.values(r.cgroup_stats)) expect(typeof v).toBe("number");
+    expect(r.limitations.filter((l) => l.startsWith("cgroup_stats."))).toEqual([]);
     expect(e.cgroup.cgroup_id).toBeGreaterThan(1);
     expect(e).toMatchObject({ seccomp: true, no_new_privs: true, landlock_abi: probeKernel().landlock_abi, cap_effective: "0000000000000000", cap_bounding: "0000000000000000" });
     expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });

@@ -8,17 +8,23 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, leaseCgroupPrefix, sweepStaleLeases } from "../index";
 import { basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
+import { currentLayout } from "./layout";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const CG = "/sys/fs/cgroup";
-
-function ownMemcg(): string {
-  const line = readFileSync("/proc/self/cgroup", "utf8").split("\n").find((l) => /^\d+:([^:]*,)?memory(,[^:]*)?:/.test(l));
-  const p = line?.split(":")[2] ?? "/";
-  return p === "/" ? "" : p;
+const layout = currentLayout();
+/** Where a fake lease goes: v1 memory (under our memcg), pids, cpu and the cgroup2 mount; v2 our cgroup2 directory. */
+const parents = () => layout.fakeLeaseParents;
+/** A lease of ours (name starts with `prefix`) that holds a process, and its directory in every hierarchy. */
+function runningLease(prefix: string): { name: string; dirs: string[] } | undefined {
+  for (const p of layout.leaseParents) {
+    if (!existsSync(p)) continue;
+    const name = readdirSync(p).find((n) => n.startsWith(prefix));
+    if (name && procs(join(p, name))) return { name, dirs: layout.leaseParents.map((q) => join(q, name)).filter(existsSync) };
+  }
+  return undefined;
 }
-/** The lease parents of this process: v1 memory (under our memcg), pids, cpu and the cgroup2 mount. */
-const parents = () => [`${CG}/memory${ownMemcg()}/leasehold`, `${CG}/pids/leasehold`, `${CG}/cpu/leasehold`, `${CG}/unified/leasehold`];
+/** How many directories one lease has: v1 one per hierarchy (memory, pids, cpu, cgroup2), v2 one. */
+const dirsPerLease = layout.kind === "v1" ? 4 : 1;
 const pidnsIno = () => /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "";
 function startTime(pid: number): string {
   const s = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -93,14 +99,12 @@ describe("sweepStaleLeases", () => {
     child.stdout!.on("data", (b: Buffer) => { out += b.toString(); });
     const prefix = await waitFor(() => (out.includes("\n") ? out.split("\n")[0] : undefined), 20_000);
     expect(prefix).toMatch(/^lh\.\d+\.\d+\.\d+\.$/);
-    // Running: the workload sits in the lease's pids cgroup.
-    const leaseDir = await waitFor(() => {
-      const d = readdirSync(`${CG}/pids/leasehold`).find((n) => n.startsWith(prefix));
-      return d && procs(`${CG}/pids/leasehold/${d}`) ? d : undefined;
-    }, 20_000);
+    // Running: the workload sits in the lease's cgroups.
+    const lease = await waitFor(() => runningLease(prefix), 20_000);
+    const dirs = lease.dirs;
+    expect(dirs).toHaveLength(dirsPerLease);
     child.kill("SIGKILL");
     await exitOf(child);
-    const dirs = parents().map((p) => join(p, leaseDir));
     expect(dirs.filter(existsSync)).toEqual(dirs); // the dead launch withdrew nothing
     const r = sweepStaleLeases();
     expect(r.failures).toEqual([]);
@@ -111,10 +115,7 @@ describe("sweepStaleLeases", () => {
   it("never touches a live launch of this process, a live owner's lease, or foreign names", async () => {
     const running = launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "sleep 1; echo survived"] });
     const ownPrefix = leaseCgroupPrefix();
-    const liveDir = await waitFor(() => {
-      const d = readdirSync(`${CG}/pids/leasehold`).find((n) => n.startsWith(ownPrefix));
-      return d && procs(`${CG}/pids/leasehold/${d}`) ? d : undefined;
-    }, 10_000);
+    const live = await waitFor(() => runningLease(ownPrefix), 10_000);
     // Owner alive (another process, real start time) and a name outside our scheme.
     const owner = await sleeper();
     const inOther = await sleeper();
@@ -127,9 +128,9 @@ describe("sweepStaleLeases", () => {
       expect(r.untouched.live_other).toBeGreaterThanOrEqual(1);
       expect(r.untouched.foreign).toBeGreaterThanOrEqual(1);
       for (const d of [...otherDirs, ...foreignDirs]) expect(existsSync(d)).toBe(true);
-      expect(procs(otherDirs[1]!)).toBe(String(inOther.pid));
-      expect(procs(foreignDirs[1]!)).toBe(String(inForeign.pid));
-      expect(existsSync(`${CG}/pids/leasehold/${liveDir}`)).toBe(true);
+      for (const d of otherDirs) expect(procs(d)).toBe(String(inOther.pid));
+      for (const d of foreignDirs) expect(procs(d)).toBe(String(inForeign.pid));
+      expect(live.dirs.filter(existsSync)).toEqual(live.dirs);
       const res = await running;
       expect(res.stdout.toString()).toBe("survived\n");
       expect(res.exit.code).toBe(0);

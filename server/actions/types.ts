@@ -102,7 +102,8 @@ export type DecisionOutcome = "auto_allow" | "grant" | "approved";
 /** What the host did, as the hub verified and sealed it. */
 export interface ActionCompletion {
   state: "completed" | "failed";
-  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed: boolean } | null;
+  /** `oom_killed` is absent when the host could not read the OOM counter (the evidence's `limitations` say so). */
+  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed?: boolean } | null;
   /** Scrubbed on the host before it left; decoded as UTF-8, at most 1 MiB each here. */
   output: { stdout: string; stderr: string; stdout_bytes: number; stderr_bytes: number; stdout_truncated: boolean; stderr_truncated: boolean };
   /** A workspace operation's result (fs_*), null for launched workloads. */

@@ -47,6 +47,23 @@ static void put(const char *k, const char *v) {
 }
 
 static int seq;
+static const char *faults = ""; /* lh_launch_request.fault_unreadable for the next run */
+
+/* Counters not read, as "name:errno" list, for the detail line. */
+static const char *unread_list(const struct lh_cgroup_stats *st, int *n) {
+  static char buf[512];
+  size_t len = 0;
+  *n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < LH_STAT_COUNT; i++) {
+    if (!st->err[i]) continue;
+    (*n)++;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s%s%s:%d", len ? "," : "", st->file[i] ? st->file[i] : "?",
+                            st->key[i] ? "/" : "", st->key[i] ? st->key[i] : "", st->err[i]);
+    if (len >= sizeof buf) break;
+  }
+  return *n ? buf : "none";
+}
 /* argv: NULL-terminated. Limits as the JS layer would pass them. */
 static void run(struct lh_launch_result *res, const char *const *argv, uint64_t mem, uint64_t pids, uint64_t quota_us,
                 uint64_t timeout_ms) {
@@ -77,6 +94,7 @@ static void run(struct lh_launch_result *res, const char *const *argv, uint64_t 
   req.limits.pids_max = pids;
   req.limits.cpu_quota_us = quota_us;
   req.limits.cpu_period_us = 100000;
+  snprintf(req.fault_unreadable, sizeof req.fault_unreadable, "%s", faults);
   lh_launch(&req, res);
   if (res->out_len < 4096) res->out[res->out_len] = 0; else res->out[4095] = 0;
   if (res->err_len < 4096) res->err[res->err_len] = 0; else res->err[4095] = 0;
@@ -133,28 +151,57 @@ int main(void) {
   {
     const char *const argv[] = {PROBE, "mem_bomb", NULL};
     run(&r, argv, 32ull << 20, 16, 100000, 20000);
-    check("oom", !r.failed && r.stats.oom_kill > 0 && !r.timed_out && r.withdrawn_empty && r.withdrawn_removed,
+    check("oom", !r.failed && r.stats.value[LH_STAT_OOM_KILL] > 0 && !r.timed_out && r.withdrawn_empty && r.withdrawn_removed,
           "memory.events oom_kill=%llu oom=%llu max=%llu memory.peak=%llu exit=%d sig=%d reported=%d stdout=%s",
-          (unsigned long long)r.stats.oom_kill, (unsigned long long)r.stats.under_oom,
-          (unsigned long long)r.stats.memory_failcnt, (unsigned long long)r.stats.memory_max_usage, r.exit_code,
+          (unsigned long long)r.stats.value[LH_STAT_OOM_KILL], (unsigned long long)r.stats.value[LH_STAT_UNDER_OOM],
+          (unsigned long long)r.stats.value[LH_STAT_MEMORY_FAILCNT], (unsigned long long)r.stats.value[LH_STAT_MEMORY_MAX_USAGE], r.exit_code,
           r.term_signal, r.reported_exit, r.out);
+    lh_launch_free(&r);
+  }
+  {
+    /* Every counter of the v2 path exists on this kernel (memory.peak 5.19+,
+     * pids.peak 6.1+) and is read: none is reported unknown. */
+    const char *const argv[] = {"/usr/bin/busybox", "true", NULL};
+    run(&r, argv, 64ull << 20, 16, 100000, 10000);
+    int n;
+    const char *list = unread_list(&r.stats, &n);
+    check("counters", !r.failed && n == 0 && r.stats.value[LH_STAT_OOM_KILL] == 0 &&
+                          r.stats.value[LH_STAT_PIDS_EVENTS_MAX] == 0 && r.stats.value[LH_STAT_MEMORY_MAX_USAGE] > 0,
+          "unread=%s oom_kill=%llu pids.events max=%llu memory.peak=%llu", list,
+          (unsigned long long)r.stats.value[LH_STAT_OOM_KILL], (unsigned long long)r.stats.value[LH_STAT_PIDS_EVENTS_MAX],
+          (unsigned long long)r.stats.value[LH_STAT_MEMORY_MAX_USAGE]);
+    lh_launch_free(&r);
+  }
+  {
+    /* The fault seam: memory.events and pids.events fail to read. The
+     * OOM-killed run's counters must come back unread (err set), not 0. */
+    const char *const argv[] = {PROBE, "mem_bomb", NULL};
+    faults = "memory.events pids.events";
+    run(&r, argv, 32ull << 20, 16, 100000, 20000);
+    faults = "";
+    int n;
+    const char *list = unread_list(&r.stats, &n);
+    check("unread", !r.failed && r.stats.err[LH_STAT_OOM_KILL] == EIO && r.stats.err[LH_STAT_MEMORY_FAILCNT] == EIO &&
+                        r.stats.err[LH_STAT_PIDS_EVENTS_MAX] == EIO && !strcmp(r.stats.file[LH_STAT_OOM_KILL], "memory.events") &&
+                        r.stats.err[LH_STAT_MEMORY_MAX_USAGE] == 0 && r.stats.err[LH_STAT_CPU_NR_PERIODS] == 0 && n == 4,
+          "unread=%s sig=%d", list, r.term_signal);
     lh_launch_free(&r);
   }
   {
     const char *const argv[] = {PROBE, "fork_bomb", NULL};
     run(&r, argv, 64ull << 20, 8, 100000, 20000);
-    check("pids", !r.failed && r.stats.pids_events_max > 0 && strstr(r.out, "ERR EAGAIN") && r.withdrawn_empty &&
+    check("pids", !r.failed && r.stats.value[LH_STAT_PIDS_EVENTS_MAX] > 0 && strstr(r.out, "ERR EAGAIN") && r.withdrawn_empty &&
                       r.withdrawn_removed,
-          "pids.events max=%llu stdout=%s exit=%d", (unsigned long long)r.stats.pids_events_max, r.out, r.exit_code);
+          "pids.events max=%llu stdout=%s exit=%d", (unsigned long long)r.stats.value[LH_STAT_PIDS_EVENTS_MAX], r.out, r.exit_code);
     lh_launch_free(&r);
   }
   {
     const char *const argv[] = {PROBE, "cpu_hog", "1000", NULL};
     run(&r, argv, 64ull << 20, 8, 20000, 20000);
-    check("cpu", !r.failed && r.stats.cpu_nr_throttled > 0 && r.exit_code == 0,
+    check("cpu", !r.failed && r.stats.value[LH_STAT_CPU_NR_THROTTLED] > 0 && r.exit_code == 0,
           "cpu.stat nr_periods=%llu nr_throttled=%llu throttled_ms=%llu cpu_ms=%.0f wall_ms=%.0f",
-          (unsigned long long)r.stats.cpu_nr_periods, (unsigned long long)r.stats.cpu_nr_throttled,
-          (unsigned long long)(r.stats.cpu_throttled_ns / 1000000), r.cpu_user_ms + r.cpu_sys_ms, r.wall_ms);
+          (unsigned long long)r.stats.value[LH_STAT_CPU_NR_PERIODS], (unsigned long long)r.stats.value[LH_STAT_CPU_NR_THROTTLED],
+          (unsigned long long)(r.stats.value[LH_STAT_CPU_THROTTLED_NS] / 1000000), r.cpu_user_ms + r.cpu_sys_ms, r.wall_ms);
     lh_launch_free(&r);
   }
   {

@@ -19,8 +19,34 @@ function cloudKernelPackage() {
   return m[1];
 }
 
-/** Ensures qemu/busybox and an unpacked cloud kernel. Returns { kernel, busybox, qemu, config }. */
+/**
+ * The shell command (as root) that provides what setupVm needs, for a
+ * failure message: the versioned kernel package when apt can name it, else
+ * the same lookup inline.
+ */
+export function vmInstallCommand() {
+  let pkg;
+  try {
+    pkg = cloudKernelPackage();
+  } catch {
+    pkg = "$(apt-cache depends linux-image-cloud-amd64 | grep -o 'linux-image-[0-9][^ ]*-cloud-amd64' | head -n1)";
+  }
+  return `apt-get update && apt-get install -y --no-install-recommends ${VM_DEBIAN_PACKAGES.join(" ")} && ` +
+    `mkdir -p ${VM_CACHE} && cd ${VM_CACHE} && apt-get download ${pkg} && dpkg-deb -x ${pkg.startsWith("$") ? "linux-image-*-cloud-amd64_*.deb" : `${pkg}_*.deb`} kernel`;
+}
+
+/** Ensures qemu/busybox and an unpacked cloud kernel. Returns { kernel, busybox, qemu, config }.
+ * Throws with the reason and the install command (vmInstallCommand) when it cannot. */
 export function setupVm() {
+  try {
+    return provideVm();
+  } catch (e) {
+    const reason = e instanceof Error ? e.message.split("\n")[0] : String(e);
+    throw new Error(`qemu or the Debian cloud kernel could not be obtained (${reason}); install them as root with: ${vmInstallCommand()}`, { cause: e });
+  }
+}
+
+function provideVm() {
   ensureDebianPackages(VM_DEBIAN_PACKAGES, { quiet: true });
   mkdirSync(VM_CACHE, { recursive: true });
   const root = join(VM_CACHE, "kernel");
@@ -37,11 +63,13 @@ export function setupVm() {
   }
   const vmlinuz = findKernel();
   if (!vmlinuz) throw new Error("kernel package has no /boot/vmlinuz-*");
+  const qemu = "/usr/bin/qemu-system-x86_64";
+  for (const f of [qemu, "/bin/busybox"]) if (!existsSync(f)) throw new Error(`${f} is missing`);
   return {
     kernel: join(root, "boot", vmlinuz),
     config: join(root, "boot", vmlinuz.replace("vmlinuz-", "config-")),
     busybox: "/bin/busybox",
-    qemu: "/usr/bin/qemu-system-x86_64",
+    qemu,
   };
 }
 
