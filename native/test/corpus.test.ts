@@ -127,8 +127,23 @@ function hostState(sentinelDir: string): string {
   h.update(readFileSync("/proc/sys/kernel/hostname"));
   return h.digest("hex");
 }
-function mountCount(): number {
-  return readFileSync("/proc/self/mountinfo", "utf8").split("\n").length;
+/**
+ * Host mounts shaped like the sandbox's own (its new root is built on /tmp of
+ * a private copy of the mount table: /tmp, /tmp/usr, /tmp/proc, ... and any
+ * proc mount). Only these could be a leak from a lease; counting every host
+ * mount would also count what other test files mount meanwhile (network
+ * namespaces, workspace images).
+ */
+function sandboxShapedMounts(): string[] {
+  const shaped = /^\/tmp(\/(usr|bin|sbin|lib\w*|etc|dev|proc|tmp|work)(\/|$)|$)/;
+  return readFileSync("/proc/self/mountinfo", "utf8").split("\n").flatMap((line) => {
+    const [pre, post] = line.split(" - ");
+    if (!pre || !post) return [];
+    const f = pre.split(" ");
+    const fstype = post.split(" ")[0] ?? "";
+    const mountPoint = f[4] ?? "";
+    return shaped.test(mountPoint) || fstype === "proc" ? [`${mountPoint} ${fstype} ${f[3] ?? ""}`] : [];
+  }).sort();
 }
 function leaseCgroups(): string[] {
   const out: string[] = [];
@@ -141,7 +156,7 @@ function leaseCgroups(): string[] {
 let wd = "";
 let sentinel = "";
 let before = "";
-let mountsBefore = 0;
+let mountsBefore: string[] = [];
 const counts = new Map<string, number>();
 
 beforeAll(() => {
@@ -157,7 +172,7 @@ beforeAll(() => {
   symlinkSync(join(sentinel, "hub-data.db"), join(wd, "hub-link"));
   symlinkSync("../../../../..", join(wd, "up-link"));
   before = hostState(sentinel);
-  mountsBefore = mountCount();
+  mountsBefore = sandboxShapedMounts();
 });
 
 afterAll(() => {
@@ -293,9 +308,9 @@ describe("hostile corpus: kills, limits and escapes", () => {
 });
 
 describe("host unchanged", () => {
-  it("host files, hostname, mounts and lease cgroups are as before the corpus", () => {
+  it("host files, hostname, sandbox-shaped host mounts and lease cgroups are as before the corpus", () => {
     expect(hostState(sentinel)).toBe(before);
-    expect(mountCount()).toBe(mountsBefore);
+    expect(sandboxShapedMounts()).toEqual(mountsBefore);
     // other test files may hold leases concurrently: check ours only
     const ours = new Set(seenLeases);
     expect(seenLeases.length).toBeGreaterThan(100);
