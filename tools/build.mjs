@@ -104,11 +104,11 @@ async function esbuildVersion() {
 export async function buildExecutables({ force = false } = {}) {
   const version = await esbuildVersion();
   if (!force && readStamp()?.esbuild === version && staleReason({ hashAll: true }) === null) return false;
-  const { build } = await import("esbuild");
+  const esbuild = await import("esbuild");
   console.log("[build] compiling the executables (esbuild) …");
   const started = Date.now();
   const inputs = {};
-  const result = await build({
+  const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, path.join(root, "bin", `${name}-main.ts`)])),
     outdir: DIST,
@@ -126,7 +126,7 @@ export async function buildExecutables({ force = false } = {}) {
     logLevel: "warning",
     write: false,
     plugins: [recordInputs(inputs)],
-  });
+  }).finally(() => esbuild.stop()); // its service process would otherwise outlive the build (npm start keeps running)
   for (const rel of BUILD_INPUTS) {
     const abs = path.join(root, rel);
     const { bytes, stat } = readInput(abs);
