@@ -57,7 +57,11 @@ export function projectRoot(): string {
   return found;
 }
 
-/** A path inside the checkout, e.g. `projectPath("drizzle", "migrations")`. */
+/**
+ * A path inside the checkout, e.g. `projectPath("drizzle", "migrations")`.
+ * (The comment tells Next.js's file tracer not to copy the whole checkout
+ * into its output for this call; nothing here is deployed from .next/.)
+ */
 export function projectPath(...segments: string[]): string {
-  return path.join(projectRoot(), ...segments);
+  return path.join(/* turbopackIgnore: true */ projectRoot(), ...segments);
 }
