@@ -8,7 +8,7 @@ import globals from "globals";
 
 export default tseslint.config(
   {
-    ignores: ["node_modules/**", ".next/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
+    ignores: ["node_modules/**", ".next/**", "dist/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
   },
   js.configs.recommended,
   {

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The `leasehold-guest` executable: the per-host guest agent (agent-guest/),
-// loaded through tsx like `leasehold`.
-import { register } from "tsx/esm/api";
+// compiled by `npm run build` into dist/leasehold-guest.mjs like `leasehold`.
+import { importCompiled } from "./compiled.mjs";
 
-register();
-const { guestMain } = await import("../agent-guest/cli.ts");
-const code = await guestMain(process.argv.slice(2));
+process.setSourceMapsEnabled(true);
+const { run } = await importCompiled("leasehold-guest");
+const code = await run(process.argv.slice(2));
 process.exitCode = code;
 setTimeout(() => process.exit(code), 50).unref();

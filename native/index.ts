@@ -7,14 +7,15 @@
 import { chownSync, existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants as osConstants } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../server/errors/index";
+import { projectPath } from "../server/paths/index";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const releaseDir = join(here, "build", "Release");
+// Found from the checkout root, not from this file: the guest also runs
+// compiled into dist/, where a path relative to the module would miss.
+const releaseDir = projectPath("native", "build", "Release");
 export const HELPER_PATH = join(releaseDir, "leasehold-sandbox");
 
 /** A post-run cgroup counter; null when it could not be read (then listed in `unread`). */

@@ -13,12 +13,11 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { HELPER_PATH, launch, probeKernel, type KernelProbe } from "../../native/index";
 import type { GuestHealthReport } from "../../server/hosts/protocol";
+import { projectPath } from "../../server/paths/index";
 import type { HostCeiling } from "../ceiling/index";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 export const GUEST_VERSION = "0.1.0";
 
 /** Capabilities this guest implements, with the manifest versions it speaks. */
@@ -31,7 +30,7 @@ export const WORKERS = [
 
 export function workerDigest(): string {
   const h = createHash("sha256");
-  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), path.join(here, "runner.ts"), path.join(here, "../workspace/workspace.ts")];
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts")];
   for (const file of files) {
     h.update(`${path.basename(file)}\0`);
     h.update(fs.readFileSync(file));

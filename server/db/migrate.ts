@@ -1,12 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { LeaseholdError } from "../errors";
+import { projectPath } from "../paths";
 import { executeRows, type DatabaseHandle } from "./client";
 import type * as schema from "./schema";
 
@@ -14,21 +14,14 @@ import type * as schema from "./schema";
 const MIGRATION_LOCK_KEY = 7_245_010_001;
 
 /**
- * Where the committed migrations live. Next.js bundles server code, so
- * `import.meta.url` is only trusted when it still points into the checkout.
+ * Where the committed migrations live: drizzle/migrations in the checkout,
+ * found the same way from source, from the compiled executables and from a
+ * Next.js server bundle (server/paths).
  */
 export function migrationsFolder(): string {
-  const candidates: string[] = [];
-  try {
-    candidates.push(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../drizzle/migrations"));
-  } catch {
-    // Bundled: import.meta.url is not a file URL.
-  }
-  candidates.push(path.resolve(process.cwd(), "drizzle/migrations"));
-  for (const dir of candidates) {
-    if (fs.existsSync(path.join(dir, "meta", "_journal.json"))) return dir;
-  }
-  throw new LeaseholdError("INTERNAL", `migrations not found (looked in ${candidates.join(", ")})`);
+  const dir = projectPath("drizzle", "migrations");
+  if (!fs.existsSync(path.join(dir, "meta", "_journal.json"))) throw new LeaseholdError("INTERNAL", `migrations not found in ${dir}`);
+  return dir;
 }
 
 export function knownMigrations(folder = migrationsFolder()): string[] {

@@ -11,10 +11,10 @@ import type { CliContext } from "../context";
 import { hubContext } from "../hub-context";
 import { issueFirstAdmin, issueFirstAgentToken } from "../../hub/first-run";
 import { startLocalGuest, type RunningLocalGuest } from "../../hosts/local-guest";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { projectPath } from "../../paths";
 
-const GUEST_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bin/leasehold-guest.mjs");
+/** The guest executable in this checkout (it runs the compiled guest in dist/). */
+const guestBin = (): string => projectPath("bin", "leasehold-guest.mjs");
 
 export const startCommand = {
   name: "start",
@@ -81,7 +81,7 @@ export const startCommand = {
     let localGuest: RunningLocalGuest | undefined;
     if (config.localGuest) {
       try {
-        localGuest = (await startLocalGuest(config, db.handle.db, GUEST_BIN, (line) => ctx.err(line))) ?? undefined;
+        localGuest = (await startLocalGuest(config, db.handle.db, guestBin(), (line) => ctx.err(line))) ?? undefined;
         if (localGuest !== undefined) ctx.out(`  local guest: host "local" (leasehold-guest, pid ${localGuest.process.pid}; LEASEHOLD_LOCAL_GUEST=0 turns it off)`);
       } catch (error) {
         ctx.err(`leasehold: warning: local guest not started: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,0 +1,14 @@
+/**
+ * What `bin/leasehold.mjs` runs: the CLI with the Next.js front end handed
+ * in, so server/ itself never imports Next.js. `npm run build` bundles this
+ * file (and everything it imports from the checkout) into dist/leasehold.mjs.
+ */
+import { main } from "../server/cli/main";
+import { terminalContext } from "../server/cli/terminal";
+import { projectRoot } from "../server/paths/index";
+import { createNextFrontEnd } from "./next-web";
+
+export function run(argv: string[]): Promise<number> {
+  const loadWeb = () => Promise.resolve(createNextFrontEnd(projectRoot()));
+  return main(argv, terminalContext(process.env, process.cwd(), loadWeb));
+}
