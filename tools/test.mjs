@@ -16,6 +16,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
 fs.mkdirSync(cache, { recursive: true });
 process.env.NEXT_TELEMETRY_DISABLED = "1";
+// Test fixtures still run TypeScript through tsx (as root here): no compile
+// cache in the shared temporary directory, which a local user could pre-create.
+process.env.TSX_DISABLE_CACHE = "1";
 
 const results = [];
 const totals = { passed: 0, failed: 0, skipped: 0 };
