@@ -382,6 +382,24 @@ export class Workspace {
     }
   }
 
+  /**
+   * Checks that `relPath` names an existing directory of the workspace by the
+   * same rules as every operation (no absolute path, no `..`, no symlinked
+   * component, no mount point, still inside the root) and returns its
+   * normalised relative form ("" for the root). Nothing is created. A missing
+   * component is NOT_FOUND, naming it.
+   */
+  directory(relPath: string): string {
+    const parts = parseRelativePath(relPath, this.limits);
+    const dir = this.walk(parts, false);
+    try {
+      this.assertInside(dir, parts.join("/") || ".");
+      return parts.join("/");
+    } finally {
+      closeQuietly(dir);
+    }
+  }
+
   /** Lists a directory, sorted by name, paged. Entries are lstat'ed (symlinks are reported, not followed). */
   list(relPath: string, opts: { offset?: number; limit?: number } = {}): ListResult {
     const parts = parseRelativePath(relPath, this.limits);
