@@ -14,7 +14,6 @@
  * A refusal at any step is returned as a signed refusal envelope; nothing
  * was launched then.
  */
-import fs from "node:fs";
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError } from "../../server/errors/index";
@@ -222,7 +221,6 @@ export async function runJob(
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
-    fs.mkdirSync(ctx.ceiling.workspace_root, { recursive: true, mode: 0o755 });
     options.onLaunch?.();
     // Observe jobs share the workspace (owned by root, so the lease uid cannot write it);
     // exclusive mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
