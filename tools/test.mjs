@@ -48,7 +48,7 @@ const began = Date.now();
 
 await step("setup", () => {
   ensureNodeModules(root);
-  ensureDebianPackages(["chromium", "iproute2"]); // iproute2: `ip` for the two-host network-namespace test
+  ensureDebianPackages(["chromium", "iproute2", "e2fsprogs"]); // iproute2: `ip` for the two-host network-namespace test; e2fsprogs: mkfs.ext4 for the guest's bounded workspace
 });
 const built = await step("build", () => {
   const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });

@@ -186,3 +186,21 @@ describe("loadCeiling", () => {
     expect(e.message).toMatch(message);
   });
 });
+
+describe("workspace bound fields", () => {
+  it("default to 1 GiB and 100 000 inodes when absent; explicit values are kept", () => {
+    expect([ceiling.workspace_max_bytes, ceiling.workspace_max_inodes]).toEqual([1024 * MiB, 100_000]);
+    const set = parseCeiling({ ...ceilingJson, workspace_max_bytes: 8 * MiB, workspace_max_inodes: 256 });
+    expect([set.workspace_max_bytes, set.workspace_max_inodes]).toEqual([8 * MiB, 256]);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ["a size below 4 MiB", { workspace_max_bytes: 4 * MiB - 1 }],
+    ["a fractional size", { workspace_max_bytes: 8 * MiB + 0.5 }],
+    ["a size as a string", { workspace_max_bytes: "1G" }],
+    ["fewer than 16 inodes", { workspace_max_inodes: 15 }],
+    ["the fields inside max (strict)", { max: { ...ceilingJson.max, workspace_max_bytes: 8 * MiB } }],
+  ])("refuse %s (CONFIG_INVALID)", (_name, over) => {
+    expect(thrownBy(() => parseCeiling({ ...ceilingJson, ...over })).code).toBe("CONFIG_INVALID");
+  });
+});

@@ -26,6 +26,8 @@ import { egressCovers, isEgressText, parseEgress, type EgressEntry } from "./egr
 
 const MiB = 1024 * 1024;
 const MAX_CEILING_BYTES = 64 * 1024;
+export const DEFAULT_WORKSPACE_MAX_BYTES = 1024 * MiB;
+export const DEFAULT_WORKSPACE_MAX_INODES = 100_000;
 
 const absPath = z
   .string()
@@ -42,6 +44,14 @@ export const HostCeiling = z
     version: z.literal(1),
     /** Every job's workdir and every read-write path must lie in here. */
     workspace_root: absPath.refine((p) => p !== "/", { message: "the filesystem root cannot be the workspace root" }),
+    /**
+     * The workspace's kernel bound: the size and inode count of the ext4 image
+     * mounted at workspace_root (agent-guest/workspace/volume.ts). Growing the
+     * size later is done at the next start (resize2fs); shrinking it or
+     * changing the inode count is refused.
+     */
+    workspace_max_bytes: z.number().int().min(4 * MiB).max(16 * 1024 * 1024 * MiB).default(DEFAULT_WORKSPACE_MAX_BYTES),
+    workspace_max_inodes: z.number().int().min(16).max(2 ** 32 - 1).default(DEFAULT_WORKSPACE_MAX_INODES),
     /** Directories whose files a job may execute (exec_allow must lie inside). */
     exec_dirs: z.array(absPath).min(1).max(64),
     /** Further host paths a job may bind or allow read-only. */

@@ -6,12 +6,18 @@
  * stores it or the job's deadline passes (the hub stores it once). While a
  * job runs its claim is renewed by heartbeat, so the hub knows it is alive.
  *
+ * Workspace: before anything else, run() mounts the bounded workspace (an
+ * ext4 image on a loop device at workspace_root, nosuid,nodev; see
+ * workspace/volume.ts) and refuses to start without it; after the last job
+ * has finished it unmounts it.
+ *
  * Concurrency: up to `slots` jobs at once; jobs that write the workspace
  * (a mutating operation under an exclusive lease) run one at a time, because the launcher hands the workspace to
  * one lease uid for the run.
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { loadCeiling, type HostCeiling } from "../ceiling/index";
+import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
 import { OUTPUT_CHUNK_BYTES } from "../../server/hosts/protocol";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { healthReport, measureHost, type Measured } from "./health";
@@ -94,8 +100,26 @@ export class GuestDaemon {
     await this.client.request("POST", "/api/agent/health", healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting));
   }
 
-  /** Runs until `shutdown()`. */
+  /** Mounts the bounded workspace (throws, and nothing runs, when it cannot); then runs until `shutdown()`; then unmounts it. */
   async run(): Promise<void> {
+    const { workspace_root: root, workspace_max_bytes: maxBytes, workspace_max_inodes: maxInodes } = this.ceiling;
+    const volume = mountWorkspace({ root, stateDir: this.options.stateDir, maxBytes, maxInodes }, { log: this.log });
+    try {
+      await this.serve();
+    } finally {
+      this.unmount(volume);
+    }
+  }
+
+  private unmount(volume: MountedWorkspace): void {
+    try {
+      if (unmountWorkspace(volume)) this.log(`workspace ${volume.root} unmounted`);
+    } catch (error) {
+      this.log(`workspace ${volume.root}: unmount failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private async serve(): Promise<void> {
     this.measured = await measureHost(this.ceiling);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());

@@ -30,7 +30,7 @@ export const WORKERS = [
 
 export function workerDigest(): string {
   const h = createHash("sha256");
-  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts")];
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts")];
   for (const file of files) {
     h.update(`${path.basename(file)}\0`);
     h.update(fs.readFileSync(file));
@@ -60,7 +60,7 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   } catch (error) {
     return { tier: null, kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
   }
-  fs.mkdirSync(ceiling.workspace_root, { recursive: true, mode: 0o755 });
+  // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
   if (probe.cgroup.memory !== null) features.add("cgroup_memory");
   if (probe.cgroup.pids !== null) features.add("cgroup_pids");

@@ -14,7 +14,6 @@
  * A refusal at any step is returned as a signed refusal envelope; nothing
  * was launched then.
  */
-import fs from "node:fs";
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError } from "../../server/errors/index";
@@ -68,8 +67,26 @@ const LANGUAGES: Record<string, (code: string) => string[]> = {
   bash: (code) => ["/bin/bash", "-c", code],
 };
 
-function cwdInside(cwd: unknown): string {
-  return typeof cwd === "string" && cwd !== "." ? `/work/${cwd}` : "/work";
+/**
+ * The job's working directory inside the sandbox, checked before launch by
+ * the workspace's own path rules (exists, a directory, no symlinked
+ * component, no `..`, no absolute path): the launcher binds the workspace at
+ * /work and only changes directory to it. A missing or non-directory cwd is
+ * the caller's mistake (INVALID_ARGUMENT naming it), not an enforcement gap.
+ */
+export function cwdInside(cwd: unknown, workspaceRoot: string): string {
+  if (cwd === undefined || cwd === null || cwd === "." || cwd === "") return "/work";
+  if (typeof cwd !== "string") throw new LeaseholdError("INVALID_ARGUMENT", "cwd must be a workspace-relative path string", { tier: "guest", details: { field: "cwd" } });
+  let rel: string;
+  try {
+    rel = Workspace.open(workspaceRoot).directory(cwd);
+  } catch (error) {
+    if (isLeaseholdError(error) && error.code === "NOT_FOUND") {
+      throw new LeaseholdError("INVALID_ARGUMENT", `cwd ${JSON.stringify(cwd)} is not an existing directory of the workspace (${error.message})`, { tier: "guest", details: { field: "cwd", path: cwd } });
+    }
+    throw error;
+  }
+  return rel === "" ? "/work" : `/work/${rel}`;
 }
 
 /**
@@ -82,7 +99,7 @@ function cwdInside(cwd: unknown): string {
 const HOST_INSPECT_SCRIPT = "uname -srvm; echo; cat /proc/uptime /proc/loadavg; echo; df -kP /usr 2>/dev/null || true";
 
 const SANDBOXED: Record<string, SandboxBuilder> = {
-  "shell.run_command": (a) => ({ argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"]) }),
+  "shell.run_command": (a, _job, ctx) => ({ argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"], ctx.ceiling.workspace_root) }),
   "code.run_code": (a) => {
     const build = LANGUAGES[String(a["language"])];
     if (build === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `unsupported language ${JSON.stringify(a["language"])}`, { tier: "guest" });
@@ -204,7 +221,6 @@ export async function runJob(
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
-    fs.mkdirSync(ctx.ceiling.workspace_root, { recursive: true, mode: 0o755 });
     options.onLaunch?.();
     // Observe jobs share the workspace (owned by root, so the lease uid cannot write it);
     // exclusive mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).

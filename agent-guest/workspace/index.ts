@@ -9,3 +9,5 @@ export type {
   ListEntry,
   EntryType,
 } from "./workspace";
+export { mountWorkspace, unmountWorkspace, mountAt, IMAGE_NAME, LIMITS_NAME } from "./volume";
+export type { WorkspaceVolumeSpec, WorkspaceVolumeOptions, MountedWorkspace } from "./volume";

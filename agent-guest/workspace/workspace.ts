@@ -34,6 +34,14 @@ import { LeaseholdError, type ErrorCode } from "../../server/errors/index";
  *    then the directory is fsync'ed. Writing over a symlink, directory, fifo
  *    or device is refused. Missing parents are created only after every
  *    existing ancestor passed the checks (mkdir never follows a symlink).
+ *  - the descriptor rule: root never changes anything by path in here. Every
+ *    chown/chmod is fchown/fchmod on a descriptor we opened O_NOFOLLOW
+ *    relative to a directory we hold, after checking its inode (a new
+ *    directory: made 0700, opened, checked to be the root-owned empty one we
+ *    made, then fchown'ed to its parent's owner and fchmod'ed 0755). The
+ *    remaining path calls act on one entry of a held directory and never
+ *    follow its last component: mkdir, open O_CREAT|O_EXCL|O_NOFOLLOW,
+ *    rename, unlink, lstat. No utimes/chmod/chown by path exists here.
  *  - sizes are bounded: read and list page with offset / limit / has_more.
  *
  * What holds under races (TOCTOU): see README.md "Workspace races".
@@ -374,6 +382,24 @@ export class Workspace {
     }
   }
 
+  /**
+   * Checks that `relPath` names an existing directory of the workspace by the
+   * same rules as every operation (no absolute path, no `..`, no symlinked
+   * component, no mount point, still inside the root) and returns its
+   * normalised relative form ("" for the root). Nothing is created. A missing
+   * component is NOT_FOUND, naming it.
+   */
+  directory(relPath: string): string {
+    const parts = parseRelativePath(relPath, this.limits);
+    const dir = this.walk(parts, false);
+    try {
+      this.assertInside(dir, parts.join("/") || ".");
+      return parts.join("/");
+    } finally {
+      closeQuietly(dir);
+    }
+  }
+
   /** Lists a directory, sorted by name, paged. Entries are lstat'ed (symlinks are reported, not followed). */
   list(relPath: string, opts: { offset?: number; limit?: number } = {}): ListResult {
     const parts = parseRelativePath(relPath, this.limits);
@@ -469,38 +495,29 @@ export class Workspace {
       for (const [i, name] of parts.entries()) {
         const shown = parts.slice(0, i + 1).join("/");
         let st = this.lstatTarget(fd, name, shown);
+        let made = false;
         if (st === null) {
           if (!create) refuse("NOT_FOUND", `${shown} does not exist`, shown);
+          // mkdir(2) never follows a symlink at its last component (EEXIST),
+          // and the /proc/self/fd/<dir>/ prefix resolves to the directory we hold.
           try {
-            fs.mkdirSync(fdPath(fd, name), 0o755);
+            fs.mkdirSync(fdPath(fd, name), 0o700);
+            made = true;
           } catch (e) {
             if (errnoOf(e) !== "EEXIST") throw e;
           }
           st = this.lstatTarget(fd, name, shown);
           if (st === null) refuse("NOT_FOUND", `${shown} disappeared while being created`, shown);
-          if (st.isDirectory() && process.getuid?.() === 0) {
-            const parent = fs.fstatSync(fd);
-            fs.chownSync(fdPath(fd, name), parent.uid, parent.gid);
-          }
         }
         if (st.isSymbolicLink()) refuse("POLICY_REFUSED", `symlinked path component ${shown} refused`, shown);
         if (!st.isDirectory()) refuse("INVALID_ARGUMENT", `path component ${shown} is not a directory`, shown);
         if (st.dev !== this.rootIdentity.dev) refuse("POLICY_REFUSED", `path component ${shown} is on another filesystem (mount point)`, shown);
         this.onStage?.("component-checked", shown);
-        let next: number;
-        try {
-          next = fs.openSync(fdPath(fd, name), O_DIR);
-        } catch (e) {
-          const code = errnoOf(e);
-          if (code === "ELOOP" || code === "ENOTDIR") {
-            refuse("POLICY_REFUSED", `path component ${shown} became a symlink during the check (race detected)`, shown);
-          }
-          if (code === "ENOENT") refuse("NOT_FOUND", `${shown} disappeared during the check`, shown);
-          throw e;
-        }
+        const next = this.openChildDir(fd, name, shown, st);
+        const parent = fs.fstatSync(fd);
         fs.closeSync(fd);
         fd = next;
-        if (!sameInode(fs.fstatSync(fd), st)) refuse("POLICY_REFUSED", `path component ${shown} was replaced during the check (race detected)`, shown);
+        if (made) this.adoptNewDirectory(fd, st, parent, shown);
       }
       const result = fd;
       fd = -1;
@@ -508,6 +525,60 @@ export class Workspace {
     } finally {
       if (fd !== -1) closeQuietly(fd);
     }
+  }
+
+  /**
+   * Opens `name` inside the directory fd as a directory, never following a
+   * symlink, and checks it is the inode `expected` (what lstat saw).
+   *
+   * Why this is openat(dir, name, O_NOFOLLOW) even though Node has no openat:
+   * `/proc/self/fd/<dir>` is a magic link the kernel resolves to the very
+   * directory the fd holds (not to a path string that could have been
+   * renamed), so the only component left to resolve is `name`, which is a
+   * single component (parseRelativePath refused "/" and ".." in it) and is
+   * never followed under O_NOFOLLOW (ELOOP). What openat2's
+   * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS adds over this — refusing symlinks
+   * and ".." in the *middle* of a path — cannot arise with one component.
+   * The inode check closes the remaining gap: an entry swapped for another
+   * directory between the lstat and the open is refused, not used.
+   */
+  private openChildDir(dir: number, name: string, shown: string, expected: fs.Stats): number {
+    let next: number;
+    try {
+      next = fs.openSync(fdPath(dir, name), O_DIR);
+    } catch (e) {
+      const code = errnoOf(e);
+      if (code === "ELOOP" || code === "ENOTDIR") {
+        refuse("POLICY_REFUSED", `path component ${shown} became a symlink during the check (race detected)`, shown);
+      }
+      if (code === "ENOENT") refuse("NOT_FOUND", `${shown} disappeared during the check`, shown);
+      throw e;
+    }
+    if (!sameInode(fs.fstatSync(next), expected)) {
+      closeQuietly(next);
+      refuse("POLICY_REFUSED", `path component ${shown} was replaced during the check (race detected)`, shown);
+    }
+    return next;
+  }
+
+  /**
+   * A directory this walk just made: give it its parent's owner and mode 0755,
+   * on the descriptor. The attack this prevents (issue 11): chown by path
+   * follows a symlink at the last component, so a job that can write the
+   * parent swaps the new entry for a symlink (renameat2 RENAME_EXCHANGE)
+   * between mkdir and chown, and root chowns a file outside the workspace to
+   * a lease uid. fchown/fchmod act on the inode we hold, whatever the name
+   * points to by now. It must still look freshly made by us — root-owned
+   * (no lease uid can create a root-owned directory) and without sub-directories (nlink ≤ 2) —
+   * so a directory swapped in between mkdir and the open is refused instead
+   * of being handed to the parent's owner.
+   */
+  private adoptNewDirectory(fd: number, st: fs.Stats, parent: fs.Stats, shown: string): void {
+    const euid = process.geteuid?.() ?? -1;
+    // nlink > 2: it has sub-directories, so it is not the empty one we made.
+    if (st.uid !== euid || st.nlink > 2) refuse("POLICY_REFUSED", `${shown} was replaced while being created (race detected)`, shown);
+    if (euid === 0) fs.fchownSync(fd, parent.uid, parent.gid);
+    fs.fchmodSync(fd, 0o755);
   }
 
   /** lstat of `name` inside the directory fd, or null if absent. */

@@ -37,6 +37,9 @@ export function defaultCeiling(workspace: string): Record<string, unknown> {
     workspace_root: workspace,
     exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/local/bin", "/usr/sbin"],
     egress: [],
+    // The workspace's kernel bound (an ext4 image on a loop device, agent-guest/workspace/volume.ts).
+    workspace_max_bytes: 1024 * 1024 * 1024,
+    workspace_max_inodes: 100_000,
     max: {
       memory_bytes: 1024 * 1024 * 1024,
       cpus: Math.max(1, os.cpus().length),

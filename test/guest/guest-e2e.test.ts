@@ -21,7 +21,7 @@ import { verifyEvidence } from "../../agent-guest/evidence";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
-import { GUEST_BIN, actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
+import { GUEST_BIN, actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, unmountLeftovers, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
 // Needs the suite's PostgreSQL server (`npm test` starts it); without it this fails loudly, never skips.
 describe("guest agent end to end [postgres]", () => {
@@ -82,6 +82,9 @@ describe("guest agent end to end [postgres]", () => {
     await hub?.stop();
     await handle?.close();
     await drop?.();
+    // Only "second" was killed with SIGKILL (mid-job); every other guest unmounted its own workspace.
+    const left = unmountLeftovers([guestDir, hub?.dataDir].filter((d): d is string => d !== undefined));
+    expect(left.filter((m) => m !== secondWorkspace)).toEqual([]);
   }, 60_000);
 
   it("enrolment: host key 0600 in a 0700 state dir; only the code's hash stored; a used or unknown code is refused", async () => {

@@ -4,10 +4,12 @@
  * with every worker self-tested, and witnesses the ledger.
  * LEASEHOLD_LOCAL_GUEST=0 turns it off; a bad value is refused naming it.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
+import { IMAGE_NAME, mountAt } from "../../agent-guest/workspace/index";
 import { waitFor } from "./support";
 
 describe("the local guest under `leasehold start` [pglite]", () => {
@@ -32,6 +34,14 @@ describe("the local guest under `leasehold start` [pglite]", () => {
     await waitFor("witness state", async () => fs.existsSync(path.join(hub.dataDir, "guest", "witness.json")), 20_000, 250);
     const health = (await (await fetch(`${hub.url}/api/health`)).json()) as { hosts: { enrolled: number; online: number } };
     expect(health.hosts).toMatchObject({ enrolled: 1, online: 1 });
+    // The workspace is the guest's bounded ext4 image, nosuid,nodev; stopping the hub stops the guest, which unmounts it.
+    const workspace = path.join(hub.dataDir, "workspace");
+    const image = path.join(hub.dataDir, "guest", IMAGE_NAME);
+    expect(mountAt(workspace)).toMatchObject({ fstype: "ext4", options: expect.arrayContaining(["nosuid", "nodev"]) });
+    expect(fs.statSync(image).size).toBe(1024 * 1024 * 1024);
+    await hub.stop();
+    expect(mountAt(workspace)).toBeNull();
+    expect(execFileSync("losetup", ["-a"], { encoding: "utf8" })).not.toContain(image);
   }, 90_000);
 
   it("LEASEHOLD_LOCAL_GUEST=0 starts no guest; an invalid value is refused", async () => {

@@ -25,7 +25,7 @@ import { spawnSync } from "node:child_process";
 import { childEnv, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { createTestNetns, netnsInode, nodeInNetns, type TestNetns } from "../support/netns";
 import { insertAdmin, insertToken } from "../pipeline/support";
-import { GUEST_BIN, enrolCode, guestDeps, refusal, startGuest, waitForHost, writeCeiling, type RunningGuest } from "./support";
+import { GUEST_BIN, enrolCode, guestDeps, refusal, startGuest, unmountLeftovers, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
 const NETNS_HOST = "web-2";
 
@@ -92,6 +92,8 @@ describe("two hosts, the second in its own network namespace [postgres]", () => 
     } finally {
       netns?.remove();
     }
+    // Both guests stopped with SIGTERM: each unmounted its own bounded workspace.
+    expect(unmountLeftovers(Object.values(workspaces ?? {}))).toEqual([]);
   }, 60_000);
 
   it("web-2 really is on the other network stack: only the veth reaches the hub, and root's loopback is out of reach", async () => {

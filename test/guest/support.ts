@@ -4,7 +4,7 @@
  * process against the hub's PostgreSQL database with the hub's own job key —
  * the same `submitAction` the MCP endpoint and the console call.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -44,6 +44,30 @@ export function writeCeiling(dir: string, workspace: string, overrides: { memory
   };
   fs.writeFileSync(file, JSON.stringify(ceiling), { mode: 0o644 });
   return file;
+}
+
+/** Mount points in this mount namespace at or below `dir`, deepest last. */
+export function mountsUnder(dir: string): string[] {
+  const unescape = (x: string) => x.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  return fs
+    .readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4])
+    .filter((m): m is string => m !== undefined)
+    .map(unescape)
+    .filter((m) => m === dir || m.startsWith(`${dir}/`));
+}
+
+/**
+ * Test teardown for guests that could not unmount their bounded workspace
+ * themselves (killed with SIGKILL): lazily unmounts what is left under
+ * `dirs` (loop autoclear then frees the loop device). Returns what it had
+ * to unmount.
+ */
+export function unmountLeftovers(dirs: readonly string[]): string[] {
+  const left = dirs.flatMap((d) => mountsUnder(d));
+  for (const m of left.reverse()) spawnSync("umount", ["-l", m]);
+  return left;
 }
 
 export interface RunningGuest {

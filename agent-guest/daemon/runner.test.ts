@@ -1,0 +1,106 @@
+import { generateKeyPairSync } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CompiledSandboxPolicy } from "../../server/capabilities";
+import { thrownBy } from "../../test/support/refusals";
+import { parseCeiling } from "../ceiling/index";
+import { cwdInside, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
+import type { VerifiedJob } from "./verify-job";
+
+/**
+ * run_command's cwd is checked by the workspace path rules before anything is
+ * launched: an existing sub-directory becomes the sandbox's working directory
+ * (/work/<sub>); a missing one is INVALID_ARGUMENT naming it, never an
+ * UNENFORCEABLE launch failure.
+ */
+
+let base: string;
+let ws: string;
+let outside: string;
+let ctx: RunnerContext;
+
+const policy = {
+  schema: "leasehold.sandbox-policy/1",
+  capability: "shell",
+  capability_version: "1.0.0",
+  operation: "run_command",
+  network: { mode: "none" },
+  read_only_root: true,
+  memory_bytes: 256 << 20,
+  tmpfs_tmp_bytes: 16 << 20,
+  cpu_millis: 1000,
+  pids_limit: 64,
+  timeout_s: 30,
+  exec_allow: ["/bin", "/usr/bin"],
+  requires: { min_tier: "C", kernel_features: [] },
+} as unknown as CompiledSandboxPolicy;
+
+function job(cwd: unknown): VerifiedJob {
+  return {
+    job_id: "j",
+    action_id: "a",
+    action_hash: `sha256:${"1".repeat(64)}`,
+    host_id: "h",
+    deadline: new Date(Date.now() + 60_000),
+    operation: "run_command",
+    capability: { id: "shell", version: "1.0.0" },
+    mutating: true,
+    writesWorkspace: true,
+    arguments: { host: "local", command: "pwd", cwd, env: {}, stdin: "" },
+    policy,
+  };
+}
+
+beforeAll(() => {
+  base = fs.mkdtempSync(path.join(os.tmpdir(), "lh-runner-cwd-"));
+  ws = path.join(base, "ws");
+  outside = path.join(base, "outside");
+  fs.mkdirSync(path.join(ws, "sub", "deeper"), { recursive: true });
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(ws, "file.txt"), "x");
+  fs.symlinkSync(outside, path.join(ws, "link"));
+  ctx = {
+    hostId: "h",
+    hostKey: generateKeyPairSync("ed25519").privateKey,
+    ceiling: parseCeiling({ version: 1, workspace_root: ws, exec_dirs: ["/bin", "/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 } }),
+    tier: "C",
+    workerDigest: `sha256:${"2".repeat(64)}`,
+  };
+});
+
+afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+
+describe("runner: run_command cwd", () => {
+  it("an existing sub-directory becomes /work/<sub> (normalised), the root and '.' stay /work", () => {
+    expect(sandboxPolicyFor(job("sub/deeper"), ctx).cwd).toBe("/work/sub/deeper");
+    expect(sandboxPolicyFor(job("./sub//deeper/"), ctx).cwd).toBe("/work/sub/deeper");
+    expect(sandboxPolicyFor(job("."), ctx).cwd).toBe("/work");
+    expect(sandboxPolicyFor(job(undefined), ctx).cwd).toBe("/work");
+  });
+
+  it("a missing cwd is INVALID_ARGUMENT naming it, and nothing is created", () => {
+    const e = thrownBy(() => cwdInside("sub/missing", ws));
+    expect(e.code).toBe("INVALID_ARGUMENT");
+    expect(e.message).toContain('"sub/missing"');
+    expect(fs.existsSync(path.join(ws, "sub", "missing"))).toBe(false);
+  });
+
+  it("a missing cwd through runJob is a signed refusal with INVALID_ARGUMENT (no launch, not UNENFORCEABLE)", async () => {
+    let launched = false;
+    const outcome = await runJob(job("nope"), ctx, { onLaunch: () => (launched = true) });
+    expect(outcome.kind).toBe("refused");
+    expect(outcome.error?.code).toBe("INVALID_ARGUMENT");
+    expect(outcome.error?.message).toContain('"nope"');
+    expect(launched).toBe(false);
+  });
+
+  it("a file, a symlinked directory, '..' and an absolute path are refused by the path rules", () => {
+    expect(thrownBy(() => cwdInside("file.txt", ws)).code).toBe("INVALID_ARGUMENT");
+    expect(thrownBy(() => cwdInside("link", ws)).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => cwdInside("sub/../sub", ws)).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => cwdInside("/etc", ws)).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => cwdInside(42, ws)).code).toBe("INVALID_ARGUMENT");
+  });
+});
