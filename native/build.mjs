@@ -11,8 +11,8 @@ import { ensureDebianPackages } from "../tools/lib/apt.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = join(here, "build", "Release");
 const stampFile = join(outDir, "sources.sha256");
-/** Debian packages the build needs (libseccomp headers) and the benchmark's baseline (bwrap). */
-export const NATIVE_DEBIAN_PACKAGES = ["libseccomp-dev", "bubblewrap", "gcc", "g++", "make", "python3"];
+/** Debian packages the build needs (libseccomp headers), the benchmark's baseline (bwrap) and the guest's bounded workspace image (e2fsprogs: mkfs.ext4, e2fsck, resize2fs). */
+export const NATIVE_DEBIAN_PACKAGES = ["libseccomp-dev", "bubblewrap", "e2fsprogs", "gcc", "g++", "make", "python3"];
 
 function sourcesDigest() {
   const h = createHash("sha256");
