@@ -25,7 +25,10 @@ const MASKED = [
   "/proc/kpagecgroup", "/proc/vmallocinfo", "/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/bus", "/proc/driver",
   "/proc/irq", "/proc/fs", "/proc/tty",
 ];
-const hostRows = MASKED.map((p) => ({ path: p, host: hostView(p) }));
+// Reading /proc/kmsg consumes the log (a syslog daemon would miss those lines): ask /dev/kmsg, the
+// same buffer read without consuming it.
+const hostSource: Record<string, string> = { "/proc/kmsg": "/dev/kmsg" };
+const hostRows = MASKED.map((p) => ({ path: p, host: hostView(hostSource[p] ?? p) }));
 
 // Inside: one line per path, "<path> <size>|ERR <errno>" (size: bytes read, or entries listed).
 const readAll = `
