@@ -78,9 +78,15 @@ export const SandboxPolicy = z
   .object({
     argv: z.array(z.string().max(65536).refine(noNul)).min(1).max(256),
     env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(65536).refine(noNul)).default({}),
-    /** host path bound read-write at `cwd` inside; the lease uid owns it while the lease runs */
+    /** host path bound at /work inside; the lease uid owns it while an "rw" lease runs */
     workdir: absPath,
-    cwd: absPath.default("/work"),
+    /** "ro" (an observe lease): the workspace is a read-only bind (kernel MOUNT_ATTR_RDONLY) with a
+     * read-only Landlock rule, so nothing the lease runs changes it; its writes go only to throwaway /tmp.
+     * Absent means "rw" (optional rather than defaulted so policies compiled before it stay valid values). */
+    workdir_access: z.enum(["rw", "ro"]).optional(),
+    /** working directory: /work or a directory below it (the workspace is always bound at /work);
+     * one that does not exist inside makes exec_error "ENOENT" */
+    cwd: absPath.refine((s) => s === "/work" || s.startsWith("/work/"), { message: "must be /work or below it" }).default("/work"),
     stdin: z.union([z.string(), z.instanceof(Uint8Array)]).default(""),
     /** "none": empty network namespace. Egress allow-lists need the BPF tier (not this launcher). */
     network: z.union([z.literal("none"), z.object({ egress: z.array(z.string()).min(1) }).strict()]).default("none"),
@@ -245,6 +251,10 @@ export interface LaunchResult {
     no_new_privs: boolean;
     cap_effective: string;
     cap_bounding: string;
+    /** the network namespace's owning user namespace is the host's (true before the lease netns had
+     * its own owner; host uevents reach only such namespaces); null when not read back. Optional in the
+     * type only so read-backs recorded before it existed still type-check; launch() always sets it. */
+    netns_owner_init?: boolean | null;
   };
   /** Counters read after the run; each null when it could not be read (a line in `limitations` names the file). */
   cgroup_stats: {
@@ -252,6 +262,9 @@ export interface LaunchResult {
     cpu_nr_periods: number | null; cpu_nr_throttled: number | null; cpu_throttled_ms: number | null;
   };
   withdrawal: { verified_empty: boolean; removed: boolean };
+  /** What the workload left in its throwaway /tmp when it ended (discarded with the lease, nothing
+   * of it reached the host); null when PID 1 could not measure it (e.g. killed at the deadline). */
+  throwaway_writes: { tmp_bytes: number; tmp_inodes: number } | null;
   limitations: string[];
 }
 
@@ -293,7 +306,7 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   const parts: Buffer[] = [];
   const put = (k: string, v: string | number) => { parts.push(Buffer.from(`${k}\0${v}\0`)); };
   put("uid", uid); put("gid", uid);
-  put("workdir", policy.workdir); put("cwd", policy.cwd);
+  put("workdir", policy.workdir); put("cwd", policy.cwd); put("workdir_access", policy.workdir_access ?? "rw");
   put("net", "none");
   put("tmp_bytes", policy.tmpfs_tmp_bytes); put("tmp_inodes", policy.tmpfs_tmp_inodes);
   const ll = policy.landlock;
@@ -308,7 +321,9 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
-  for (const [k, v] of Object.entries(policy.env)) put("env", `${k}=${v}`);
+  // A usable environment unless the policy says otherwise: HOME in the throwaway /tmp
+  // (git, pip and friends want one), a UTF-8 locale (C.UTF-8 is built into glibc).
+  for (const [k, v] of Object.entries({ HOME: "/tmp", LANG: "C.UTF-8", ...policy.env })) put("env", `${k}=${v}`);
   return Buffer.concat(parts);
 }
 
@@ -420,7 +435,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
 
   const uid = allocateLeaseUid();
   const leaseId = `l${Date.now().toString(36)}${randomBytes(6).toString("hex")}`;
-  const chown = options.chownWorkdir ?? true;
+  // An observe lease writes nothing there: the workspace stays as it is, owner included.
+  const chown = (options.chownWorkdir ?? true) && policy.workdir_access !== "ro";
   const startedAt = new Date();
   let native: NativeResult;
   try {
@@ -476,6 +492,11 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const oomKill = counter(cg.oomKill);
   const pidsEventsMax = counter(cg.pidsEventsMax);
   const throttledNs = counter(cg.cpuThrottledNs);
+  const tmpBytes = rb.get("tmp_bytes");
+  const tmpInodes = rb.get("tmp_inodes");
+  const throwaway = tmpBytes !== undefined && tmpInodes !== undefined ? { tmp_bytes: Number(tmpBytes), tmp_inodes: Number(tmpInodes) } : null;
+  if (!throwaway) limitations.push("throwaway writes (/tmp) not measured: the sandbox's PID 1 did not report them");
+  const netnsOwner = rb.get("netns_owner_init");
   const signal = native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null;
   return {
     lease_id: leaseId,
@@ -519,6 +540,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       no_new_privs: rb.get("NoNewPrivs") === "1",
       cap_effective: rb.get("CapEff") ?? "",
       cap_bounding: rb.get("CapBnd") ?? "",
+      netns_owner_init: netnsOwner === undefined ? null : netnsOwner === "1",
     },
     cgroup_stats: {
       oom_kill: oomKill, memory_failcnt: counter(cg.memoryFailcnt), memory_max_usage: counter(cg.memoryMaxUsage),
@@ -526,6 +548,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cpu_throttled_ms: throttledNs === null ? null : Math.round(throttledNs / 1e6),
     },
     withdrawal: { verified_empty: cg.withdrawnEmpty, removed: cg.withdrawnRemoved },
+    throwaway_writes: throwaway,
     limitations,
   };
 }

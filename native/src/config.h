@@ -6,11 +6,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Where the workspace appears inside, whatever `cwd` is. */
+#define LH_WORKSPACE "/work"
+
 struct sandbox_config {
   uid_t lease_uid;
   gid_t lease_gid;
-  const char *workdir_host;   /* bound read-write at `cwd` */
-  const char *cwd;            /* path inside, e.g. /work */
+  const char *workdir_host;   /* bound at LH_WORKSPACE */
+  int workdir_ro;             /* 1: "observe" lease, the workspace is bound read-only */
+  const char *cwd;            /* working directory inside, LH_WORKSPACE or below */
   const char *hostname;
   int unshare_net;            /* 1 = empty network namespace */
   int sock_inet;              /* 1 = AF_INET/AF_INET6 sockets allowed (seccomp) */

@@ -35,6 +35,9 @@
 
 static struct sandbox_config cfg;
 static char config_buf[LH_MAX_CONFIG];
+/* 1/0: the sandbox's network namespace is owned by the helper's user
+ * namespace, measured by PID 1 while still host root; -1 unmeasured. */
+static int netns_owner_init = -1;
 
 int path_within(const char *path, const char *dir) {
   size_t n = strlen(dir);
@@ -91,6 +94,10 @@ static void read_config(void) {
     else if (!strcmp(k, "gid")) cfg.lease_gid = (gid_t)parse_u64(k, v);
     else if (!strcmp(k, "workdir")) cfg.workdir_host = v;
     else if (!strcmp(k, "cwd")) cfg.cwd = v;
+    else if (!strcmp(k, "workdir_access")) {
+      if (strcmp(v, "rw") && strcmp(v, "ro")) fail("config", EINVAL, "workdir_access");
+      cfg.workdir_ro = !strcmp(v, "ro");
+    }
     else if (!strcmp(k, "hostname")) cfg.hostname = v;
     else if (!strcmp(k, "net")) cfg.unshare_net = !strcmp(v, "none");
     else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
@@ -120,7 +127,9 @@ static void read_config(void) {
   cfg.envp[cfg.envc] = NULL;
   if (cfg.argc == 0) fail("config", EINVAL, "empty argv");
   if (!cfg.workdir_host) fail("config", EINVAL, "no workdir");
-  if (cfg.cwd[0] != '/' || strstr(cfg.cwd, "..")) fail("config", EINVAL, "cwd must be absolute");
+  /* cwd is only chdir'ed to: the workspace itself is always at /work. */
+  if (cfg.cwd[0] != '/' || strstr(cfg.cwd, "..") || !path_within(cfg.cwd, LH_WORKSPACE))
+    fail("config", EINVAL, "cwd must be " LH_WORKSPACE " or below it");
   /* v1: the three v1 `tasks` files and the identity dir; v2: the lease's v2
    * directory carries the limits itself and must be the only cgroup given. */
   if (!cfg.cgroup_v2 || (cfg.cgroup_v2_limits ? cfg.n_cgroup_procs != 0 : cfg.n_cgroup_procs == 0))
@@ -193,6 +202,7 @@ static void report_readback(int landlock_abi, int seccomp_rules) {
     ssize_t n = readlink(path, link, sizeof link - 1);
     if (n > 0) { link[n] = 0; report("K ns_%s %s", ns[i], link); }
   }
+  if (netns_owner_init >= 0) report("K netns_owner_init %d", netns_owner_init);
   report("K landlock_abi %d", landlock_abi);
   report("K seccomp_rules %d", seccomp_rules);
   report("K pid_in_sandbox %d", (int)getpid());
@@ -232,6 +242,7 @@ static _Noreturn void sandbox_pid1(void) {
   if (sethostname(cfg.hostname, strlen(cfg.hostname)) < 0) fail("uts", errno, "sethostname");
   if (cfg.unshare_net) setup_loopback();
   int memfd_locked = lock_memfd_noexec(); /* needs host root: before the identity drop */
+  netns_owner_init = netns_owned_by_own_userns();
   drop_privs_enter_userns(cfg.lease_uid, cfg.lease_gid);
   /* Not dumpable: the workload (same uid) must not reach PID 1 through
    * /proc/1/mem or /proc/1/fd (the status pipe). */
@@ -246,6 +257,7 @@ static _Noreturn void sandbox_pid1(void) {
   drop_all_caps();
   int rules = apply_seccomp(&cfg, memfd_locked);
   report_readback(abi, rules);
+  throwaway_mark();
 
   sigset_t fwd;
   init_forward_set(&fwd);
@@ -267,9 +279,11 @@ int main(void) {
   /* If the agent thread that spawned us dies, so does the sandbox. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("helper", errno, "PR_SET_PDEATHSIG");
   if (getppid() == 1) fail("helper", ESRCH, "agent went away");
+  /* The network namespace belongs to a user namespace of its own (see
+   * net.c), so the kernel never broadcasts host uevents into it. */
+  if (cfg.unshare_net) enter_private_netns();
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-  if (cfg.unshare_net) flags |= CLONE_NEWNET;
-  if (unshare(flags) < 0) fail("namespaces", errno, "unshare(mnt,pid,ipc,uts,cgroup[,net])");
+  if (unshare(flags) < 0) fail("namespaces", errno, "unshare(mnt,pid,ipc,uts,cgroup)");
   /* This process is small and single-threaded: a plain fork is cheap and
    * safe here (unlike in Node's process). The child is PID 1 of the new pid
    * namespace. */

@@ -129,10 +129,15 @@ int apply_landlock(const struct sandbox_config *cfg, const char *interpreter) {
    * separately refuses TIOCSTI/TIOCLINUX. */
   add_path_rule(ruleset, "/dev", ro | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV, handled, 0);
   add_path_rule(ruleset, "/tmp", rw, handled, 1);
-  add_path_rule(ruleset, cfg->cwd, rw, handled, 1);
+  /* The workspace may be shared by concurrent leases: a socket or FIFO file
+   * there would be a rendezvous between them (a unix socket even passes
+   * descriptors). /tmp is per lease and keeps both. An observe lease
+   * (workdir_ro) also gets no write right at all, under the read-only bind. */
+  const uint64_t rw_shared = rw & ~(LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO);
+  add_path_rule(ruleset, LH_WORKSPACE, cfg->workdir_ro ? ro : rw_shared, handled, 1);
   for (int i = 0; i < cfg->n_ro_binds; i++) add_path_rule(ruleset, cfg->ro_binds[i], ro, handled, 1);
   for (int i = 0; i < cfg->n_ll_ro; i++) add_path_rule(ruleset, cfg->ll_ro[i], ro, handled, 1);
-  for (int i = 0; i < cfg->n_ll_rw; i++) add_path_rule(ruleset, cfg->ll_rw[i], rw, handled, 1);
+  for (int i = 0; i < cfg->n_ll_rw; i++) add_path_rule(ruleset, cfg->ll_rw[i], rw_shared, handled, 1);
   for (int i = 0; i < cfg->n_ll_exec; i++) add_path_rule(ruleset, cfg->ll_exec[i], ro | LL_FS_EXECUTE, handled, 1);
   /* The kernel opens a dynamic binary's interpreter for execution too, so it
    * needs EXECUTE; this is the documented hole: `ld.so /any/readable/elf`

@@ -58,7 +58,9 @@ static int drain(struct capture *c) {
  * (it cannot reach PID 1's fd, which is not dumpable, but we do not rely on
  * that): only the exit report and exec errors are accepted after it, once. */
 static void handle_status_line(struct lh_launch_result *res, char *line, int *ready) {
-  if (*ready && line[0] != 'X' && line[0] != 'F') return;
+  /* PID 1's throwaway-write measurement (init.c) comes after R, before X. */
+  int late_k = line[0] == 'K' && !res->reported_exit && !strncmp(line + 1, " tmp_", 5);
+  if (*ready && line[0] != 'X' && line[0] != 'F' && !late_k) return;
   if ((line[0] == 'X' && res->reported_exit) || (line[0] == 'F' && res->exec_errno)) return;
   switch (line[0]) {
     case 'P': res->sandbox_pid = atoi(line + 2); break;

@@ -107,6 +107,13 @@ static void setup_etc(void) {
     else ensure_file(dst);
     bind_path(src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   }
+  /* Agents read it to learn the distribution. On Debian it is a symlink
+   * into /usr/lib: bind the file it resolves to, never a link to follow. */
+  char osr[PATH_MAX];
+  if (realpath("/etc/os-release", osr) && stat(osr, &st) == 0 && S_ISREG(st.st_mode)) {
+    ensure_file(NEWROOT "/etc/os-release");
+    bind_path(osr, NEWROOT "/etc/os-release", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  }
   write_new_file(NEWROOT "/etc/passwd",
                  "root:x:0:0:root:/root:/usr/sbin/nologin\n"
                  "sandbox:x:1000:1000:leasehold sandbox:/work:/bin/sh\n"
@@ -139,6 +146,55 @@ static void setup_dev(void) {
   restrict_mount(NEWROOT "/dev", MOUNT_ATTR_RDONLY);
 }
 
+/* /proc entries that show the host's boot, kernel build, hardware, disks or
+ * keys rather than the sandbox's own processes (the usual container-runtime
+ * list plus what names host devices here). Each that exists is covered by an
+ * empty read-only file or directory; entries this kernel lacks are skipped. */
+static const char *const masked_proc[] = {
+    "cmdline", "config.gz", "sys/kernel/random/boot_id", "kcore", "keys", "key-users", "timer_list",
+    "timer_stats", "sched_debug", "kallsyms", "latency_stats", "sysrq-trigger", "interrupts", "iomem",
+    "ioports", "dma", "mtrr", "partitions", "diskstats", "swaps", "consoles", "misc", "devices", "kmsg",
+    "kpagecount", "kpageflags", "kpagecgroup", "vmallocinfo", "acpi", "scsi", "asound", "bus", "driver",
+    "irq", "fs", "tty", NULL};
+
+#define MASKDIR NEWROOT "/.mask"
+
+/* As root, before the identity drop, so the workload (no capabilities, no
+ * mount syscalls) cannot take the masks away. The empty file and directory
+ * live on a tiny tmpfs that is detached right after: the binds keep it. */
+static void mask_proc(void) {
+  char target[PATH_MAX];
+  struct stat st;
+  ensure_dir(MASKDIR, 0700);
+  if (mount("tmpfs", MASKDIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=4") < 0)
+    fail("mount", errno, "mask tmpfs");
+  ensure_dir(MASKDIR "/dir", 0555);
+  ensure_file(MASKDIR "/file");
+  restrict_mount(MASKDIR, MOUNT_ATTR_RDONLY);
+  for (int i = 0; masked_proc[i]; i++) {
+    snprintf(target, sizeof target, NEWROOT "/proc/%s", masked_proc[i]);
+    if (lstat(target, &st) < 0) {
+      if (errno == ENOENT) continue;
+      fail("mount", errno, target);
+    }
+    bind_path(S_ISDIR(st.st_mode) ? MASKDIR "/dir" : MASKDIR "/file", target,
+              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  }
+  if (umount2(MASKDIR, MNT_DETACH) < 0) fail("mount", errno, "detach mask tmpfs");
+  if (rmdir(MASKDIR) < 0) fail("mount", errno, "rmdir mask dir");
+}
+
+/* /usr is bound whole, so /usr/local (the operator's own scripts and tools)
+ * would show through. An empty tmpfs covers it; ro_binds at or under
+ * /usr/local are bound on top of it afterwards, then it is made read-only. */
+static int hide_usr_local(void) {
+  struct stat st;
+  if (lstat(NEWROOT "/usr/local", &st) < 0 || !S_ISDIR(st.st_mode)) return 0;
+  if (mount("tmpfs", NEWROOT "/usr/local", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=16k,nr_inodes=256") < 0)
+    fail("mount", errno, "/usr/local tmpfs");
+  return 1;
+}
+
 static void find_interpreter(void) {
   static const char *const candidates[] = {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1",
                                            "/lib/ld-linux.so.2", NULL};
@@ -161,6 +217,7 @@ void setup_newroot(const struct sandbox_config *cfg) {
   ensure_dir(NEWROOT "/usr", 0755);
   bind_path("/usr", NEWROOT "/usr", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   static const char *const tops[] = {"bin", "sbin", "lib", "lib64", "lib32", "libx32", NULL};
+  int usr_local = hide_usr_local();
   for (int i = 0; tops[i]; i++) mirror_top_level(tops[i]);
   setup_etc();
   setup_dev();
@@ -170,6 +227,7 @@ void setup_newroot(const struct sandbox_config *cfg) {
    * /proc/1 is our init. hidepid is unnecessary for the same reason. */
   if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
     fail("mount", errno, "/proc (is /proc on the host overmounted?)");
+  mask_proc();
 
   ensure_dir(NEWROOT "/tmp", 01777);
   snprintf(opts, sizeof opts, "mode=1777,size=%llu,nr_inodes=%llu", (unsigned long long)cfg->tmp_bytes,
@@ -191,10 +249,15 @@ void setup_newroot(const struct sandbox_config *cfg) {
     bind_fd(cfg->ro_bind_fds[i], target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   }
 
-  snprintf(target, sizeof target, NEWROOT "%s", cfg->cwd);
-  ensure_dir(target, 0755);
-  bind_fd(cfg->workdir_fd, target,
-          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (exec_allowed_under(cfg, cfg->cwd) ? 0 : MOUNT_ATTR_NOEXEC));
+  if (usr_local) restrict_mount(NEWROOT "/usr/local", MOUNT_ATTR_RDONLY);
+
+  /* Always at /work: `cwd` is only chdir'ed to (a sub-directory need not
+   * exist on the root tmpfs). An observe lease gets the kernel's read-only
+   * flag on the bind, so nothing it runs can change the workspace. */
+  ensure_dir(NEWROOT LH_WORKSPACE, 0755);
+  bind_fd(cfg->workdir_fd, NEWROOT LH_WORKSPACE,
+          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (cfg->workdir_ro ? MOUNT_ATTR_RDONLY : 0) |
+              (exec_allowed_under(cfg, LH_WORKSPACE) ? 0 : MOUNT_ATTR_NOEXEC));
 
   /* pivot_root(".", ".") stacks the old root on top of the new one; the
    * detach below then removes every host mount from our view, so nothing of

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: UNLICENSED */
 /* What the workload sees on disk: a tmpfs root, read-only system binds, the
- * workdir read-write, a capped /tmp, a new /proc, a minimal /dev, no /sys. */
+ * workspace at /work (read-write, or read-only for an observe lease), a capped
+ * /tmp, a new /proc with host-revealing entries masked, a minimal /dev, no
+ * /sys, no /usr/local. */
 #ifndef LEASEHOLD_MOUNT_H
 #define LEASEHOLD_MOUNT_H
 #include "config.h"

@@ -10,6 +10,8 @@
  *   P <host pid of sandbox PID 1>
  *   K <key> <value>           a value read back from the kernel inside
  *   R                         containment complete, workload about to start
+ *   K tmp_bytes|tmp_inodes N  (after R, before X) what the workload left in
+ *                             the throwaway /tmp
  *   E <stage> <errno> <text>  setup failed: nothing of the workload ran
  *   F <errno>                 execve of the workload failed (after R)
  *   X <exit code> <signal>    workload ended (reported by PID 1)
