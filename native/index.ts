@@ -4,7 +4,7 @@
  * cannot enforce is refused with UNENFORCEABLE and the reason — never run
  * weaker. Values under `enforcement` are read back from the kernel.
  */
-import { chownSync, existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, fchownSync, fstatSync, openSync, readFileSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
@@ -317,6 +317,13 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   put("sock_inet", policy.network !== "none" || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0 ? 1 : 0);
   for (const d of policy.exec_allow) put("ll_exec", d);
   for (const r of policy.ro_binds) put("ro", r);
+  // /usr/local (the operator's own programs) is hidden in the lease unless the
+  // policy names it: an exec_allow directory there, allowed by manifest and
+  // host ceiling alike, is bound read-only on top of the empty /usr/local —
+  // that directory only, not its neighbours.
+  for (const d of policy.exec_allow) {
+    if ((d === "/usr/local" || d.startsWith("/usr/local/")) && !policy.ro_binds.includes(d) && existsSync(d)) put("ro", d);
+  }
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
@@ -429,9 +436,16 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   checkEnforceable(policy);
   const a = loadAddon();
   startupSweep ??= sweepStaleLeases();
-  let wd;
-  try { wd = statSync(policy.workdir); } catch { throw unenforceable(`workdir ${policy.workdir} does not exist`); }
-  if (!wd.isDirectory()) throw unenforceable(`workdir ${policy.workdir} is not a directory`);
+  // Root changes the workdir's owner for the run and back: through a
+  // descriptor opened without following a symlink, never by path, so a
+  // workdir swapped for a link between the check and the chown is refused
+  // instead of chowning whatever the link names.
+  let wdFd: number;
+  try { wdFd = openSync(policy.workdir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW); } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw unenforceable(code === "ENOENT" ? `workdir ${policy.workdir} does not exist` : `workdir ${policy.workdir} is not a directory (or is a symlink): ${code ?? "error"}`);
+  }
+  const wd = fstatSync(wdFd);
 
   const uid = allocateLeaseUid();
   const leaseId = `l${Date.now().toString(36)}${randomBytes(6).toString("hex")}`;
@@ -440,7 +454,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const startedAt = new Date();
   let native: NativeResult;
   try {
-    if (chown) chownSync(policy.workdir, uid, uid);
+    if (chown) fchownSync(wdFd, uid, uid);
     const period = 100_000;
     native = await a.launch({
       helper: HELPER_PATH,
@@ -459,7 +473,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       ...(options.testFaults === undefined ? {} : { faultUnreadable: options.testFaults.unreadable_cgroup_files.join(" ") }),
     });
   } finally {
-    if (chown) { try { chownSync(policy.workdir, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
+    if (chown) { try { fchownSync(wdFd, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
+    closeSync(wdFd);
     uidsInUse.delete(uid);
   }
   const endedAt = new Date();

@@ -126,6 +126,44 @@ export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxP
     stdout_max_bytes: outputMax,
     stderr_max_bytes: outputMax,
     exec_allow: [...p.exec_allow],
+    // Harmless by construction, not by classification: a job without the
+    // exclusive lease gets the workspace as a read-only bind (kernel), so an
+    // assessment that missed a write costs nothing that outlives the job.
+    workdir_access: job.writesWorkspace ? "rw" : "ro",
+  };
+}
+
+/**
+ * What a launched job's caller is told about where its writes went and what
+ * of the host it could see, so an agent is not misled into thinking that
+ * `touch /tmp/x` changed the host. Facts only from the launcher's read-back.
+ */
+export const HOST_FACTS_SHOWN = [
+  "kernel release and version (uname, /proc/version)",
+  "the distribution (/etc/os-release)",
+  "CPU model and count, memory size (/proc/cpuinfo, /proc/meminfo)",
+  "uptime, load and boot time (/proc/uptime, /proc/loadavg, /proc/stat)",
+  "programs and libraries installed under /usr (without /usr/local)",
+] as const;
+
+export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResult, "throwaway_writes">): Record<string, unknown> {
+  const t = result.throwaway_writes;
+  const discarded = t === null
+    ? "what it wrote to /tmp was not measured; /tmp was discarded when the job ended"
+    : t.tmp_inodes === 0 && t.tmp_bytes === 0
+      ? "it wrote nothing to /tmp"
+      : `${t.tmp_bytes} bytes in ${t.tmp_inodes} files or directories it left in /tmp were discarded when the job ended`;
+  const workspace = writesWorkspace
+    ? "exclusive lease: changes under /work (the workspace) persist"
+    : "observe lease: /work (the workspace) was mounted read-only, so nothing the command did there persisted";
+  return {
+    sandbox: {
+      lease: writesWorkspace ? "exclusive" : "observe",
+      workspace: writesWorkspace ? "read-write" : "read-only",
+      throwaway_writes: t === null ? null : { tmp_bytes: t.tmp_bytes, tmp_files: t.tmp_inodes },
+      host_facts_shown: [...HOST_FACTS_SHOWN],
+      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp and the network is a private loopback.`,
+    },
   };
 }
 
@@ -222,8 +260,8 @@ export async function runJob(
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
     options.onLaunch?.();
-    // Observe jobs share the workspace (owned by root, so the lease uid cannot write it);
-    // exclusive mutating jobs get it chowned to their lease uid for the run (one at a time: see daemon).
+    // Observe jobs share the workspace, bound read-only; exclusive mutating
+    // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
     const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     const out = new Scrubber();
     const err = new Scrubber();
@@ -239,7 +277,7 @@ export async function runJob(
       ],
       redactions: mergeReports(out.report(), err.report()),
     });
-    return { kind: "ran", streams: { stdout, stderr }, evidence: signEvidence(envelope, ctx.hostKey), structured: null, error: null };
+    return { kind: "ran", streams: { stdout, stderr }, evidence: signEvidence(envelope, ctx.hostKey), structured: sandboxReport(job.writesWorkspace, result), error: null };
   } catch (error) {
     return refusalOutcome(job, ctx, error);
   }

@@ -71,7 +71,9 @@ const corpus: Case[] = [
   ["write outside workdir", "write", "/usr/bin/x", E("EROFS")], ["write outside workdir", "write", "/etc/passwd", E("EROFS")],
   ["write outside workdir", "write", "/x", E("EROFS")], ["write outside workdir", "mkdir", "/x", E("EROFS")],
   ["write outside workdir", "write", "/etc/hostname", E("EROFS")], ["write outside workdir", "unlink", "/usr/bin/true", E("EROFS")],
-  ["write outside workdir", "write", "/proc/sysrq-trigger", E("ENOENT")],
+  // Masked with an empty read-only file where the host kernel has it (EROFS), absent otherwise.
+  ["write outside workdir", "write", "/proc/sysrq-trigger", existsSync("/proc/sysrq-trigger") ? E("EROFS") : E("ENOENT")],
+  ["write outside workdir", "write", "/proc/cmdline", existsSync("/proc/cmdline") ? E("EROFS") : E("ENOENT")],
   ["write outside workdir", "write", "/work/../../etc/x", E("EROFS")],
   ["read secrets", "read", "/etc/shadow", E("ENOENT")], ["read secrets", "read", "/root", E("ENOENT")],
   ["read secrets", "read", "/work/main/.leasehold", E("ENOENT")], ["read secrets", "read", "/var/lib", E("ENOENT")],

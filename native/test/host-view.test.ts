@@ -81,6 +81,12 @@ describe("host facts", () => {
     const r = await run({ argv: ["/bin/sh", "-c", "ls -A /usr/local; echo --; ls -A /usr/local/bin"], ro_binds: [...(basePolicy(wd).ro_binds ?? []), "/usr/local/bin"] });
     expect(r.stdout.toString()).toBe(`bin\n--\n${hostEntries.join("\n")}\n`);
   });
+  it("an exec_allow directory under /usr/local (manifest and ceiling allow it) is bound on its own; its /usr/local neighbours stay hidden", async () => {
+    const hostEntries = readdirSync("/usr/local/bin").sort();
+    const base = basePolicy(wd);
+    const r = await run({ argv: ["/bin/sh", "-c", "ls -A /usr/local; echo --; ls -A /usr/local/bin"], exec_allow: [...(base.exec_allow ?? []), "/usr/local/bin"] });
+    expect(r.stdout.toString()).toBe(`bin\n--\n${hostEntries.join("\n")}\n`);
+  });
   it("/etc/os-release is readable and equal to the host's", async () => {
     const host = readFileSync(realpathSync("/etc/os-release"), "utf8");
     expect(host).toMatch(/^ID=/m);

@@ -78,9 +78,10 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     expect(netOwner).not.toBe(hostUserns);
     expect(r.enforcement.netns_owner_init).toBe(false);
   });
-  it("loopback is still up in the lease's network namespace: a UDP datagram to 127.0.0.1 comes back", async () => {
+  // AF_INET is open to a lease only when its policy lists TCP ports (seccomp's family allow-list); one listed port is enough here.
+  it("loopback is still up in the lease's network namespace: a UDP datagram to 127.0.0.1 comes back (a lease with AF_INET allowed)", async () => {
     const py = "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0)); s.sendto(b'ping', s.getsockname()); s.settimeout(5); print(s.recv(10).decode())";
-    const r = await launch({ ...basePolicy(wd), argv: ["/usr/bin/python3", "-c", py] });
+    const r = await launch({ ...basePolicy(wd), argv: ["/usr/bin/python3", "-c", py], landlock: { tcp_connect: [9] } });
     expect(r.stderr.toString()).toBe("");
     expect(r.stdout.toString()).toBe("ping\n");
   });

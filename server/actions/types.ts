@@ -106,7 +106,7 @@ export interface ActionCompletion {
   exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed?: boolean } | null;
   /** Scrubbed on the host before it left; decoded as UTF-8, at most 1 MiB each here. */
   output: { stdout: string; stderr: string; stdout_bytes: number; stderr_bytes: number; stdout_truncated: boolean; stderr_truncated: boolean };
-  /** A workspace operation's result (fs_*), null for launched workloads. */
+  /** A workspace operation's result (fs_*); for a launched workload, `{sandbox: {lease, workspace, throwaway_writes, host_facts_shown, note}}` — where its writes went and what of the host it saw. */
   structured: Record<string, unknown> | null;
   evidence: {
     digest: string;

@@ -79,7 +79,7 @@ export interface GuestJobResult {
   evidence: unknown;
   /** Per stream: chunk count and byte total the guest sent, so the hub can check it has them all. */
   streams: Record<string, { chunks: number; bytes: number }>;
-  /** Structured result of a workspace operation (fs_*), scrubbed; null otherwise. */
+  /** Structured result of a workspace operation (fs_*), scrubbed; for a launched workload the sandbox report (runner.ts `sandboxReport`); null on a refusal. */
   structured: Record<string, unknown> | null;
   /** Refusal on the guest (POLICY_REFUSED, UNENFORCEABLE, ...). */
   error: { code: string; message: string; details?: Record<string, unknown> } | null;

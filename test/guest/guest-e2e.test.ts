@@ -248,20 +248,31 @@ describe("guest agent end to end [postgres]", () => {
     expect((await handle.db.select().from(evidence).where(eq(evidence.jobId, honest.jobId))).length).toBe(1);
   }, 40_000);
 
-  it("an observe job cannot write the workspace even when its command does (an assessment that missed a write is stopped by file ownership)", async () => {
+  it("an observe job cannot write the workspace even when its command does, not even into a world-writable sub-directory (read-only bind), and its result says its /tmp writes were discarded", async () => {
     const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
     const key = loadOrCreateJobKey(hub.dataDir);
     const target = { id: host!.id, name: "second" };
-    const observe = await queueRawJob(handle.db, key, target, { command: "echo x > observe-wrote.txt; echo status=$?", leaseMode: "observe" });
+    // What an earlier exclusive job could leave behind: a 0777 directory owned by another uid.
+    const open = path.join(secondWorkspace, "left-open");
+    fs.mkdirSync(open);
+    fs.chownSync(open, 54_321, 54_321);
+    fs.chmodSync(open, 0o777);
+    const command = "echo x > observe-wrote.txt; echo status=$?; echo y > left-open/observe-wrote.txt; echo sub=$?; echo t > /tmp/scratch; echo tmp=$?";
+    const observe = await queueRawJob(handle.db, key, target, { command, leaseMode: "observe" });
     const row = await waitFor("observe job", async () => {
       const r = await actionRow(handle.db, observe.actionId);
       return r?.state === "completed" ? r : undefined;
     });
     expect(fs.existsSync(path.join(secondWorkspace, "observe-wrote.txt"))).toBe(false);
+    expect(fs.readdirSync(open)).toEqual([]);
     const output = await readJobOutput(handle.db, observe.jobId);
-    expect(output["stdout"]?.toString()).toMatch(/status=[12]/);
-    expect(output["stderr"]?.toString()).toMatch(/Permission denied|Read-only/);
-    expect((row.result as { completion: { state: string } }).completion.state).toBe("completed");
+    expect(output["stdout"]?.toString()).toMatch(/status=[12]\nsub=[12]\ntmp=0\n/);
+    expect(output["stderr"]?.toString()).toMatch(/Read-only file system/);
+    const completion = (row.result as { completion: { state: string; structured: { sandbox: { lease: string; workspace: string; throwaway_writes: { tmp_files: number } | null; note: string } } } }).completion;
+    expect(completion.state).toBe("completed");
+    expect(completion.structured.sandbox).toMatchObject({ lease: "observe", workspace: "read-only" });
+    expect(completion.structured.sandbox.throwaway_writes?.tmp_files).toBeGreaterThanOrEqual(1);
+    expect(completion.structured.sandbox.note).toMatch(/read-only.*discarded when the job ended/);
     // The same command under an exclusive lease writes.
     const exclusive = await queueRawJob(handle.db, key, target, { command: "echo x > exclusive-wrote.txt" });
     await waitFor("exclusive job", async () => (await actionRow(handle.db, exclusive.actionId))?.state === "completed");

@@ -100,6 +100,29 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     expect(viaTool.ok, JSON.stringify(viaTool)).toBe(true);
   }, 30_000);
 
+  it("an auto-allowed command runs under an observe lease: the result says the workspace was read-only, what of the host the sandbox shows, and HOME/LANG/os-release are there", async () => {
+    const s = await call("run_command", { host: "local", command: "ls -a /work; cat /etc/os-release; echo home=$HOME lang=$LANG" });
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    expect(s.decision).toBe("auto_allow");
+    const result = s.result as Structured["result"] & { structured: { sandbox: { lease: string; workspace: string; host_facts_shown: string[]; note: string } } };
+    expect(result!.output.stdout).toContain(fs.readFileSync("/etc/os-release", "utf8").split("\n")[0]!);
+    expect(result!.output.stdout).toContain("home=/tmp lang=C.UTF-8");
+    expect(result.structured.sandbox).toMatchObject({ lease: "observe", workspace: "read-only" });
+    expect(result.structured.sandbox.host_facts_shown.join(" ")).toMatch(/os-release/);
+    expect(result.structured.sandbox.note).toMatch(/read-only/);
+  }, 30_000);
+
+  it("cwd names an existing workspace sub-directory and the command runs there; a missing one is INVALID_ARGUMENT", async () => {
+    const workspace = path.join(hub.dataDir, "workspace");
+    fs.mkdirSync(path.join(workspace, "proj", "src"), { recursive: true });
+    const ok = await call("run_command", { host: "local", command: "pwd", cwd: "proj/src" });
+    expect(ok.status, JSON.stringify(ok)).toBe("completed");
+    expect(ok.result!.output.stdout).toBe("/work/proj/src\n");
+    const missing = await call("run_command", { host: "local", command: "pwd", cwd: "no/such/dir" });
+    expect(missing.code, JSON.stringify(missing)).toBe("INVALID_ARGUMENT");
+    expect(String(missing.message)).toMatch(/no\/such\/dir/);
+  }, 30_000);
+
   it("a running command's output so far reaches the client as progress notifications, before the result", async () => {
     const seen: Array<{ progress: number; message?: string }> = [];
     const command = "for i in 1 2 3 4; do printf '%0500d\\n' $i; sleep 1; done";
