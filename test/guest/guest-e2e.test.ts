@@ -200,8 +200,8 @@ describe("guest agent end to end [postgres]", () => {
     const done = await resumeAction(deps, caller, d.action_id, { waitMs: 5_000 });
     expect(done.result?.exit?.code).not.toBe(0);
     expect(done.result?.output.stdout).not.toContain("connected");
-    // Denied in the kernel (Landlock TCP connect rules / the empty network namespace).
-    expect(done.result?.output.stderr).toMatch(/unreachable|Network|Permission denied/i);
+    // Denied in the kernel: with network "none" and no ports, seccomp's family allow-list refuses AF_INET itself.
+    expect(done.result?.output.stderr).toMatch(/Address family not supported/);
   }, 30_000);
 
   it("an egress policy is refused with UNENFORCEABLE on a tier-C host (even within its ceiling)", async () => {
@@ -277,6 +277,47 @@ describe("guest agent end to end [postgres]", () => {
     const exclusive = await queueRawJob(handle.db, key, target, { command: "echo x > exclusive-wrote.txt" });
     await waitFor("exclusive job", async () => (await actionRow(handle.db, exclusive.actionId))?.state === "completed");
     expect(fs.existsSync(path.join(secondWorkspace, "exclusive-wrote.txt"))).toBe(true);
+  }, 30_000);
+
+  it("hostile classes of issue 11 through a real guest and sandbox: other socket families, exec from a memfd, setuid bits, host facts, the workspace's host path — each refused or hidden", async () => {
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const script = [
+      "import errno, os, socket, subprocess",
+      "def t(name, f):",
+      "    try:",
+      "        print(name, 'OK', f())",
+      "    except OSError as e:",
+      "        print(name, errno.errorcode[e.errno])",
+      "t('vsock', lambda: socket.socket(40, socket.SOCK_STREAM).fileno() > 0)",
+      "t('netlink_uevent', lambda: socket.socket(16, socket.SOCK_DGRAM, 15).fileno() > 0)",
+      "t('packet', lambda: socket.socket(17, socket.SOCK_RAW, 0).fileno() > 0)",
+      "def memfd_exec():",
+      "    fd = os.memfd_create('x', 0)",
+      "    os.write(fd, open('/usr/bin/true', 'rb').read())",
+      "    return subprocess.run(['/proc/self/fd/%d' % fd], pass_fds=(fd,)).returncode",
+      "t('memfd_exec', memfd_exec)",
+      "open('suid', 'w').close()",
+      "t('chmod_suid', lambda: os.chmod('suid', 0o4755))",
+      "t('cmdline_bytes', lambda: len(open('/proc/cmdline').read()))",
+      "t('usr_local', lambda: ','.join(sorted(os.listdir('/usr/local'))))",
+      "t('work_root', lambda: [l.split()[3] for l in open('/proc/self/mountinfo') if l.split()[4] == '/work'][0])",
+    ].join("\n");
+    const job = await queueRawJob(handle.db, key, { id: host!.id, name: "second" }, { command: `python3 - <<'EOF'\n${script}\nEOF` });
+    await waitFor("hostile job", async () => (await actionRow(handle.db, job.actionId))?.state === "completed", 20_000);
+    const output = await readJobOutput(handle.db, job.jobId);
+    const out = output["stdout"]?.toString() ?? "";
+    expect(out, output["stderr"]?.toString()).toMatch(/^vsock EAFNOSUPPORT$/m);
+    expect(out).toMatch(/^netlink_uevent EAFNOSUPPORT$/m);
+    expect(out).toMatch(/^packet EAFNOSUPPORT$/m);
+    expect(out).toMatch(/^memfd_exec (EACCES|EPERM)$/m);
+    expect(out).toMatch(/^chmod_suid EPERM$/m);
+    expect(out).toMatch(/^cmdline_bytes OK 0$/m);
+    expect(out).toMatch(/^usr_local OK (bin)?$/m);
+    // The workspace is its own file system: the /work mount's root is "/", not a host path.
+    expect(out).toMatch(/^work_root OK \/$/m);
+    expect(out).not.toContain(secondWorkspace);
+    expect((fs.statSync(path.join(secondWorkspace, "suid")).mode & 0o6000)).toBe(0);
   }, 30_000);
 
   it("the guest witnesses the ledger: it keeps its last cosigned checkpoint and the hub accepts its cosignatures", async () => {
