@@ -3,8 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CompiledSandboxPolicy } from "../../server/capabilities";
 import { thrownBy } from "../../test/support/refusals";
+import { testShellPolicy } from "../../test/support/shell-policy";
 import { parseCeiling } from "../ceiling/index";
 import { cwdInside, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
@@ -21,21 +21,7 @@ let ws: string;
 let outside: string;
 let ctx: RunnerContext;
 
-const policy = {
-  schema: "leasehold.sandbox-policy/1",
-  capability: "shell",
-  capability_version: "1.0.0",
-  operation: "run_command",
-  network: { mode: "none" },
-  read_only_root: true,
-  memory_bytes: 256 << 20,
-  tmpfs_tmp_bytes: 16 << 20,
-  cpu_millis: 1000,
-  pids_limit: 64,
-  timeout_s: 30,
-  exec_allow: ["/bin", "/usr/bin"],
-  requires: { min_tier: "C", kernel_features: [] },
-} as unknown as CompiledSandboxPolicy;
+const policy = testShellPolicy();
 
 function job(cwd: unknown): VerifiedJob {
   return {

@@ -17,6 +17,7 @@ import { actions, hosts, jobs } from "../../server/db/schema";
 import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
 import { announce, createCompletionWaiter } from "../../server/hosts";
 import { ROOT, childEnv, runCli } from "../support/hub-process";
+import { testShellPolicy } from "../support/shell-policy";
 
 export const GUEST_BIN = path.join(ROOT, "bin", "leasehold-guest.mjs");
 
@@ -138,21 +139,7 @@ export async function queueRawJob(
   host: { id: string; name: string },
   input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; leaseMode?: "exclusive" | "observe"; mutate?: (doc: Record<string, unknown>) => void },
 ): Promise<{ actionId: string; jobId: string }> {
-  const policy = {
-    schema: "leasehold.sandbox-policy/1",
-    capability: "shell",
-    capability_version: "1.0.0",
-    operation: "run_command",
-    network: input.network ?? { mode: "none" },
-    read_only_root: true,
-    memory_bytes: 256 << 20,
-    tmpfs_tmp_bytes: 16 << 20,
-    cpu_millis: 1000,
-    pids_limit: 64,
-    timeout_s: 30,
-    exec_allow: ["/bin", "/usr/bin"],
-    requires: { min_tier: "C", kernel_features: [] },
-  };
+  const policy = testShellPolicy(input.network);
   const action = {
     schema: "leasehold.action/1",
     operation: "run_command",
