@@ -26,9 +26,14 @@ export default defineConfig({
     trace: "off",
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && node bin/leasehold.mjs start`,
+    // A hub killed before it stopped its local guest leaves the guest's
+    // workspace image mounted inside the data directory: unmount it first,
+    // or rm -rf would empty the image and then fail on the busy mount point.
+    command: `(umount -l '${dataDir}/workspace' 2>/dev/null || true) && rm -rf '${dataDir}' && node bin/leasehold.mjs start`,
     url: `http://127.0.0.1:${port}/api/health`,
     reuseExistingServer: false,
+    // SIGTERM, not SIGKILL: the hub stops its local guest, which unmounts the workspace image.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
     timeout: 120_000,
     stdout: "pipe",
     env: { LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1" },

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { ensureDebianPackages } from "./lib/apt.mjs";
 import { ensureNodeModules } from "./lib/deps.mjs";
 import { startTemporaryPostgres } from "./lib/postgres.mjs";
+import { watchForLeftoverWorkspaces } from "./lib/leftover-mounts.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
@@ -45,6 +46,7 @@ function run(cmd, args, env = {}) {
 
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
 const began = Date.now();
+const cleanUpWorkspaces = watchForLeftoverWorkspaces(root);
 
 await step("setup", () => {
   ensureNodeModules(root);
@@ -97,6 +99,7 @@ try {
   });
 } finally {
   postgres?.stop();
+  cleanUpWorkspaces();
 }
 
 console.log("\n=== summary ===");
