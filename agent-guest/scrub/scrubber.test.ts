@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
 import { BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
-import { CORPUS, FAKE } from "./test/corpus";
+import { ALL_CASES, CORPUS, FAKE } from "./test/corpus";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
 import { seededRandom as rng } from "../../test/support/random";
 
@@ -34,13 +34,13 @@ describe("scrub corpus", () => {
     expect(CORPUS.filter((c) => c.count === 0).length).toBeGreaterThanOrEqual(25);
   });
 
-  it.each(CORPUS.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+  it.each(ALL_CASES.map((c) => [c.name, c] as const))("%s", (_name, c) => {
     const { output, report } = scrubBuffer(bytes(c.input));
     expect(output.toString("latin1")).toBe(bytes(c.expect).toString("latin1"));
     expect(report).toEqual({ count: c.count, kinds: c.kinds });
   });
 
-  it.each(CORPUS.filter((c) => c.count > 0).map((c) => [c.name, c] as const))("split at every byte: %s", (_name, c) => {
+  it.each(ALL_CASES.filter((c) => c.count > 0).map((c) => [c.name, c] as const))("split at every byte: %s", (_name, c) => {
     const input = bytes(c.input);
     const expected = bytes(c.expect);
     for (let cut = 0; cut <= input.length; cut++) {
@@ -50,7 +50,17 @@ describe("scrub corpus", () => {
 });
 
 describe("streaming equals whole-text scrubbing", () => {
-  const material = [...CORPUS.map((c) => bytes(c.input)), Buffer.from(" \n\t"), Buffer.from("AKIA"), Buffer.from("-----BEGIN ")];
+  const material = [
+    ...ALL_CASES.map((c) => bytes(c.input)),
+    Buffer.from(" \n\t"),
+    Buffer.from("AKIA"),
+    Buffer.from("-----BEGIN "),
+    Buffer.from("\x1b[0m"),
+    Buffer.from("\x1b]0;"),
+    Buffer.from([0x1b]),
+    Buffer.from([0]),
+    Buffer.from("\x07"),
+  ];
 
   it("for random documents under random chunkings (including 1-byte chunks)", () => {
     const r = rng(42);
@@ -211,11 +221,12 @@ describe("DLP pattern validation", () => {
       { name: "ssn", pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" },
       { name: "card", pattern: "\\d{4}[ -]?\\d{4}[ -]?\\d{4}[ -]?\\d{4}" },
       { name: "project", pattern: "(?:proj|prj)-[a-z0-9]{8}", flags: "i" },
-      { name: "bytes", pattern: "\\xff\\xfe[\\x00-\\x1f]{4}" },
+      { name: "bytes", pattern: "\\xff\\xfe[\\x80-\\x9f]{4}" },
     ]);
     expect(compiled.map((c) => c.bounds.maxLength)).toEqual([11, 19, 13, 6]);
-    const out = scrubBuffer(Buffer.from([0x41, 0xff, 0xfe, 1, 2, 3, 4, 0x42]), {
-      dlp: [{ name: "bytes", pattern: "\\xff\\xfe[\\x00-\\x1f]{4}" }],
+    // Patterns see the normalised view: C0 controls are not in it, C1 bytes are.
+    const out = scrubBuffer(Buffer.from([0x41, 0xff, 0xfe, 0x81, 0x82, 0x83, 0x84, 0x42]), {
+      dlp: [{ name: "bytes", pattern: "\\xff\\xfe[\\x80-\\x9f]{4}" }],
     });
     expect(out.output.toString("latin1")).toBe("A[REDACTED:bytes]B");
   });
