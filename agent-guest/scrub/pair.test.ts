@@ -23,6 +23,20 @@ describe("stdout/stderr pair: a token split between the two streams", () => {
     expect(r.report.kinds).toEqual(["github_token"]);
   });
 
+  it("every token format split at every byte between the two streams (both orders) releases no 8 bytes of it", () => {
+    const tokens = [FAKE.ghp, FAKE.glpat, FAKE.xoxb, FAKE.skLive, FAKE.aiza, FAKE.jwt, FAKE.lh, FAKE.awsId, FAKE12.openaiProj, FAKE12.anthropic, FAKE12.npm, FAKE12.vault, FAKE12.sendgrid, FAKE12.digitalocean];
+    for (const t of tokens) {
+      for (let k = 1; k < t.length; k++) {
+        const ab = scrubPair({ stdout: b(`v ${t.slice(0, k)}`), stderr: b(`${t.slice(k)}\n`) });
+        const ba = scrubPair({ stdout: b(`${t.slice(k)}\n`), stderr: b(`v ${t.slice(0, k)}`) });
+        for (const r of [ab, ba]) {
+          const leak = leaksAny(r.stdout, t) ?? leaksAny(r.stderr, t);
+          if (leak !== null) throw new Error(`${t.slice(0, 6)}… split after ${k}: ${leak} released`);
+        }
+      }
+    }
+  });
+
   it("stderr's end + stdout's start is redacted in both", () => {
     const k = FAKE12.openaiProj.length >> 1;
     const r = scrubPair({ stdout: b(`${FAKE12.openaiProj.slice(k)} done\n`), stderr: b(`key=${FAKE12.openaiProj.slice(0, k)}`) });
@@ -90,6 +104,17 @@ describe("capture → scrub → cut", () => {
       expect(latin(r.stdout)).toBe("ok\nexport T=x\n[REDACTED:github_token]");
       // Not told it was cut, the same bytes are a too-short near-miss and pass.
       expect(latin(scrubPair({ stdout: raw, stderr: Buffer.alloc(0) }).stdout)).toContain(FAKE.ghp.slice(0, k));
+    }
+  });
+
+  it("every token format cut anywhere past its longest trigger (12 bytes) releases none of it at a cut", () => {
+    const tokens = [FAKE.ghp, FAKE.ghPat, FAKE.glpat, FAKE.xoxb, FAKE.skLive, FAKE.aiza, FAKE.ya29, FAKE.jwt, FAKE.lh, FAKE.awsId,
+      FAKE12.openaiProj, FAKE12.openaiLegacy, FAKE12.anthropic, FAKE12.npm, FAKE12.vault, FAKE12.sendgrid, FAKE12.digitalocean];
+    for (const t of tokens) {
+      for (let k = 12; k <= t.length; k++) {
+        const r = scrubPair({ stdout: b(`line\nvalue ${t.slice(0, k)}`), stderr: Buffer.alloc(0), stdoutCut: true });
+        if (latin(r.stdout).includes(t.slice(0, 8))) throw new Error(`${t.slice(0, 6)}… cut after ${k} bytes leaked: ${latin(r.stdout)}`);
+      }
     }
   });
 

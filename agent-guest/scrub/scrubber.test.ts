@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
 import { BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
-import { ALL_CASES, CORPUS, FAKE } from "./test/corpus";
+import { ALL_CASES, CORPUS, FAKE, FAKE12 } from "./test/corpus";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
 import { seededRandom as rng } from "../../test/support/random";
 
@@ -49,6 +49,35 @@ describe("scrub corpus", () => {
   });
 });
 
+describe("encoded variants of every token format", () => {
+  const tokens = [FAKE.ghp, FAKE.glpat, FAKE.xoxb, FAKE.skLive, FAKE.aiza, FAKE.ya29, FAKE.jwt, FAKE.lh, FAKE.awsId,
+    FAKE12.openaiProj, FAKE12.anthropic, FAKE12.npm, FAKE12.vault, FAKE12.sendgrid, FAKE12.digitalocean];
+  const inserts = ["\x1b[0m", "\x1b[38;5;196m", "\x00", "\x07", "\x08", "\x1b(B"];
+  it("an escape sequence or control byte inserted at any position is redacted with the token", () => {
+    for (const t of tokens) {
+      for (const ins of inserts) {
+        for (let k = 1; k < t.length; k++) {
+          const { output } = scrubBuffer(Buffer.from(`v ${t.slice(0, k)}${ins}${t.slice(k)}\n`, "latin1"));
+          const text = output.toString("latin1");
+          const piece = [...Array(t.length - 5).keys()].map((i) => t.slice(i, i + 6)).find((p) => text.includes(p));
+          if (piece !== undefined) throw new Error(`${JSON.stringify(ins)} at ${k} in ${t.slice(0, 6)}…: ${JSON.stringify(text)}`);
+        }
+      }
+    }
+  });
+
+  it.each([["utf16le"], ["utf16be"]] as const)("written as %s, each is redacted and the text stays NUL-interleaved", (enc) => {
+    for (const t of tokens) {
+      let input = Buffer.from(`key: ${t}\n`, "utf16le");
+      if (enc === "utf16be") input = Buffer.from(input).swap16();
+      const { output, report } = scrubBuffer(input);
+      expect(report.count).toBe(1);
+      const le = enc === "utf16le" ? output : Buffer.from(output).swap16();
+      expect(le.toString("utf16le")).toMatch(/^key: \[REDACTED:[a-z_0-9]+\]\n$/);
+    }
+  });
+});
+
 describe("streaming equals whole-text scrubbing", () => {
   const material = [
     ...ALL_CASES.map((c) => bytes(c.input)),
@@ -77,6 +106,30 @@ describe("streaming equals whole-text scrubbing", () => {
       const chunked = scrubChunked(input, cuts);
       if (!chunked.output.equals(whole.output)) throw new Error(`seed 42 iteration ${iter}: stream differs from whole-text`);
       expect(chunked.report).toEqual(whole.report);
+    }
+  });
+
+  it("at a cut too (end({ partial: true })), and a cut never releases more of a secret than the whole text", () => {
+    const r = rng(1212);
+    for (let iter = 0; iter < 300; iter++) {
+      const pieces: Buffer[] = [];
+      const n = 1 + Math.floor(r() * 8);
+      for (let i = 0; i < n; i++) pieces.push(material[Math.floor(r() * material.length)] ?? Buffer.alloc(0));
+      const full = Buffer.concat(pieces);
+      // Cut the document anywhere: what is left must scrub the same whole or streamed.
+      const input = full.subarray(0, Math.floor(r() * (full.length + 1)));
+      const whole = new Scrubber();
+      const wholeOut = Buffer.concat([whole.push(input), whole.end({ partial: true })]);
+      const s = new Scrubber();
+      const parts: Buffer[] = [];
+      let prev = 0;
+      for (const c of [...randomCuts(r, input.length, 12), input.length]) {
+        parts.push(s.push(input.subarray(prev, c)));
+        prev = c;
+      }
+      parts.push(s.end({ partial: true }));
+      if (!Buffer.concat(parts).equals(wholeOut)) throw new Error(`seed 1212 iteration ${iter}: stream differs from whole-text at a cut`);
+      expect(s.report()).toEqual(whole.report());
     }
   });
 
