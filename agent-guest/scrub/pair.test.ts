@@ -118,6 +118,13 @@ describe("capture → scrub → cut", () => {
     }
   });
 
+  it("an AWS secret cut right after its key id (the proximity rule) is redacted to the end", () => {
+    for (const k of [8, 20, 39]) {
+      const r = scrubPair({ stdout: b(`${FAKE.awsId},${FAKE.awsSecret.slice(0, k)}`), stderr: Buffer.alloc(0), stdoutCut: true });
+      expect(latin(r.stdout)).toBe("[REDACTED:aws_access_key],[REDACTED:aws_secret_key]");
+    }
+  });
+
   it("a cut PEM body and a cut Bearer token are redacted to the end", () => {
     const pem = scrubPair({ stdout: b(`x\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow`), stderr: Buffer.alloc(0), stdoutCut: true });
     expect(latin(pem.stdout)).toBe("x\n[REDACTED:private_key]");

@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
-import { BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
+import { EvidenceEnvelope } from "../evidence/envelope";
+import { BUILTIN_KINDS, BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
 import { ALL_CASES, CORPUS, FAKE, FAKE12 } from "./test/corpus";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
 import { seededRandom as rng } from "../../test/support/random";
@@ -216,6 +217,13 @@ describe("byte exactness and bounds", () => {
       expect(p.bounds.maxLength).toBeLessThanOrEqual(16_600);
       expect(p.bounds.lookbehind).toBeLessThanOrEqual(1);
     }
+  });
+
+  it("every built-in kind (plus a full set of DLP names) is a valid evidence redactions.kinds list", () => {
+    const redactions = EvidenceEnvelope.shape.redactions;
+    const dlpNames = Array.from({ length: DLP_LIMITS.maxPatterns }, (_, i) => `dlp_${i}`);
+    expect(redactions.safeParse({ count: 1, kinds: [...BUILTIN_KINDS, ...dlpNames] }).success).toBe(true);
+    expect(BUILTIN_KINDS).toEqual(expect.arrayContaining(["openai_key", "anthropic_key", "npm_token", "vault_token", "sendgrid_key", "digitalocean_token", "secret_assignment", "docker_auth", "mysql_password"]));
   });
 
   it("refuses push after end", () => {

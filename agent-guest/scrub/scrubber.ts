@@ -83,6 +83,9 @@ export interface EndOptions {
   partial?: boolean;
 }
 
+/** A trailing run of AWS-secret alphabet, long enough to be a secret's first part (at a cut). */
+const NEAR_TAIL = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{8,39}$/;
+
 /** Input larger than this is processed in slices so one huge chunk does not build one huge string. */
 const SLICE = 1 << 20;
 
@@ -387,6 +390,21 @@ export class Scrubber {
       // that depend on this kind's last match must search again.
       for (const p of this.patterns) if (p.near?.kind === m.pattern.kind) cache.delete(p);
       if (!final) safeEnd = this.safeEnd(text, pos, absAt);
+    }
+    if (partial && partialFrom < 0) {
+      // A proximity rule (an AWS secret right after its key id) has no trigger:
+      // at a cut, a trailing run of its alphabet inside the window is its first part.
+      for (const p of this.patterns) {
+        if (p.near === null) continue;
+        const last = this.lastEndByKind.get(p.near.kind);
+        if (last === undefined || normEnd - last > p.near.window + p.bounds.maxLength) continue;
+        const run = NEAR_TAIL.exec(text.slice(Math.max(pos, text.length - p.bounds.maxLength)));
+        if (run !== null) {
+          partialFrom = text.length - run[0].length;
+          partialKind = p.kind;
+          break;
+        }
+      }
     }
     if (partialFrom >= 0 && partialFrom < text.length) {
       redact(partialFrom, text.length, Math.max(partialFrom, pos), text.length, partialKind, true);
