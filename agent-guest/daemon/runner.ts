@@ -8,7 +8,10 @@
  *     field; egress on this tier → UNENFORCEABLE; nothing is clamped
  *   3 launch in the native sandbox (workspace operations instead go through
  *     agent-guest/workspace — a user-space path check, never a shell)
- *   4 scrub stdout/stderr (credentials, then DLP) — the raw bytes are dropped
+ *   4 scrub stdout/stderr (credentials, then DLP) over the WHOLE capture, the
+ *     pair's junctions included, then cut the scrubbed text to the returned
+ *     size (capture → scrub → cut, never cut raw bytes first) — the raw bytes
+ *     are dropped
  *   5 build the envelope from the launcher's read-back and sign it
  *
  * A refusal at any step is returned as a signed refusal envelope; nothing
@@ -20,7 +23,7 @@ import { LeaseholdError, isLeaseholdError } from "../../server/errors/index";
 import type { GuestJobResult } from "../../server/hosts/protocol";
 import { intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
-import { Scrubber, type RedactionReport } from "../scrub/index";
+import { Scrubber, scrubPair } from "../scrub/index";
 import { Workspace } from "../workspace/index";
 import type { VerifiedJob } from "./verify-job";
 
@@ -43,16 +46,28 @@ export interface JobOutcome {
 
 const SCRUB_CHUNK = 64 * 1024;
 
-/** Scrubs a buffer as the stream it came from (in chunks, the way it streams); the raw input is not kept. */
-function scrubStream(raw: Buffer, scrubber: Scrubber): Buffer {
+/**
+ * Scrubs a buffer as the stream it came from (in chunks, the way it streams);
+ * the raw input is not kept. `partial`: the buffer was cut from a longer
+ * source (a read limit), so its tail may be the first part of a secret.
+ */
+function scrubStream(raw: Buffer, scrubber: Scrubber, partial: boolean): Buffer {
   const parts: Buffer[] = [];
   for (let off = 0; off < raw.length; off += SCRUB_CHUNK) parts.push(scrubber.push(raw.subarray(off, off + SCRUB_CHUNK)));
-  parts.push(scrubber.end());
+  parts.push(scrubber.end({ partial }));
   return Buffer.concat(parts);
 }
 
-function mergeReports(a: RedactionReport, b: RedactionReport): RedactionReport {
-  return { count: a.count + b.count, kinds: [...new Set([...a.kinds, ...b.kinds])].sort() };
+/**
+ * How much output a job returns per stream, and how much the launcher
+ * captures. The capture is larger (up to twice, within the ceiling) so a
+ * secret straddling the returned size is scrubbed whole before the cut;
+ * when the ceiling leaves no room, capture = returned and a raw cut is
+ * covered by the scrubber's partial-tail rule instead.
+ */
+export function outputLimits(ceiling: HostCeiling): { returned: number; capture: number } {
+  const returned = Math.min(1024 * 1024, ceiling.max.output_bytes);
+  return { returned, capture: Math.min(ceiling.max.output_bytes, 2 * returned) };
 }
 
 // ---------------------------------------------------------------------------
@@ -112,7 +127,7 @@ export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxP
   const build = SANDBOXED[`${job.capability.id}.${job.operation}`];
   if (build === undefined) throw new LeaseholdError("UNENFORCEABLE", `this guest has no sandboxed worker for ${job.capability.id}.${job.operation}`, { tier: "guest" });
   const p = job.policy;
-  const outputMax = Math.min(1024 * 1024, ctx.ceiling.max.output_bytes);
+  const { capture } = outputLimits(ctx.ceiling);
   return {
     ...build(job.arguments, job, ctx),
     workdir: ctx.ceiling.workspace_root,
@@ -123,8 +138,8 @@ export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxP
     timeout_ms: p.timeout_s * 1000,
     tmpfs_tmp_bytes: p.tmpfs_tmp_bytes,
     tmpfs_tmp_inodes: Math.min(16_384, ctx.ceiling.max.tmpfs_inodes),
-    stdout_max_bytes: outputMax,
-    stderr_max_bytes: outputMax,
+    stdout_max_bytes: capture,
+    stderr_max_bytes: capture,
     exec_allow: [...p.exec_allow],
     // Harmless by construction, not by classification: a job without the
     // exclusive lease gets the workspace as a read-only bind (kernel), so an
@@ -146,7 +161,7 @@ export const HOST_FACTS_SHOWN = [
   "programs and libraries installed under /usr (without /usr/local)",
 ] as const;
 
-export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResult, "throwaway_writes">): Record<string, unknown> {
+export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResult, "throwaway_writes">, output: { terminalControls: boolean } = { terminalControls: false }): Record<string, unknown> {
   const t = result.throwaway_writes;
   const discarded = t === null
     ? "what it wrote to /tmp was not measured; /tmp was discarded when the job ended"
@@ -162,6 +177,10 @@ export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResul
       workspace: writesWorkspace ? "read-write" : "read-only",
       throwaway_writes: t === null ? null : { tmp_bytes: t.tmp_bytes, tmp_files: t.tmp_inodes },
       host_facts_shown: [...HOST_FACTS_SHOWN],
+      // The output carries terminal control sequences (ESC/CSI/OSC such as a
+      // clipboard write or a window title, or other C0 controls): whoever shows
+      // it to a person neutralises them (server/text/terminal.ts).
+      terminal_controls: output.terminalControls,
       note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp and the network is a private loopback.`,
     },
   };
@@ -222,8 +241,10 @@ async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceO
   const ws = Workspace.open(ctx.ceiling.workspace_root);
   const { content, structured } = op(ws, job.arguments);
   const scrubber = new Scrubber();
-  const scrubbed = scrubStream(content, scrubber);
+  // A read page cut at its limit may end in the first part of a secret.
+  const scrubbed = scrubStream(content, scrubber, structured["has_more"] === true && job.operation === "fs_read");
   const report = scrubber.report();
+  if (job.operation === "fs_read") structured["terminal_controls"] = scrubber.sawTerminalControls;
   const endedAt = new Date();
   const base = common(job, ctx);
   const envelope: EvidenceEnvelope = {
@@ -263,21 +284,31 @@ export async function runJob(
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
     const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-    const out = new Scrubber();
-    const err = new Scrubber();
-    const stdout = scrubStream(result.stdout, out);
-    const stderr = scrubStream(result.stderr, err);
+    // Capture → scrub → cut: the whole capture is scrubbed (a raw capture the
+    // launcher cut is scrubbed as possibly ending mid-secret), then cut.
+    const { returned } = outputLimits(ctx.ceiling);
+    const pair = scrubPair(
+      { stdout: result.stdout, stderr: result.stderr, stdoutCut: result.stdout_truncated, stderrCut: result.stderr_truncated },
+      { returnMax: returned },
+    );
+    const { stdout, stderr } = pair;
     const envelope = buildLaunchEvidence({
       ...common(job, ctx),
       launch: result,
       bpf: { tier: ctx.tier, attached: false },
       artifacts: [
-        { name: "stdout", content: stdout, truncated: result.stdout_truncated },
-        { name: "stderr", content: stderr, truncated: result.stderr_truncated },
+        { name: "stdout", content: stdout, truncated: result.stdout_truncated || pair.stdoutTruncated },
+        { name: "stderr", content: stderr, truncated: result.stderr_truncated || pair.stderrTruncated },
       ],
-      redactions: mergeReports(out.report(), err.report()),
+      redactions: pair.report,
     });
-    return { kind: "ran", streams: { stdout, stderr }, evidence: signEvidence(envelope, ctx.hostKey), structured: sandboxReport(job.writesWorkspace, result), error: null };
+    return {
+      kind: "ran",
+      streams: { stdout, stderr },
+      evidence: signEvidence(envelope, ctx.hostKey),
+      structured: sandboxReport(job.writesWorkspace, result, { terminalControls: pair.terminalControls }),
+      error: null,
+    };
   } catch (error) {
     return refusalOutcome(job, ctx, error);
   }

@@ -32,6 +32,17 @@ export interface CompiledPattern {
    */
   near: { kind: string; window: number } | null;
   source: "builtin" | "dlp";
+  /**
+   * A context rule (NAME=value): when its secret is itself a credential of a
+   * specific format, the redaction is reported under that format's kind.
+   */
+  generic: boolean;
+  /**
+   * Sticky copy of `regex`. With a trigger, a search finds the trigger first
+   * (a literal alternation, fast) and runs this only there; also tests "does
+   * this format match exactly here".
+   */
+  sticky: RegExp;
 }
 
 interface BuiltinSpec {
@@ -41,6 +52,7 @@ interface BuiltinSpec {
   trigger: string | null;
   triggerLength: number;
   near?: { kind: string; window: number };
+  generic?: true;
 }
 
 // Token alphabets and boundaries. Boundaries are one-byte look-behinds so a
@@ -132,6 +144,139 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     trigger: "ya29\\.|GOCSPX-",
     triggerLength: 7,
   },
+  // --- Issue 12: vendor formats derived from @secretlint/secretlint-rule-preset-recommend
+  // 13.0.7 (rule named in each comment), rewritten as bounded byte patterns with a
+  // literal trigger so the stream can hold back only what a match could still need.
+  {
+    // secretlint-rule-anthropic (sk-ant-api0N-…AA); also admin/oauth keys.
+    kind: "anthropic_key",
+    pattern: "(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)[0-9]{2}-[A-Za-z0-9_-]{20,300}",
+    trigger: "sk-ant-",
+    triggerLength: 7,
+  },
+  {
+    // secretlint-rule-openai: project/service-account/admin keys and the legacy T3BlbkFJ form;
+    // the plain 48-character legacy form too.
+    kind: "openai_key",
+    pattern: "(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,300}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}(?![A-Za-z0-9_-]))",
+    trigger: "sk-",
+    triggerLength: 3,
+  },
+  {
+    // secretlint-rule-npm (access tokens).
+    kind: "npm_token",
+    pattern: "(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
+    trigger: "npm_",
+    triggerLength: 4,
+  },
+  {
+    // secretlint-rule-npm (_authToken= in .npmrc); `${VAR}` references are not secrets.
+    kind: "npm_token",
+    pattern: "_authToken[\\t ]{0,8}=[\\t ]{0,8}[\"']?(?<s>[^\\s\"'$][^\\s\"']{0,511})",
+    trigger: "_authToken",
+    triggerLength: 10,
+  },
+  {
+    // secretlint-rule-hashicorp-vault (service, batch, recovery tokens); lengths widened
+    // down to 24 for older service tokens.
+    kind: "vault_token",
+    pattern: "(?<![A-Za-z0-9_-])hv[sbr]\\.[A-Za-z0-9_-]{24,400}(?![A-Za-z0-9_-])",
+    trigger: "hv[sbr]\\.",
+    triggerLength: 4,
+  },
+  {
+    // secretlint-rule-sendgrid.
+    kind: "sendgrid_key",
+    pattern: "(?<![A-Za-z0-9_-])SG\\.[A-Za-z0-9_-]{16,128}\\.[A-Za-z0-9_-]{16,128}",
+    trigger: "SG\\.",
+    triggerLength: 3,
+  },
+  {
+    // Not in the preset: DigitalOcean personal, OAuth and refresh tokens.
+    kind: "digitalocean_token",
+    pattern: "(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])",
+    trigger: "do[opr]_v1_",
+    triggerLength: 7,
+  },
+  {
+    // secretlint-rule-docker (dckr_pat_).
+    kind: "docker_token",
+    pattern: "(?<![A-Za-z0-9_-])dckr_pat_[A-Za-z0-9_-]{27,64}",
+    trigger: "dckr_pat_",
+    triggerLength: 9,
+  },
+  {
+    // Not in the preset: ~/.docker/config.json `auths` entries (base64 user:password) and tokens.
+    kind: "docker_auth",
+    pattern: "\"(?:auth|identitytoken|registrytoken)\"[\\t ]{0,8}:[\\t ]{0,8}\"(?<s>[A-Za-z0-9+/=._-]{4,8192})\"",
+    flags: "i",
+    trigger: "\"(?:auth|identitytoken|registrytoken)\"",
+    triggerLength: 15,
+  },
+  {
+    // secretlint-rule-groq, -huggingface, -linear, -notion, -shopify, -grafana, -vercel,
+    // -databricks, -figma, -cloudflare, -tailscale, -1password: one kind, `vendor_token`.
+    kind: "vendor_token",
+    pattern:
+      "(?<![A-Za-z0-9_-])(?:gsk_[A-Za-z0-9]{52}|hf_[A-Za-z]{34}|lin_api_[A-Za-z0-9_]{32,128}|ntn_[0-9]{11}[A-Za-z0-9]{35}" +
+      "|shp(?:pa|ca|at|ss)_[A-Za-z0-9]{32,64}|glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" +
+      "|vc[pciark]_[A-Za-z0-9]{20,60}|dapi[a-f0-9]{32}(?:-[0-9])?|figd_[A-Za-z0-9_-]{40,200}|cf(?:k|ut|at)_[A-Za-z0-9]{40}[0-9a-f]{8}" +
+      "|tskey-[a-z]{2,20}-[0-9A-Za-z_]{8,40}-[0-9A-Za-z_]{16,60}|ops_ey[A-Za-z0-9+/=]{100,1280})(?![A-Za-z0-9_])",
+    trigger: "gsk_|hf_|lin_api_|ntn_|shp(?:pa|ca|at|ss)_|glc_|glsa_|vc[pciark]_|dapi|figd_|cf(?:k|ut|at)_|tskey-|ops_ey",
+    triggerLength: 8,
+  },
+  {
+    // MySQL/MariaDB clients take the password glued to -p (`mysql -u root -pS3cret`), seen in
+    // shell traces, process lists and scripts. A bare `-p` (prompt) is not matched.
+    kind: "mysql_password",
+    pattern: "(?<![A-Za-z0-9_-])(?:mysql|mariadb)[a-z-]{0,12}[\\t ][^\\n]{0,1024}?[\\t ]-p(?<s>[^\\s'\"]{1,256})",
+    trigger: "mysql|mariadb",
+    triggerLength: 7,
+  },
+  {
+    // NAME=value where NAME ends in a secret-bearing word (DB_PASSWORD=, API_KEY=, X_TOKEN=):
+    // env dumps, .env files, `export`, `--password=`. Quoted values are redacted up to the quote.
+    // `password: value` (YAML/prose) stays for DLP patterns: too common in ordinary text.
+    kind: "secret_assignment",
+    generic: true,
+    pattern:
+      "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "[\"']?[\\t ]{0,8}=[\\t ]{0,8}\"(?<s>[^\"\\n]{1,512})\"",
+    flags: "i",
+    trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",
+    triggerLength: 11,
+  },
+  {
+    kind: "secret_assignment",
+    generic: true,
+    pattern:
+      "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "[\"']?[\\t ]{0,8}=[\\t ]{0,8}'(?<s>[^'\\n]{1,512})'",
+    flags: "i",
+    trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",
+    triggerLength: 11,
+  },
+  {
+    kind: "secret_assignment",
+    generic: true,
+    pattern:
+      "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "[\"']?[\\t ]{0,8}=[\\t ]{0,8}(?<s>[^\\s\"'\\x60]{1,512})",
+    flags: "i",
+    trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",
+    triggerLength: 11,
+  },
+  {
+    // JSON: "password": "…", "client_secret": "…", "api_key": "…".
+    kind: "secret_assignment",
+    generic: true,
+    pattern:
+      "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "\"[\\t ]{0,8}:[\\t ]{0,8}\"(?<s>[^\"\\\\\\n]{1,512})\"",
+    flags: "i",
+    trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",
+    triggerLength: 11,
+  },
   {
     // The hub's own agent tokens (server/tokens/secret.ts: lh_ + 32 base64url).
     kind: "leasehold_token",
@@ -176,6 +321,18 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
 
 const BUILTIN_MAX_REPEAT = 16384;
 
+/** Rules with the same trigger share one RegExp, so the scrubber scans for it once (see Scrubber.search). */
+const TRIGGERS = new Map<string, RegExp>();
+function triggerRegex(source: string, flags: string): RegExp {
+  const key = `${flags}/${source}`;
+  let re = TRIGGERS.get(key);
+  if (re === undefined) {
+    re = new RegExp(source, `g${flags}`);
+    TRIGGERS.set(key, re);
+  }
+  return re;
+}
+
 function compileBuiltin(spec: BuiltinSpec): CompiledPattern {
   const bounds = analyzeRegex(spec.pattern, { trusted: true, maxRepeat: BUILTIN_MAX_REPEAT });
   const secretGroup = spec.pattern.includes("(?<s>");
@@ -183,17 +340,20 @@ function compileBuiltin(spec: BuiltinSpec): CompiledPattern {
   return {
     kind: spec.kind,
     regex: new RegExp(spec.pattern, `g${secretGroup ? "d" : ""}${flags}`),
-    trigger: spec.trigger === null ? null : new RegExp(spec.trigger, `g${flags}`),
+    trigger: spec.trigger === null ? null : triggerRegex(spec.trigger, flags),
     triggerLength: spec.triggerLength,
     bounds,
     secretGroup,
     near: spec.near ?? null,
     source: "builtin",
+    generic: spec.generic === true,
+    sticky: new RegExp(spec.pattern, `y${secretGroup ? "d" : ""}${flags}`),
   };
 }
 
 /** The built-in credential patterns, in priority order. */
 export const BUILTIN_PATTERNS: readonly CompiledPattern[] = BUILTIN_SPECS.map(compileBuiltin);
+
 export const BUILTIN_KINDS: readonly string[] = [...new Set(BUILTIN_SPECS.map((s) => s.kind))];
 
 // ---------------------------------------------------------------------------
@@ -269,6 +429,6 @@ export function compileDlpPatterns(input: unknown): CompiledPattern[] {
     }
     // Belt and braces over the static analysis.
     if (new RegExp(pattern, flags).test("")) refuseDlp(index, name, "pattern can match the empty string");
-    return { kind: name, regex, trigger: null, triggerLength: 0, bounds, secretGroup: false, near: null, source: "dlp" as const };
+    return { kind: name, regex, trigger: null, triggerLength: 0, bounds, secretGroup: false, near: null, source: "dlp" as const, generic: false, sticky: new RegExp(pattern, `y${flags}`) };
   });
 }

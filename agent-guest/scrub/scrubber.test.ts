@@ -2,8 +2,9 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
-import { BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
-import { CORPUS, FAKE } from "./test/corpus";
+import { EvidenceEnvelope } from "../evidence/envelope";
+import { BUILTIN_KINDS, BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
+import { ALL_CASES, CORPUS, FAKE, FAKE12 } from "./test/corpus";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
 import { seededRandom as rng } from "../../test/support/random";
 
@@ -34,13 +35,13 @@ describe("scrub corpus", () => {
     expect(CORPUS.filter((c) => c.count === 0).length).toBeGreaterThanOrEqual(25);
   });
 
-  it.each(CORPUS.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+  it.each(ALL_CASES.map((c) => [c.name, c] as const))("%s", (_name, c) => {
     const { output, report } = scrubBuffer(bytes(c.input));
     expect(output.toString("latin1")).toBe(bytes(c.expect).toString("latin1"));
     expect(report).toEqual({ count: c.count, kinds: c.kinds });
   });
 
-  it.each(CORPUS.filter((c) => c.count > 0).map((c) => [c.name, c] as const))("split at every byte: %s", (_name, c) => {
+  it.each(ALL_CASES.filter((c) => c.count > 0).map((c) => [c.name, c] as const))("split at every byte: %s", (_name, c) => {
     const input = bytes(c.input);
     const expected = bytes(c.expect);
     for (let cut = 0; cut <= input.length; cut++) {
@@ -49,8 +50,47 @@ describe("scrub corpus", () => {
   });
 });
 
+describe("encoded variants of every token format", () => {
+  const tokens = [FAKE.ghp, FAKE.glpat, FAKE.xoxb, FAKE.skLive, FAKE.aiza, FAKE.ya29, FAKE.jwt, FAKE.lh, FAKE.awsId,
+    FAKE12.openaiProj, FAKE12.anthropic, FAKE12.npm, FAKE12.vault, FAKE12.sendgrid, FAKE12.digitalocean];
+  const inserts = ["\x1b[0m", "\x1b[38;5;196m", "\x00", "\x07", "\x08", "\x1b(B"];
+  it("an escape sequence or control byte inserted at any position is redacted with the token", () => {
+    for (const t of tokens) {
+      for (const ins of inserts) {
+        for (let k = 1; k < t.length; k++) {
+          const { output } = scrubBuffer(Buffer.from(`v ${t.slice(0, k)}${ins}${t.slice(k)}\n`, "latin1"));
+          const text = output.toString("latin1");
+          const piece = [...Array(t.length - 5).keys()].map((i) => t.slice(i, i + 6)).find((p) => text.includes(p));
+          if (piece !== undefined) throw new Error(`${JSON.stringify(ins)} at ${k} in ${t.slice(0, 6)}…: ${JSON.stringify(text)}`);
+        }
+      }
+    }
+  });
+
+  it.each([["utf16le"], ["utf16be"]] as const)("written as %s, each is redacted and the text stays NUL-interleaved", (enc) => {
+    for (const t of tokens) {
+      let input = Buffer.from(`key: ${t}\n`, "utf16le");
+      if (enc === "utf16be") input = Buffer.from(input).swap16();
+      const { output, report } = scrubBuffer(input);
+      expect(report.count).toBe(1);
+      const le = enc === "utf16le" ? output : Buffer.from(output).swap16();
+      expect(le.toString("utf16le")).toMatch(/^key: \[REDACTED:[a-z_0-9]+\]\n$/);
+    }
+  });
+});
+
 describe("streaming equals whole-text scrubbing", () => {
-  const material = [...CORPUS.map((c) => bytes(c.input)), Buffer.from(" \n\t"), Buffer.from("AKIA"), Buffer.from("-----BEGIN ")];
+  const material = [
+    ...ALL_CASES.map((c) => bytes(c.input)),
+    Buffer.from(" \n\t"),
+    Buffer.from("AKIA"),
+    Buffer.from("-----BEGIN "),
+    Buffer.from("\x1b[0m"),
+    Buffer.from("\x1b]0;"),
+    Buffer.from([0x1b]),
+    Buffer.from([0]),
+    Buffer.from("\x07"),
+  ];
 
   it("for random documents under random chunkings (including 1-byte chunks)", () => {
     const r = rng(42);
@@ -67,6 +107,30 @@ describe("streaming equals whole-text scrubbing", () => {
       const chunked = scrubChunked(input, cuts);
       if (!chunked.output.equals(whole.output)) throw new Error(`seed 42 iteration ${iter}: stream differs from whole-text`);
       expect(chunked.report).toEqual(whole.report);
+    }
+  });
+
+  it("at a cut too (end({ partial: true })), and a cut never releases more of a secret than the whole text", () => {
+    const r = rng(1212);
+    for (let iter = 0; iter < 300; iter++) {
+      const pieces: Buffer[] = [];
+      const n = 1 + Math.floor(r() * 8);
+      for (let i = 0; i < n; i++) pieces.push(material[Math.floor(r() * material.length)] ?? Buffer.alloc(0));
+      const full = Buffer.concat(pieces);
+      // Cut the document anywhere: what is left must scrub the same whole or streamed.
+      const input = full.subarray(0, Math.floor(r() * (full.length + 1)));
+      const whole = new Scrubber();
+      const wholeOut = Buffer.concat([whole.push(input), whole.end({ partial: true })]);
+      const s = new Scrubber();
+      const parts: Buffer[] = [];
+      let prev = 0;
+      for (const c of [...randomCuts(r, input.length, 12), input.length]) {
+        parts.push(s.push(input.subarray(prev, c)));
+        prev = c;
+      }
+      parts.push(s.end({ partial: true }));
+      if (!Buffer.concat(parts).equals(wholeOut)) throw new Error(`seed 1212 iteration ${iter}: stream differs from whole-text at a cut`);
+      expect(s.report()).toEqual(whole.report());
     }
   });
 
@@ -155,6 +219,13 @@ describe("byte exactness and bounds", () => {
     }
   });
 
+  it("every built-in kind (plus a full set of DLP names) is a valid evidence redactions.kinds list", () => {
+    const redactions = EvidenceEnvelope.shape.redactions;
+    const dlpNames = Array.from({ length: DLP_LIMITS.maxPatterns }, (_, i) => `dlp_${i}`);
+    expect(redactions.safeParse({ count: 1, kinds: [...BUILTIN_KINDS, ...dlpNames] }).success).toBe(true);
+    expect(BUILTIN_KINDS).toEqual(expect.arrayContaining(["openai_key", "anthropic_key", "npm_token", "vault_token", "sendgrid_key", "digitalocean_token", "secret_assignment", "docker_auth", "mysql_password"]));
+  });
+
   it("refuses push after end", () => {
     const s = new Scrubber();
     s.end();
@@ -211,11 +282,12 @@ describe("DLP pattern validation", () => {
       { name: "ssn", pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" },
       { name: "card", pattern: "\\d{4}[ -]?\\d{4}[ -]?\\d{4}[ -]?\\d{4}" },
       { name: "project", pattern: "(?:proj|prj)-[a-z0-9]{8}", flags: "i" },
-      { name: "bytes", pattern: "\\xff\\xfe[\\x00-\\x1f]{4}" },
+      { name: "bytes", pattern: "\\xff\\xfe[\\x80-\\x9f]{4}" },
     ]);
     expect(compiled.map((c) => c.bounds.maxLength)).toEqual([11, 19, 13, 6]);
-    const out = scrubBuffer(Buffer.from([0x41, 0xff, 0xfe, 1, 2, 3, 4, 0x42]), {
-      dlp: [{ name: "bytes", pattern: "\\xff\\xfe[\\x00-\\x1f]{4}" }],
+    // Patterns see the normalised view: C0 controls are not in it, C1 bytes are.
+    const out = scrubBuffer(Buffer.from([0x41, 0xff, 0xfe, 0x81, 0x82, 0x83, 0x84, 0x42]), {
+      dlp: [{ name: "bytes", pattern: "\\xff\\xfe[\\x80-\\x9f]{4}" }],
     });
     expect(out.output.toString("latin1")).toBe("A[REDACTED:bytes]B");
   });

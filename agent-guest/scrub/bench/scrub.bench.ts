@@ -1,16 +1,40 @@
 /**
  * `npx tsx agent-guest/scrub/bench/scrub.bench.ts` — prints figures, asserts nothing.
  *
- * Throughput of the streaming scrubber (all built-in patterns, plus a run with
- * two DLP patterns) over 64 KiB chunks of three inputs, beside a plain Buffer
- * copy of the same chunks measured in the same run as the baseline:
+ * 1. Coverage, same run, on the scrub corpus (agent-guest/scrub/test/corpus.ts):
+ *    the pre-issue-12 scrubber (bench/baseline, commit b67aaac), the current
+ *    scrubber, and @secretlint/core 13.0.7 with the recommended preset
+ *    (lintSource on the case's text; "found" = at least one message).
+ * 2. Throughput over 64 KiB chunks of four inputs, beside a plain Buffer copy
+ *    of the same chunks: the baseline scrubber, the current one, and
+ *    secretlint's lintSource on each 64 KiB chunk (a bounded window; on
+ *    BENCH_SECRETLINT_MB of the input, default 4, as it is far slower):
  *   - log text with a credential every ~64 KiB,
  *   - log text dense with near-miss prefixes (AKIA, eyJ, Bearer, postgres://),
+ *   - log text with colour codes on every line (the normalising path),
  *   - random binary.
  * BENCH_MB sets the input size (default 64).
  */
+import { lintSource } from "@secretlint/core";
+import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { Scrubber } from "../scrubber";
-import { FAKE } from "../test/corpus";
+import { Scrubber as BaselineScrubber } from "./baseline/scrubber";
+import { ALL_CASES, FAKE, FAKE12 } from "../test/corpus";
+
+interface Pushes {
+  push(b: Buffer): Buffer;
+  end(): Buffer;
+  report(): { count: number };
+}
+type Make = (dlp?: unknown) => Pushes;
+const current: Make = (dlp) => new Scrubber(dlp === undefined ? {} : { dlp });
+const baseline: Make = (dlp) => new BaselineScrubber(dlp === undefined ? {} : { dlp });
+
+const SL_CONFIG = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommended }] };
+async function secretlintCount(text: string): Promise<number> {
+  const r = await lintSource({ source: { content: text, filePath: "/stdout", contentType: "text" }, options: { config: SL_CONFIG, noPhysicFilePath: true } });
+  return r.messages.length;
+}
 
 const MB = Number(process.env.BENCH_MB ?? 64);
 const CHUNK = 64 * 1024;
@@ -45,11 +69,11 @@ function time(fn: () => number): { seconds: number; out: number } {
   return { seconds: (performance.now() - t) / 1000, out };
 }
 
-function run(name: string, input: Buffer, dlp?: unknown) {
+function run(name: string, engine: string, make: Make, input: Buffer, dlp?: unknown) {
   const cs = chunks(input);
   // Warm up both paths.
   for (let k = 0; k < 2; k++) {
-    const s = new Scrubber(dlp === undefined ? {} : { dlp });
+    const s = make(dlp);
     for (const c of cs.slice(0, 64)) s.push(c);
     s.end();
   }
@@ -60,7 +84,7 @@ function run(name: string, input: Buffer, dlp?: unknown) {
   });
   let redactions = 0;
   const scrub = time(() => {
-    const s = new Scrubber(dlp === undefined ? {} : { dlp });
+    const s = make(dlp);
     let n = 0;
     for (const c of cs) n += s.push(c).length;
     n += s.end().length;
@@ -70,21 +94,80 @@ function run(name: string, input: Buffer, dlp?: unknown) {
   const mb = input.length / (1024 * 1024);
   const fmt = (x: number) => x.toFixed(0).padStart(8);
   console.log(
-    `${name.padEnd(44)} scrub ${fmt(mb / scrub.seconds)} MB/s   copy ${fmt(mb / copy.seconds)} MB/s   ratio ${(copy.seconds / scrub.seconds * 100).toFixed(2).padStart(6)}%   redactions ${redactions}`,
+    `${name.padEnd(40)} ${engine.padEnd(10)} ${fmt(mb / scrub.seconds)} MB/s   copy ${fmt(mb / copy.seconds)} MB/s   ratio ${(copy.seconds / scrub.seconds * 100).toFixed(2).padStart(6)}%   redactions ${redactions}`,
   );
 }
 
+async function runSecretlint(name: string, input: Buffer, mbLimit: number) {
+  const cs = chunks(input.subarray(0, Math.min(input.length, mbLimit * 1024 * 1024)));
+  await secretlintCount(cs[0]?.toString("latin1") ?? "");
+  const t = performance.now();
+  let found = 0;
+  for (const c of cs) found += await secretlintCount(c.toString("latin1"));
+  const seconds = (performance.now() - t) / 1000;
+  const mb = cs.reduce((n, c) => n + c.length, 0) / (1024 * 1024);
+  console.log(`${name.padEnd(40)} ${"secretlint".padEnd(10)} ${(mb / seconds).toFixed(1).padStart(8)} MB/s   (on ${mb.toFixed(0)} MiB, 64 KiB windows)   messages ${found}`);
+}
+
+async function coverage() {
+  const bytes = (v: string | Buffer) => (typeof v === "string" ? Buffer.from(v, "utf8") : v);
+  const rows = { positive: ALL_CASES.filter((c) => c.count > 0), negative: ALL_CASES.filter((c) => c.count === 0) };
+  const exact = (make: Make, c: (typeof ALL_CASES)[number]) => {
+    const s = make();
+    const out = Buffer.concat([s.push(bytes(c.input)), s.end()]);
+    return out.equals(bytes(c.expect));
+  };
+  const touched = (make: Make, c: (typeof ALL_CASES)[number]) => {
+    const s = make();
+    s.push(bytes(c.input));
+    s.end();
+    return s.report().count > 0;
+  };
+  let slFound = 0;
+  let slFalse = 0;
+  const slMissed: string[] = [];
+  for (const c of rows.positive) {
+    if ((await secretlintCount(bytes(c.input).toString("latin1"))) > 0) slFound++;
+    else slMissed.push(c.name);
+  }
+  for (const c of rows.negative) if ((await secretlintCount(bytes(c.input).toString("latin1"))) > 0) slFalse++;
+  const line = (engine: string, ok: number, fp: number) =>
+    console.log(`${engine.padEnd(22)} caught ${String(ok).padStart(3)} / ${rows.positive.length} positive rows   flagged ${String(fp).padStart(2)} / ${rows.negative.length} near-misses`);
+  console.log(`coverage on the scrub corpus (${ALL_CASES.length} rows)`);
+  line("baseline (b67aaac)", rows.positive.filter((c) => exact(baseline, c)).length, rows.negative.filter((c) => touched(baseline, c)).length);
+  line("current", rows.positive.filter((c) => exact(current, c)).length, rows.negative.filter((c) => touched(current, c)).length);
+  line("secretlint preset", slFound, slFalse);
+  console.log(`secretlint missed: ${slMissed.join("; ")}`);
+  console.log("");
+}
+
 const size = MB * 1024 * 1024;
-const secrets = [FAKE.awsId, FAKE.ghp, FAKE.jwt, `postgres://u:pw@h/db`, `Bearer ${FAKE.lh}`, FAKE.skLive];
+const secrets = [FAKE.awsId, FAKE.ghp, FAKE.jwt, `postgres://u:pw@h/db`, `Bearer ${FAKE.lh}`, FAKE.skLive, FAKE12.openaiProj, FAKE12.npm];
 const nearMisses = ["AKIA is a prefix", "eyJ alone", "Bearer x", "postgres://h:5432/db", "lh_x", "-----BEGIN CERTIFICATE-----"];
 const random = Buffer.alloc(size);
 for (let i = 0; i < size; i += 4) random.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
 
-console.log(`scrubber throughput, ${MB} MiB input, ${CHUNK / 1024} KiB chunks, node ${process.version}`);
-run("log text, a secret every 64 KiB", makeLog(size, 64 * 1024, secrets));
-run("log text, near-miss prefixes every 512 B", makeLog(size, 512, nearMisses));
-run("random binary", random);
-run("log text + 2 DLP patterns", makeLog(size, 64 * 1024, secrets), [
+const coloured = (() => {
+  const log = makeLog(size, 64 * 1024, secrets).toString("latin1").split("\n");
+  return Buffer.from(log.map((l, i) => (i % 2 === 0 ? `\x1b[32m${l}\x1b[0m` : l)).join("\n"), "latin1").subarray(0, size);
+})();
+const inputs: Array<[string, Buffer]> = [
+  ["log text, a secret every 64 KiB", makeLog(size, 64 * 1024, secrets)],
+  ["log text, near-miss prefixes every 512 B", makeLog(size, 512, nearMisses)],
+  ["log text, colour codes on every other line", coloured],
+  ["random binary", random],
+];
+const dlp = [
   { name: "ssn", pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" },
   { name: "customer_id", pattern: "CUST-[0-9]{6}", flags: "i" },
-]);
+];
+
+await coverage();
+console.log(`scrubber throughput, ${MB} MiB input, ${CHUNK / 1024} KiB chunks, node ${process.version}`);
+for (const [name, input] of inputs) {
+  run(name, "baseline", baseline, input);
+  run(name, "current", current, input);
+  await runSecretlint(name, input, Number(process.env.BENCH_SECRETLINT_MB ?? 4));
+}
+run("log text + 2 DLP patterns", "baseline", baseline, inputs[0]![1], dlp);
+run("log text + 2 DLP patterns", "current", current, inputs[0]![1], dlp);

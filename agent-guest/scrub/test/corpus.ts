@@ -212,3 +212,102 @@ export const CORPUS: ScrubCase[] = [
   untouched("binary with no text", Buffer.from([0, 1, 2, 0xfe, 0xff, 0x80, 0x7f, 0x1b, 0x5b])),
   untouched("empty input", ""),
 ];
+
+// ---------------------------------------------------------------------------
+// Issue 12: formats the review found leaking, and split / encoded variants.
+
+const hex = (n: number, seed = 3) => b62(n * 2, seed).replace(/[^a-f0-9]/g, "").padEnd(n, "0").slice(0, n).toLowerCase();
+const tokenChars = (n: number, seed: number) => b62(n, seed);
+
+export const FAKE12 = {
+  openaiProj: "sk-" + "proj-" + tokenChars(74, 30) + "T3Blbk" + "FJ" + tokenChars(74, 31),
+  openaiLegacy: "sk-" + tokenChars(20, 32) + "T3Blbk" + "FJ" + tokenChars(20, 33),
+  anthropic: "sk-" + "ant-api03-" + tokenChars(93, 34) + "AA",
+  npm: "np" + "m_" + tokenChars(36, 35),
+  vault: "hv" + "s." + tokenChars(94, 36),
+  sendgrid: "S" + "G." + tokenChars(22, 37) + "." + tokenChars(43, 38),
+  digitalocean: "do" + "p_v1_" + hex(64, 39),
+  dockerAuth: Buffer.from("robot:" + tokenChars(24, 40)).toString("base64"),
+};
+
+const ESC = "\x1b";
+
+/** The eleven formats of the review, each alone (one row per format). */
+export const REVIEW_FORMATS: ScrubCase[] = [
+  redacted("openai project key", `OPENAI_API_KEY ${FAKE12.openaiProj}\n`, `OPENAI_API_KEY ${R("openai_key")}\n`, ["openai_key"]),
+  redacted("openai legacy key", `key: ${FAKE12.openaiLegacy}`, `key: ${R("openai_key")}`, ["openai_key"]),
+  redacted("anthropic key", `ANTHROPIC ${FAKE12.anthropic} ok`, `ANTHROPIC ${R("anthropic_key")} ok`, ["anthropic_key"]),
+  redacted("npm token in .npmrc", `//registry.npmjs.org/:_authToken ${FAKE12.npm}\n`, `//registry.npmjs.org/:_authToken ${R("npm_token")}\n`, ["npm_token"]),
+  redacted("vault service token", `X-Vault-Token ${FAKE12.vault}`, `X-Vault-Token ${R("vault_token")}`, ["vault_token"]),
+  redacted("sendgrid key", `sendgrid ${FAKE12.sendgrid};`, `sendgrid ${R("sendgrid_key")};`, ["sendgrid_key"]),
+  redacted("digitalocean token", `DO ${FAKE12.digitalocean}\n`, `DO ${R("digitalocean_token")}\n`, ["digitalocean_token"]),
+  redacted("PASSWORD= in an env dump", `HOME=/root\nDB_PASSWORD=Sup3r-S3cret!\nPATH=/bin\n`, `HOME=/root\nDB_PASSWORD=${R("secret_assignment")}\nPATH=/bin\n`, ["secret_assignment"]),
+  redacted("export PASSWORD=\"...\"", `export PASSWORD="hunter2 x"`, `export PASSWORD="${R("secret_assignment")}"`, ["secret_assignment"]),
+  redacted(
+    "docker config.json auth",
+    `{"auths":{"https://index.docker.io/v1/":{"auth":"${FAKE12.dockerAuth}"}}}`,
+    `{"auths":{"https://index.docker.io/v1/":{"auth":"${R("docker_auth")}"}}}`,
+    ["docker_auth"],
+  ),
+  redacted("mysql -p<password>", `+ mysql -h db -u root -pS3cretPw app\n`, `+ mysql -h db -u root -p${R("mysql_password")} app\n`, ["mysql_password"]),
+  redacted("aws key split by an ANSI reset", `id ${FAKE.awsId.slice(0, 8)}${ESC}[0m${FAKE.awsId.slice(8)}\n`, `id ${R("aws_access_key")}\n`, ["aws_access_key"]),
+];
+
+/** Encoded variants: ANSI escapes, NUL and other C0 bytes inside a token, UTF-16LE/BE text. */
+export const ENCODED_VARIANTS: ScrubCase[] = [
+  redacted("github token inside colour codes keeps them", `${ESC}[1;31m${FAKE.ghp}${ESC}[0m\n`, `${ESC}[1;31m${R("github_token")}${ESC}[0m\n`, ["github_token"]),
+  redacted("github token with an ANSI reset inside", `t ${FAKE.ghp.slice(0, 12)}${ESC}[0m${FAKE.ghp.slice(12)} end`, `t ${R("github_token")} end`, ["github_token"]),
+  redacted("openai key with a cursor move inside", `${FAKE12.openaiProj.slice(0, 40)}${ESC}[2K${ESC}[1G${FAKE12.openaiProj.slice(40)}\n`, `${R("openai_key")}\n`, ["openai_key"]),
+  redacted("token with a NUL byte inside", `x ${FAKE.ghp.slice(0, 9)}\x00${FAKE.ghp.slice(9)} y`, `x ${R("github_token")} y`, ["github_token"]),
+  redacted("token with backspace and BEL inside", `x ${FAKE12.npm.slice(0, 9)}\x08\x07${FAKE12.npm.slice(9)} y`, `x ${R("npm_token")} y`, ["npm_token"]),
+  redacted("token wrapped in an OSC window title", `${ESC}]0;${FAKE12.npm}\x07rest`, `${ESC}]0;${R("npm_token")}\x07rest`, ["npm_token"]),
+  {
+    name: "UTF-16LE github token",
+    input: Buffer.from(`key=${FAKE.ghp}\n`, "utf16le"),
+    expect: Buffer.concat([Buffer.from("key=", "utf16le"), Buffer.from(R("github_token"), "utf16le").subarray(0, -1), Buffer.from("\0\n\0", "latin1")]),
+    kinds: ["github_token"],
+    count: 1,
+  },
+  {
+    name: "UTF-16LE with BOM, anthropic key",
+    input: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`k ${FAKE12.anthropic}`, "utf16le")]),
+    expect: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("k ", "utf16le"), Buffer.from(R("anthropic_key"), "utf16le").subarray(0, -1), Buffer.from([0])]),
+    kinds: ["anthropic_key"],
+    count: 1,
+  },
+  {
+    name: "UTF-16BE aws key id",
+    input: Buffer.from(`k ${FAKE.awsId}!`, "utf16le").swap16(),
+    expect: Buffer.concat([Buffer.from("k ", "utf16le").swap16(), Buffer.from([0]), Buffer.from(R("aws_access_key"), "utf16le").subarray(0, -1), Buffer.from("!", "utf16le").swap16()]),
+    kinds: ["aws_access_key"],
+    count: 1,
+  },
+];
+
+/** Near-misses added with the new formats: must pass untouched. */
+export const REVIEW_NEAR_MISSES: ScrubCase[] = [
+  untouched("sk- too short for openai", "sk-" + "proj-abc"),
+  untouched("npm_ too short", "np" + "m_install_dir"),
+  untouched("hvs. too short", "hv" + "s.short"),
+  untouched("max_tokens=5 is not a secret assignment", "max_tokens=5 token_count=7"),
+  untouched("password prompt in prose", "Enter the password when asked."),
+  untouched("mysql -p with no value (prompt)", "mysql -u root -p\n"),
+  untouched("docker auths with an empty auth", `{"auths":{"r":{"auth":""}}}`),
+  untouched("colour codes alone", `${ESC}[1;31mred${ESC}[0m`),
+  untouched("UTF-16LE text without secrets", Buffer.from("hello world\n", "utf16le")),
+];
+
+/** Whole-text corpus: the original rows plus the issue-12 rows. */
+export const ALL_CASES: ScrubCase[] = [...CORPUS, ...REVIEW_FORMATS, ...ENCODED_VARIANTS, ...REVIEW_NEAR_MISSES];
+
+/**
+ * Out of reach by design: a pattern cannot see a secret re-encoded by the
+ * workload. Listed so the limit is tested as a limit (these pass unchanged).
+ */
+export const OUT_OF_REACH: Array<{ name: string; input: Buffer }> = [
+  { name: "base64 of a github token", input: Buffer.from(Buffer.from(FAKE.ghp).toString("base64")) },
+  { name: "hex of a github token", input: Buffer.from(Buffer.from(FAKE.ghp).toString("hex")) },
+  { name: "reversed github token", input: Buffer.from([...FAKE.ghp].reverse().join("")) },
+  { name: "gzip of a github token", input: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, ...Buffer.from(FAKE.ghp).map((b) => b ^ 0x5a)]) },
+  { name: "token split by the workload across lines", input: Buffer.from(`${FAKE.ghp.slice(0, 10)}\n${FAKE.ghp.slice(10)}\n`) },
+];

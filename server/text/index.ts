@@ -1,0 +1,2 @@
+export { neutraliseTerminalText, neutraliseTerminalBytes, hasTerminalControls } from "./terminal";
+export type { NeutralisedText } from "./terminal";
