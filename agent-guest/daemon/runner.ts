@@ -181,7 +181,7 @@ export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResul
       // clipboard write or a window title, or other C0 controls): whoever shows
       // it to a person neutralises them (server/text/terminal.ts).
       terminal_controls: output.terminalControls,
-      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp and the network is a private loopback.`,
+      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp, and there is no network (Unix sockets only).`,
     },
   };
 }
