@@ -76,7 +76,7 @@ interface Word {
 }
 
 interface Stdin {
-  via: "pipe" | "heredoc" | "herestring" | "file";
+  via: "pipe" | "heredoc" | "herestring" | "file" | "the action's stdin";
   flow: Flow;
   span: Span;
   path?: string | null;
@@ -106,6 +106,8 @@ const MAX_COMMANDS = 5000;
 export const MAX_NODE_DEPTH = 200;
 /** Wall-clock budget for one assessment; beyond it the verdict is `high` (held for a person). */
 export const MAX_ANALYSIS_MS = 3000;
+/** Action stdin larger than this is not parsed as shell; a shell reading it is high. */
+const MAX_STDIN_ANALYSED = 256 * 1024;
 const EMPTY_FLOW: Flow = { network: false, decoder: false, literal: null };
 const ROOT_CTX: Ctx = { stdin: null, inPipeline: false, background: false, devTcp: false };
 const SYSTEM_BIN_DIRS = new Set(["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec", "/usr/lib/command-not-found"]);
@@ -158,14 +160,27 @@ export class ShellAnalysis {
   constructor(
     private readonly original: string,
     budgetMs = MAX_ANALYSIS_MS,
+    private readonly actionStdin?: string,
   ) {
     this.deadline = Date.now() + budgetMs;
+  }
+
+  /**
+   * The action's stdin as the top-level commands see it. Its text is shown to
+   * a shell that reads it as a literal (so it is parsed); beyond the size
+   * limit it is only "some input", which a reading shell makes high.
+   */
+  private rootStdin(): Stdin | null {
+    if (this.actionStdin === undefined) return null;
+    const span = { start: 0, end: this.original.length };
+    const literal = this.actionStdin.length <= MAX_STDIN_ANALYSED ? { text: this.actionStdin, verbatim: null, span } : null;
+    return { via: "the action's stdin", flow: { network: false, decoder: false, literal }, span };
   }
 
   run(): void {
     const root: Scope = { source: this.original, depth: 0, map: (start, end) => ({ start, end }), positional: null };
     try {
-      this.analyseText(this.original, root, ROOT_CTX);
+      this.analyseText(this.original, root, { ...ROOT_CTX, stdin: this.rootStdin() });
     } catch (err) {
       // A stack overflow in a corner the depth bound did not foresee still
       // ends in a verdict (held for a person), never in an exception.
@@ -995,7 +1010,7 @@ export class ShellAnalysis {
       this.add("high", "dynamic.interpreter-code", `${name} is fed code through ${stdin.via} that is not shell and is not analysed`, literal.span, name);
       return;
     }
-    this.add("medium", "dynamic.stdin-code", `${name} runs shell code from its ${stdin.via}; it is parsed and analysed too`, literal.span, name);
+    this.add("medium", "dynamic.stdin-code", `${name} runs shell code from ${stdin.via === "the action's stdin" ? stdin.via : "its " + stdin.via}; it is parsed and analysed too`, literal.span, name);
     this.analyseNested(literal.text, scope, literal.verbatim, literal.span, { ...ROOT_CTX });
   }
 
