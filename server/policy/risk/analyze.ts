@@ -1,8 +1,10 @@
 import type { Node, Tree } from "web-tree-sitter";
 import { catalogueNames, isInterpreterName, lookupCommand, sensitiveVariable, type Effect } from "./catalogue";
 import type { RiskLevel } from "./levels";
+import { envFindings } from "./environment";
 import { classifyPath, isSecretRead, normalisePath } from "./paths";
 import { parseShell } from "./parser";
+import { subscriptInjection } from "./programs";
 import { FIELD_BREAK, resolveNode, splitFields, type VariableLookup } from "./words";
 
 /**
@@ -619,13 +621,24 @@ export class ShellAnalysis {
     };
   }
 
-  private assignment(node: Node, scope: Scope, record: boolean): Flow {
+  /**
+   * `exported`: the value reaches the environment of programs (a prefix
+   * assignment `X=v cmd`, `export X=v`, `declare -x`). Variables that make
+   * programs run code (TAR_OPTIONS, GIT_*, LESSOPEN…) are high even when not
+   * exported: one inherited from the environment is exported already.
+   */
+  private assignment(node: Node, scope: Scope, record: boolean, exported = !record): Flow {
     const nameNode = node.childForFieldName("name");
     const valueNode = node.childForFieldName("value");
     const name = nameNode?.text ?? "";
     const flow = valueNode ? this.visit(valueNode, scope, { ...ROOT_CTX }) : EMPTY_FLOW;
     const sensitive = sensitiveVariable(name);
     if (sensitive) this.add(sensitive.level, name === "IFS" ? "evasion.ifs" : "env.sensitive-variable", sensitive.message, this.span(node, scope));
+    else if (name) {
+      const value = valueNode ? resolveNode(valueNode, this.lookup(scope), true).value : "";
+      const env = envFindings({ [name]: value ?? "\u0000dynamic" })[0];
+      if (env && (env.level === "high" || (exported && env.level !== "read_only"))) this.add(env.level, env.rule, env.message, this.span(node, scope), name);
+    }
     if (record && name) {
       const resolved = valueNode ? resolveNode(valueNode, this.lookup(scope), true) : { value: "" };
       const isArray = valueNode?.type === "array";
@@ -637,10 +650,17 @@ export class ShellAnalysis {
 
   private declaration(node: Node, scope: Scope): Flow {
     const flows: Flow[] = [];
+    const keyword = node.children[0]?.type ?? "";
+    const exported = keyword === "export" || node.namedChildren.some((c) => c !== null && c.type === "word" && /^-[a-zA-Z]*x/.test(c.text));
     for (const c of node.namedChildren) {
       if (!c) continue;
-      if (c.type === "variable_assignment") flows.push(this.assignment(c, scope, true));
-      else flows.push(this.visit(c, scope, { ...ROOT_CTX }));
+      if (c.type === "variable_assignment") flows.push(this.assignment(c, scope, true, exported));
+      else {
+        flows.push(this.visit(c, scope, { ...ROOT_CTX }));
+        // `declare 'a[$(id)]=1'`: bash evaluates the subscript of a quoted assignment word too.
+        const value = resolveNode(c, this.lookup(scope)).value;
+        if (value !== null && subscriptInjection([value]).length) this.add("high", "dynamic.shell-code", "bash expands this array subscript, and the command substitution inside it runs", this.span(c, scope));
+      }
     }
     return mergeFlows(flows);
   }

@@ -1,7 +1,8 @@
 import type { RiskLevel } from "./levels";
 import { has, optionValue, parseOptions, type ArgValue, type OptionSpec } from "./options";
+import { envFindings } from "./environment";
 import { classifyPath, isSecretRead } from "./paths";
-import { readModelFindings, scanOptions, sedScriptFacts, writeTarget, type ReadModel } from "./programs";
+import { readModelFindings, scanOptions, sedScriptFacts, subscriptInjection, writeTarget, type ReadModel } from "./programs";
 
 /**
  * The command catalogue: what a program does given its arguments, as data the
@@ -363,7 +364,9 @@ function wrapperSpec(name: string): CommandSpec {
           const assignment = args[start]!;
           const varName = assignment.slice(0, assignment.indexOf("="));
           const sensitive = sensitiveVariable(varName);
+          const env = sensitive ? undefined : envFindings({ [varName]: assignment.slice(assignment.indexOf("=") + 1) })[0];
           if (sensitive) out.push(finding(sensitive.level, "env.sensitive-variable", sensitive.message, start));
+          else if (env && env.level !== "read_only") out.push(finding(env.level, env.rule, env.message, start));
           start++;
         }
       }
@@ -976,6 +979,7 @@ function echoSpec(name: "echo" | "printf"): CommandSpec {
   return {
     category: "read-only",
     classify(args) {
+      if (name === "printf" && args[0] === "-v" && subscriptInjection(args.slice(1, 2)).length) return subscriptInjection(args.slice(1, 2)).map((e) => ({ ...e, arg: 1 }));
       const out: Effect[] = [readOnly(`prints text (${name})`)];
       if (args.some((a) => a === null)) return out;
       const words = args as string[];
@@ -1562,7 +1566,13 @@ add("source .", sourceSpec());
 add("trap", trapSpec());
 add("alias", aliasSpec());
 add("enable", { category: "dynamic", classify: (args) => (args.includes("-f") ? [finding("high", "dynamic.script-file", "enable -f loads a shared object into the shell")] : [finding("low", "command.shell-state", "changes which builtins are enabled")]) });
-add("declare typeset export local readonly", simple("read-only", "read_only", "command.read-only", "changes shell variables only"));
+add("declare typeset export local readonly", {
+  category: "read-only",
+  classify: (args) => {
+    const injected = subscriptInjection(args);
+    return injected.length ? injected : [readOnly("changes shell variables only")];
+  },
+});
 add("umask", simple("read-only", "low", "command.shell-state", "changes the default permission mask"));
 add("script", {
   category: "dynamic",

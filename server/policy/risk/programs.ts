@@ -204,6 +204,8 @@ export function secretReads(args: readonly ArgValue[]): ProgramFinding[] {
 // and bash builtins as shipped by Debian/Ubuntu): the program has no option
 // that writes a file, runs a program or changes state.
 
+const BINUTILS_PLUGIN: Hazard = { level: "high", rule: "dynamic.interpreter-code", message: "loads a plugin (a shared library) into the program", value: true };
+
 const ANY: ReadModel = { any: true };
 const PAGER_HAZARDS: Record<string, Hazard> = {
   "-o": writeHazard("copies its input to a log file"),
@@ -231,11 +233,12 @@ export const READ_MODELS: Readonly<Record<string, ReadModel>> = {
   ls: LS, dir: LS, vdir: LS, ll: LS,
   cat: ANY, tac: ANY, nl: ANY, head: ANY, tail: { any: true, plusOperands: true }, wc: ANY, cut: ANY, tr: ANY, paste: ANY,
   join: ANY, comm: ANY, cmp: ANY, column: ANY, fold: ANY, fmt: ANY, expand: ANY, unexpand: ANY, rev: ANY, od: ANY, hexdump: ANY,
-  strings: ANY, stat: ANY, readlink: ANY, realpath: ANY, basename: ANY, dirname: ANY, pwd: ANY, true: ANY, false: ANY, test: ANY, "[": ANY,
+  stat: ANY, readlink: ANY, realpath: ANY, basename: ANY, dirname: ANY, pwd: ANY, true: ANY, false: ANY, test: ANY, "[": ANY,
   grep: ANY, egrep: ANY, fgrep: ANY, zgrep: ANY, look: ANY, tsort: ANY, pr: ANY, numfmt: ANY, factor: ANY, seq: ANY, yes: ANY, sleep: ANY,
   md5sum: ANY, sha1sum: ANY, sha224sum: ANY, sha256sum: ANY, sha384sum: ANY, sha512sum: ANY, b2sum: ANY, cksum: ANY, sum: ANY, jq: ANY,
   expr: ANY, bc: ANY, envsubst: ANY, cal: ANY, ncal: ANY, which: ANY, whereis: ANY, type: ANY, locate: ANY, mlocate: ANY, plocate: ANY,
-  nm: ANY, objdump: ANY, readelf: ANY, size: ANY, namei: ANY, getcap: ANY, lsattr: ANY,
+  nm: { any: true, hazards: { "--plugin": BINUTILS_PLUGIN } }, objdump: { any: true, hazards: { "--plugin": BINUTILS_PLUGIN } }, readelf: ANY,
+  size: { any: true, hazards: { "--plugin": BINUTILS_PLUGIN } }, strings: { any: true, hazards: { "--plugin": BINUTILS_PLUGIN } }, namei: ANY, getcap: ANY, lsattr: ANY,
   diff: { any: true, hazards: {} },
   // Processes and the host: options filter or format the report.
   whoami: ANY, id: ANY, groups: ANY, who: ANY, w: ANY, last: ANY, users: ANY, uname: ANY, uptime: ANY, df: ANY, du: ANY, free: ANY, ps: ANY,
@@ -348,12 +351,32 @@ export const READ_MODELS: Readonly<Record<string, ReadModel>> = {
 
 const LOGINCTL_READ = new Set(["list-sessions", "session-status", "show-session", "list-users", "user-status", "show-user", "list-seats", "seat-status", "show-seat", "help"]);
 
+/**
+ * Builtins that evaluate their arguments as arithmetic or as variable names:
+ * bash expands an array subscript there, so a quoted `'a[$(id)]'` runs `id`
+ * even though quoting made it look like data.
+ */
+const SUBSCRIPT_BUILTINS = new Set(["let", "test", "[", "read", "unset", "shift", "return", "exit", "wait", "getopts", "mapfile", "readarray", "ulimit", "declare", "typeset", "export", "local", "readonly", "printf"]);
+
+export function subscriptInjection(args: readonly ArgValue[]): ProgramFinding[] {
+  const out: ProgramFinding[] = [];
+  args.forEach((a, i) => {
+    if (a !== null && /\[[^\]]*(\$\(|`)/.test(a)) out.push(finding("high", "dynamic.shell-code", "bash expands this array subscript, and the command substitution inside it runs", i));
+  });
+  return out;
+}
+
 /** Effects a read-model command produces (the caller adds the read-only finding when nothing raised). */
 export function readModelFindings(name: string, args: readonly ArgValue[]): ProgramFinding[] | null {
   const model = READ_MODELS[name];
   if (!model) return null;
   const scan = scanOptions(name, args, model);
   const out = [...scan.findings];
+  if (SUBSCRIPT_BUILTINS.has(name)) out.push(...subscriptInjection(args));
+  if (name === "systemd-analyze") {
+    const sub = scan.operands.length ? (args[scan.operands[0]!] ?? null) : null;
+    if (sub === null ? scan.operands.length > 0 : ["set-log-level", "set-log-target", "log-level", "log-target", "service-watchdogs"].includes(sub) && scan.operands.length > 1) out.push(finding("high", "command.system", `systemd-analyze ${sub ?? "(dynamic)"} changes the service manager`, scan.operands[0]));
+  }
   if (name === "ptx" && (scan.seen.has("-G") || scan.seen.has("--traditional"))) {
     for (const i of scan.operands.slice(1)) out.push(finding("low", "command.writes", "ptx -G writes its second operand", i), ...writeTarget(args[i] ?? null, i, "ptx writes"));
   }
