@@ -601,7 +601,8 @@ function sedSpec(): CommandSpec {
         }
         const facts = sedScriptFacts(text);
         if (facts.executes) out.push(finding("high", "dynamic.interpreter-code", "the sed script runs shell commands (the e command or the s///e flag)", index));
-        for (const w of facts.writes) out.push(finding("medium", "command.writes", `the sed script writes a file (${w || "no name"})`, index), ...writeTarget(w, index, "the sed script writes"));
+        // GNU sed names /dev/stdout and /dev/stderr specially: writing there is printing.
+        for (const w of facts.writes.filter((f) => f !== "/dev/stdout" && f !== "/dev/stderr")) out.push(finding("medium", "command.writes", `the sed script writes a file (${w || "no name"})`, index), ...writeTarget(w, index, "the sed script writes"));
         for (const r of facts.reads) {
           out.push(finding("low", "command.reads-named-file", `the sed script reads a file it names (${r || "no name"})`, index));
           if (isSecretRead(r)) out.push(finding("medium", "path.read-secret", `reads a credential file (${r})`, index));

@@ -733,6 +733,9 @@ export const CORPUS: readonly CorpusCase[] = [
   c("LC_ALL=C sort data.txt", "read_only", "command.read-only"),
   c("TZ=UTC LANG=C.UTF-8 ls -l", "read_only", "command.read-only"),
   c("CI=1 ls", "medium", "env.unknown"),
+  c("sed -n 's/a/b/w /dev/stdout' notes.txt", "read_only", "command.read-only"),
+  c("rg $OPTS TODO", "medium", "option.dynamic"),
+  c("sed -n 1p \"$F\"", "medium", "option.dynamic"),
   // builtins that evaluate array subscripts run a quoted `$( )` inside them
   c("let 'a[$(id)]=1'", "high", "dynamic.shell-code"),
   c("printf -v 'a[$(id)]' x", "high", "dynamic.shell-code"),

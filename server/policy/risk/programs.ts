@@ -115,7 +115,8 @@ export function scanOptions(name: string, args: readonly ArgValue[], model: Read
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === null || a === undefined) {
-      if (!model.any) out.findings.push(finding("medium", "option.dynamic", `${name}: an argument only known at run time may be an option that writes or runs something`, i));
+      // Harmless only when no option of the program is a hazard (`rg $OPTS x` may be `rg --pre=sh x`).
+      if (!model.any || Object.keys(hazards).length > 0) out.findings.push(finding("medium", "option.dynamic", `${name}: an argument only known at run time may be an option that writes or runs something`, i));
       out.operands.push(i);
       continue;
     }
