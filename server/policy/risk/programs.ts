@@ -391,7 +391,8 @@ export function readModelFindings(name: string, args: readonly ArgValue[]): Prog
     for (const i of scan.operands) {
       const a = args[i];
       // `+cmd` runs a pager command at start; `+!cmd` runs a shell command.
-      if (a !== null && a !== undefined && a.startsWith("+") && !/^\+[0-9]*$/.test(a) && !/^\+\/[^!]*$/.test(a)) out.push(finding("high", "dynamic.interpreter-code", `${name} ${a}: a start-up pager command (\`!\` runs a shell)`, i));
+      // Movement (`+G`, `+F`, `+50`, `+50%`) and searches (`+/x`) are reading; anything else (`!`, `|`, `s`, `v`, `-o`) may run or write.
+      if (a !== null && a !== undefined && a.startsWith("+") && !/^\+[0-9]*[GgFpPjkeydubfwzNnR%]?$/.test(a) && !/^\+\/[^!]*$/.test(a)) out.push(finding("high", "dynamic.interpreter-code", `${name} ${a}: a start-up pager command (\`!\` runs a shell)`, i));
     }
   }
   return out;
