@@ -7,7 +7,11 @@
  * operation names. Floors from DESIGN.md and issue 4:
  * - an operation the manifest declares non-mutating is `read_only`;
  * - shell text (`command`) is parsed by `assessShellRisk` (custom rules may
- *   only raise it); environment names that change how programs load are high;
+ *   only raise it); the whole prepared action is assessed, not only the text:
+ *   `env` (a variable off the presentational allow-list is medium, one that
+ *   makes programs run or load code is high — environment.ts), `stdin` (a
+ *   shell reading it runs it, so it is parsed as shell; another interpreter
+ *   reading it is dynamic execution) and `cwd` (read and named in a reason);
  * - `egress-shell` is at least `medium` (it reaches the network);
  * - `run_code` is at least `medium`; bash code is also parsed as shell;
  * - `fs_write` (any mutating workspace operation) is at least `low`;
@@ -15,6 +19,7 @@
  */
 import type { OperationDeclaration } from "../capabilities";
 import { assessShellRiskSync, compareRisk, initShellRisk, maxRisk, type CustomRiskRule, type RiskLevel, type RiskReason, type RiskVerdict } from "./risk";
+import { envFindings } from "./risk/environment";
 
 export interface ActionRiskInput {
   capability: string;
@@ -31,23 +36,41 @@ function floor(level: RiskLevel, rule: string, message: string): RiskReason {
   return { level, rule, message, span: { ...NO_SPAN } };
 }
 
-/** Variables that change which code a program loads or runs. */
-const LOADER_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT"]);
-
 function envReasons(prepared: Record<string, unknown>): RiskReason[] {
-  const env = prepared["env"];
-  if (env === null || typeof env !== "object") return [];
-  return Object.keys(env)
-    .filter((name) => LOADER_ENV.has(name))
-    .map((name) => floor("high", "env.loader", `environment variable ${name} changes which code programs load or run`));
+  return envFindings(prepared["env"]).map((f) => floor(f.level, f.rule, f.message));
 }
 
-function shellText(text: unknown, customRules: readonly CustomRiskRule[] | undefined): RiskReason[] {
+/** The working directory is read and shown: relative paths in the command resolve there. It is not harmful by itself. */
+function cwdReasons(prepared: Record<string, unknown>): RiskReason[] {
+  const cwd = prepared["cwd"];
+  if (cwd === undefined) return [];
+  if (typeof cwd !== "string") return [floor("high", "action.cwd", "the working directory is not a path; it cannot be assessed")];
+  return [floor("read_only", "action.cwd", `runs in the workspace directory ${JSON.stringify(cwd)}; relative paths in the command resolve there`)];
+}
+
+function stdinOf(prepared: Record<string, unknown>): string | undefined {
+  const stdin = prepared["stdin"];
+  return typeof stdin === "string" ? stdin : undefined;
+}
+
+function stdinReasons(prepared: Record<string, unknown>): RiskReason[] {
+  const stdin = prepared["stdin"];
+  if (stdin === undefined || stdin === "") return [];
+  if (typeof stdin !== "string") return [floor("high", "action.stdin", "stdin is not text; it cannot be assessed")];
+  return [floor("read_only", "action.stdin", `feeds ${stdin.length} characters to the command's stdin; a shell or interpreter reading stdin runs them, and the text is assessed as such`)];
+}
+
+function shellText(text: unknown, customRules: readonly CustomRiskRule[] | undefined, stdin?: string): RiskReason[] {
   if (typeof text !== "string") return [floor("high", "shell.missing", "no shell text to assess")];
-  return assessShellRiskSync(text, { customRules: customRules ?? [] }).reasons;
+  return assessShellRiskSync(text, stdin === undefined ? { customRules: customRules ?? [] } : { customRules: customRules ?? [], stdin }).reasons;
 }
 
-const shell: Assessor = (input) => [...shellText(input.prepared["command"], input.customRules), ...envReasons(input.prepared)];
+const shell: Assessor = (input) => [
+  ...shellText(input.prepared["command"], input.customRules, stdinOf(input.prepared)),
+  ...envReasons(input.prepared),
+  ...stdinReasons(input.prepared),
+  ...cwdReasons(input.prepared),
+];
 
 const ASSESSORS: Readonly<Record<string, Assessor>> = {
   shell,
@@ -55,7 +78,8 @@ const ASSESSORS: Readonly<Record<string, Assessor>> = {
   code: (input) => {
     const reasons = [floor("medium", "code.run", "runs caller-supplied code")];
     // Shell code is shell text: parse it like run_command.
-    if (input.prepared["language"] === "bash") reasons.push(...shellText(input.prepared["code"], input.customRules));
+    if (input.prepared["language"] === "bash") reasons.push(...shellText(input.prepared["code"], input.customRules, stdinOf(input.prepared)));
+    reasons.push(...envReasons(input.prepared), ...stdinReasons(input.prepared), ...cwdReasons(input.prepared));
     return reasons;
   },
   workspace: () => [floor("low", "workspace.write", "writes a file in the host workspace")],

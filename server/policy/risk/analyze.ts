@@ -1,8 +1,10 @@
 import type { Node, Tree } from "web-tree-sitter";
 import { catalogueNames, isInterpreterName, lookupCommand, sensitiveVariable, type Effect } from "./catalogue";
 import type { RiskLevel } from "./levels";
+import { envFindings } from "./environment";
 import { classifyPath, isSecretRead, normalisePath } from "./paths";
 import { parseShell } from "./parser";
+import { subscriptInjection } from "./programs";
 import { FIELD_BREAK, resolveNode, splitFields, type VariableLookup } from "./words";
 
 /**
@@ -76,7 +78,7 @@ interface Word {
 }
 
 interface Stdin {
-  via: "pipe" | "heredoc" | "herestring" | "file";
+  via: "pipe" | "heredoc" | "herestring" | "file" | "the action's stdin";
   flow: Flow;
   span: Span;
   path?: string | null;
@@ -97,6 +99,17 @@ interface FunctionDef {
 
 const MAX_DEPTH = 8;
 const MAX_COMMANDS = 5000;
+/**
+ * How deeply syntax may nest (subshells in subshells, `$( $( ... ) )`, words
+ * inside substitutions) before the walk stops. The walk recurses per level,
+ * so this bounds its stack; long flat chains (`a && b && ...`, which the
+ * grammar nests to the left) are walked iteratively and do not count.
+ */
+export const MAX_NODE_DEPTH = 200;
+/** Wall-clock budget for one assessment; beyond it the verdict is `high` (held for a person). */
+export const MAX_ANALYSIS_MS = 3000;
+/** Action stdin larger than this is not parsed as shell; a shell reading it is high. */
+const MAX_STDIN_ANALYSED = 256 * 1024;
 const EMPTY_FLOW: Flow = { network: false, decoder: false, literal: null };
 const ROOT_CTX: Ctx = { stdin: null, inPipeline: false, background: false, devTcp: false };
 const SYSTEM_BIN_DIRS = new Set(["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec", "/usr/lib/command-not-found"]);
@@ -140,13 +153,41 @@ export class ShellAnalysis {
   private readonly aliases = new Map<string, string>();
   private readonly callStack: string[] = [];
   private readonly downloaded = new Set<string>();
+  private nodeDepth = 0;
+  private visits = 0;
+  private stopped = false;
+  private tooDeepReported = false;
+  private readonly deadline: number;
 
-  constructor(private readonly original: string) {}
+  constructor(
+    private readonly original: string,
+    budgetMs = MAX_ANALYSIS_MS,
+    private readonly actionStdin?: string,
+  ) {
+    this.deadline = Date.now() + budgetMs;
+  }
+
+  /**
+   * The action's stdin as the top-level commands see it. Its text is shown to
+   * a shell that reads it as a literal (so it is parsed); beyond the size
+   * limit it is only "some input", which a reading shell makes high.
+   */
+  private rootStdin(): Stdin | null {
+    if (this.actionStdin === undefined) return null;
+    const span = { start: 0, end: this.original.length };
+    const literal = this.actionStdin.length <= MAX_STDIN_ANALYSED ? { text: this.actionStdin, verbatim: null, span } : null;
+    return { via: "the action's stdin", flow: { network: false, decoder: false, literal }, span };
+  }
 
   run(): void {
     const root: Scope = { source: this.original, depth: 0, map: (start, end) => ({ start, end }), positional: null };
     try {
-      this.analyseText(this.original, root, ROOT_CTX);
+      this.analyseText(this.original, root, { ...ROOT_CTX, stdin: this.rootStdin() });
+    } catch (err) {
+      // A stack overflow in a corner the depth bound did not foresee still
+      // ends in a verdict (held for a person), never in an exception.
+      if (!(err instanceof RangeError)) throw err;
+      this.stop("analysis.budget", "the text nests too deeply to analyse (the analyser ran out of stack); it is not analysed further", { start: 0, end: this.original.length });
     } finally {
       for (const tree of this.trees) tree.delete();
       this.trees.length = 0;
@@ -182,20 +223,23 @@ export class ShellAnalysis {
     return this.analyseText(text, scope, ctx);
   }
 
+  /** Iterative (an explicit stack): a tree thousands of levels deep must not overflow the walk that reports its errors. */
   private reportParseErrors(root: Node, scope: Scope): void {
     let reported = 0;
-    const walk = (node: Node): void => {
-      if (reported >= 3) return;
+    const stack: Node[] = [root];
+    while (stack.length && reported < 3) {
+      const node = stack.pop()!;
       if (node.isError || node.isMissing) {
         reported++;
         const what = node.isMissing ? `missing ${JSON.stringify(node.type)}` : `cannot parse ${JSON.stringify(node.text.slice(0, 40))}`;
         this.add("high", "parse.error", `the shell text does not parse (${what}); unparsed text is not analysed precisely`, this.span(node, scope));
-        return;
+        continue;
       }
-      if (!node.hasError) return;
-      for (const child of node.children) if (child) walk(child);
-    };
-    walk(root);
+      if (!node.hasError) continue;
+      const children = node.children;
+      for (let i = children.length - 1; i >= 0; i--) if (children[i]) stack.push(children[i]!);
+    }
+    if (reported === 0) this.add("high", "parse.error", "the shell text does not parse; unparsed text is not analysed precisely", this.span(root, scope));
   }
 
   // -------------------------------------------------------------------------
@@ -211,6 +255,13 @@ export class ShellAnalysis {
     return scope.map(node.startIndex, node.endIndex);
   }
 
+  /** Ends the walk with a `high` reason; everything not yet visited stays unanalysed. */
+  private stop(rule: string, message: string, span: Span): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.add("high", rule, message, span);
+  }
+
   private spend(span: Span): boolean {
     if (this.budget-- > 0) return true;
     if (!this.budgetReported) {
@@ -224,7 +275,31 @@ export class ShellAnalysis {
   // The walk
 
   private visit(node: Node, scope: Scope, ctx: Ctx): Flow {
+    if (this.stopped) return EMPTY_FLOW;
+    if ((++this.visits & 255) === 0 && Date.now() > this.deadline) {
+      this.stop("analysis.budget", `the analysis took longer than ${MAX_ANALYSIS_MS} ms; the rest is not analysed`, this.span(node, scope));
+      return EMPTY_FLOW;
+    }
+    if (this.nodeDepth >= MAX_NODE_DEPTH) {
+      // Only this subtree is skipped: what follows it is still analysed.
+      if (!this.tooDeepReported) {
+        this.tooDeepReported = true;
+        this.add("high", "parse.too-deep", `the shell syntax nests more than ${MAX_NODE_DEPTH} levels deep; the deeper part is not analysed`, this.span(node, scope));
+      }
+      return EMPTY_FLOW;
+    }
+    this.nodeDepth++;
+    try {
+      return this.visitNode(node, scope, ctx);
+    } finally {
+      this.nodeDepth--;
+    }
+  }
+
+  private visitNode(node: Node, scope: Scope, ctx: Ctx): Flow {
     switch (node.type) {
+      case "list":
+        return this.list(node, scope, ctx);
       case "command":
         return this.command(node, scope, ctx);
       case "pipeline":
@@ -262,6 +337,37 @@ export class ShellAnalysis {
       default:
         return this.visitChildren(node, scope, ctx);
     }
+  }
+
+  /**
+   * `a && b || c ; d`: the grammar nests lists to the left, one level per
+   * operator, so 8,000 `&&`s are 8,000 levels. They are flattened with an
+   * explicit stack and walked in order at one depth.
+   */
+  private list(node: Node, scope: Scope, ctx: Ctx): Flow {
+    const items: { node: Node; background: boolean }[] = [];
+    const stack: { node: Node; background: boolean }[] = [{ node, background: false }];
+    while (stack.length) {
+      const item = stack.pop()!;
+      if (item.node.type !== "list") {
+        items.push(item);
+        continue;
+      }
+      const children = item.node.children;
+      const parts: { node: Node; background: boolean }[] = [];
+      for (let i = 0; i < children.length; i++) {
+        const child = children[i];
+        if (!child || !child.isNamed) continue;
+        parts.push({ node: child, background: item.background || children[i + 1]?.type === "&" });
+      }
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]!);
+    }
+    const flows: Flow[] = [];
+    for (const item of items) {
+      if (this.stopped) break;
+      flows.push(this.visit(item.node, scope, item.background ? { ...ctx, background: true } : ctx));
+    }
+    return mergeFlows(flows);
   }
 
   private visitChildren(node: Node, scope: Scope, ctx: Ctx): Flow {
@@ -396,7 +502,12 @@ export class ShellAnalysis {
     const bodyNode = body as Node | null;
     let literal: Literal | null = null;
     if (bodyNode) {
-      const expanding = bodyNode.namedChildren.some((c) => c !== null && c.type !== "heredoc_content");
+      let expanding = bodyNode.namedChildren.some((c) => c !== null && c.type !== "heredoc_content");
+      // The grammar leaves backquotes in a heredoc body as plain content; bash runs them.
+      if (!delimiterQuoted && bodyNode.text.includes("`")) {
+        expanding = true;
+        bodyFlows.push(this.heredocBackquotes(bodyNode, scope));
+      }
       // Unquoted heredocs expand `$(...)` even when fed to `cat`: walk them.
       if (expanding && !delimiterQuoted) bodyFlows.push(this.visitChildren(bodyNode, scope, { ...ROOT_CTX }));
       if (delimiterQuoted || !expanding) {
@@ -412,6 +523,53 @@ export class ShellAnalysis {
     }
     const flow = mergeFlows(bodyFlows);
     return { via: "heredoc", flow: { network: flow.network, decoder: flow.decoder, literal }, span: bodyNode ? this.span(bodyNode, scope) : this.span(node, scope) };
+  }
+
+  /**
+   * Backquoted command substitutions in an unquoted heredoc body, found the
+   * way bash finds them: `\`` is a literal backquote outside and a nested
+   * one inside; `\\` and `\$` lose their backslash inside.
+   */
+  private heredocBackquotes(bodyNode: Node, scope: Scope): Flow {
+    const text = bodyNode.text;
+    const flows: Flow[] = [];
+    let i = 0;
+    while (i < text.length) {
+      const ch = text[i];
+      if (ch === "\\") {
+        i += 2;
+        continue;
+      }
+      if (ch !== "`") {
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      let inner = "";
+      let verbatim = true;
+      while (j < text.length && text[j] !== "`") {
+        if (text[j] === "\\" && j + 1 < text.length && "`$\\".includes(text[j + 1]!)) {
+          inner += text[j + 1];
+          verbatim = false;
+          j += 2;
+          continue;
+        }
+        inner += text[j];
+        j++;
+      }
+      const span = scope.map(bodyNode.startIndex + i, bodyNode.startIndex + Math.min(j + 1, text.length));
+      if (j >= text.length) {
+        this.add("high", "parse.error", "an unquoted heredoc body has a backquote with no closing backquote", span);
+        break;
+      }
+      this.add("low", "substitution.command", "command substitution (backquotes) in an unquoted heredoc body: it runs when the heredoc is expanded", span);
+      if (inner.trim()) {
+        const flow = this.analyseNested(inner, scope, verbatim ? { scope, offset: bodyNode.startIndex + i + 1 } : null, span, { ...ROOT_CTX });
+        flows.push({ network: flow.network, decoder: flow.decoder, literal: null });
+      }
+      i = j + 1;
+    }
+    return mergeFlows(flows);
   }
 
   private judgeWrite(word: Word, out: Flow, command: string | null): void {
@@ -463,13 +621,24 @@ export class ShellAnalysis {
     };
   }
 
-  private assignment(node: Node, scope: Scope, record: boolean): Flow {
+  /**
+   * `exported`: the value reaches the environment of programs (a prefix
+   * assignment `X=v cmd`, `export X=v`, `declare -x`). Variables that make
+   * programs run code (TAR_OPTIONS, GIT_*, LESSOPEN…) are high even when not
+   * exported: one inherited from the environment is exported already.
+   */
+  private assignment(node: Node, scope: Scope, record: boolean, exported = !record): Flow {
     const nameNode = node.childForFieldName("name");
     const valueNode = node.childForFieldName("value");
     const name = nameNode?.text ?? "";
     const flow = valueNode ? this.visit(valueNode, scope, { ...ROOT_CTX }) : EMPTY_FLOW;
     const sensitive = sensitiveVariable(name);
     if (sensitive) this.add(sensitive.level, name === "IFS" ? "evasion.ifs" : "env.sensitive-variable", sensitive.message, this.span(node, scope));
+    else if (name) {
+      const value = valueNode ? resolveNode(valueNode, this.lookup(scope), true).value : "";
+      const env = envFindings({ [name]: value ?? "\u0000dynamic" })[0];
+      if (env && (env.level === "high" || (exported && env.level !== "read_only"))) this.add(env.level, env.rule, env.message, this.span(node, scope), name);
+    }
     if (record && name) {
       const resolved = valueNode ? resolveNode(valueNode, this.lookup(scope), true) : { value: "" };
       const isArray = valueNode?.type === "array";
@@ -481,10 +650,17 @@ export class ShellAnalysis {
 
   private declaration(node: Node, scope: Scope): Flow {
     const flows: Flow[] = [];
+    const keyword = node.children[0]?.type ?? "";
+    const exported = keyword === "export" || node.namedChildren.some((c) => c !== null && c.type === "word" && /^-[a-zA-Z]*x/.test(c.text));
     for (const c of node.namedChildren) {
       if (!c) continue;
-      if (c.type === "variable_assignment") flows.push(this.assignment(c, scope, true));
-      else flows.push(this.visit(c, scope, { ...ROOT_CTX }));
+      if (c.type === "variable_assignment") flows.push(this.assignment(c, scope, true, exported));
+      else {
+        flows.push(this.visit(c, scope, { ...ROOT_CTX }));
+        // `declare 'a[$(id)]=1'`: bash evaluates the subscript of a quoted assignment word too.
+        const value = resolveNode(c, this.lookup(scope)).value;
+        if (value !== null && subscriptInjection([value]).length) this.add("high", "dynamic.shell-code", "bash expands this array subscript, and the command substitution inside it runs", this.span(c, scope));
+      }
     }
     return mergeFlows(flows);
   }
@@ -854,7 +1030,7 @@ export class ShellAnalysis {
       this.add("high", "dynamic.interpreter-code", `${name} is fed code through ${stdin.via} that is not shell and is not analysed`, literal.span, name);
       return;
     }
-    this.add("medium", "dynamic.stdin-code", `${name} runs shell code from its ${stdin.via}; it is parsed and analysed too`, literal.span, name);
+    this.add("medium", "dynamic.stdin-code", `${name} runs shell code from ${stdin.via === "the action's stdin" ? stdin.via : "its " + stdin.via}; it is parsed and analysed too`, literal.span, name);
     this.analyseNested(literal.text, scope, literal.verbatim, literal.span, { ...ROOT_CTX });
   }
 

@@ -74,7 +74,7 @@ export function assessShellRiskSync(text: string, options: AssessOptions = {}): 
   const rules = options.customRules ?? [];
   validateCustomRules(rules);
   if (!isShellParserReady()) throw new Error("shell risk parser not initialised: await initShellRisk() first");
-  const analysis = new ShellAnalysis(text);
+  const analysis = new ShellAnalysis(text, undefined, options.stdin);
   analysis.run();
   const findings = [...analysis.findings, ...applyCustomRules(rules, text, analysis.commandLines)];
   return buildVerdict(text, findings);

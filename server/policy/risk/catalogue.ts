@@ -1,6 +1,8 @@
 import type { RiskLevel } from "./levels";
 import { has, optionValue, parseOptions, type ArgValue, type OptionSpec } from "./options";
+import { envFindings } from "./environment";
 import { classifyPath, isSecretRead } from "./paths";
+import { readModelFindings, scanOptions, sedScriptFacts, subscriptInjection, writeTarget, type ReadModel } from "./programs";
 
 /**
  * The command catalogue: what a program does given its arguments, as data the
@@ -362,7 +364,9 @@ function wrapperSpec(name: string): CommandSpec {
           const assignment = args[start]!;
           const varName = assignment.slice(0, assignment.indexOf("="));
           const sensitive = sensitiveVariable(varName);
+          const env = sensitive ? undefined : envFindings({ [varName]: assignment.slice(assignment.indexOf("=") + 1) })[0];
           if (sensitive) out.push(finding(sensitive.level, "env.sensitive-variable", sensitive.message, start));
+          else if (env && env.level !== "read_only") out.push(finding(env.level, env.rule, env.message, start));
           start++;
         }
       }
@@ -383,6 +387,12 @@ function wrapperSpec(name: string): CommandSpec {
         if (a !== null && a !== undefined && a.startsWith("-")) break;
         start++;
         fixed++;
+      }
+      if (name === "flock" && fixed > 0) {
+        // flock FILE creates FILE when it does not exist; a number is a descriptor the shell already opened.
+        const lock = start - 1;
+        const v = args[lock] ?? null;
+        if (v === null || !/^[0-9]+$/.test(v)) out.push(finding("low", "command.writes", "flock creates its lock file when it does not exist", lock), ...writeTargetFindings(args, [lock], "creates a lock file at"));
       }
       if (name === "flock" || name === "chroot") {
         const rest = parseOptions(args.slice(start), { withArg, stopAtOperand: true });
@@ -426,6 +436,10 @@ function rmSpec(): CommandSpec {
   };
 }
 
+/** find primaries that only test or print, and those that take a value. */
+const FIND_VALUE = new Set(["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-regextype", "-type", "-xtype", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer", "-cnewer", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-samefile", "-lname", "-ilname", "-used", "-fstype", "-context", "-maxdepth", "-mindepth", "-printf", "-D", "-files0-from"]);
+const FIND_FLAG = new Set(["-empty", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-depth", "-d", "-mount", "-xdev", "-follow", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-warn", "-nowarn", "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-not", "-and", "-or", "-a", "-o", "-help", "--help", "-version", "--version", "-P", "-L", "-H", "(", ")", "!", ",", "\\(", "\\)"]);
+
 function findSpec(): CommandSpec {
   return {
     category: "read-only",
@@ -452,7 +466,17 @@ function findSpec(): CommandSpec {
           out.push(finding("low", "command.writes", `find ${a} writes a file`, i));
           out.push(...writeTargetFindings(args, [i + 1]));
           acted = true;
+          i += a === "-fprintf" ? 2 : 1;
+        } else if (a === null || a === undefined) {
+          out.push(finding("medium", "option.dynamic", "find: an argument only known at run time may be an action such as -delete or -exec", i));
+          acted = true;
+        } else if (FIND_VALUE.has(a) || /^-newer[aBcmt][aBcmt]$/.test(a)) {
           i++;
+        } else if (FIND_FLAG.has(a) || /^-O[0-9]$/.test(a)) {
+          continue;
+        } else {
+          out.push(finding("medium", "option.unknown", `find ${a}: a primary the catalogue does not know; it may act on files`, i));
+          acted = true;
         }
       }
       if (!acted) out.push(readOnly("searches for files"));
@@ -493,25 +517,99 @@ function parallelSpec(): CommandSpec {
   };
 }
 
+const SED_LONGS: Readonly<Record<string, string>> = {
+  quiet: "n", silent: "n", expression: "e", file: "f", "in-place": "i", "regexp-extended": "E", separate: "s", "null-data": "z", "zero-terminated": "z",
+  unbuffered: "u", "line-length": "l", posix: "", debug: "", sandbox: "", "follow-symlinks": "", binary: "b", help: "", version: "",
+};
+
+/** The long option a (possibly abbreviated) name means, as getopt_long would resolve it; null when unknown or ambiguous. */
+function resolveLong(name: string, longs: readonly string[]): string | null {
+  if (longs.includes(name)) return name;
+  const matches = longs.filter((l) => l.startsWith(name));
+  return matches.length === 1 ? matches[0]! : null;
+}
+
 function sedSpec(): CommandSpec {
   return {
     category: "read-only",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-e", "--expression", "-f", "--file", "-l", "--line-length"], attachedOnly: ["-i"] });
-      const inPlace = has(p, "-i", "--in-place");
-      const scripts: ArgValue[] = [];
-      const e = optionValue(args, p, "-e", "--expression");
-      let files = p.operands;
-      if (e) scripts.push(e.value);
-      else if (p.operands.length) {
-        scripts.push(args[p.operands[0]!] ?? null);
-        files = p.operands.slice(1);
-      }
       const out: Effect[] = [];
-      // GNU sed's `e` command and `s///e` flag run shell commands; `w file` writes.
-      if (scripts.some((s) => s === null || /(^|[;{}\n]\s*)e(\s|$|;)|\/[gpIiMm0-9]*e[gpIiMm0-9]*(\s|$|;)/.test(s))) out.push(finding("high", "dynamic.interpreter-code", "the sed script may execute shell commands (e)"));
-      if (scripts.some((s) => s !== null && /(^|[;{}\n]\s*)w\s|\/[gpIiMm0-9]*w\s/.test(s))) out.push(finding("medium", "command.writes", "the sed script writes a file (w)"));
-      if (has(p, "-f", "--file")) out.push(finding("medium", "dynamic.script-file", "the sed script comes from a file"));
+      const scripts: { text: ArgValue; index: number }[] = [];
+      const operands: number[] = [];
+      let inPlace = false;
+      let scriptFile = false;
+      for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (a === null || a === undefined) {
+          out.push(finding("medium", "option.dynamic", "sed: an argument only known at run time may be an option such as -i or a script", i));
+          operands.push(i);
+          continue;
+        }
+        if (a === "--") {
+          for (let j = i + 1; j < args.length; j++) operands.push(j);
+          break;
+        }
+        if (a === "-" || !a.startsWith("-")) {
+          operands.push(i);
+          continue;
+        }
+        if (a.startsWith("--")) {
+          const eq = a.indexOf("=");
+          const long = resolveLong(eq === -1 ? a.slice(2) : a.slice(2, eq), Object.keys(SED_LONGS));
+          const inline = eq === -1 ? undefined : a.slice(eq + 1);
+          if (long === null) {
+            out.push(finding("medium", "option.unknown", `sed ${a}: an option the catalogue does not know for sed`, i));
+            continue;
+          }
+          const letter = SED_LONGS[long]!;
+          if (letter === "e" || letter === "f" || letter === "l") {
+            const index = inline === undefined ? ++i : i;
+            const value = inline ?? args[index] ?? null;
+            if (letter === "e") scripts.push({ text: value, index });
+            if (letter === "f") scriptFile = true;
+          } else if (letter === "i") inPlace = true;
+          continue;
+        }
+        for (let k = 1; k < a.length; k++) {
+          const letter = a[k]!;
+          if (letter === "i") {
+            inPlace = true;
+            break;
+          }
+          if (letter === "e" || letter === "f" || letter === "l") {
+            const index = k + 1 < a.length ? i : ++i;
+            const value = k + 1 < a.length ? a.slice(k + 1) : (args[index] ?? null);
+            if (letter === "e") scripts.push({ text: value, index });
+            if (letter === "f") scriptFile = true;
+            break;
+          }
+          if (!"nErszub".includes(letter)) {
+            out.push(finding("medium", "option.unknown", `sed ${a}: an option the catalogue does not know for sed`, i));
+            break;
+          }
+        }
+      }
+      let files = operands;
+      if (scripts.length === 0 && !scriptFile && operands.length) {
+        scripts.push({ text: args[operands[0]!] ?? null, index: operands[0]! });
+        files = operands.slice(1);
+      }
+      for (const { text, index } of scripts) {
+        if (text === null) {
+          out.push(finding("high", "dynamic.interpreter-code", "the sed script is only known at run time; GNU sed scripts can run shell commands (e)", index));
+          continue;
+        }
+        const facts = sedScriptFacts(text);
+        if (facts.executes) out.push(finding("high", "dynamic.interpreter-code", "the sed script runs shell commands (the e command or the s///e flag)", index));
+        // GNU sed names /dev/stdout and /dev/stderr specially: writing there is printing.
+        for (const w of facts.writes.filter((f) => f !== "/dev/stdout" && f !== "/dev/stderr")) out.push(finding("medium", "command.writes", `the sed script writes a file (${w || "no name"})`, index), ...writeTarget(w, index, "the sed script writes"));
+        for (const r of facts.reads) {
+          out.push(finding("low", "command.reads-named-file", `the sed script reads a file it names (${r || "no name"})`, index));
+          if (isSecretRead(r)) out.push(finding("medium", "path.read-secret", `reads a credential file (${r})`, index));
+        }
+        if (facts.unparsed) out.push(finding("medium", "option.unknown", "the sed script could not be read completely; what it does is not known", index));
+      }
+      if (scriptFile) out.push(finding("high", "dynamic.script-file", "the sed script comes from a file, which is not analysed (sed scripts can run shell commands)"));
       if (inPlace) {
         out.push(finding("medium", "command.writes", "sed -i edits files in place"));
         out.push(...writeTargetFindings(args, files, "edits"));
@@ -522,18 +620,72 @@ function sedSpec(): CommandSpec {
   };
 }
 
+/**
+ * awk programs are rated conservatively: a program that names `system`, a
+ * pipe (`|`), an output redirection or comparison (`>`), `@load`/`@include`
+ * or a file-closing call is not read-only, because telling `print > f` from
+ * `$1 > 5` needs an awk parser we do not have.
+ */
 function awkSpec(): CommandSpec {
   return {
     category: "read-only",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-l", "--load", "-E", "--exec"] });
-      if (has(p, "-f", "--file", "-E", "--exec")) return [finding("medium", "dynamic.script-file", "the awk program comes from a file")];
-      const out: Effect[] = [];
-      const program = p.operands.length ? (args[p.operands[0]!] ?? null) : null;
-      if (program === null) out.push(finding("medium", "dynamic.interpreter-code", "the awk program is not static"));
-      else if (/\bsystem\s*\(|\|\s*(getline|&)|"\s*\|\s*|\|\s*"|print[f]?[^;}]*>|close\s*\(/.test(program)) out.push(finding("high", "dynamic.interpreter-code", "the awk program runs commands or writes files"));
-      const inc = optionValue(args, p, "-i", "--include");
-      if (inc && /inplace/.test(inc.value ?? "inplace")) out.push(finding("medium", "command.writes", "awk -i inplace edits files"));
+      const model: ReadModel = {
+        flags: "bcCghLMnNOPrsStV",
+        withArg: "Fv",
+        longs: ["characters-as-bytes", "traditional", "copyright", "gen-pot", "help", "lint", "lint=", "bignum", "use-lc-numeric", "non-decimal-data", "optimize", "posix", "re-interval", "no-optimize", "sandbox", "version", "field-separator=", "assign=", "csv"],
+        hazards: {
+          "-f": { level: "high", rule: "dynamic.script-file", message: "runs an awk program from a file, which is not analysed", value: true },
+          "--file": { level: "high", rule: "dynamic.script-file", message: "runs an awk program from a file, which is not analysed", value: true },
+          "-E": { level: "high", rule: "dynamic.script-file", message: "runs an awk program from a file, which is not analysed", value: true },
+          "--exec": { level: "high", rule: "dynamic.script-file", message: "runs an awk program from a file, which is not analysed", value: true },
+          "-i": { level: "high", rule: "dynamic.script-file", message: "includes an awk source file (inplace edits files)", value: true },
+          "--include": { level: "high", rule: "dynamic.script-file", message: "includes an awk source file (inplace edits files)", value: true },
+          "-l": { level: "high", rule: "dynamic.interpreter-code", message: "loads a shared library into awk", value: true },
+          "--load": { level: "high", rule: "dynamic.interpreter-code", message: "loads a shared library into awk", value: true },
+          "-d": { level: "low", rule: "command.writes", message: "dumps variables to a file" },
+          "--dump-variables": { level: "low", rule: "command.writes", message: "dumps variables to a file" },
+          "-o": { level: "low", rule: "command.writes", message: "pretty-prints the program to a file" },
+          "--pretty-print": { level: "low", rule: "command.writes", message: "pretty-prints the program to a file" },
+          "-p": { level: "low", rule: "command.writes", message: "writes a profile file" },
+          "--profile": { level: "low", rule: "command.writes", message: "writes a profile file" },
+          "-D": { level: "medium", rule: "option.unknown", message: "starts the awk debugger, which reads commands from stdin" },
+          "--debug": { level: "medium", rule: "option.unknown", message: "starts the awk debugger, which reads commands from stdin" },
+        },
+      };
+      // -e/--source program text is taken out before the generic scan.
+      const sources: { text: ArgValue; index: number }[] = [];
+      const rest: ArgValue[] = [];
+      const map: number[] = [];
+      for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (a === "-e" || a === "--source") {
+          sources.push({ text: args[i + 1] ?? null, index: i + 1 });
+          i++;
+          continue;
+        }
+        if (a !== null && a !== undefined && a.startsWith("--source=")) {
+          sources.push({ text: a.slice("--source=".length), index: i });
+          continue;
+        }
+        rest.push(a ?? null);
+        map.push(i);
+      }
+      const scan = scanOptions("awk", rest, model);
+      const out: Effect[] = scan.findings.map((f) => (f.arg === undefined ? f : { ...f, arg: map[f.arg] }));
+      const fromFile = [...scan.seen].some((o) => ["-f", "--file", "-E", "--exec"].includes(o));
+      const operands = scan.operands.map((i) => map[i]!);
+      if (sources.length === 0 && !fromFile) {
+        if (operands.length === 0) out.push(finding("high", "parse.error", "awk has no program"));
+        else {
+          sources.push({ text: args[operands[0]!] ?? null, index: operands[0]! });
+        }
+      }
+      for (const { text, index } of sources) {
+        if (text === null) out.push(finding("high", "dynamic.interpreter-code", "the awk program is only known at run time", index));
+        else if (/\bsystem\b|\|/.test(text)) out.push(finding("high", "dynamic.interpreter-code", "the awk program runs commands (system() or a pipe)", index));
+        else if (/>|@(load|include|namespace)|\bclose\b/.test(text)) out.push(finding("medium", "command.writes", "the awk program may write files (>) or load code; it is rated conservatively", index));
+      }
       if (out.length === 0) out.push(readOnly("processes text with awk"));
       return [...out, ...secretReadFindings(args)];
     },
@@ -743,6 +895,11 @@ function rsyncSpec(): CommandSpec {
   };
 }
 
+const TAR_EXEC_LONGS = ["to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"];
+const TAR_WRITE_LONGS = ["index-file", "volno-file", "listed-incremental", "backup"];
+const TAR_LIST_SHORTS = "tvfzjJZaCTXibBhPnRwlOkmop";
+const TAR_LIST_LONGS = new Set(["list", "file", "gzip", "gunzip", "ungzip", "bzip2", "xz", "lzma", "lzip", "lzop", "zstd", "compress", "uncompress", "auto-compress", "verbose", "directory", "wildcards", "no-wildcards", "anchored", "no-anchored", "exclude", "exclude-from", "files-from", "null", "numeric-owner", "full-time", "utc", "quoting-style", "show-transformed-names", "show-stored-names", "ignore-zeros", "blocking-factor", "record-size", "force-local", "occurrence", "no-recursion", "recursion", "totals", "block-number", "warning", "wildcards-match-slash", "no-wildcards-match-slash", "ignore-case", "no-ignore-case", "strip-components", "transform", "xform", "label", "to-stdout", "format", "help", "version", "usage", "check-links", "seek", "no-seek", "dereference", "absolute-names", "interactive", "confirmation", "exclude-vcs", "exclude-caches", "exclude-backups"]);
+
 function tarSpec(): CommandSpec {
   return {
     category: "writes",
@@ -755,7 +912,20 @@ function tarSpec(): CommandSpec {
       for (const s of p.shorts) mode += s;
       const long = [...p.longs.keys()];
       const out: Effect[] = [];
-      if (long.some((l) => ["to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"].includes(l)) || p.shorts.has("I")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command"));
+      // argp accepts abbreviations (`--to-c=sh`): a long option that is a prefix of a hazard is that hazard.
+      const hazard = (l: string): string | undefined => (TAR_LIST_LONGS.has(l) ? undefined : TAR_EXEC_LONGS.find((h) => l.length >= 2 && h.startsWith(l)));
+      for (const l of long) {
+        const h = hazard(l);
+        if (h) out.push(finding("high", "dynamic.interpreter-code", `tar --${h} runs an external command`));
+      }
+      if (p.shorts.has("I") || p.shorts.has("F") || /[IF]/.test(first && !first.startsWith("-") ? first : "")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command (-I compress program or -F volume script)"));
+      for (const l of long) {
+        const w = TAR_WRITE_LONGS.find((h) => l.length >= 2 && h.startsWith(l) && !TAR_LIST_LONGS.has(l));
+        if (w) out.push(finding("low", "command.writes", `tar --${w} writes a file`));
+      }
+      if (p.shorts.has("g")) out.push(finding("low", "command.writes", "tar -g writes a snapshot file"));
+      const archive = optionValue(first && !first.startsWith("-") ? args.slice(1) : args, p, "-f", "--file");
+      if (archive && archive.value !== null && /^[^/]*:/.test(archive.value) && !long.includes("force-local")) out.push(finding("medium", "command.network", `tar opens ${archive.value} on another host through rsh/ssh`), { kind: "network" });
       const offset = first && !first.startsWith("-") ? 1 : 0;
       if (mode.includes("x") || long.includes("extract") || long.includes("get")) {
         out.push(finding("medium", "command.writes", "extracts an archive"));
@@ -768,7 +938,13 @@ function tarSpec(): CommandSpec {
           if (file.index !== undefined) out.push(...writeTargetFindings(args, [file.index + offset]));
         } else out.push(readOnly("archives to stdout"));
         out.push(...secretReadFindings(args));
-      } else if (!out.length) out.push(readOnly("lists an archive"));
+      } else {
+        // Listing: every option must be one known to only read.
+        for (const l of long) if (!TAR_LIST_LONGS.has(l) && !out.length) out.push(finding("medium", "option.unknown", `tar --${l}: an option the catalogue does not know for listing`));
+        for (const sh of p.shorts) if (!TAR_LIST_SHORTS.includes(sh) && !"IFg".includes(sh)) out.push(finding("medium", "option.unknown", `tar -${sh}: an option the catalogue does not know for listing`));
+        if (mode.replace(/[-]/g, "").split("").some((ch) => !TAR_LIST_SHORTS.includes(ch) && !"IFg".includes(ch))) out.push(finding("medium", "option.unknown", `tar ${first ?? ""}: a mode the catalogue does not know for listing`));
+        if (!out.length) out.push(readOnly("lists an archive"));
+      }
       return out;
     },
   };
@@ -804,6 +980,7 @@ function echoSpec(name: "echo" | "printf"): CommandSpec {
   return {
     category: "read-only",
     classify(args) {
+      if (name === "printf" && args[0] === "-v" && subscriptInjection(args.slice(1, 2)).length) return subscriptInjection(args.slice(1, 2)).map((e) => ({ ...e, arg: 1 }));
       const out: Effect[] = [readOnly(`prints text (${name})`)];
       if (args.some((a) => a === null)) return out;
       const words = args as string[];
@@ -841,14 +1018,23 @@ function catSpec(): CommandSpec {
   };
 }
 
+const SORT_MODEL: ReadModel = {
+  flags: "bcCdfghiMmnRrsuVz",
+  withArg: "kStT",
+  longs: ["ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort", "ignore-nonprinting", "month-sort", "human-numeric-sort", "numeric-sort", "random-sort", "reverse", "version-sort", "sort=", "random-source=", "check", "check=", "key=", "merge", "stable", "buffer-size=", "field-separator=", "temporary-directory=", "parallel=", "unique", "zero-terminated", "files0-from=", "debug", "batch-size=", "help", "version"],
+  hazards: {
+    "-o": { level: "low", rule: "command.writes", message: "writes its output to a file", value: true, writes: true },
+    "--output": { level: "low", rule: "command.writes", message: "writes its output to a file", value: true, writes: true },
+    "--compress-program": { level: "high", rule: "dynamic.interpreter-code", message: "runs the named program to compress temporary files", value: true },
+  },
+};
+
 function sortSpec(): CommandSpec {
   return {
     category: "read-only",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-o", "--output", "-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--files0-from"] });
-      const o = optionValue(args, p, "-o", "--output");
-      if (o) return [finding("low", "command.writes", "sort -o writes a file"), ...(o.index !== undefined ? writeTargetFindings(args, [o.index]) : [])];
-      return [readOnly("sorts lines"), ...secretReadFindings(args)];
+      const found: Effect[] = scanOptions("sort", args, SORT_MODEL).findings;
+      return [...(found.length ? found : [readOnly("sorts lines")]), ...secretReadFindings(args)];
     },
   };
 }
@@ -874,6 +1060,48 @@ function packageManager(kind: { read: readonly string[]; install: readonly strin
   };
 }
 
+/** `-c` settings that only change how output looks; any other setting may name a program (core.fsmonitor, diff.external, pager.*, include.path ...). */
+const GIT_SAFE_CONFIG = /^(color\.[a-z0-9.-]+|core\.(quotepath|abbrev)|log\.(date|decorate|abbrevcommit|follow|showroot|mailmap)|diff\.(noprefix|mnemonicprefix|renames|relative|context|interhunkcontext|algorithm|indentheuristic|colormoved|colormovedws|statgraphwidth|dirstat|suppressblankempty)|i18n\.[a-z]+|column\.[a-z]+|advice\.[a-z]+|safe\.directory|user\.(name|email)|init\.defaultbranch|grep\.(linenumber|extendedregexp|patterntype|column|fullname)|format\.pretty|pretty\.[a-z0-9_-]+|status\.(short|branch|showstash|showuntrackedfiles|relativepaths|aheadbehind)|versionsort\.[a-z]+|tag\.sort|branch\.sort|blame\.(date|coloring|showemail|showroot|blankboundary))(=|$)/i;
+
+/**
+ * Options of git's reading subcommands that write or run something. git's
+ * parse-options accepts unambiguous abbreviations, so `--out=x` is `--output`.
+ */
+function gitReadHazards(sub: string, rest: readonly ArgValue[], offset: number): Effect[] {
+  const out: Effect[] = [];
+  const longIs = (a: string, full: string, min = 2): boolean => {
+    const name = a.slice(2).split("=")[0]!;
+    return name.length >= min && full.startsWith(name);
+  };
+  for (let k = 0; k < rest.length; k++) {
+    const a = rest[k];
+    const at = offset + k;
+    if (a === null || a === undefined) {
+      out.push(finding("medium", "option.dynamic", `git ${sub}: an argument only known at run time may be an option that writes or runs something`, at));
+      continue;
+    }
+    if (a === "--") break;
+    if (a.startsWith("--")) {
+      if (longIs(a, "output")) out.push(finding("low", "command.writes", `git ${sub} --output writes a file`, at), ...writeTarget(a.includes("=") ? a.slice(a.indexOf("=") + 1) : (rest[k + 1] ?? null), at, "git writes"));
+      if (sub === "grep" && longIs(a, "open-files-in-pager", 3)) out.push(finding("high", "dynamic.interpreter-code", "git grep --open-files-in-pager runs the named pager command", at));
+      if (longIs(a, "ext-diff", 3)) out.push(finding("medium", "dynamic.git-config", `git ${sub} --ext-diff runs the external diff program that configuration or GIT_EXTERNAL_DIFF names`, at));
+      if (sub === "ls-remote" && longIs(a, "upload-pack", 3)) out.push(finding("high", "dynamic.interpreter-code", "git ls-remote --upload-pack runs the named program", at));
+      if (sub === "fsck" && longIs(a, "lost-found", 3)) out.push(finding("low", "command.writes", "git fsck --lost-found writes objects into .git/lost-found", at));
+      if (sub === "help" && (longIs(a, "web", 1) || longIs(a, "man", 1) || longIs(a, "info", 1))) out.push(finding("medium", "dynamic.git-config", "git help opens a viewer program", at));
+      continue;
+    }
+    if (a.startsWith("-") && a.length > 1) {
+      if (sub === "grep" && a.slice(1).includes("O")) out.push(finding("high", "dynamic.interpreter-code", "git grep -O runs the named pager command on the matching files", at));
+      if (sub === "ls-remote" && a.startsWith("-u")) out.push(finding("high", "dynamic.interpreter-code", "git ls-remote -u runs the named program", at));
+      if (sub === "help" && /^-[a-zA-Z]*[wmi]/.test(a)) out.push(finding("medium", "dynamic.git-config", "git help opens a viewer program", at));
+      continue;
+    }
+    if (sub === "reflog" && k === 0 && (a === "expire" || a === "delete")) out.push(finding("high", "command.deletes", `git reflog ${a} removes reflog entries (recovery points)`, at));
+    if (sub === "reflog" && k === 0 && a !== "show" && a !== "list" && a !== "exists" && a !== "expire" && a !== "delete" && !/^[A-Za-z0-9_./@{}~^-]+$/.test(a)) out.push(finding("medium", "option.unknown", `git reflog ${a} is not a known reading subcommand`, at));
+  }
+  return out;
+}
+
 function gitSpec(): CommandSpec {
   const read = new Set(["status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "ls-remote", "describe", "shortlog", "grep", "reflog", "cat-file", "rev-list", "name-rev", "merge-base", "for-each-ref", "show-ref", "count-objects", "fsck", "whatchanged", "version", "help", "var", "check-ignore", "cherry", "range-diff", "verify-commit", "verify-tag"]);
   const network = new Set(["clone", "fetch", "pull", "submodule", "remote-update"]);
@@ -887,14 +1115,26 @@ function gitSpec(): CommandSpec {
       for (; i < args.length; i++) {
         const a = args[i];
         if (a === null || a === undefined) break;
-        if (a === "-C" || a === "--git-dir" || a === "--work-tree" || a === "--namespace" || a === "--exec-path") {
+        if (a === "-C" || a === "--work-tree" || a === "--namespace") {
           i++;
           continue;
         }
-        if (a === "-c" || a === "--config-env") {
-          const v = args[i + 1] ?? null;
-          if (v === null || /^(alias\.|core\.(sshcommand|pager|editor|fsmonitor|hookspath|gitproxy|askpass)|diff\..*\.(textconv|command)|filter\.|credential\.helper|sequence\.editor|protocol\.ext)/i.test(v)) out.push(finding("high", "dynamic.git-config", "git -c sets an option that runs a command", i + 1));
-          i++;
+        if (a === "--git-dir" || a.startsWith("--git-dir=")) {
+          out.push(finding("medium", "dynamic.git-config", "git --git-dir uses another repository, whose configuration can name programs git runs", i));
+          if (a === "--git-dir") i++;
+          continue;
+        }
+        if (a.startsWith("--exec-path=")) {
+          out.push(finding("high", "dynamic.git-config", "git --exec-path=DIR runs git's subcommands from that directory", i));
+          continue;
+        }
+        if (a === "-c" || a === "--config-env" || a.startsWith("--config-env=")) {
+          const inline = a.startsWith("--config-env=") ? a.slice("--config-env=".length) : null;
+          const index = inline === null ? i + 1 : i;
+          const v = inline ?? args[index] ?? null;
+          if (v === null || !GIT_SAFE_CONFIG.test(v)) out.push(finding("high", "dynamic.git-config", `git ${a.split("=")[0]} sets ${v === null ? "an option only known at run time" : v.split("=")[0]}; many git settings name programs git runs`, index));
+          else if (a !== "-c") out.push(finding("medium", "dynamic.git-config", "git --config-env takes a setting's value from the environment", index));
+          if (inline === null) i++;
           continue;
         }
         if (a === "--version" || a === "--help") return [readOnly("prints git's version")];
@@ -906,7 +1146,8 @@ function gitSpec(): CommandSpec {
       const rest = args.slice(i + 1);
       const at = (level: RiskLevel, rule: string, message: string): Effect[] => [...out, finding(level, rule, message, i)];
       if (read.has(sub)) {
-        if (sub === "diff" && rest.some((a) => a === "--output" || (a ?? "").startsWith("--output="))) return at("low", "command.writes", "git diff --output writes a file");
+        const hazards = gitReadHazards(sub, rest, i + 1);
+        if (hazards.length) return [...out, ...hazards];
         return [...out, readOnly(`git ${sub} only reads the repository`)];
       }
       switch (sub) {
@@ -1178,18 +1419,62 @@ function add(names: string | readonly string[], spec: CommandSpec): void {
   for (const n of typeof names === "string" ? names.split(/\s+/).filter(Boolean) : names) TABLE.set(n, spec);
 }
 
-for (const n of READ_ONLY) {
-  TABLE.set(n, {
+/**
+ * A read-only program is read-only only with options and operands its model
+ * (programs.ts) knows to only read; a program without a model knows none, so
+ * any option raises it.
+ */
+function readModelSpec(n: string): CommandSpec {
+  return {
     category: "read-only",
-    classify: (args) => [readOnly(`${n} only reads`), ...secretReadFindings(args)],
-  });
+    classify(args) {
+      const found: Effect[] = readModelFindings(n, args) ?? scanOptions(n, args, {}).findings;
+      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args)];
+    },
+  };
 }
+for (const n of READ_ONLY) TABLE.set(n, readModelSpec(n));
 add("cat", catSpec());
 add("echo", echoSpec("echo"));
 add("printf", echoSpec("printf"));
 add("sort", sortSpec());
 add("base64 base32 basenc", decoderSpec(["-d", "--decode", "-D"]));
-add("xxd", decoderSpec(["-r", "-revert"]));
+add("xxd", {
+  category: "read-only",
+  classify(args, name) {
+    const base = decoderSpec(["-r", "-revert"]).classify(args, name);
+    const extra: Effect[] = readModelFindings("xxd", args) ?? [];
+    return extra.length ? [...extra, ...base.filter((e) => e.kind !== "finding" || e.level !== "read_only")] : base;
+  },
+});
+/** dc's `!` runs the rest of the line as a shell command; a program file or stdin may hold one. */
+add("dc", {
+  category: "dynamic",
+  classify(args) {
+    const out: Effect[] = [];
+    let program = false;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] ?? null;
+      if (a === "-e" || a === "--expression" || (a ?? "").startsWith("--expression=") || /^-e./.test(a ?? "")) {
+        program = true;
+        const inline = a === "-e" || a === "--expression" ? null : (a ?? "").replace(/^--expression=|^-e/, "");
+        const index = inline === null ? ++i : i;
+        const text = inline ?? args[index] ?? null;
+        if (text === null) out.push(finding("high", "dynamic.interpreter-code", "the dc program is only known at run time; `!` in dc runs shell commands", index));
+        else if (text.includes("!")) out.push(finding("high", "dynamic.interpreter-code", "the dc program contains `!`, which runs a shell command", index));
+      } else if (a === null || a === "-f" || a === "--file" || a.startsWith("--file=") || !a.startsWith("-") || a === "-") {
+        program = true;
+        if (a === "-f" || a === "--file") i++;
+        out.push(finding("medium", "dynamic.script-file", "dc runs a program file, which is not analysed (`!` in dc runs shell commands)", i));
+      } else if (a !== "-V" && a !== "--version" && a !== "-h" && a !== "--help") {
+        out.push(finding("medium", "option.unknown", `dc ${a}: an option the catalogue does not know for dc`, i));
+      }
+    }
+    if (!program && out.length === 0 && args.length === 0) out.push({ kind: "stdin-code", shell: false });
+    if (out.length === 0) out.push(readOnly("prints dc's version"));
+    return out;
+  },
+});
 add("uudecode", decoderSpec([], true));
 add("openssl", {
   category: "read-only",
@@ -1282,7 +1567,13 @@ add("source .", sourceSpec());
 add("trap", trapSpec());
 add("alias", aliasSpec());
 add("enable", { category: "dynamic", classify: (args) => (args.includes("-f") ? [finding("high", "dynamic.script-file", "enable -f loads a shared object into the shell")] : [finding("low", "command.shell-state", "changes which builtins are enabled")]) });
-add("declare typeset export local readonly", simple("read-only", "read_only", "command.read-only", "changes shell variables only"));
+add("declare typeset export local readonly", {
+  category: "read-only",
+  classify: (args) => {
+    const injected = subscriptInjection(args);
+    return injected.length ? injected : [readOnly("changes shell variables only")];
+  },
+});
 add("umask", simple("read-only", "low", "command.shell-state", "changes the default permission mask"));
 add("script", {
   category: "dynamic",

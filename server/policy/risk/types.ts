@@ -57,4 +57,11 @@ export const CustomRiskRuleSchema = z
 
 export interface AssessOptions {
   customRules?: readonly CustomRiskRule[];
+  /**
+   * What the action feeds the command's stdin, when known. A shell reading
+   * stdin (`sh`, `bash -s`) runs it: it is parsed as shell text like `sh -c`;
+   * another interpreter reading it is rated as running code we do not parse.
+   * Absent: stdin is unknown, and a program reading its code from it is high.
+   */
+  stdin?: string;
 }
