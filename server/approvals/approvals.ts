@@ -153,6 +153,28 @@ async function decide(
   return decided;
 }
 
+export const TOKEN_REVOKED_REASON = "token revoked";
+
+/**
+ * Denies every pending approval of actions submitted with `tokenId`, inside
+ * the caller's transaction (the token revocation's), each sealed as
+ * approval/1 `denied` under `actor`, reason "token revoked". Returns the
+ * denied approval ids; the caller announces them after commit
+ * (`announceDecision`) so waiters wake and answer APPROVAL_DENIED.
+ */
+export async function denyApprovalsOfToken(tx: Database, tokenId: string, actor: `sha256:${string}`): Promise<string[]> {
+  const denied = await tx
+    .update(approvals)
+    .set({ state: "denied", decidedAt: new Date(), reason: TOKEN_REVOKED_REASON })
+    .where(and(eq(approvals.state, "pending"), sql`${approvals.actionId} in (select ${actions.id} from ${actions} where ${actions.tokenId} = ${tokenId})`))
+    .returning();
+  for (const row of denied) {
+    await tx.update(actions).set({ state: "denied", updatedAt: new Date() }).where(eq(actions.id, row.actionId));
+    await sealApproval(tx, row, "denied", actor);
+  }
+  return denied.map((row) => row.id);
+}
+
 /** Approves a pending action as `admin`. Sealed; wakes waiters everywhere. */
 export function approve(db: Database, approvalId: string, admin: ApprovingAdmin, reason?: string | null, options: DecideOptions = {}): Promise<ApprovalRow> {
   return decide(db, approvalId, admin, "approved", reason ?? null, options);

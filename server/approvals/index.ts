@@ -1,6 +1,8 @@
 // Public surface of server/approvals. See README.md.
 export {
   DEFAULT_APPROVAL_TTL_MS,
+  TOKEN_REVOKED_REASON,
+  denyApprovalsOfToken,
   approve,
   deny,
   expireApproval,
