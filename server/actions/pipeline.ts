@@ -63,6 +63,7 @@ export const DEFAULT_SETTINGS: PipelineSettings = {
   idempotencyMaxKeys: 1000,
   idempotencyMaxAgeMs: 24 * 3600_000,
   approvalPollMs: 2000,
+  maxHeldPerToken: 20,
 };
 
 function settingsOf(deps: PipelineDeps): PipelineSettings {
@@ -300,6 +301,7 @@ async function decide(
         ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })
         : null;
     const outcome = path === "auto_allow" ? "auto_allow" : grant !== null ? "grant" : "hold";
+    if (outcome === "hold" && caller.kind === "token") await assertHeldBelowCap(tx, caller.tokenId, settings.maxHeldPerToken);
     await appendEntry(tx, {
       type: "decision/1",
       time: new Date(),
@@ -332,6 +334,33 @@ async function decide(
     if (row === undefined) throw new LeaseholdError("INTERNAL", "action update returned no row", { tier: "database" });
     return row;
   });
+}
+
+/**
+ * Per-token cap on actions held for a person (issue 12: ~280 held requests
+ * from one token buried another agent's request). Runs inside the decision
+ * transaction after locking the token's row, so concurrent holds of one token
+ * are counted one after another; the refusal rolls the action back and is
+ * sealed as refusal/1 at stage `decide`.
+ */
+async function assertHeldBelowCap(tx: Database, tokenId: string, cap: number): Promise<void> {
+  // NO KEY UPDATE: serialises the holds of one token, yet stays compatible with the KEY SHARE
+  // lock the action row's foreign key already took (FOR UPDATE here would deadlock two holders).
+  await tx.select({ id: agentTokens.id }).from(agentTokens).where(eq(agentTokens.id, tokenId)).for("no key update");
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .where(and(eq(actions.tokenId, tokenId), eq(approvals.state, "pending"), sql`${approvals.deadline} > now()`));
+  const held = Number(row?.n ?? 0);
+  if (held >= cap) {
+    throw new LeaseholdError("RATE_LIMITED", `this token already has ${held} actions waiting for a person's approval (the limit is ${cap}); nothing was held or run (refused by a hub check)`, {
+      tier: "hub",
+      retryable: true,
+      hint: "wait for the held actions to be decided or to expire (approval_wait shows each), then ask again",
+      details: { held, limit: cap },
+    });
+  }
 }
 
 async function tokenOwner(db: Database, tokenId: string): Promise<string> {
