@@ -191,7 +191,7 @@ export function renderApproval(view: ApprovalView, now = new Date()): string[] {
   }
   if ("cwd" in args) lines.push(`  cwd: ${escapeForTerminal(String(args["cwd"]))}`);
   if ("env" in args) {
-    const env = Object.entries((args["env"] ?? {}) as Record<string, unknown>);
+    const env = Object.entries((args["env"] ?? {}) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     if (env.length === 0) lines.push("  env: none");
     else {
       lines.push(`  env (${env.length}; values scrubbed):`);

@@ -63,7 +63,8 @@ function envPairs(pairs: readonly string[] | undefined): Record<string, string> 
 }
 
 function scopeText(g: { env: Record<string, string>; stdinSha256: string | null; cwd: string }): string {
-  const env = Object.entries(g.env ?? {});
+  // Sorted by name: jsonb keeps its own key order.
+  const env = Object.entries(g.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return [
     env.length === 0 ? "env none" : `env ${env.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")}`,
     g.stdinSha256 === null ? "stdin none" : `stdin sha256:${g.stdinSha256}`,
