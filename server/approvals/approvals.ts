@@ -312,9 +312,19 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
   };
 }
 
-/** Approvals with their actions (pending by default), in fair order (see `pageApprovals`), at most `limit` (default 200). */
-export async function listApprovals(db: Database, options: { state?: ApprovalState | "all"; limit?: number } = {}): Promise<ApprovalListing[]> {
-  return (await pageApprovals(db, { state: options.state, limit: options.limit ?? APPROVAL_PAGE.maxLimit })).items;
+/** An approval without its prepared action: what leaves the hub for a browser (no raw env or stdin). */
+export type ApprovalSummary = Omit<ApprovalListing, "prepared" | "session_id">;
+
+/**
+ * Approvals (pending by default), in fair order (see `pageApprovals`), at
+ * most `limit` (default 200), WITHOUT the prepared action: environment values
+ * and stdin are shown to people only through the scrubbing view (`view.ts`,
+ * the CLI), so this summary — what the console's tRPC route sends to a
+ * browser — carries no raw copy of them.
+ */
+export async function listApprovals(db: Database, options: { state?: ApprovalState | "all"; limit?: number } = {}): Promise<ApprovalSummary[]> {
+  const page = await pageApprovals(db, { state: options.state, limit: options.limit ?? APPROVAL_PAGE.maxLimit });
+  return page.items.map(({ prepared: _prepared, session_id: _session, ...summary }) => summary);
 }
 
 /**

@@ -16,7 +16,7 @@ export {
   showApproval,
   waitForDecision,
 } from "./approvals";
-export type { ApprovalListing, ApprovalPage, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
+export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
 export { APPROVAL_CHANNEL, announceDecision, approvalNotifier } from "./notifier";
 export type { ApprovalNotifier } from "./notifier";
 // The terminal view (view.ts: renderApproval, escapeForTerminal, …) is imported from "./view" by the
