@@ -66,6 +66,30 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     expect(active).toHaveLength(0);
   });
 
+  it("hostile: a revocation racing the dispatch of an approved action never leaves a runnable job (either refused, or queued then cancelled)", async () => {
+    const d = db().handle.db;
+    const deps = testDeps(db().handle);
+    const host = await insertHost(d);
+    const admin = await insertAdmin(d);
+    const outcomes: string[] = [];
+    for (let round = 0; round < 6; round += 1) {
+      const caller = await insertToken(d, { createdBy: "someone-else" });
+      const held = await rejectionOf(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: `rm f${round}` }, channel: "mcp" }, { waitMs: 0 }));
+      const actionId = String(held.details?.["action_id"]);
+      await approve(d, String(held.details?.["approval_id"]), admin, "ok");
+      const [resumed] = await Promise.all([codeOf(resumeAction(deps, caller, actionId, { waitMs: 0 })), revokeToken(d, caller.tokenId, "cli")]);
+      const states = (await jobsOf(actionId)).map((j) => j.state);
+      outcomes.push(`${resumed}:${states.join(",") || "no job"}`);
+      expect(states.filter((state) => state !== "cancelled")).toEqual([]);
+      expect(await activeLeaseCount(caller.tokenId)).toBe(0);
+    }
+    console.log(`revocation racing dispatch, per round (resume code : job states) [${db().kind}]: ${outcomes.join("  ")}`);
+  });
+
+  async function activeLeaseCount(tokenId: string): Promise<number> {
+    return (await db().handle.db.select().from(leases).where(sql`${leases.ownerId} = ${tokenId} and ${leases.releasedAt} is null`)).length;
+  }
+
   it("revocation denies held approvals, cancels queued jobs and releases leases, all sealed; a running job finishes", async () => {
     const d = db().handle.db;
     const deps = testDeps(db().handle);
@@ -98,6 +122,7 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     expect(kinds).toContain("token:revoked");
     expect(kinds).toContain(`job:cancelled:${queued.action_id}`);
     expect(kinds).toContain(`approval:denied:${String(held.details?.["action_id"])}`);
-    expect(kinds.filter((k) => k === "lease:revoked").length).toBe(result.ended.leasesReleased);
+    const tokenLeases = new Set((await d.select().from(leases).where(eq(leases.ownerId, caller.tokenId))).map((l) => l.id));
+    expect(entries.filter((e) => e.type === "lease/1" && e.data.event === "revoked" && tokenLeases.has(e.data.lease_id)).length).toBe(result.ended.leasesReleased);
   });
 });
