@@ -177,7 +177,8 @@ export function renderApproval(view: ApprovalView, now = new Date()): string[] {
   const lines: string[] = [];
   // First line: the approval id first, then what and where (scripts find a host's approval by " on HOST ").
   const state = `${view.state}${view.reason === null ? "" : ` (${escapeForTerminal(view.reason)})`}`;
-  lines.push(`${view.approvalId}  ${view.operation} on ${escapeForTerminal(view.host ?? "?")}  risk ${view.risk}  ${state}  deadline ${view.deadline.toISOString()} (${until(view.deadline, now)})`);
+  const left = view.state === "pending" ? ` (${until(view.deadline, now)})` : "";
+  lines.push(`${view.approvalId}  ${view.operation} on ${escapeForTerminal(view.host ?? "?")}  risk ${view.risk}  ${state}  deadline ${view.deadline.toISOString()}${left}`);
   lines.push(`  action ${view.actionId}  (capability ${view.capability})`);
   lines.push(`  action_hash ${view.actionHash}`);
   lines.push(`  requested by ${requesterText(view)}, ${sessionLabel(view.sessionId)}, channel ${view.channel}, at ${view.requestedAt.toISOString()}`);
