@@ -42,7 +42,8 @@ import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision }
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce } from "../hosts/notify";
 import { jobTopic } from "../hosts/wake";
-import { acquireLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
+import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
+import { acquireLease, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
@@ -62,6 +63,7 @@ export const DEFAULT_SETTINGS: PipelineSettings = {
   idempotencyMaxKeys: 1000,
   idempotencyMaxAgeMs: 24 * 3600_000,
   approvalPollMs: 2000,
+  maxHeldPerToken: 20,
 };
 
 function settingsOf(deps: PipelineDeps): PipelineSettings {
@@ -299,6 +301,7 @@ async function decide(
         ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })
         : null;
     const outcome = path === "auto_allow" ? "auto_allow" : grant !== null ? "grant" : "hold";
+    if (outcome === "hold" && caller.kind === "token") await assertHeldBelowCap(tx, caller.tokenId, settings.maxHeldPerToken);
     await appendEntry(tx, {
       type: "decision/1",
       time: new Date(),
@@ -331,6 +334,33 @@ async function decide(
     if (row === undefined) throw new LeaseholdError("INTERNAL", "action update returned no row", { tier: "database" });
     return row;
   });
+}
+
+/**
+ * Per-token cap on actions held for a person (issue 12: ~280 held requests
+ * from one token buried another agent's request). Runs inside the decision
+ * transaction after locking the token's row, so concurrent holds of one token
+ * are counted one after another; the refusal rolls the action back and is
+ * sealed as refusal/1 at stage `decide`.
+ */
+async function assertHeldBelowCap(tx: Database, tokenId: string, cap: number): Promise<void> {
+  // NO KEY UPDATE: serialises the holds of one token, yet stays compatible with the KEY SHARE
+  // lock the action row's foreign key already took (FOR UPDATE here would deadlock two holders).
+  await tx.select({ id: agentTokens.id }).from(agentTokens).where(eq(agentTokens.id, tokenId)).for("no key update");
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .where(and(eq(actions.tokenId, tokenId), eq(approvals.state, "pending"), sql`${approvals.deadline} > now()`));
+  const held = Number(row?.n ?? 0);
+  if (held >= cap) {
+    throw new LeaseholdError("RATE_LIMITED", `this token already has ${held} actions waiting for a person's approval (the limit is ${cap}); nothing was held or run (refused by a hub check)`, {
+      tier: "hub",
+      retryable: true,
+      hint: "wait for the held actions to be decided or to expire (approval_wait shows each), then ask again",
+      details: { held, limit: cap },
+    });
+  }
 }
 
 async function tokenOwner(db: Database, tokenId: string): Promise<string> {
@@ -438,6 +468,10 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     throw new LeaseholdError("APPROVAL_PENDING", `${row.operation} is still being processed`, { tier: "hub", retryable: true, details: { action_id: row.id } });
   }
 
+  // The submitting token must still be valid now, not only when it asked (issue 12: an action
+  // approved after its token's revocation ran). Checked again inside the dispatch transaction.
+  await step(trace, "dispatch", () => assertSubmitterActive(db, row));
+
   // 8 lease
   const prepared = row.prepared as { mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: unknown; capability: { id: string } };
   // The mode this action needs (a holder's exclusive lease may cover it): it is what the job carries.
@@ -453,7 +487,32 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
   );
 
   // 9 dispatch
-  return step(trace, "dispatch", () => dispatch(deps, caller, row, stored, { id: lease.lease.id, mode }, replayed));
+  try {
+    return await step(trace, "dispatch", () => dispatch(deps, caller, row, stored, { id: lease.lease.id, mode }, replayed));
+  } catch (error) {
+    // Revoked between the check above and the dispatch: give back the lease taken for nothing.
+    if (lease.acquired && isLeaseholdError(error) && error.details?.["token_revoked"] === true) await releaseLease(db, lease.lease.id, leaseHolderOf(caller));
+    throw error;
+  }
+}
+
+/**
+ * Refuses (FORBIDDEN, `details.token_revoked`) an action whose submitting
+ * token is revoked or expired. `tx` given: reads the token row FOR SHARE, so
+ * a revocation (which locks the row FOR UPDATE) either commits first and is
+ * seen here, or waits until this dispatch committed and then cancels its job.
+ */
+async function assertSubmitterActive(db: Database, row: Pick<ActionRow, "id" | "tokenId">, tx?: Database): Promise<void> {
+  if (row.tokenId === null) return;
+  const query = (tx ?? db).select({ revokedAt: agentTokens.revokedAt, expiresAt: agentTokens.expiresAt }).from(agentTokens).where(eq(agentTokens.id, row.tokenId));
+  const [token] = tx === undefined ? await query : await query.for("share");
+  const ended = token === undefined || token.revokedAt !== null || (token.expiresAt !== null && token.expiresAt.getTime() <= Date.now());
+  if (ended) {
+    throw new LeaseholdError("FORBIDDEN", `${token?.revokedAt ? TOKEN_REVOKED_MESSAGE : "the agent token that submitted this action has expired; it does not run (refused by a hub check)"}`, {
+      tier: "hub",
+      details: { action_id: row.id, token_revoked: true },
+    });
+  }
 }
 
 /**
@@ -520,6 +579,7 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
   };
   const result = await db.transaction(async (txRaw) => {
     const tx = asDb(txRaw);
+    await assertSubmitterActive(db, row, tx);
     const [claimed] = await tx
       .update(actions)
       .set({ state: "dispatched", result: { ...stored, outcome: { ...outcome, replayed: false } }, updatedAt: new Date() })

@@ -86,6 +86,7 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       jobKey: loadOrCreateJobKey(runtime.config.dataDir),
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
       completion: createCompletionWaiter(handle, runtime.ledger.integrator),
+      settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken },
     });
     pipelines.set(runtime, pipeline);
   }

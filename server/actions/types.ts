@@ -74,6 +74,8 @@ export interface PipelineSettings {
   idempotencyMaxAgeMs: number;
   /** Fallback poll while waiting for a decision (default 2 s; NOTIFY normally wakes sooner). */
   approvalPollMs: number;
+  /** Held actions one agent token may have at once (default 20); the next is RATE_LIMITED, sealed. */
+  maxHeldPerToken: number;
 }
 
 /**

@@ -15,10 +15,10 @@
  * The request itself is sealed by the pipeline as decision/1 `hold` (same
  * action_id); approval/1 records the outcome.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, or, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
 import type { Database, DatabaseHandle } from "../db";
-import { actions, approvals, hosts } from "../db/schema";
+import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
@@ -103,14 +103,16 @@ export async function expireOverdueApprovals(db: Database): Promise<number> {
 
 async function decide(
   db: Database,
-  approvalId: string,
+  idOrActionId: string,
   admin: ApprovingAdmin,
   outcome: "approved" | "denied",
   reason: string | null,
   options: DecideOptions,
 ): Promise<ApprovalRow> {
-  const current = await getApproval(db, approvalId);
-  if (current === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${approvalId}`, { tier: "hub", hint: "leasehold approvals list shows pending approvals" });
+  // The approval id, or the id of the action it holds (what an agent reports).
+  const current = await findApproval(db, idOrActionId);
+  if (current === undefined) throw new LeaseholdError("NOT_FOUND", `no approval or held action ${idOrActionId}`, { tier: "hub", hint: "leasehold approvals list shows approval and action ids" });
+  const approvalId = current.id;
   if (current.state === "pending" && current.deadline.getTime() <= Date.now()) await expireApproval(db, approvalId);
 
   const decided = await db.transaction(async (tx) => {
@@ -153,12 +155,34 @@ async function decide(
   return decided;
 }
 
-/** Approves a pending action as `admin`. Sealed; wakes waiters everywhere. */
+export const TOKEN_REVOKED_REASON = "token revoked";
+
+/**
+ * Denies every pending approval of actions submitted with `tokenId`, inside
+ * the caller's transaction (the token revocation's), each sealed as
+ * approval/1 `denied` under `actor`, reason "token revoked". Returns the
+ * denied approval ids; the caller announces them after commit
+ * (`announceDecision`) so waiters wake and answer APPROVAL_DENIED.
+ */
+export async function denyApprovalsOfToken(tx: Database, tokenId: string, actor: `sha256:${string}`): Promise<string[]> {
+  const denied = await tx
+    .update(approvals)
+    .set({ state: "denied", decidedAt: new Date(), reason: TOKEN_REVOKED_REASON })
+    .where(and(eq(approvals.state, "pending"), sql`${approvals.actionId} in (select ${actions.id} from ${actions} where ${actions.tokenId} = ${tokenId})`))
+    .returning();
+  for (const row of denied) {
+    await tx.update(actions).set({ state: "denied", updatedAt: new Date() }).where(eq(actions.id, row.actionId));
+    await sealApproval(tx, row, "denied", actor);
+  }
+  return denied.map((row) => row.id);
+}
+
+/** Approves a pending action as `admin` (by approval id or action id). Sealed; wakes waiters everywhere. */
 export function approve(db: Database, approvalId: string, admin: ApprovingAdmin, reason?: string | null, options: DecideOptions = {}): Promise<ApprovalRow> {
   return decide(db, approvalId, admin, "approved", reason ?? null, options);
 }
 
-/** Denies a pending action as `admin`; a reason is required. Sealed; wakes waiters everywhere. */
+/** Denies a pending action as `admin` (by approval id or action id); a reason is required. Sealed; wakes waiters everywhere. */
 export function deny(db: Database, approvalId: string, admin: ApprovingAdmin, reason: string, options: DecideOptions = {}): Promise<ApprovalRow> {
   if (reason.trim().length === 0) return Promise.reject(new LeaseholdError("INVALID_ARGUMENT", "a denial needs a reason", { tier: "hub" }));
   return decide(db, approvalId, admin, "denied", reason, options);
@@ -169,40 +193,170 @@ export interface ApprovalListing {
   action_id: string;
   action_hash: string;
   operation: string;
+  capability: string;
   host: string | null;
   risk: string;
   reasons: unknown;
   state: string;
+  /** Why it was decided as it was (an admin's reason, or "token revoked"). */
+  reason: string | null;
   deadline: string;
   requested_at: string;
   channel: string;
+  /** Who asked: the token (id and name) or the admin. */
+  requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
+  /** The MCP session the request came from (the digest the MCP layer keeps; shown through `sessionLabel`). */
+  session_id: string | null;
+  /** The prepared action in full: `arguments` and the compiled `policy`. */
+  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown> };
 }
 
-/** Approvals with their actions (pending by default), oldest first. Overdue ones are expired first. */
-export async function listApprovals(db: Database, options: { state?: ApprovalState | "all" } = {}): Promise<ApprovalListing[]> {
+export interface ApprovalPage {
+  items: ApprovalListing[];
+  /** How many approvals are in this state (every page). */
+  total: number;
+  offset: number;
+  limit: number;
+  has_more: boolean;
+  /** Per requester, how many are in this state, most first: nobody's requests are hidden behind a count. */
+  by_requester: Array<{ requester: ApprovalListing["requester"]; count: number }>;
+}
+
+export const APPROVAL_PAGE = { defaultLimit: 50, maxLimit: 200 } as const;
+
+function requesterOf(action: { tokenId: string | null; adminId: string | null }, tokenName: string | null, adminName: string | null): ApprovalListing["requester"] {
+  if (action.tokenId !== null) return { kind: "token", id: action.tokenId, name: tokenName };
+  if (action.adminId !== null) return { kind: "admin", id: action.adminId, name: adminName };
+  return { kind: "unknown", id: null, name: null };
+}
+
+function stateFilter(state: ApprovalState | "all") {
+  return state === "all" ? undefined : eq(approvals.state, state);
+}
+
+/**
+ * One page of approvals (pending by default) with their prepared actions.
+ * Overdue ones are expired first.
+ *
+ * Fair order (issue 12: one token's ~280 held requests pushed another
+ * agent's request off the oldest-200 list until it expired): round-robin by
+ * requester (token or admin), oldest first within each — the first page
+ * holds every requester's oldest request before anyone's second. Each
+ * request's turn is `row_number() over (partition by requester order by
+ * created_at)`; the page is ordered by (turn, created_at). `by_requester`
+ * counts every requester's approvals in this state, whatever the page.
+ */
+export async function pageApprovals(db: Database, options: { state?: ApprovalState | "all"; offset?: number; limit?: number } = {}): Promise<ApprovalPage> {
   await expireOverdueApprovals(db);
   const state = options.state ?? "pending";
-  const rows = await db
-    .select({ approval: approvals, action: actions, host: hosts.name })
+  const offset = Math.max(0, Math.floor(options.offset ?? 0));
+  const limit = Math.min(APPROVAL_PAGE.maxLimit, Math.max(1, Math.floor(options.limit ?? APPROVAL_PAGE.defaultLimit)));
+  const turn = sql<number>`row_number() over (partition by ${actions.callerKey} order by ${approvals.createdAt}, ${approvals.id})`;
+  const ranked = db
+    .select({ approvalId: approvals.id, turn: turn.as("turn") })
     .from(approvals)
     .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .where(stateFilter(state))
+    .as("ranked");
+  const rows = await db
+    .select({ approval: approvals, action: actions, host: hosts.name, tokenName: agentTokens.name, adminName: adminUsers.username, turn: ranked.turn })
+    .from(ranked)
+    .innerJoin(approvals, eq(approvals.id, ranked.approvalId))
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
     .leftJoin(hosts, eq(hosts.id, actions.hostId))
-    .where(state === "all" ? undefined : eq(approvals.state, state))
-    .orderBy(asc(approvals.createdAt))
-    .limit(200);
-  return rows.map(({ approval, action, host }) => ({
+    .leftJoin(agentTokens, eq(agentTokens.id, actions.tokenId))
+    .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
+    .orderBy(asc(ranked.turn), asc(approvals.createdAt), asc(approvals.id))
+    .offset(offset)
+    .limit(limit);
+  const counts = await db
+    .select({ tokenId: actions.tokenId, adminId: actions.adminId, tokenName: agentTokens.name, adminName: adminUsers.username, count: sql<number>`count(*)::int` })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .leftJoin(agentTokens, eq(agentTokens.id, actions.tokenId))
+    .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
+    .where(stateFilter(state))
+    .groupBy(actions.tokenId, actions.adminId, agentTokens.name, adminUsers.username);
+  const byRequester = counts
+    .map((c) => ({ requester: requesterOf(c, c.tokenName, c.adminName), count: Number(c.count) }))
+    .sort((a, b) => b.count - a.count || String(a.requester.name).localeCompare(String(b.requester.name)));
+  const total = byRequester.reduce((sum, r) => sum + r.count, 0);
+  return {
+    items: rows.map(({ approval, action, host, tokenName, adminName }) => listingOf(approval, action, host, tokenName, adminName)),
+    total,
+    offset,
+    limit,
+    has_more: offset + rows.length < total,
+    by_requester: byRequester,
+  };
+}
+
+function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, host: string | null, tokenName: string | null, adminName: string | null): ApprovalListing {
+  return {
     id: approval.id,
     action_id: action.id,
     action_hash: approval.actionHash,
     operation: action.operation,
+    capability: action.capabilityId,
     host,
     risk: approval.riskLevel,
     reasons: action.riskReasons,
     state: approval.state,
+    reason: approval.reason,
     deadline: approval.deadline.toISOString(),
     requested_at: approval.createdAt.toISOString(),
     channel: action.channel,
-  }));
+    requester: requesterOf(action, tokenName, adminName),
+    session_id: action.sessionId,
+    prepared: (action.prepared ?? {}) as ApprovalListing["prepared"],
+  };
+}
+
+/** An approval without its prepared action: what leaves the hub for a browser (no raw env or stdin). */
+export type ApprovalSummary = Omit<ApprovalListing, "prepared" | "session_id">;
+
+/**
+ * Approvals (pending by default), in fair order (see `pageApprovals`), at
+ * most `limit` (default 200), WITHOUT the prepared action: environment values
+ * and stdin are shown to people only through the scrubbing view (`view.ts`,
+ * the CLI), so this summary — what the console's tRPC route sends to a
+ * browser — carries no raw copy of them.
+ */
+export async function listApprovals(db: Database, options: { state?: ApprovalState | "all"; limit?: number } = {}): Promise<ApprovalSummary[]> {
+  const page = await pageApprovals(db, { state: options.state, limit: options.limit ?? APPROVAL_PAGE.maxLimit });
+  return page.items.map(({ prepared: _prepared, session_id: _session, ...summary }) => summary);
+}
+
+/**
+ * The approval named by `id` — an approval id, or the id of the action it
+ * holds (the id an agent reports from APPROVAL_PENDING). Undefined when
+ * neither exists.
+ */
+export async function findApproval(db: Database, id: string): Promise<ApprovalRow | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  const [row] = await db
+    .select()
+    .from(approvals)
+    .where(or(eq(approvals.id, id), eq(approvals.actionId, id)))
+    .limit(1);
+  return row;
+}
+
+/** One approval (by approval id or action id) with its prepared action, for `approvals show`. Overdue → expired first. */
+export async function showApproval(db: Database, id: string): Promise<ApprovalListing> {
+  const found = await findApproval(db, id);
+  if (found === undefined) throw new LeaseholdError("NOT_FOUND", `no approval or held action ${id}`, { tier: "hub", hint: "leasehold approvals list shows approval and action ids" });
+  if (found.state === "pending" && found.deadline.getTime() <= Date.now()) await expireApproval(db, found.id);
+  const [row] = await db
+    .select({ approval: approvals, action: actions, host: hosts.name, tokenName: agentTokens.name, adminName: adminUsers.username })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .leftJoin(hosts, eq(hosts.id, actions.hostId))
+    .leftJoin(agentTokens, eq(agentTokens.id, actions.tokenId))
+    .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
+    .where(eq(approvals.id, found.id));
+  if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${id}`, { tier: "hub" });
+  return listingOf(row.approval, row.action, row.host, row.tokenName, row.adminName);
 }
 
 export interface WaitOptions {

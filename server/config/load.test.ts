@@ -27,6 +27,7 @@ describe("loadConfig", () => {
           sessionIdleS: 1800,
           sessionMaxS: 86_400,
           sessionsPerToken: 32,
+          maxHeldPerToken: 20,
         },
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000 },

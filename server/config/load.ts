@@ -27,6 +27,8 @@ export interface McpConfig {
   sessionIdleS: number;
   sessionMaxS: number;
   sessionsPerToken: number;
+  /** Actions one token may have held for a person at once (LEASEHOLD_MCP_MAX_HELD_PER_TOKEN); beyond it RATE_LIMITED. */
+  maxHeldPerToken: number;
 }
 
 export interface HubConfig {
@@ -100,6 +102,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     sessionIdleS: e.LEASEHOLD_MCP_SESSION_IDLE_S,
     sessionMaxS: e.LEASEHOLD_MCP_SESSION_MAX_S,
     sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
+    maxHeldPerToken: e.LEASEHOLD_MCP_MAX_HELD_PER_TOKEN,
   };
   const jobs: JobWindows = { heartbeatLostMs: e.LEASEHOLD_JOB_HEARTBEAT_LOST_S * 1000, claimWaitMs: e.LEASEHOLD_JOB_CLAIM_WAIT_S * 1000 };
   return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs } };

@@ -97,7 +97,8 @@ export const ENTRY_DATA = {
    * never retried); `host_unavailable` — no guest claimed it in time.
    */
   "job/1": z.strictObject({
-    event: z.enum(["unknown", "host_unavailable"]),
+    // `cancelled`: never claimed, ended by the hub (its token was revoked).
+    event: z.enum(["unknown", "host_unavailable", "cancelled"]),
     job_id: id,
     host_id: id,
     action_hash: digest,

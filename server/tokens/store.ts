@@ -52,7 +52,7 @@ function invalid(message: string, hint?: string): LeaseholdError {
   return new LeaseholdError("INVALID_ARGUMENT", message, { tier: "hub", ...(hint === undefined ? {} : { hint }) });
 }
 
-function scopeDigest(scope: TokenScope): `sha256:${string}` {
+export function scopeDigest(scope: TokenScope): `sha256:${string}` {
   return digestOfJson({ read_only: scope.readOnly, tools: scope.tools, hosts: scope.hosts });
 }
 
@@ -96,7 +96,7 @@ export async function createToken(db: Database, input: CreateTokenInput, options
 
 type TokenRow = typeof agentTokens.$inferSelect;
 
-function fromRow(row: TokenRow): AgentToken {
+export function fromRow(row: TokenRow): AgentToken {
   return {
     id: row.id,
     name: row.name,
@@ -113,30 +113,6 @@ function fromRow(row: TokenRow): AgentToken {
 export async function listTokens(db: Database): Promise<AgentToken[]> {
   const rows = await db.select().from(agentTokens).orderBy(desc(agentTokens.createdAt));
   return rows.map(fromRow);
-}
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
- * Revokes a token; the next request that presents it is refused (every
- * request looks the token up). The `token/1 revoked` entry is sealed before
- * the row changes. Revoking a revoked token changes nothing and says so.
- */
-export async function revokeToken(db: Database, id: string, revokedBy: string, now = new Date()): Promise<{ token: AgentToken; alreadyRevoked: boolean }> {
-  if (!UUID_PATTERN.test(id)) throw new LeaseholdError("NOT_FOUND", `no token ${JSON.stringify(id)}`, { hint: "leasehold token list shows token ids" });
-  const [row] = await db.select().from(agentTokens).where(eq(agentTokens.id, id));
-  if (!row) throw new LeaseholdError("NOT_FOUND", `no token ${id}`, { hint: "leasehold token list shows token ids" });
-  const token = fromRow(row);
-  if (token.revokedAt !== null) return { token, alreadyRevoked: true };
-  await appendEntry(db, {
-    type: "token/1",
-    time: now,
-    action_id: null,
-    actor: hashActor("admin", revokedBy),
-    data: { event: "revoked", token_id: id, scope_digest: scopeDigest(token), read_only: token.readOnly, expires_at: token.expiresAt?.toISOString() ?? null },
-  });
-  const [updated] = await db.update(agentTokens).set({ revokedAt: now }).where(eq(agentTokens.id, id)).returning();
-  return { token: updated ? fromRow(updated) : { ...token, revokedAt: now }, alreadyRevoked: false };
 }
 
 export type TokenCheck =

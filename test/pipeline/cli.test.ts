@@ -65,6 +65,28 @@ describeEachDatabase("CLI: admin, approvals, grant (acting as a named admin, sea
     expect(await main(["approvals", "approve", first, "--reason", "ok", "--as", name], p.ctx)).toBe(0);
     expect(await main(["approvals", "deny", second, "--reason", "no", "--as", name], p.ctx)).toBe(0);
     expect(p.out.join("\n")).toMatch(/approved by/);
+    // A grant over the whole action: its env, stdin digest and cwd are listed and validated.
+    const w = cli();
+    const digest = "5f".repeat(32);
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "medium", "--uses", "1", "--expires", "1h", "--pattern", "tar -xf a\\.tar", "--env", "LANG=C.UTF-8", "--env", "TZ=UTC", "--stdin-sha256", digest, "--cwd", "./rel//x/", "--as", name], w.ctx)).toBe(0);
+    expect(w.out[0]).toContain(`env LANG="C.UTF-8" TZ="UTC"  stdin sha256:${digest}  cwd "rel/x"`);
+    expect(await main(["grant", "list"], w.ctx)).toBe(0);
+    expect(w.out.join("\n")).toContain(`pattern "tar -xf a\\\\.tar"  env LANG="C.UTF-8" TZ="UTC"  stdin sha256:${digest}  cwd "rel/x"`);
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "low", "--uses", "1", "--expires", "1h", "--env", "NOEQUALS", "--as", name], w.ctx)).toBe(2);
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "low", "--uses", "1", "--expires", "1h", "--env", "A=1", "--env", "A=2", "--as", name], w.ctx)).toBe(2);
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "low", "--uses", "1", "--expires", "1h", "--stdin-sha256", "xyz", "--as", name], w.ctx)).toBe(1);
+    expect(await main(["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "low", "--uses", "1", "--expires", "1h", "--cwd", "../up", "--as", name], w.ctx)).toBe(1);
+    expect(w.err.join("\n")).toContain("INVALID_ARGUMENT");
+
+    // Revoking the requesting token through the CLI says what it ended.
+    const third = await held("touch three");
+    const t = cli();
+    expect(await main(["token", "revoke", caller.tokenId], t.ctx)).toBe(0);
+    expect(t.out.join("\n")).toContain("its next request is refused; 1 held approval(s) denied, 0 queued job(s) cancelled");
+    const s = cli();
+    expect(await main(["approvals", "show", third], s.ctx)).toBe(0);
+    expect(s.out[0]).toContain("denied (token revoked)");
+
     const types = (await allEntries(db().handle.db)).map((e) => (e.type === "grant/1" ? `grant:${e.data.event}` : e.type === "approval/1" ? `approval:${e.data.outcome}` : e.type === "admin/1" ? e.data.operation : ""));
     for (const expected of ["admin.create", "grant:created", "grant:revoked", "approval:approved", "approval:denied"]) expect(types).toContain(expected);
   });

@@ -3,6 +3,7 @@ import { approve, deny, listApprovals } from "../../server/approvals";
 import { submitAction, resumeAction, type ActionOutcome } from "../../server/actions";
 import { claimJob, verifyJob } from "../../server/dispatch";
 import { LeaseholdError } from "../../server/errors";
+import { createGrant, listGrants } from "../../server/policy/grants";
 import { describeEachDatabase } from "../support/databases";
 import { codeOf } from "../support/refusals";
 import { actionState, allEntries, completeJob, entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
@@ -142,9 +143,13 @@ describeEachDatabase("action pipeline", (db) => {
     const deps = testDeps(db().handle);
     const host = await insertHost(db().handle.db);
     const caller = await insertToken(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    // A grant whose pattern, env, stdin and cwd all match, with the highest ceiling a grant may have.
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 60_000), pattern: "rm -rf /" });
     const error = await pendingError(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "rm -rf /" }, channel: "mcp" }, { waitMs: 0 }));
     expect(error.code).toBe("APPROVAL_PENDING");
     expect(error.details?.["risk"]).toBe("critical");
+    expect((await listGrants(db().handle.db)).find((g) => g.id === grant.id)?.usesRemaining).toBe(5);
   });
 });
 

@@ -5,19 +5,36 @@ import { EXIT, UsageError } from "../io";
 import { parseCommandArgs, parseExpiry, requireFlag, splitSubcommand } from "../args";
 
 const USAGE = [
-  "leasehold grant create --tool T --host H --max-risk LEVEL --uses N --expires D [--pattern P] --as ADMIN",
+  "leasehold grant create --tool T --host H --max-risk LEVEL --uses N --expires D [--pattern P]",
+  "                       [--env KEY=VALUE]... [--stdin-sha256 HEX] [--cwd PATH] --as ADMIN",
   "       leasehold grant list",
   "       leasehold grant revoke ID --as ADMIN",
   "",
   "LEVEL is read_only, low, medium or high (critical is never grantable). D is a duration",
   "(30m, 2h, 7d) or an ISO time. P is a regular expression that must match the whole command",
-  "(or code, or path). --as names the acting admin; the change is sealed in the ledger.",
+  "(or code, or path). A grant covers the whole action: it matches only an action whose",
+  "environment is exactly the --env pairs listed (none if none), whose stdin is empty or has",
+  "the --stdin-sha256 digest (sha256 of its UTF-8 bytes), and whose working directory is",
+  "--cwd (workspace-relative; default the workspace root). Anything else is held for a person.",
+  "--as names the acting admin; the change is sealed in the ledger.",
 ].join("\n");
 
 type Parsed =
   | { sub: "list" }
   | { sub: "revoke"; id: string; as: string }
-  | { sub: "create"; as: string; tool: string; host: string; maxRisk: string; uses: number; expiresAt: Date; pattern: string | null };
+  | {
+      sub: "create";
+      as: string;
+      tool: string;
+      host: string;
+      maxRisk: string;
+      uses: number;
+      expiresAt: Date;
+      pattern: string | null;
+      env: Record<string, string>;
+      stdinSha256: string | null;
+      cwd: string | null;
+    };
 
 const CREATE_OPTIONS = {
   tool: { type: "string" },
@@ -26,8 +43,34 @@ const CREATE_OPTIONS = {
   uses: { type: "string" },
   expires: { type: "string" },
   pattern: { type: "string" },
+  env: { type: "string", multiple: true },
+  "stdin-sha256": { type: "string" },
+  cwd: { type: "string" },
   as: { type: "string" },
 } as const;
+
+/** `--env KEY=VALUE` (repeatable) → a map; a name given twice is refused. Names and values are validated by createGrant. */
+function envPairs(pairs: readonly string[] | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs ?? []) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new UsageError(`--env needs KEY=VALUE, got ${JSON.stringify(pair)}`);
+    const name = pair.slice(0, at);
+    if (Object.hasOwn(env, name)) throw new UsageError(`--env ${name} is given twice`);
+    Object.defineProperty(env, name, { value: pair.slice(at + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return env;
+}
+
+function scopeText(g: { env: Record<string, string>; stdinSha256: string | null; cwd: string }): string {
+  // Sorted by name: jsonb keeps its own key order.
+  const env = Object.entries(g.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [
+    env.length === 0 ? "env none" : `env ${env.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")}`,
+    g.stdinSha256 === null ? "stdin none" : `stdin sha256:${g.stdinSha256}`,
+    `cwd ${JSON.stringify(g.cwd)}`,
+  ].join("  ");
+}
 
 function parse(args: string[]): Parsed {
   const { sub, rest } = splitSubcommand(args, ["create", "list", "revoke"]);
@@ -51,6 +94,9 @@ function parse(args: string[]): Parsed {
     uses: Number(usesText),
     expiresAt: parseExpiry(requireFlag(values, "expires")),
     pattern: values.pattern ?? null,
+    env: envPairs(values.env),
+    stdinSha256: values["stdin-sha256"] ?? null,
+    cwd: values.cwd ?? null,
   };
 }
 
@@ -65,7 +111,10 @@ export const grantCommand = {
       if (parsed.sub === "list") {
         const active = await listGrants(handle.db);
         if (active.length === 0) return ["no active grants"];
-        return active.map((g) => `${g.id}  ${g.tool} on ${g.host}  ≤${g.maxRisk}  ${g.usesRemaining} uses left  until ${g.expiresAt.toISOString()}${g.argumentPattern === null ? "" : `  pattern ${JSON.stringify(g.argumentPattern)}`}`);
+        return active.map(
+          (g) =>
+            `${g.id}  ${g.tool} on ${g.host}  ≤${g.maxRisk}  ${g.usesRemaining} uses left  until ${g.expiresAt.toISOString()}  ${g.argumentPattern === null ? "any command" : `pattern ${JSON.stringify(g.argumentPattern)}`}  ${scopeText(g)}`,
+        );
       }
       const admin = await requireActiveAdmin(handle.db, parsed.as);
       if (parsed.sub === "revoke") {
@@ -73,7 +122,7 @@ export const grantCommand = {
         return [`grant ${grant.id} revoked by ${admin.username}`];
       }
       const grant = await createGrant(handle.db, admin, parsed);
-      return [`grant ${grant.id} created: ${grant.tool} on ${grant.host} up to ${grant.maxRisk}, ${grant.usesRemaining} uses, until ${grant.expiresAt.toISOString()}`];
+      return [`grant ${grant.id} created: ${grant.tool} on ${grant.host} up to ${grant.maxRisk}, ${grant.usesRemaining} uses, until ${grant.expiresAt.toISOString()}; ${scopeText(grant)}`];
     });
     for (const line of lines) ctx.out(line);
     return EXIT.ok;

@@ -8,7 +8,15 @@ import { TOKEN_CREATE_FLAGS, TOKEN_CREATE_OPTIONS, tokenCreateInput } from "./to
 /** Who the ledger records for CLI token operations (hashed): the CLI runs as the hub's own account. */
 export const CLI_ACTOR = "cli";
 
-const USAGE = [`leasehold token create ${TOKEN_CREATE_FLAGS}`, "       leasehold token list", "       leasehold token revoke ID"].join("\n");
+const USAGE = [
+  `leasehold token create ${TOKEN_CREATE_FLAGS}`,
+  "       leasehold token list",
+  "       leasehold token revoke ID",
+  "",
+  "revoke ends what the token started: its held approvals are denied (reason \"token revoked\"),",
+  "its queued jobs cancelled and its leases released, each sealed in the ledger; a job a guest",
+  "is already running finishes (bounded by its timeout) and its result is sealed.",
+].join("\n");
 
 function scopeText(token: AgentToken): string {
   const parts = [token.readOnly ? "read-only" : "read-write"];
@@ -47,7 +55,9 @@ export const tokenCommand = {
     }
     const id = parseCommandArgs(rest, {}, { min: 1, max: 1, label: "token ID (leasehold token list shows ids)" }).positionals[0] as string;
     const result = await ctx.withDatabase("leasehold token revoke", ({ handle }) => revokeToken(handle.db, id, CLI_ACTOR));
-    ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}` : `token ${id} revoked; its next request is refused`);
+    const e = result.ended;
+    const ended = `${e.approvalsDenied} held approval(s) denied, ${e.jobsCancelled} queued job(s) cancelled, ${e.leasesReleased} lease(s) released; ${e.jobsRunning} running job(s) finish`;
+    ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}; ${e.leasesReleased} lease(s) released` : `token ${id} revoked; its next request is refused; ${ended}`);
     return EXIT.ok;
   },
 };

@@ -45,6 +45,8 @@ export const actions = pgTable(
     uniqueIndex("actions_idempotency_idx").on(t.callerKey, t.idempotencyKey),
     index("actions_state_idx").on(t.state),
     index("actions_host_idx").on(t.hostId),
+    // Per-token held-action cap and revocation look actions up by token and state.
+    index("actions_token_state_idx").on(t.tokenId, t.state),
   ],
 );
 
@@ -77,6 +79,12 @@ export const grants = pgTable(
     tool: text("tool").notNull(),
     host: text("host").notNull(),
     argumentPattern: text("argument_pattern"),
+    /** The exact environment a granted action may carry (names → values); `{}` = none. */
+    env: jsonb("env").$type<Record<string, string>>().notNull().default({}),
+    /** sha256 (hex) of the exact stdin a granted action may carry; null = no stdin. */
+    stdinSha256: text("stdin_sha256"),
+    /** The exact workspace-relative working directory (normalised); "." = the workspace root. */
+    cwd: text("cwd").notNull().default("."),
     maxRisk: text("max_risk").notNull(),
     usesRemaining: integer("uses_remaining").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),

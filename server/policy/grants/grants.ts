@@ -1,10 +1,27 @@
 /**
  * Grants: narrow, pre-approved permissions (DESIGN.md "Policy").
  *
- * A grant matches tool (operation) + host name + optional argument pattern,
+ * A grant matches tool (operation) + host name + the WHOLE prepared action,
  * up to a risk ceiling, for a number of uses, until an expiry. `critical` is
  * never grantable: a grant's ceiling is at most `high`, and the decision
  * step never consults grants for critical actions.
+ *
+ * The whole action (issue 12: a grant for `tar -xf a.tar` once ran a shell
+ * through `TAR_OPTIONS=--checkpoint-action=exec=…`): every prepared argument
+ * is covered by exactly one rule of `ARGUMENT_RULES`, and an argument with no
+ * rule makes the grant not match (a person decides):
+ *  - the subject (`command`, `code` or `path`) matches the pattern in full;
+ *  - `env` equals the grant's env exactly — the same names with the same
+ *    values; a grant that lists none covers only an action with none;
+ *  - `stdin` is empty, or its sha256 (UTF-8 bytes) is the grant's digest;
+ *  - `cwd` equals the grant's cwd (both lexically normalised; default ".");
+ *  - `host` is matched by name; `idempotency_key` is not part of the action;
+ *    `timeout_s`, `egress`, `offset`, `limit` can only narrow the sandbox or
+ *    the read window below what the manifest allows, so any value is covered;
+ *  - `content` and `encoding` (fs_write) are the data written to the path
+ *    the pattern names: a write grant covers the path, not the bytes.
+ * Not covered (so never granted): `language` (run_code — a grant cannot name
+ * the interpreter yet) and any argument a runtime capability adds.
  *
  * The argument pattern is a JavaScript regular expression that must match
  * the action's *subject* in full (`^(?:pattern)$`, Unicode mode). The subject
@@ -21,8 +38,10 @@
  * however many callers race for the last use, exactly one gets a row back.
  * The use and its ledger entries commit in the caller's transaction.
  */
+import { createHash } from "node:crypto";
 import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
 import { canonicalize } from "../../canonical";
+import { normaliseWorkspacePath } from "../../capabilities";
 import type { Database } from "../../db";
 import { grants } from "../../db/schema";
 import { LeaseholdError } from "../../errors";
@@ -34,7 +53,11 @@ export type GrantRow = typeof grants.$inferSelect;
 export type GrantRiskCeiling = Exclude<RiskLevel, "critical">;
 export const GRANTABLE_LEVELS: readonly GrantRiskCeiling[] = RISK_LEVELS.filter((level): level is GrantRiskCeiling => level !== "critical");
 
-export const GRANT_LIMITS = { maxUses: 10_000, maxLifetimeMs: 90 * 24 * 3600_000, maxPatternLength: 1000 } as const;
+export const GRANT_LIMITS = { maxUses: 10_000, maxLifetimeMs: 90 * 24 * 3600_000, maxPatternLength: 1000, maxEnv: 32, maxEnvValueLength: 4096, maxCwdLength: 1024 } as const;
+
+/** POSIX-portable environment names (what a shell can export). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 
 const SUBJECT_ARGUMENTS = ["command", "code", "path"] as const;
 
@@ -64,6 +87,103 @@ export interface CreateGrantInput {
   uses: number;
   expiresAt: Date;
   pattern?: string | null;
+  /** The exact environment covered (default: none). */
+  env?: Record<string, string> | null;
+  /** sha256 hex of the exact stdin covered (default: no stdin). */
+  stdinSha256?: string | null;
+  /** The exact workspace-relative working directory covered (default "."). */
+  cwd?: string | null;
+}
+
+function invalidGrant(message: string): LeaseholdError {
+  return new LeaseholdError("INVALID_ARGUMENT", message, { tier: "hub" });
+}
+
+function validEnv(env: Record<string, string> | null | undefined): Record<string, string> {
+  const entries = Object.entries(env ?? {});
+  if (entries.length > GRANT_LIMITS.maxEnv) throw invalidGrant(`a grant lists at most ${GRANT_LIMITS.maxEnv} environment variables`);
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!ENV_NAME.test(name)) throw invalidGrant(`environment name ${JSON.stringify(name)} is not a valid name (letters, digits, _; not starting with a digit)`);
+    if (typeof value !== "string" || value.length > GRANT_LIMITS.maxEnvValueLength) throw invalidGrant(`environment value of ${name} must be a string of at most ${GRANT_LIMITS.maxEnvValueLength} characters`);
+    if (value.includes("\0")) throw invalidGrant(`environment value of ${name} contains a NUL byte`);
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function validCwd(cwd: string | null | undefined): string {
+  if (cwd === null || cwd === undefined) return ".";
+  if (cwd.length > GRANT_LIMITS.maxCwdLength) throw invalidGrant(`cwd must be at most ${GRANT_LIMITS.maxCwdLength} characters`);
+  try {
+    return normaliseWorkspacePath("cwd", cwd);
+  } catch (error) {
+    throw invalidGrant(`grant ${(error as Error).message}`);
+  }
+}
+
+function validStdinDigest(digest: string | null | undefined): string | null {
+  if (digest === null || digest === undefined) return null;
+  if (!SHA256_HEX.test(digest)) throw invalidGrant("stdin digest must be a sha256 in 64 hex digits");
+  return digest.toLowerCase();
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+type ArgumentRule = (grant: GrantRow, value: unknown) => boolean;
+const ANY: ArgumentRule = () => true;
+
+function sameEnv(listed: Record<string, string>, value: unknown): boolean {
+  const actual = value === undefined || value === null ? {} : value;
+  if (typeof actual !== "object" || Array.isArray(actual)) return false;
+  const a = Object.entries(actual as Record<string, unknown>);
+  const l = Object.entries(listed);
+  return a.length === l.length && a.every(([name, v]) => Object.hasOwn(listed, name) && listed[name] === v);
+}
+
+/**
+ * How each prepared argument is covered. An argument missing here is not
+ * covered, so no grant matches an action that carries it.
+ */
+const ARGUMENT_RULES: Readonly<Record<string, ArgumentRule>> = {
+  host: ANY, // matched by name in the query
+  idempotency_key: ANY, // a retry label, not part of what runs
+  command: ANY, // the subject: matched by the pattern
+  code: ANY,
+  path: ANY,
+  env: (grant, value) => sameEnv(grant.env ?? {}, value),
+  stdin: (grant, value) => {
+    const text = value === undefined || value === null ? "" : value;
+    if (typeof text !== "string") return false;
+    return grant.stdinSha256 === null ? text === "" : sha256Hex(text) === grant.stdinSha256;
+  },
+  cwd: (grant, value) => {
+    const text = value === undefined || value === null ? "." : value;
+    if (typeof text !== "string") return false;
+    try {
+      return normaliseWorkspacePath("cwd", text) === grant.cwd;
+    } catch {
+      return false;
+    }
+  },
+  timeout_s: ANY, // narrows the manifest's timeout only
+  egress: ANY, // narrows the manifest's egress list only
+  offset: ANY,
+  limit: ANY,
+  content: ANY, // fs_write: the bytes written to the path the pattern names
+  encoding: ANY,
+};
+
+/** Whether env, stdin, cwd and every other prepared argument are covered by `grant` (the pattern is checked apart). */
+export function grantCoversArguments(grant: GrantRow, prepared: Record<string, unknown>): boolean {
+  for (const name of ["env", "stdin", "cwd"]) if (!(ARGUMENT_RULES[name] as ArgumentRule)(grant, prepared[name])) return false;
+  for (const [name, value] of Object.entries(prepared)) {
+    const rule = Object.hasOwn(ARGUMENT_RULES, name) ? ARGUMENT_RULES[name] : undefined;
+    if (rule === undefined || !rule(grant, value)) return false;
+  }
+  return true;
 }
 
 function sealGrant(
@@ -86,9 +206,21 @@ function sealGrant(
       risk_ceiling: grant.maxRisk as GrantRiskCeiling,
       uses_remaining: grant.usesRemaining,
       expires_at: grant.expiresAt.toISOString(),
-      pattern_digest: grant.argumentPattern === null ? null : digestOf(grant.argumentPattern),
+      // The pattern and the exact env / stdin / cwd it covers, as one digest (the grant/1 shape is fixed).
+      pattern_digest: grantScopeDigest(grant),
     },
   });
+}
+
+/**
+ * What the ledger records of a grant's scope. A grant with no env, no stdin
+ * and cwd "." keeps the old digest of its pattern alone (null without one),
+ * so entries sealed before these fields existed still read the same way.
+ */
+export function grantScopeDigest(grant: Pick<GrantRow, "argumentPattern" | "env" | "stdinSha256" | "cwd">): `sha256:${string}` | null {
+  const env = grant.env ?? {};
+  if (Object.keys(env).length === 0 && grant.stdinSha256 === null && grant.cwd === ".") return grant.argumentPattern === null ? null : digestOf(grant.argumentPattern);
+  return digestOf(canonicalize({ pattern: grant.argumentPattern, env, stdin_sha256: grant.stdinSha256, cwd: grant.cwd }));
 }
 
 /** Creates a grant as `admin`, sealed as grant/1 `created` in the same transaction. */
@@ -110,10 +242,13 @@ export async function createGrant(db: Database, admin: { id: string }, input: Cr
     if (pattern.length === 0 || pattern.length > GRANT_LIMITS.maxPatternLength) throw new LeaseholdError("INVALID_ARGUMENT", "pattern must be 1–1000 characters", { tier: "hub" });
     compilePattern(pattern);
   }
+  const env = validEnv(input.env);
+  const stdinSha256 = validStdinDigest(input.stdinSha256);
+  const cwd = validCwd(input.cwd);
   return db.transaction(async (tx) => {
     const [grant] = await tx
       .insert(grants)
-      .values({ tool: input.tool, host: input.host, argumentPattern: pattern, maxRisk: input.maxRisk, usesRemaining: input.uses, expiresAt: input.expiresAt, createdBy: admin.id })
+      .values({ tool: input.tool, host: input.host, argumentPattern: pattern, env, stdinSha256, cwd, maxRisk: input.maxRisk, usesRemaining: input.uses, expiresAt: input.expiresAt, createdBy: admin.id })
       .returning();
     if (grant === undefined) throw new LeaseholdError("INTERNAL", "grant insert returned no row", { tier: "database" });
     await sealGrant(tx as unknown as Database, grant, "created", hashActor("admin", admin.id), null);
@@ -158,6 +293,7 @@ export async function matchingGrants(db: Database, input: GrantMatchInput): Prom
   const subject = grantSubject(input.prepared);
   return candidates.filter((grant) => {
     if (compareRisk(input.risk, grant.maxRisk as RiskLevel) > 0) return false;
+    if (!grantCoversArguments(grant, input.prepared)) return false;
     return grant.argumentPattern === null || compilePattern(grant.argumentPattern).test(subject);
   });
 }

@@ -1,3 +1,15 @@
 // Public surface of server/policy/grants. See ../README.md.
-export { GRANTABLE_LEVELS, GRANT_LIMITS, consumeMatchingGrant, createGrant, grantSubject, listGrants, matchingGrants, revokeGrant } from "./grants";
+export {
+  GRANTABLE_LEVELS,
+  GRANT_LIMITS,
+  consumeMatchingGrant,
+  createGrant,
+  grantCoversArguments,
+  grantScopeDigest,
+  grantSubject,
+  listGrants,
+  matchingGrants,
+  revokeGrant,
+  sha256Hex,
+} from "./grants";
 export type { CreateGrantInput, GrantMatchInput, GrantRiskCeiling, GrantRow } from "./grants";

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import type { RiskReason } from "../policy/risk";
+import { escapeForTerminal, markSpans, renderApproval, STDIN_PREVIEW_CHARS, type ApprovalView } from "./view";
+
+const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
+const GH_TOKEN = `ghp_${"a1B2".repeat(9)}`;
+
+/** Any byte a terminal would act on: C0 (but LF), DEL, C1, and the invisible/bidi code points. */
+// eslint-disable-next-line no-control-regex
+const TERMINAL_ACTIVE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
+
+function reason(level: RiskReason["level"], rule: string, text: string, needle: string): RiskReason {
+  const start = text.indexOf(needle);
+  return { level, rule, message: `${rule} here`, span: { start, end: start + needle.length, line: 1, column: start + 1 } };
+}
+
+function view(args: Record<string, unknown>, reasons: RiskReason[] = []): ApprovalView {
+  return {
+    approvalId: "11111111-1111-4111-8111-111111111111",
+    actionId: "22222222-2222-4222-8222-222222222222",
+    actionHash: `sha256:${"ab".repeat(32)}`,
+    state: "pending",
+    reason: null,
+    deadline: new Date("2026-12-01T17:05:00.000Z"),
+    requestedAt: new Date("2026-12-01T17:00:00.000Z"),
+    channel: "mcp",
+    operation: "run_command",
+    capability: "shell",
+    host: "web-1",
+    risk: "high",
+    reasons,
+    requester: { kind: "token", id: "33333333-3333-4333-8333-333333333333", name: "ci-bot" },
+    sessionId: "raw-session-id-never-printed",
+    prepared: { arguments: { host: "web-1", ...args }, policy: { timeout_s: 60, network: { mode: "none" } } },
+  };
+}
+
+describe("approval view: terminal-safe", () => {
+  it("hostile: escape sequences, OSC 52, bidi overrides, NUL and CR in caller text are shown as visible tokens, never emitted", () => {
+    const hostile = "echo ok\u001b]52;c;cm0gLXJmIH4=\u0007\u202erm -rf ~\u202c\r\u0000\u009b2J\u200b";
+    const shown = escapeForTerminal(hostile);
+    expect(shown).not.toMatch(TERMINAL_ACTIVE);
+    expect(shown).toBe("echo ok⟨ESC⟩]52;c;cm0gLXJmIH4=⟨BEL⟩⟨U+202E⟩rm -rf ~⟨U+202C⟩⟨CR⟩⟨NUL⟩⟨U+009B⟩2J⟨U+200B⟩");
+    // The notation's own brackets in caller text are escaped, so they cannot fake an escape or a span.
+    expect(escapeForTerminal("⟨ESC⟩ ⟦x⟧")).toBe("⟨U+27E8⟩ESC⟩ ⟨U+27E6⟩x⟨U+27E7⟩");
+    // Every line of a full rendering is free of active bytes too.
+    const lines = renderApproval(view({ command: hostile, cwd: "a\u001b[2Jb", env: { X: "\u001b]0;title\u0007" }, stdin: "\u001b[31mred" }));
+    for (const line of lines) expect(line).not.toMatch(TERMINAL_ACTIVE);
+  });
+
+  it("marks the risky spans of the command between ⟦ ⟧ (read-only reasons are not marked), across lines", () => {
+    const text = "ls -la\nrm -rf ./build && tar -xf a.tar";
+    const reasons = [reason("read_only", "command.read-only", text, "ls -la"), reason("high", "command.deletes", text, "rm -rf ./build"), reason("low", "command.writes", text, "tar -xf a.tar"), reason("high", "x.overlap", text, "./build")];
+    expect(markSpans(text, reasons)).toEqual(["ls -la", "⟦rm -rf ./build⟧ && ⟦tar -xf a.tar⟧"]);
+  });
+});
+
+describe("approval view: the prepared action in full", () => {
+  it("shows command, cwd, env (values scrubbed), stdin size + sha256 + scrubbed preview, timeout, requester, session label, reasons, deadline, action id and hash", () => {
+    const command = "tar -xf a.tar";
+    const stdin = `key ${AWS_KEY} then ${"x".repeat(400)}`;
+    const lines = renderApproval(
+      view({ command, cwd: "sub/dir", env: { TAR_OPTIONS: "--checkpoint-action=exec=sh", GITHUB_TOKEN: GH_TOKEN }, stdin, timeout_s: 30, idempotency_key: "k1" }, [reason("high", "env.unlisted", command, "tar")]),
+      new Date("2026-12-01T17:01:00.000Z"),
+    );
+    const text = lines.join("\n");
+    expect(lines[0]).toBe("11111111-1111-4111-8111-111111111111  run_command on web-1  risk high  pending  deadline 2026-12-01T17:05:00.000Z (in 4m 00s)");
+    expect(text).toContain("action 22222222-2222-4222-8222-222222222222  (capability shell)");
+    expect(text).toContain(`action_hash sha256:${"ab".repeat(32)}`);
+    expect(text).toMatch(/requested by agent token "ci-bot" \(33333333-3333-4333-8333-333333333333\), session [0-9a-f]{8}, channel mcp/);
+    expect(text).not.toContain("raw-session-id-never-printed");
+    expect(text).toContain("│ ⟦tar⟧ -xf a.tar");
+    expect(text).toContain("cwd: sub/dir");
+    expect(text).toContain("TAR_OPTIONS=--checkpoint-action=exec=sh");
+    expect(text).not.toContain(GH_TOKEN);
+    expect(text).toContain("GITHUB_TOKEN=[REDACTED:github_token]");
+    expect(text).toContain(`stdin: ${Buffer.byteLength(stdin)} bytes, sha256 `);
+    expect(text).not.toContain(AWS_KEY);
+    expect(text).toContain("preview (1 redacted): \"key [REDACTED:aws_access_key] then");
+    const preview = lines.find((l) => l.includes("preview")) ?? "";
+    expect(preview.length).toBeLessThan(STDIN_PREVIEW_CHARS + 60);
+    expect(text).toContain("timeout: 60 s (asked 30 s)");
+    expect(text).toContain('idempotency_key: "k1"');
+    expect(text).toContain("[high] env.unlisted at 1:1 ⟦tar⟧ — env.unlisted here");
+  });
+
+  it("a secret straddling the preview cut is redacted whole, not half shown", () => {
+    const stdin = `${"y".repeat(STDIN_PREVIEW_CHARS - 8)} ${AWS_KEY}`;
+    const text = renderApproval(view({ command: "cat", stdin })).join("\n");
+    expect(text).not.toContain(AWS_KEY.slice(0, 7));
+  });
+});
