@@ -235,7 +235,7 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   // the host exclusively and a grant would allow this call, it gets HOST_BUSY (retryable) and the use
   // stays unspent, so retries against a busy host cannot drain a grant. (A held call is still held:
   // the host may be free by the time a person decides.)
-  if (decisionPath(verdict.level) === "grant_or_hold" && leaseModeFor(resolution.operation.mutating, verdict.level) === "exclusive") {
+  if (decisionPath(verdict.level, verdict.reasons) === "grant_or_hold" && leaseModeFor(resolution.operation.mutating, verdict.level) === "exclusive") {
     await step(trace, "lease", async () => {
       const busy = await exclusiveConflict(db, host.id, leaseHolderOf(caller));
       if (busy === null) return;
@@ -295,7 +295,7 @@ async function decide(
       .returning();
     if (inserted === undefined) return "duplicate";
 
-    const path = decisionPath(verdict.level);
+    const path = decisionPath(verdict.level, verdict.reasons);
     const grant =
       path === "grant_or_hold"
         ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })

@@ -16,6 +16,15 @@ const DECISIONS: Readonly<Record<RiskLevel, DecisionPath>> = {
   critical: "hold",
 };
 
-export function decisionPath(level: RiskLevel): DecisionPath {
-  return DECISIONS[level];
+/**
+ * Verdicts whose text was not (wholly) analysed: the parse failed, or the
+ * assessor stopped at its depth or time budget. Their level is a floor, not a
+ * finding — 5,000 padding commands then `rm -rf /` rates high, not critical —
+ * so no grant may stand in for a person on them.
+ */
+const UNANALYSED_RULES: ReadonlySet<string> = new Set(["parse.error", "parse.too-deep", "analysis.budget"]);
+
+export function decisionPath(level: RiskLevel, reasons: ReadonlyArray<{ rule: string }> = []): DecisionPath {
+  const path = DECISIONS[level];
+  return path === "grant_or_hold" && reasons.some((r) => UNANALYSED_RULES.has(r.rule)) ? "hold" : path;
 }

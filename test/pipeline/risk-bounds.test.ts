@@ -1,8 +1,9 @@
 import { expect, it } from "vitest";
 import { submitAction } from "../../server/actions";
 import { LeaseholdError } from "../../server/errors";
+import { createGrant } from "../../server/policy/grants";
 import { describeEachDatabase } from "../support/databases";
-import { entriesOf, insertHost, insertToken, testDeps } from "./support";
+import { entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
 
 /**
  * Issue 12 through the pipeline: an assessment that runs out of budget is a
@@ -52,5 +53,22 @@ describeEachDatabase("risk assessment bounds and environment in the pipeline", (
     const error = await held(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "git status", env }, channel: "mcp" }, { waitMs: 0 }));
     expect(error.code).toBe("APPROVAL_PENDING");
     expect(error.details?.["risk"]).toBe("high");
+  });
+
+  it("hostile: padding past the assessor's budget, then rm -rf /, is held for a person even with a grant that would cover any high command", async () => {
+    const deps = testDeps(db().handle);
+    const host = await insertHost(db().handle.db);
+    const caller = await insertToken(db().handle.db);
+    const admin = await insertAdmin(db().handle.db);
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 3600_000) });
+    const command = `${Array(8001).fill("true").join(" && ")} && rm -rf /`;
+    const error = await held(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 }));
+    expect(error.code).toBe("APPROVAL_PENDING");
+    const entries = await entriesOf(db().handle.db, String(error.details?.["action_id"]));
+    expect(entries.map((e) => e.type)).not.toContain("grant/1");
+    // The same grant still covers an analysed high-risk command.
+    const granted = await submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "rm -rf build" }, channel: "mcp" }, { waitMs: 0 });
+    expect(granted.decision).toBe("grant");
+    expect(granted.grant_id).toBe(grant.id);
   });
 });
