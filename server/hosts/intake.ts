@@ -3,7 +3,9 @@
  * evidence envelope and the result. The hub believes nothing before the
  * envelope's signature verifies with the host key recorded at enrolment; it
  * then checks the envelope names this job's action, hash and host, that the
- * chunks it holds are exactly what the envelope's artifact digests cover,
+ * chunks it holds are exactly what the envelope's artifact digests cover
+ * (every stored stream has an artifact with its sha256 and byte count; output
+ * with no artifact — an envelope with none — is refused),
  * stores the envelope, seals `evidence/1` and completes the action — in one
  * transaction, conditional on the job still being claimed, so a retried
  * delivery (guest retry, hub restart) is stored once.
@@ -85,9 +87,19 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
   if (envelope.action_id !== job.actionId || envelope.action_hash !== document.action_hash || envelope.host_id !== host.id) {
     invalid("evidence names another action, action_hash or host");
   }
-  // The chunks held must be exactly the bytes the envelope's digests cover.
+  // The chunks held must be exactly the bytes the envelope's digests cover: every stored
+  // stream needs an artifact (a guest must not hand the hub output its evidence does not
+  // vouch for, e.g. chunks and then an envelope with no artifacts), and every artifact's
+  // bytes must be held.
   const output = await readJobOutput(db, jobId);
-  for (const artifact of envelope.artifacts.filter((a) => STREAMS.has(a.name))) {
+  const streamArtifacts = envelope.artifacts.filter((a) => STREAMS.has(a.name));
+  if (new Set(streamArtifacts.map((a) => a.name)).size !== streamArtifacts.length) invalid("the envelope names a stream twice");
+  for (const [name, bytes] of Object.entries(output)) {
+    if (bytes.length > 0 && !streamArtifacts.some((a) => a.name === name)) {
+      invalid(`stored ${name} is not covered by the evidence (${bytes.length} bytes held, no ${name} artifact in the envelope)`);
+    }
+  }
+  for (const artifact of streamArtifacts) {
     const bytes = output[artifact.name] ?? Buffer.alloc(0);
     if (bytes.length !== artifact.bytes || createHash("sha256").update(bytes).digest("hex") !== artifact.sha256) {
       throw new LeaseholdError("INVALID_ARGUMENT", `job result refused by the hub: stored ${artifact.name} does not match the envelope digest (missing chunks?)`, {
