@@ -1,24 +1,29 @@
 /**
  * Job delivery to guests and the hub's watch over claimed jobs.
  *
- * - `nextJob`: a guest's long-poll. Claims (FOR UPDATE SKIP LOCKED, via
- *   dispatch/claimJob) the oldest queued job for the host, waiting up to
- *   `waitMs` for one to be queued.
+ * - `nextJob`: a guest's long-poll. Claims (via dispatch/claimJob: fair
+ *   across callers, at most `perCallerSlots` running jobs per caller on the
+ *   host) the next queued job for the host, waiting up to `waitMs` for one.
  * - `heartbeat`: the guest renews its claim while the job runs.
  * - `sweepJobs`: run periodically by every hub process (each update is
  *   conditional, so replicas may race harmlessly):
  *     claimed, no heartbeat for `heartbeatLostMs` (default 10 s) → job
  *       `lost`, action `unknown`, sealed as job/1 `unknown`. Never re-queued:
  *       the guest may have run it, and running twice is worse than not knowing.
- *     queued and unclaimed for `claimWaitMs` (default 10 s) → job
+ *     queued and unclaimed for `claimWaitMs` (default 10 s) while its host
+ *       is offline (no signed request from its guest for `claimWaitMs` +
+ *       the longest long-poll), or queued past its deadline → job
  *       `cancelled`, action `failed` with HOST_UNAVAILABLE, sealed as job/1
- *       `host_unavailable`.
+ *       `host_unavailable`. A job whose host is online but busy (every slot
+ *       taken, or its caller at its fair share) waits in the queue: a busy
+ *       guest is heard from by its heartbeats every 2 s, an idle one by its
+ *       long-polls.
  *   Both windows are hub settings (LEASEHOLD_JOB_HEARTBEAT_LOST_S,
  *   LEASEHOLD_JOB_CLAIM_WAIT_S).
  *   The action's lease is left to lapse at its own expiry.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { claimJob, type ClaimedJob } from "../dispatch/jobs";
+import { claimJob, DEFAULT_FAIR_SHARE, type ClaimedJob, type FairShare } from "../dispatch/jobs";
 import { executeRows, type Database } from "../db";
 import { actions, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
@@ -33,10 +38,10 @@ export const CLAIM_WAIT_MS = 10_000;
 export const MAX_LONG_POLL_MS = 25_000;
 const POLL_FALLBACK_MS = 500;
 
-export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
+export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal, fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
   const until = Date.now() + Math.min(Math.max(0, waitMs), MAX_LONG_POLL_MS);
   for (;;) {
-    const job = await claimJob(db, hostId, `host:${hostId}`);
+    const job = await claimJob(db, hostId, `host:${hostId}`, fair);
     if (job !== null) return job;
     const left = until - Date.now();
     if (left <= 0 || signal?.aborted) return null;
@@ -75,7 +80,13 @@ export interface SweepWindows {
 const DEFAULT_WINDOWS: SweepWindows = { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
 
 const staleClaim = (w: SweepWindows) => sql`state = 'claimed' and heartbeat_at < now() - ${w.heartbeatLostMs} * interval '1 millisecond'`;
-const unclaimed = (w: SweepWindows) => sql`state = 'queued' and created_at < now() - ${w.claimWaitMs} * interval '1 millisecond'`;
+// A host is offline when its guest has sent no signed request (long-poll, heartbeat, health)
+// for the claim window plus the longest long-poll: an idle guest re-polls within that.
+const hostOffline = (w: SweepWindows) =>
+  sql`not exists (select 1 from hosts h where h.id = jobs.host_id and h.removed_at is null
+        and h.last_seen_at >= now() - ${w.claimWaitMs + MAX_LONG_POLL_MS} * interval '1 millisecond')`;
+const unclaimed = (w: SweepWindows) =>
+  sql`state = 'queued' and ((created_at < now() - ${w.claimWaitMs} * interval '1 millisecond' and ${hostOffline(w)}) or deadline <= now())`;
 
 function endError(event: "unknown" | "host_unavailable", actionId: string, w: SweepWindows): LeaseholdError {
   return event === "unknown"
@@ -85,7 +96,7 @@ function endError(event: "unknown" | "host_unavailable", actionId: string, w: Sw
         hint: "check the host; repeat the action yourself if it is safe to run again",
         details: { action_id: actionId, action_state: "unknown" },
       })
-    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${w.claimWaitMs / 1000} s; the host is offline or busy; nothing ran`, {
+    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${w.claimWaitMs / 1000} s while the host was offline (or it waited for a free slot past its deadline); nothing ran`, {
         tier: "hub",
         retryable: true,
         hint: "hosts_list shows whether the host is online",

@@ -85,7 +85,7 @@ export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Res
     const { host } = await authenticated(runtime, request);
     const wait = Number(new URL(request.url).searchParams.get("wait") ?? "0");
     await listenForHostWakeups(runtime.database.handle);
-    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal);
+    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal, { perCallerSlots: runtime.config.jobs.slotsPerToken });
     if (job === null) return new Response(null, { status: 204 });
     return Response.json({ job: { id: job.id, document: job.document, signature: job.signature } });
   });
