@@ -51,7 +51,7 @@ export const leaseAcquireTool: HubTool = {
   name: "lease_acquire",
   title: "Acquire a host lease",
   description:
-    "Takes a lease on a host for this session: `exclusive` (default; only this session may run changing actions there) or `observe` (shared). Reuses this session's lease when it has one. Another session's exclusive lease → HOST_BUSY naming the holder (retryable). Leases lapse when idle (5 min) or at ttl_s, and end with the session.",
+    "Takes a lease on a host for this session: `exclusive` (default; only this session may run changing actions there) or `observe` (shared). Reuses this session's lease when it has one. Another session's exclusive lease → HOST_BUSY with when it ends and an opaque holder id (retryable). Leases lapse when idle (5 min) or at ttl_s, and end with the session.",
   inputSchema: {
     type: "object",
     additionalProperties: false,
