@@ -104,7 +104,7 @@ export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: str
 export function serveOutput(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
   return handle(async () => {
     const { host, body } = await authenticated(runtime, request);
-    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body));
+    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body, { tokenBytes: runtime.config.output.quotaTokenBytes, hostBytes: runtime.config.output.quotaHostBytes }));
   });
 }
 

@@ -13,7 +13,9 @@ import { actions, evidence, hosts, jobOutputChunks, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { describeEachDatabase } from "../../test/support/databases";
 import { uniqueName } from "../../test/pipeline/support";
-import { readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
+import { ledgerEntries } from "../db/schema";
+import { decodeEntry } from "../ledger/entry";
+import { pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 
 const HASH = `sha256:${"ab".repeat(32)}`;
 
@@ -24,14 +26,23 @@ const readback: LaunchReadback = {
   limitations: [],
 } as unknown as LaunchReadback;
 
-async function setup(db: Database) {
-  const keys = generateHostKeyPair();
+interface Setup {
+  host: { id: string; name: string; publicKeyPem: string };
+  keys: ReturnType<typeof generateHostKeyPair>;
+  jobId: string;
+  actionId: string;
+  common: { action_id: string; action_hash: string; host_id: string; producer: { capability: string; version: string } };
+}
+
+async function setup(db: Database, options: { callerKey?: string; on?: Setup } = {}): Promise<Setup> {
+  const keys = options.on?.keys ?? generateHostKeyPair();
   const publicKeyPem = keys.publicKey.export({ type: "spki", format: "pem" }).toString();
-  const [host] = await db.insert(hosts).values({ name: uniqueName("host"), publicKey: publicKeyPem }).returning();
+  const host: { id: string; name: string } | undefined =
+    options.on !== undefined ? { id: options.on.host.id, name: options.on.host.name } : (await db.insert(hosts).values({ name: uniqueName("host"), publicKey: publicKeyPem }).returning())[0];
   if (host === undefined) throw new Error("no host");
   const actionId = randomUUID();
   const jobId = randomUUID();
-  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: "token:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: HASH, prepared: {}, riskLevel: "read_only", state: "dispatched" });
+  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: options.callerKey ?? `token:${randomUUID()}`, operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: HASH, prepared: {}, riskLevel: "read_only", state: "dispatched" });
   await db.insert(jobs).values({ id: jobId, actionId, hostId: host.id, payload: { action_hash: HASH, action_id: actionId }, signature: "x", state: "claimed", deadline: new Date(Date.now() + 60_000), claimedBy: `host:${host.id}`, claimedAt: new Date(), heartbeatAt: new Date() });
   const common = { action_id: actionId, action_hash: HASH, host_id: host.id, producer: { capability: "shell", version: "1.0.0" } };
   return { host: { id: host.id, name: host.name, publicKeyPem }, keys, jobId, actionId, common };
@@ -87,5 +98,87 @@ describeEachDatabase("result intake: output must be covered by the evidence", (d
     expect(await receiveJobResult(d, ran.host, ran.jobId, { kind: "ran", evidence: signEvidence(launched, ran.keys.privateKey), streams: {}, structured: null, error: null })).toEqual({ stored: true, duplicate: false });
     expect((await readJobOutput(d, ran.jobId))["stdout"]?.toString()).toBe("hello\n");
     expect(await d.select().from(jobOutputChunks).where(eq(jobOutputChunks.jobId, refused.jobId))).toEqual([]);
+  });
+});
+
+const KiB = 1024;
+const chunk = (fill: string, seq: number, stream = "stdout") => ({ stream, seq, data: Buffer.alloc(200 * KiB, fill).toString("base64") });
+
+/** Runs a job to completion with `chunks` of 200 KiB on stdout, through the real intake. */
+async function finishedJob(d: Database, s: Setup, fills: string[], quotas?: { tokenBytes: number; hostBytes: number }): Promise<void> {
+  for (const [i, fill] of fills.entries()) await receiveOutputChunk(d, s.host, s.jobId, chunk(fill, i), quotas);
+  const out = Buffer.concat(fills.map((f) => Buffer.alloc(200 * KiB, f)));
+  const envelope = buildLaunchEvidence({ ...s.common, launch: readback, bpf: { tier: "C", attached: false }, artifacts: [{ name: "stdout", content: out, truncated: false }], redactions: { count: 0, kinds: [] } });
+  await receiveJobResult(d, s.host, s.jobId, { kind: "ran", evidence: signEvidence(envelope, s.keys.privateKey), streams: {}, structured: null, error: null });
+}
+
+async function sealedArtifacts(d: Database, actionId: string): Promise<unknown> {
+  const rows = await d.select({ body: ledgerEntries.body }).from(ledgerEntries);
+  const entry = rows.flatMap((r) => {
+    const decoded = decodeEntry(r.body);
+    return decoded.ok ? [decoded.entry] : [];
+  }).find((e) => e.type === "evidence/1" && e.action_id === actionId);
+  return entry?.type === "evidence/1" ? entry.data.artifacts : undefined;
+}
+
+const jobResult = async (d: Database, jobId: string) => (await d.select().from(jobs).where(eq(jobs.id, jobId)))[0]?.result as Record<string, unknown> | null;
+
+describeEachDatabase("stored output quotas and retention", (db) => {
+  it("beyond the token's quota the oldest finished job's output is pruned (its evidence and sealed digest stay); the new output is stored", async () => {
+    const d = db().handle.db;
+    const quotas = { tokenBytes: 600 * KiB, hostBytes: 100 * 1024 * KiB };
+    const callerKey = `token:${randomUUID()}`;
+    const old = await setup(d, { callerKey });
+    await finishedJob(d, old, ["a", "b"], quotas);
+    const digestBefore = await sealedArtifacts(d, old.actionId);
+    const next = await setup(d, { callerKey });
+    expect(await receiveOutputChunk(d, next.host, next.jobId, chunk("c", 0), quotas)).toEqual({ stored: true });
+    expect(await receiveOutputChunk(d, next.host, next.jobId, chunk("d", 1), quotas)).toEqual({ stored: true });
+    expect(await readJobOutput(d, old.jobId)).toEqual({});
+    expect((await jobResult(d, old.jobId))?.["output_pruned_by"]).toBe("quota_token");
+    expect((await readJobOutput(d, next.jobId))["stdout"]?.length).toBe(400 * KiB);
+    // Evidence stays: the envelope with the pruned output's sha256 and size, and the sealed entry.
+    const [kept] = await d.select().from(evidence).where(eq(evidence.jobId, old.jobId));
+    expect((kept?.envelope as { artifacts: { name: string; bytes: number }[] }).artifacts).toEqual([expect.objectContaining({ name: "stdout", bytes: 400 * KiB })]);
+    expect(await sealedArtifacts(d, old.actionId)).toEqual(digestBefore);
+    expect(digestBefore).toEqual([expect.objectContaining({ name: "stdout", bytes: 400 * KiB })]);
+  });
+
+  it("a running job whose own output passes the quota is refused RATE_LIMITED naming the setting, and nothing more is stored", async () => {
+    const d = db().handle.db;
+    const quotas = { tokenBytes: 300 * KiB, hostBytes: 100 * 1024 * KiB };
+    const s = await setup(d);
+    expect(await receiveOutputChunk(d, s.host, s.jobId, chunk("a", 0), quotas)).toEqual({ stored: true });
+    const error = await refusal(receiveOutputChunk(d, s.host, s.jobId, chunk("b", 1), quotas));
+    expect(error.code).toBe("RATE_LIMITED");
+    expect(error.message).toContain("LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES");
+    expect((await readJobOutput(d, s.jobId))["stdout"]?.length).toBe(200 * KiB);
+  });
+
+  it("the host's quota spans tokens: another token's oldest finished output on that host is pruned", async () => {
+    const d = db().handle.db;
+    const quotas = { tokenBytes: 100 * 1024 * KiB, hostBytes: 600 * KiB };
+    const first = await setup(d);
+    await finishedJob(d, first, ["a", "b"], quotas);
+    const second = await setup(d, { on: first });
+    expect(await receiveOutputChunk(d, second.host, second.jobId, chunk("c", 0), quotas)).toEqual({ stored: true });
+    expect(await receiveOutputChunk(d, second.host, second.jobId, chunk("d", 1), quotas)).toEqual({ stored: true });
+    expect(await readJobOutput(d, first.jobId)).toEqual({});
+    expect((await jobResult(d, first.jobId))?.["output_pruned_by"]).toBe("quota_host");
+  });
+
+  it("retention prunes output of jobs finished longer ago than the setting; recent output and all evidence stay", async () => {
+    const d = db().handle.db;
+    const old = await setup(d);
+    await finishedJob(d, old, ["a"]);
+    const recent = await setup(d);
+    await finishedJob(d, recent, ["b"]);
+    await d.update(jobs).set({ completedAt: new Date(Date.now() - 2 * 3_600_000) }).where(eq(jobs.id, old.jobId));
+    expect(await pruneExpiredOutput(d, 3_600_000)).toBeGreaterThanOrEqual(1);
+    expect(await readJobOutput(d, old.jobId)).toEqual({});
+    expect((await jobResult(d, old.jobId))?.["output_pruned_by"]).toBe("retention");
+    expect((await readJobOutput(d, recent.jobId))["stdout"]?.length).toBe(200 * KiB);
+    expect(await d.select().from(evidence).where(eq(evidence.jobId, old.jobId))).toHaveLength(1);
+    expect(await sealedArtifacts(d, old.actionId)).toEqual([expect.objectContaining({ name: "stdout", bytes: 200 * KiB })]);
   });
 });
