@@ -12,14 +12,19 @@
  *
  * Supported subset (every node has exactly one `type`):
  * - `string`:  `maxLength` (required unless `enum`), `minLength`, `pattern`
- *              (anchored `^…$`, no top-level `|`), `enum` (non-empty unique strings)
+ *              (anchored `^…$`, no top-level `|`), `enum` (non-empty unique strings),
+ *              `maxBytes` (Leasehold's own: UTF-8 bytes, for limits a later
+ *              stage counts in bytes, such as the kernel's per-argument limit)
  * - `integer`: `minimum` and `maximum`, both required, safe integers
  * - `boolean`
  * - `array`:   `items` (one subset schema) and `maxItems` (required), `minItems`
  * - `object`:  either a record — `properties`, `required`,
  *              `additionalProperties: false` — or a map — `additionalProperties`
  *              set to a subset schema together with `propertyNames: {pattern,
- *              maxLength?}` and `maxProperties` (required), no `properties`
+ *              maxLength?}` and `maxProperties` (required), no `properties`;
+ *              `maxTotalBytes` (Leasehold's own: the UTF-8 bytes of every
+ *              entry as `KEY=VALUE` plus a NUL, i.e. what an environment
+ *              block costs the sandbox launcher's config pipe)
  * - `description` (≤ 1024 characters) on any node
  * The root is a record object with `additionalProperties: false`. No `number`
  * (the prepared action is hashed as JCS and floats buy nothing here), no
@@ -53,6 +58,8 @@ export interface StringSchemaNode extends NodeBase {
   maxLength?: number;
   pattern?: string;
   enum?: string[];
+  /** UTF-8 bytes (Leasehold keyword; z.fromJSONSchema ignores it, `validateArguments` checks it). */
+  maxBytes?: number;
 }
 export interface IntegerSchemaNode extends NodeBase {
   type: "integer";
@@ -79,6 +86,8 @@ export interface MapSchemaNode extends NodeBase {
   additionalProperties: InputSchemaNode;
   propertyNames: { pattern: string; maxLength?: number };
   maxProperties: number;
+  /** Σ bytes of `KEY=VALUE\0` over the entries (Leasehold keyword, checked by `validateArguments`). */
+  maxTotalBytes?: number;
 }
 /** What an operation's `input_schema` is once it has passed the gate. */
 export type OperationInputSchema = RecordSchemaNode;
@@ -102,7 +111,7 @@ export const INPUT_SCHEMA_LIMITS = {
 const PROPERTY_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
-  string: new Set(["type", "description", "minLength", "maxLength", "pattern", "enum"]),
+  string: new Set(["type", "description", "minLength", "maxLength", "pattern", "enum", "maxBytes"]),
   integer: new Set(["type", "description", "minimum", "maximum"]),
   boolean: new Set(["type", "description"]),
   array: new Set(["type", "description", "items", "minItems", "maxItems"]),
@@ -114,6 +123,7 @@ const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
     "additionalProperties",
     "propertyNames",
     "maxProperties",
+    "maxTotalBytes",
   ]),
 };
 
@@ -251,6 +261,8 @@ function checkStringNode(node: Record<string, unknown>, path: (string | number)[
   if (typeof minLength === "number" && typeof maxLength === "number" && minLength > maxLength) {
     issue('"minLength" exceeds "maxLength"', [...path, "minLength"]);
   }
+  const maxBytes = node["maxBytes"];
+  if (maxBytes !== undefined && !isBoundedInt(maxBytes, 1, 4 * limit)) issue(`"maxBytes" must be an integer 1..${4 * limit}`, [...path, "maxBytes"]);
   if (pattern !== undefined) {
     const problem = typeof pattern === "string" ? patternProblem(pattern) : '"pattern" must be a string';
     if (problem !== undefined) issue(problem, [...path, "pattern"]);
@@ -295,6 +307,7 @@ function checkObjectNode(
   if (additionalProperties === false) {
     if (propertyNames !== undefined) issue('"propertyNames" is only allowed on map objects', [...path, "propertyNames"]);
     if (maxProperties !== undefined) issue('"maxProperties" is only allowed on map objects', [...path, "maxProperties"]);
+    if (node["maxTotalBytes"] !== undefined) issue('"maxTotalBytes" is only allowed on map objects', [...path, "maxTotalBytes"]);
     const names: string[] = [];
     if (properties !== undefined) {
       if (!isPlainObject(properties)) {
@@ -326,6 +339,8 @@ function checkObjectNode(
     if (!isBoundedInt(maxProperties, 1, INPUT_SCHEMA_LIMITS.maxMapProperties)) {
       issue(`a map object needs "maxProperties" 1..${INPUT_SCHEMA_LIMITS.maxMapProperties}`, [...path, "maxProperties"]);
     }
+    const total = node["maxTotalBytes"];
+    if (total !== undefined && !isBoundedInt(total, 1, 64 * 1024 * 1024)) issue('"maxTotalBytes" must be an integer 1..67108864', [...path, "maxTotalBytes"]);
     checkPropertyNames(propertyNames, [...path, "propertyNames"], issue);
     checkNode(additionalProperties, [...path, "additionalProperties"], depth + 1, state);
     return;
@@ -442,6 +457,37 @@ function nonJsonProblem(value: unknown, path: (string | number)[], depth: number
 }
 
 /**
+ * The byte limits zod cannot see (`maxBytes`, `maxTotalBytes`), on arguments
+ * that already passed the schema. They exist because later stages count
+ * bytes, not characters: the kernel refuses an argv string over 131,072
+ * bytes (MAX_ARG_STRLEN) and the sandbox launcher's config pipe holds at most
+ * 1 MiB (LH_MAX_CONFIG / pipe-max-size) — a request past either must be
+ * refused here, naming the limit, not fail on the host as UNENFORCEABLE.
+ */
+function byteLimitProblems(node: InputSchemaNode, value: unknown, path: string[], issues: ArgumentIssue[]): void {
+  if (node.type === "string" && typeof value === "string" && node.maxBytes !== undefined) {
+    const bytes = Buffer.byteLength(value, "utf8");
+    if (bytes > node.maxBytes) issues.push({ path: toJsonPointer(path), message: `is ${bytes} bytes as UTF-8; the limit is ${node.maxBytes} bytes (maxBytes)` });
+    return;
+  }
+  if (node.type !== "object" || !isPlainObject(value)) return;
+  if (node.additionalProperties === false) {
+    for (const [name, child] of Object.entries(node.properties ?? {})) {
+      if (value[name] !== undefined) byteLimitProblems(child, value[name], [...path, name], issues);
+    }
+    return;
+  }
+  let total = 0;
+  for (const [key, entry] of Object.entries(value)) {
+    total += Buffer.byteLength(key, "utf8") + 2 + (typeof entry === "string" ? Buffer.byteLength(entry, "utf8") : 0);
+    byteLimitProblems(node.additionalProperties, entry, [...path, key], issues);
+  }
+  if (node.maxTotalBytes !== undefined && total > node.maxTotalBytes) {
+    issues.push({ path: toJsonPointer(path), message: `is ${total} bytes in all (KEY=VALUE and a NUL per entry); the limit is ${node.maxTotalBytes} bytes (maxTotalBytes)` });
+  }
+}
+
+/**
  * Validates `args` against the operation's input schema. Unknown fields are
  * refused (every object in the subset is closed). Never throws for bad input;
  * the issues name JSON Pointers and never echo argument values.
@@ -451,7 +497,12 @@ export function validateArguments(operation: ValidatableOperation, args: unknown
   const notJson = nonJsonProblem(args, [], 0);
   if (notJson !== undefined) return { ok: false, issues: [notJson] };
   const result = validator.safeParse(args);
-  if (result.success) return { ok: true, value: result.data as Record<string, unknown> };
+  if (result.success) {
+    const byteIssues: ArgumentIssue[] = [];
+    byteLimitProblems(operation.input_schema as InputSchemaNode, result.data, [], byteIssues);
+    if (byteIssues.length > 0) return { ok: false, issues: byteIssues };
+    return { ok: true, value: result.data as Record<string, unknown> };
+  }
   const issues: ArgumentIssue[] = [];
   for (const issue of result.error.issues) {
     if (issue.code === "unrecognized_keys") {

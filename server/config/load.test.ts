@@ -30,17 +30,33 @@ describe("loadConfig", () => {
           maxHeldPerToken: 20,
         },
         localGuest: true,
-        jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000 },
+        jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
+        output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
       },
     });
   });
 
   it("guest job windows: whole seconds, a heartbeat window of at least 6 s (three missed heartbeats), refused by name", () => {
     const ok = loadConfig({ LEASEHOLD_JOB_HEARTBEAT_LOST_S: "60", LEASEHOLD_JOB_CLAIM_WAIT_S: "30" }, cwd);
-    expect(ok.ok && ok.config.jobs).toEqual({ heartbeatLostMs: 60_000, claimWaitMs: 30_000 });
+    expect(ok.ok && ok.config.jobs).toEqual({ heartbeatLostMs: 60_000, claimWaitMs: 30_000, slotsPerToken: 3 });
     expect(loadConfig({ LEASEHOLD_JOB_HEARTBEAT_LOST_S: "5" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_HEARTBEAT_LOST_S" });
     expect(loadConfig({ LEASEHOLD_JOB_CLAIM_WAIT_S: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_CLAIM_WAIT_S" });
     expect(loadConfig({ LEASEHOLD_JOB_CLAIM_WAIT_S: "1.5" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_CLAIM_WAIT_S" });
+  });
+
+  it("fair share and output quotas/retention: accepted, defaulted, refused by name", () => {
+    const defaults = loadConfig({}, cwd);
+    expect(defaults.ok && defaults.config.output).toEqual({ quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 });
+    const set = loadConfig(
+      { LEASEHOLD_JOB_SLOTS_PER_TOKEN: "2", LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: "2097152", LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: "4194304", LEASEHOLD_OUTPUT_RETENTION_S: "3600" },
+      cwd,
+    );
+    expect(set.ok && set.config.jobs.slotsPerToken).toBe(2);
+    expect(set.ok && set.config.output).toEqual({ quotaTokenBytes: 2_097_152, quotaHostBytes: 4_194_304, retentionMs: 3_600_000 });
+    expect(loadConfig({ LEASEHOLD_JOB_SLOTS_PER_TOKEN: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_JOB_SLOTS_PER_TOKEN" });
+    expect(loadConfig({ LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: "1000" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES" });
+    expect(loadConfig({ LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: "1e9" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES" });
+    expect(loadConfig({ LEASEHOLD_OUTPUT_RETENTION_S: "10" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_RETENTION_S" });
   });
 
   it("LEASEHOLD_LOCAL_GUEST is 0 or 1, refused by name otherwise", () => {

@@ -40,15 +40,28 @@ export interface HubConfig {
   mcp: McpConfig;
   /** Start a guest agent for this machine (host "local") with the hub (LEASEHOLD_LOCAL_GUEST, default on). */
   localGuest: boolean;
-  /** Guest job windows (LEASEHOLD_JOB_HEARTBEAT_LOST_S, LEASEHOLD_JOB_CLAIM_WAIT_S). */
+  /** Guest job windows (LEASEHOLD_JOB_HEARTBEAT_LOST_S, LEASEHOLD_JOB_CLAIM_WAIT_S) and fair share (LEASEHOLD_JOB_SLOTS_PER_TOKEN). */
   jobs: JobWindows;
+  /** Stored output bounds (LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES, LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES, LEASEHOLD_OUTPUT_RETENTION_S). */
+  output: OutputLimits;
+}
+
+export interface OutputLimits {
+  /** Bytes of stored job output per token (or admin); the oldest finished jobs' output is pruned beyond it. */
+  quotaTokenBytes: number;
+  /** Bytes of stored job output per host; the same pruning. */
+  quotaHostBytes: number;
+  /** Output of jobs finished longer ago than this is pruned (digests stay in the ledger). */
+  retentionMs: number;
 }
 
 export interface JobWindows {
   /** A claimed job silent this long has an unknown outcome. */
   heartbeatLostMs: number;
-  /** A queued job unclaimed this long fails with HOST_UNAVAILABLE. */
+  /** A queued job unclaimed this long while its host is offline fails with HOST_UNAVAILABLE. */
   claimWaitMs: number;
+  /** Running jobs one caller may hold on one host (fair share of the guest's slots). */
+  slotsPerToken: number;
 }
 
 export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; variable: string; message: string };
@@ -104,8 +117,13 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
     maxHeldPerToken: e.LEASEHOLD_MCP_MAX_HELD_PER_TOKEN,
   };
-  const jobs: JobWindows = { heartbeatLostMs: e.LEASEHOLD_JOB_HEARTBEAT_LOST_S * 1000, claimWaitMs: e.LEASEHOLD_JOB_CLAIM_WAIT_S * 1000 };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs } };
+  const jobs: JobWindows = { heartbeatLostMs: e.LEASEHOLD_JOB_HEARTBEAT_LOST_S * 1000, claimWaitMs: e.LEASEHOLD_JOB_CLAIM_WAIT_S * 1000, slotsPerToken: e.LEASEHOLD_JOB_SLOTS_PER_TOKEN };
+  const output: OutputLimits = {
+    quotaTokenBytes: e.LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES,
+    quotaHostBytes: e.LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES,
+    retentionMs: e.LEASEHOLD_OUTPUT_RETENTION_S * 1000,
+  };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output } };
 }
 
 /** A URL safe to print: the password is never shown. */

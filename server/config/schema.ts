@@ -26,6 +26,10 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_LOCAL_GUEST",
   "LEASEHOLD_JOB_HEARTBEAT_LOST_S",
   "LEASEHOLD_JOB_CLAIM_WAIT_S",
+  "LEASEHOLD_JOB_SLOTS_PER_TOKEN",
+  "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES",
+  "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES",
+  "LEASEHOLD_OUTPUT_RETENTION_S",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -121,6 +125,15 @@ export const environmentSchema = z.object({
   // for its host's guest before HOST_UNAVAILABLE. Longer suits hosts on flaky networks.
   LEASEHOLD_JOB_HEARTBEAT_LOST_S: wholeNumber(6, 3600).default(10),
   LEASEHOLD_JOB_CLAIM_WAIT_S: wholeNumber(1, 3600).default(10),
+  // Fair shares (server/dispatch claimJob): running jobs one token (or admin) may hold on one
+  // host; keep it below the guest's slot count (4 by default) so another caller always gets one.
+  LEASEHOLD_JOB_SLOTS_PER_TOKEN: wholeNumber(1, 1024).default(3),
+  // Stored job output (server/hosts/intake.ts): bytes of output chunks kept per token and per
+  // host; beyond them the oldest finished jobs' output is pruned (its digest stays sealed in the
+  // ledger and its envelope in evidence). Output older than the retention is pruned too.
+  LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(256 * 1024 * 1024),
+  LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(1024 * 1024 * 1024),
+  LEASEHOLD_OUTPUT_RETENTION_S: wholeNumber(60, 10 * 365 * 86_400).default(7 * 86_400),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -82,25 +82,59 @@ export interface ClaimedJob {
   deadline: Date;
 }
 
+/** Fair shares of a host's job slots (DESIGN.md "Data and scale"; server/dispatch/README.md). */
+export interface FairShare {
+  /**
+   * Running (claimed) jobs one caller — a token, or an admin — may hold on
+   * one host. Below the guest's slot count (default 3 of the guest's 4), so
+   * one caller never holds every slot and another's job is claimed at once.
+   * LEASEHOLD_JOB_SLOTS_PER_TOKEN.
+   */
+  perCallerSlots: number;
+}
+
+export const DEFAULT_FAIR_SHARE: FairShare = { perCallerSlots: 3 };
+
 /**
- * Claims the oldest queued job for `hostId`, or returns null. The row is
- * locked with SKIP LOCKED inside one UPDATE, so concurrent claimers never get
- * the same job and never queue behind each other. Jobs past their deadline
- * are not handed out.
+ * Claims the next queued job for `hostId`, or returns null. Fair across
+ * callers: among the queued jobs whose caller (`actions.caller_key`) holds
+ * fewer than `perCallerSlots` running jobs on this host, it takes the job of
+ * the caller with the fewest running there, oldest first. A caller at its cap
+ * waits (its jobs stay queued) while others' jobs are claimed.
+ *
+ * One transaction holds a per-host advisory lock, so two claimers of one host
+ * cannot both count the same caller below its cap; the row itself is taken
+ * with SKIP LOCKED. Jobs past their deadline are not handed out.
  */
-export async function claimJob(db: Database, hostId: string, claimer = "guest"): Promise<ClaimedJob | null> {
-  const rows = await executeRows<{ id: string; action_id: string; host_id: string; payload: unknown; signature: string; deadline: Date | string }>(
-    db,
-    sql`update jobs set state = 'claimed', claimed_at = now(), heartbeat_at = now(), claimed_by = ${claimer}
-        where id = (
-          select id from jobs
-          where host_id = ${hostId} and state = 'queued' and deadline > now()
-          order by created_at, id
-          for update skip locked
-          limit 1
-        )
-        returning id, action_id, host_id, payload, signature, deadline`,
-  );
+export async function claimJob(db: Database, hostId: string, claimer = "guest", fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
+  const cap = Math.max(1, Math.floor(fair.perCallerSlots));
+  const rows = await db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`leasehold-claim:${hostId}`}))`);
+    return executeRows<{ id: string; action_id: string; host_id: string; payload: unknown; signature: string; deadline: Date | string }>(
+      tx,
+      sql`with running as (
+            select a.caller_key, count(*)::int as n
+            from jobs c join actions a on a.id = c.action_id
+            where c.host_id = ${hostId} and c.state = 'claimed'
+            group by a.caller_key
+          ),
+          candidate as (
+            select j.id
+            from jobs j
+            join actions a on a.id = j.action_id
+            left join running r on r.caller_key = a.caller_key
+            where j.host_id = ${hostId} and j.state = 'queued' and j.deadline > now()
+              and coalesce(r.n, 0) < ${cap}
+            order by coalesce(r.n, 0), j.created_at, j.id
+            limit 1
+            for update of j skip locked
+          )
+          update jobs set state = 'claimed', claimed_at = now(), heartbeat_at = now(), claimed_by = ${claimer}
+          where id = (select id from candidate)
+          returning id, action_id, host_id, payload, signature, deadline`,
+    );
+  });
   const row = rows[0];
   if (row === undefined) return null;
   const payload = typeof row.payload === "string" ? (JSON.parse(row.payload) as JobDocument) : (row.payload as JobDocument);

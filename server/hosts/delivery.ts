@@ -1,26 +1,32 @@
 /**
  * Job delivery to guests and the hub's watch over claimed jobs.
  *
- * - `nextJob`: a guest's long-poll. Claims (FOR UPDATE SKIP LOCKED, via
- *   dispatch/claimJob) the oldest queued job for the host, waiting up to
- *   `waitMs` for one to be queued.
+ * - `nextJob`: a guest's long-poll. Claims (via dispatch/claimJob: fair
+ *   across callers, at most `perCallerSlots` running jobs per caller on the
+ *   host) the next queued job for the host, waiting up to `waitMs` for one.
  * - `heartbeat`: the guest renews its claim while the job runs.
  * - `sweepJobs`: run periodically by every hub process (each update is
  *   conditional, so replicas may race harmlessly):
  *     claimed, no heartbeat for `heartbeatLostMs` (default 10 s) → job
  *       `lost`, action `unknown`, sealed as job/1 `unknown`. Never re-queued:
  *       the guest may have run it, and running twice is worse than not knowing.
- *     queued and unclaimed for `claimWaitMs` (default 10 s) → job
+ *     queued and unclaimed for `claimWaitMs` (default 10 s) while its host
+ *       is offline (its guest not heard for `claimWaitMs`, at least 6 s: a
+ *       waiting long-poll refreshes the host's last_seen_at every 2 s), or
+ *       queued past its deadline → job
  *       `cancelled`, action `failed` with HOST_UNAVAILABLE, sealed as job/1
- *       `host_unavailable`.
+ *       `host_unavailable`. A job whose host is online but busy (every slot
+ *       taken, or its caller at its fair share) waits in the queue: a busy
+ *       guest is heard from by its heartbeats every 2 s, an idle one by its
+ *       long-polls.
  *   Both windows are hub settings (LEASEHOLD_JOB_HEARTBEAT_LOST_S,
  *   LEASEHOLD_JOB_CLAIM_WAIT_S).
  *   The action's lease is left to lapse at its own expiry.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { claimJob, type ClaimedJob } from "../dispatch/jobs";
+import { claimJob, DEFAULT_FAIR_SHARE, type ClaimedJob, type FairShare } from "../dispatch/jobs";
 import { executeRows, type Database } from "../db";
-import { actions, jobs } from "../db/schema";
+import { actions, hosts, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
@@ -33,15 +39,30 @@ export const CLAIM_WAIT_MS = 10_000;
 export const MAX_LONG_POLL_MS = 25_000;
 const POLL_FALLBACK_MS = 500;
 
-export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
+export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal, fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
   const until = Date.now() + Math.min(Math.max(0, waitMs), MAX_LONG_POLL_MS);
   for (;;) {
-    const job = await claimJob(db, hostId, `host:${hostId}`);
+    await touchWaitingHost(db, hostId);
+    const job = await claimJob(db, hostId, `host:${hostId}`, fair);
     if (job !== null) return job;
     const left = until - Date.now();
     if (left <= 0 || signal?.aborted) return null;
     await sleepUntilWoken(jobTopic(hostId), Math.min(left, POLL_FALLBACK_MS), signal);
   }
+}
+
+// A guest waiting in a long-poll is online: its host's last_seen_at is refreshed while it
+// waits (at most once per interval per host and process), so the sweep can tell an offline
+// host from an idle or busy one within OFFLINE_AFTER_MS. Busy guests are heard by heartbeats.
+const WAITING_TOUCH_MS = HEARTBEAT_INTERVAL_MS;
+const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
+const touchedAt = new Map<string, number>();
+
+async function touchWaitingHost(db: Database, hostId: string): Promise<void> {
+  const now = Date.now();
+  if (now - (touchedAt.get(hostId) ?? 0) < WAITING_TOUCH_MS) return;
+  touchedAt.set(hostId, now);
+  await db.update(hosts).set({ lastSeenAt: sql`now()` }).where(eq(hosts.id, hostId));
 }
 
 /**
@@ -75,7 +96,13 @@ export interface SweepWindows {
 const DEFAULT_WINDOWS: SweepWindows = { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
 
 const staleClaim = (w: SweepWindows) => sql`state = 'claimed' and heartbeat_at < now() - ${w.heartbeatLostMs} * interval '1 millisecond'`;
-const unclaimed = (w: SweepWindows) => sql`state = 'queued' and created_at < now() - ${w.claimWaitMs} * interval '1 millisecond'`;
+// A host is offline when its guest has not been heard (signed request, a long-poll still
+// waiting, heartbeat, health) for the claim window, and never less than three heartbeats.
+const hostOffline = (w: SweepWindows) =>
+  sql`not exists (select 1 from hosts h where h.id = jobs.host_id and h.removed_at is null
+        and h.last_seen_at >= now() - ${Math.max(w.claimWaitMs, OFFLINE_AFTER_MS)} * interval '1 millisecond')`;
+const unclaimed = (w: SweepWindows) =>
+  sql`state = 'queued' and ((created_at < now() - ${w.claimWaitMs} * interval '1 millisecond' and ${hostOffline(w)}) or deadline <= now())`;
 
 function endError(event: "unknown" | "host_unavailable", actionId: string, w: SweepWindows): LeaseholdError {
   return event === "unknown"
@@ -85,7 +112,7 @@ function endError(event: "unknown" | "host_unavailable", actionId: string, w: Sw
         hint: "check the host; repeat the action yourself if it is safe to run again",
         details: { action_id: actionId, action_state: "unknown" },
       })
-    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${w.claimWaitMs / 1000} s; the host is offline or busy; nothing ran`, {
+    : new LeaseholdError("HOST_UNAVAILABLE", `no guest agent claimed the job within ${w.claimWaitMs / 1000} s while the host was offline (or it waited for a free slot past its deadline); nothing ran`, {
         tier: "hub",
         retryable: true,
         hint: "hosts_list shows whether the host is online",

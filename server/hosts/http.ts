@@ -85,7 +85,7 @@ export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Res
     const { host } = await authenticated(runtime, request);
     const wait = Number(new URL(request.url).searchParams.get("wait") ?? "0");
     await listenForHostWakeups(runtime.database.handle);
-    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal);
+    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal, { perCallerSlots: runtime.config.jobs.slotsPerToken });
     if (job === null) return new Response(null, { status: 204 });
     return Response.json({ job: { id: job.id, document: job.document, signature: job.signature } });
   });
@@ -104,7 +104,7 @@ export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: str
 export function serveOutput(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
   return handle(async () => {
     const { host, body } = await authenticated(runtime, request);
-    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body));
+    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body, { tokenBytes: runtime.config.output.quotaTokenBytes, hostBytes: runtime.config.output.quotaHostBytes }));
   });
 }
 

@@ -7,8 +7,8 @@ export { DEFAULT_ENROL_CODE_TTL_MS, ENROL_CODE_PREFIX, createEnrolCode, enrolHos
 export type { EnrolRequest, EnrolResult } from "./enrolment";
 export { listHostSummaries, storeHealthReport } from "./health";
 export type { HostSummary, StoredHostHealth } from "./health";
-export { readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
-export type { StoredCompletion } from "./intake";
+export { DEFAULT_OUTPUT_QUOTAS, pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
+export type { OutputQuotas, StoredCompletion } from "./intake";
 export { serveEnrol, serveHealthReport, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";
 export { startHostServices } from "./service";
 export type { HostServices } from "./service";

@@ -3,15 +3,17 @@
  * evidence envelope and the result. The hub believes nothing before the
  * envelope's signature verifies with the host key recorded at enrolment; it
  * then checks the envelope names this job's action, hash and host, that the
- * chunks it holds are exactly what the envelope's artifact digests cover,
+ * chunks it holds are exactly what the envelope's artifact digests cover
+ * (every stored stream has an artifact with its sha256 and byte count; output
+ * with no artifact — an envelope with none — is refused),
  * stores the envelope, seals `evidence/1` and completes the action — in one
  * transaction, conditional on the job still being claimed, so a retried
  * delivery (guest retry, hub restart) is stored once.
  */
 import { createHash, createPublicKey } from "node:crypto";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { verifyEvidence, type EvidenceEnvelope } from "../../agent-guest/evidence/envelope";
-import type { Database } from "../db";
+import { executeRows, type Database } from "../db";
 import { actions, evidence, jobOutputChunks, jobs } from "../db/schema";
 import { isErrorCode, LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
@@ -30,7 +32,71 @@ async function jobOf(db: Database, host: AuthenticatedHost, jobId: string) {
   return job;
 }
 
-export async function receiveOutputChunk(db: Database, host: AuthenticatedHost, jobId: string, body: unknown): Promise<{ stored: boolean }> {
+/**
+ * Bounds on stored job output (LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES,
+ * LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES). Bytes are the chunks' decoded size.
+ */
+export interface OutputQuotas {
+  /** Per caller (`actions.caller_key`: a token, or an admin), across hosts. */
+  tokenBytes: number;
+  /** Per host, across callers. */
+  hostBytes: number;
+}
+
+export const DEFAULT_OUTPUT_QUOTAS: OutputQuotas = { tokenBytes: 256 * 1024 * 1024, hostBytes: 1024 * 1024 * 1024 };
+
+// Decoded bytes of stored base64 chunks (padding makes it at most 2 bytes high per chunk).
+const storedBytes = sql`coalesce(sum(octet_length(c.data) / 4 * 3), 0)::bigint`;
+
+/** Deletes a finished job's stored chunks and records why on the job; its evidence and ledger digests stay. */
+async function pruneJobOutput(tx: Database, jobId: string, reason: "quota_token" | "quota_host" | "retention"): Promise<void> {
+  await tx.delete(jobOutputChunks).where(eq(jobOutputChunks.jobId, jobId));
+  await tx.execute(
+    sql`update jobs set result = coalesce(result, '{}'::jsonb) || jsonb_build_object('output_pruned_at', now()::text, 'output_pruned_by', ${reason}::text) where id = ${jobId}`,
+  );
+}
+
+/**
+ * Makes room for `need` more bytes within one quota scope by pruning the
+ * output of the scope's oldest finished jobs (never a job still running).
+ * RATE_LIMITED when even that is not enough: the running jobs' own output
+ * already fills the quota.
+ */
+async function makeRoom(tx: Database, scope: { kind: "token"; callerKey: string } | { kind: "host"; hostId: string }, need: number, quota: number, jobId: string): Promise<void> {
+  const within = scope.kind === "token" ? sql`a.caller_key = ${scope.callerKey}` : sql`j.host_id = ${scope.hostId}`;
+  const [usage] = await executeRows<{ n: string | number }>(
+    tx,
+    sql`select ${storedBytes} as n from job_output_chunks c join jobs j on j.id = c.job_id join actions a on a.id = j.action_id where ${within}`,
+  );
+  let used = Number(usage?.n ?? 0);
+  if (used + need <= quota) return;
+  const oldest = await executeRows<{ id: string; n: string | number }>(
+    tx,
+    sql`select j.id, ${storedBytes} as n from job_output_chunks c join jobs j on j.id = c.job_id join actions a on a.id = j.action_id
+        where ${within} and j.state not in ('queued', 'claimed') and j.id <> ${jobId}
+        group by j.id, j.completed_at order by j.completed_at nulls first, j.id limit 1000`,
+  );
+  for (const job of oldest) {
+    await pruneJobOutput(tx, job.id, scope.kind === "token" ? "quota_token" : "quota_host");
+    used -= Number(job.n);
+    if (used + need <= quota) return;
+  }
+  const setting = scope.kind === "token" ? "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES" : "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES";
+  throw new LeaseholdError("RATE_LIMITED", `stored output quota reached: ${used + need} bytes would pass ${setting}=${quota} for this ${scope.kind} (running jobs' output alone fills it)`, {
+    tier: "hub",
+    retryable: false,
+    details: { quota: setting, quota_bytes: quota },
+  });
+}
+
+/**
+ * Stores one scrubbed chunk, within the output quotas: beyond the caller's or
+ * the host's quota the oldest finished jobs' output is pruned first (their
+ * envelopes and the ledger's digests stay); a chunk the running jobs' own
+ * output leaves no room for is refused (RATE_LIMITED). One transaction under
+ * per-host and per-caller advisory locks, so concurrent chunks count once.
+ */
+export async function receiveOutputChunk(db: Database, host: AuthenticatedHost, jobId: string, body: unknown, quotas: OutputQuotas = DEFAULT_OUTPUT_QUOTAS): Promise<{ stored: boolean }> {
   const { stream, seq, data } = (body ?? {}) as { stream?: unknown; seq?: unknown; data?: unknown };
   if (typeof stream !== "string" || !STREAMS.has(stream) || typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0 || seq > 100_000 || typeof data !== "string") {
     throw new LeaseholdError("INVALID_ARGUMENT", "output chunk must be {stream: stdout|stderr, seq, data (base64)}", { tier: "hub" });
@@ -39,8 +105,40 @@ export async function receiveOutputChunk(db: Database, host: AuthenticatedHost, 
   if (bytes.toString("base64") !== data || bytes.length > OUTPUT_CHUNK_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "chunk data must be canonical base64 of at most 256 KiB", { tier: "hub" });
   const job = await jobOf(db, host, jobId);
   if (job.state !== "claimed") return { stored: false };
-  const rows = await db.insert(jobOutputChunks).values({ jobId, stream, seq, data }).onConflictDoNothing().returning({ seq: jobOutputChunks.seq });
-  return { stored: rows.length > 0 };
+  return db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [owner] = await tx.select({ callerKey: actions.callerKey }).from(actions).where(eq(actions.id, job.actionId));
+    const callerKey = owner?.callerKey ?? "unknown";
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`leasehold-output-host:${host.id}`}))`);
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`leasehold-output-caller:${callerKey}`}))`);
+    const [held] = await tx
+      .select({ seq: jobOutputChunks.seq })
+      .from(jobOutputChunks)
+      .where(and(eq(jobOutputChunks.jobId, jobId), eq(jobOutputChunks.stream, stream), eq(jobOutputChunks.seq, seq)));
+    if (held !== undefined) return { stored: false };
+    await makeRoom(tx, { kind: "host", hostId: host.id }, bytes.length, quotas.hostBytes, jobId);
+    await makeRoom(tx, { kind: "token", callerKey }, bytes.length, quotas.tokenBytes, jobId);
+    const rows = await tx.insert(jobOutputChunks).values({ jobId, stream, seq, data }).onConflictDoNothing().returning({ seq: jobOutputChunks.seq });
+    return { stored: rows.length > 0 };
+  });
+}
+
+/**
+ * Prunes the stored output of jobs that finished longer ago than `retentionMs`
+ * (LEASEHOLD_OUTPUT_RETENTION_S). Their evidence envelopes (with the output's
+ * sha256 and size) and the sealed evidence/1 entries stay. Returns how many
+ * jobs' output it pruned (at most `limit` per pass).
+ */
+export async function pruneExpiredOutput(db: Database, retentionMs: number, limit = 500): Promise<number> {
+  const expired = await executeRows<{ id: string }>(
+    db,
+    sql`select distinct c.job_id as id from job_output_chunks c join jobs j on j.id = c.job_id
+        where j.state not in ('queued', 'claimed') and j.completed_at < now() - ${retentionMs} * interval '1 millisecond' limit ${limit}`,
+  );
+  for (const job of expired) {
+    await db.transaction(async (tx) => pruneJobOutput(tx as unknown as Database, job.id, "retention"));
+  }
+  return expired.length;
 }
 
 /** The job's output as stored: concatenated chunks per stream. */
@@ -85,9 +183,19 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
   if (envelope.action_id !== job.actionId || envelope.action_hash !== document.action_hash || envelope.host_id !== host.id) {
     invalid("evidence names another action, action_hash or host");
   }
-  // The chunks held must be exactly the bytes the envelope's digests cover.
+  // The chunks held must be exactly the bytes the envelope's digests cover: every stored
+  // stream needs an artifact (a guest must not hand the hub output its evidence does not
+  // vouch for, e.g. chunks and then an envelope with no artifacts), and every artifact's
+  // bytes must be held.
   const output = await readJobOutput(db, jobId);
-  for (const artifact of envelope.artifacts.filter((a) => STREAMS.has(a.name))) {
+  const streamArtifacts = envelope.artifacts.filter((a) => STREAMS.has(a.name));
+  if (new Set(streamArtifacts.map((a) => a.name)).size !== streamArtifacts.length) invalid("the envelope names a stream twice");
+  for (const [name, bytes] of Object.entries(output)) {
+    if (bytes.length > 0 && !streamArtifacts.some((a) => a.name === name)) {
+      invalid(`stored ${name} is not covered by the evidence (${bytes.length} bytes held, no ${name} artifact in the envelope)`);
+    }
+  }
+  for (const artifact of streamArtifacts) {
     const bytes = output[artifact.name] ?? Buffer.alloc(0);
     if (bytes.length !== artifact.bytes || createHash("sha256").update(bytes).digest("hex") !== artifact.sha256) {
       throw new LeaseholdError("INVALID_ARGUMENT", `job result refused by the hub: stored ${artifact.name} does not match the envelope digest (missing chunks?)`, {

@@ -56,6 +56,7 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
   // Lost heartbeats → unknown, unclaimed jobs → HOST_UNAVAILABLE (server/hosts).
   const hostServices = startHostServices(database.handle.db, {
     windows: config.jobs,
+    retentionMs: config.output.retentionMs,
     onError: (error) => console.error(`leasehold: job sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
   const runtime: HubRuntime = {

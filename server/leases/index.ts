@@ -5,9 +5,11 @@ export {
   acquireLease,
   exclusiveConflict,
   lapseIdleLeases,
+  listActiveLeases,
   listLeases,
+  opaqueHolderId,
   releaseLease,
   releaseSessionLeases,
   revokeLease,
 } from "./leases";
-export type { AcquireLeaseInput, LeaseHolder, LeaseMode, LeaseRow, LeaseTimings } from "./leases";
+export type { AcquireLeaseInput, LeaseHolder, LeaseListing, LeaseMode, LeaseRow, LeaseTimings } from "./leases";

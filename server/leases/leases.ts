@@ -2,7 +2,8 @@
  * Host leases (DESIGN.md "Leases"): who may change a host right now.
  *
  * - `exclusive` (mutating actions) — one holder per host; another holder's
- *   mutating call gets HOST_BUSY naming the holder, `retryable: true`.
+ *   mutating call gets HOST_BUSY with when the lease ends and an opaque
+ *   holder id (never the holder's token name), `retryable: true`.
  * - `observe` (read-only actions) — shared; never blocks and is never blocked.
  *
  * A holder is (owner kind, owner id, session). A lease has a hard expiry and
@@ -18,7 +19,7 @@
  */
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db";
-import { leases } from "../db/schema";
+import { hosts, leases } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor, type ActorKind } from "../ledger/entry";
@@ -98,12 +99,26 @@ async function lapseOnHost(tx: Tx, hostId: string, now: Date): Promise<void> {
   for (const lease of lapsed) await sealLease(asDb(tx), lease, "lapsed", { kind: "system", id: "lease-reaper" }, null);
 }
 
+/**
+ * An opaque, stable id for a lease's holder (owner kind, owner id, session):
+ * another caller who gets HOST_BUSY can tell "the same holder as before" from
+ * "a new one" without learning which token or admin it is. Admins see the
+ * holder's name in `leasehold lease list`.
+ */
+export function opaqueHolderId(lease: Pick<LeaseRow, "ownerKind" | "ownerId" | "sessionId">): string {
+  const digest = digestOf(`leasehold-lease-holder/1\n${lease.ownerKind}\n${lease.ownerId}\n${lease.sessionId ?? ""}`);
+  return `holder_${digest.slice("sha256:".length, "sha256:".length + 16)}`;
+}
+
 function hostBusy(holder: LeaseRow): LeaseholdError {
-  return new LeaseholdError("HOST_BUSY", `host is leased exclusively by ${holder.description || "another session"} until ${holder.expiresAt.toISOString()} (refused by a hub check)`, {
+  const holderId = opaqueHolderId(holder);
+  const ends = holder.idleExpiresAt < holder.expiresAt ? holder.idleExpiresAt : holder.expiresAt;
+  return new LeaseholdError("HOST_BUSY", `host is leased exclusively by another holder (${holderId}) until ${ends.toISOString()} at the latest (refused by a hub check)`, {
     tier: "hub",
     retryable: true,
-    hint: "retry after the holder's lease is released, lapses when idle, or an admin revokes it",
-    details: { lease_id: holder.id, holder: holder.description, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString() },
+    hint: "retry after the holder's lease is released, lapses when idle, or an admin breaks it (leasehold lease break)",
+    // No token or admin name here: the holder id is opaque; admins see names in `leasehold lease list`.
+    details: { holder_id: holderId, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString(), ends_at: ends.toISOString() },
   });
 }
 
@@ -223,6 +238,7 @@ export async function releaseLease(db: Database, leaseId: string, holder: Pick<L
 
 /** An admin takes a lease away. NOT_FOUND when no such active lease exists. */
 export async function revokeLease(db: Database, leaseId: string, admin: { id: string }): Promise<LeaseRow> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(leaseId)) throw new LeaseholdError("NOT_FOUND", `no active lease ${leaseId}`, { tier: "hub" });
   const ended = await endLease(db, leaseId, "revoked", { kind: "admin", id: admin.id });
   if (ended === null) throw new LeaseholdError("NOT_FOUND", `no active lease ${leaseId}`, { tier: "hub" });
   return ended;
@@ -259,6 +275,40 @@ export async function lapseIdleLeases(db: Database): Promise<number> {
     });
   }
   return count;
+}
+
+/** An active lease as an admin sees it: with the host's name and the holder's description. */
+export interface LeaseListing {
+  id: string;
+  host: string;
+  mode: string;
+  holder_id: string;
+  /** e.g. `agent token "ci" (session 3f2a…)` — admins only. */
+  holder: string;
+  created_at: string;
+  expires_at: string;
+  idle_expires_at: string;
+}
+
+/** Active leases (not released, not past either deadline), newest first, for `leasehold lease list`. */
+export async function listActiveLeases(db: Database, options: { limit?: number } = {}): Promise<LeaseListing[]> {
+  const rows = await db
+    .select({ lease: leases, host: hosts.name })
+    .from(leases)
+    .innerJoin(hosts, eq(hosts.id, leases.hostId))
+    .where(and(isNull(leases.releasedAt), sql`${leases.expiresAt} > now()`, sql`${leases.idleExpiresAt} > now()`))
+    .orderBy(desc(leases.createdAt))
+    .limit(options.limit ?? 500);
+  return rows.map(({ lease, host }) => ({
+    id: lease.id,
+    host,
+    mode: lease.mode,
+    holder_id: opaqueHolderId(lease),
+    holder: lease.description || `${lease.ownerKind} ${lease.ownerId}`,
+    created_at: lease.createdAt.toISOString(),
+    expires_at: lease.expiresAt.toISOString(),
+    idle_expires_at: lease.idleExpiresAt.toISOString(),
+  }));
 }
 
 export async function listLeases(db: Database, options: { hostId?: string; activeOnly?: boolean } = {}): Promise<LeaseRow[]> {

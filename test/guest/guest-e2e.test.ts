@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeAction, submitAction, type ActionOutcome, type ActionProgress, type Caller, type PipelineDeps } from "../../server/actions";
 import { approve, deny } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
-import { evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
+import { actions, evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
 import { loadOrCreateJobKey } from "../../server/dispatch";
 import { readJobOutput } from "../../server/hosts";
 import { type LeaseholdError } from "../../server/errors";
@@ -136,6 +136,33 @@ describe("guest agent end to end [postgres]", () => {
     expect(job?.hostId).toBe(host?.id);
     expect(job?.claimedBy).toBe(`host:${host?.id}`);
   }, 30_000);
+
+  it("fair shares through a real guest: one token's five long sleeps do not take all 4 slots; another token's id runs while they are still running", async () => {
+    const greedy = await insertToken(handle.db);
+    // Each call waits for its result, so the five run side by side.
+    const sleeps = Array.from({ length: 5 }, (_, i) =>
+      submitAction(deps, greedy, { operation: "run_command", arguments: { host: "third", command: `sleep 15 # ${i}` }, channel: "mcp" }, { waitMs: 60_000 }),
+    );
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "third"));
+    const sleepJobs = async () =>
+      (await handle.db.select({ state: jobs.state, command: actions.prepared }).from(jobs).innerJoin(actions, eq(actions.id, jobs.actionId)).where(eq(jobs.hostId, host!.id))).filter((j) =>
+        JSON.stringify(j.command).includes("sleep 15"),
+      );
+    await waitFor("the greedy token's five jobs queued and its share claimed", async () => {
+      const all = await sleepJobs();
+      return all.length === 5 && all.filter((j) => j.state === "claimed").length === 3 ? all : undefined;
+    });
+    const id = await run("third", "id", 60_000);
+    expect(id.status).toBe("completed");
+    expect(id.result?.output.stdout).toMatch(/^uid=/);
+    // It ran while the sleeps still held their slots: none has finished, and two still wait queued.
+    const states = (await sleepJobs()).map((j) => j.state);
+    expect(states.filter((st) => st === "claimed")).toHaveLength(3);
+    expect(states.filter((st) => st === "queued")).toHaveLength(2);
+    // The queued sleeps wait for a slot (past the 10 s claim window) instead of failing HOST_UNAVAILABLE.
+    const outcomes = await Promise.all(sleeps);
+    expect(outcomes.map((o) => o.status)).toEqual(["completed", "completed", "completed", "completed", "completed"]);
+  }, 90_000);
 
   it("output progress crosses processes: the guest's heartbeat reaches the hub, and this waiter hears it through NOTIFY", async () => {
     const seen: ActionProgress[] = [];

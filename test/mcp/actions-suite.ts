@@ -285,7 +285,7 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       expect(structured(held)).toMatchObject({ code: "APPROVAL_PENDING" });
     }, 30_000);
 
-    it("leases: acquire, HOST_BUSY naming the holder (retryable), status, release; ending the MCP session releases its leases", async () => {
+    it("leases: acquire, HOST_BUSY with an opaque holder id and its end, not the token name (retryable), status, release; ending the MCP session releases its leases", async () => {
       const owner = await connectClient(hub.url, tokens.other.secret);
       const taken = await owner.client.callTool({ name: "lease_acquire", arguments: { host: "h4", ttl_s: 600 } });
       expect(taken.isError ?? false).toBe(false);
@@ -295,10 +295,12 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       const { client, transport } = await connectClient(hub.url, tokens.full.secret);
       const busy = await client.callTool({ name: "lease_acquire", arguments: { host: "h4" } });
       expect(busy.isError).toBe(true);
-      expect(structured(busy)).toMatchObject({ code: "HOST_BUSY", retryable: true, holder: expect.stringContaining('agent token "other"') });
+      expect(structured(busy)).toMatchObject({ code: "HOST_BUSY", retryable: true, holder_id: expect.stringMatching(/^holder_[0-9a-f]{16}$/), expires_at: structured(taken).expires_at });
+      expect(JSON.stringify(structured(busy))).not.toContain('"other"');
       const status = await client.callTool({ name: "lease_status", arguments: { host: "h4" } });
       expect((structured(status).leases as unknown[]).length).toBe(1);
-      expect(structured(status)).toMatchObject({ leases: [{ host: "h4", mode: "exclusive", mine: false, holder: expect.stringContaining("other") }] });
+      expect(structured(status)).toMatchObject({ leases: [{ host: "h4", mode: "exclusive", mine: false, holder_id: structured(busy).holder_id }] });
+      expect(JSON.stringify(structured(status))).not.toContain('"other"');
       const observe = await client.callTool({ name: "lease_acquire", arguments: { host: "h4", mode: "observe" } });
       expect(structured(observe)).toMatchObject({ mode: "observe", acquired: true });
       expect(structured(await client.callTool({ name: "lease_release", arguments: { lease_id: structured(taken).lease_id } }))).toMatchObject({ code: "NOT_FOUND" });

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { digestOf } from "../../ledger/entry";
-import { acquireLease, listLeases, releaseLease, type LeaseRow } from "../../leases";
+import { acquireLease, listLeases, opaqueHolderId, releaseLease, type LeaseRow } from "../../leases";
 import { hosts } from "../../db/schema";
 import { LeaseholdError } from "../../errors";
 import type { HubTool, ToolContext } from "./tool";
@@ -33,12 +33,15 @@ async function hostByName(ctx: ToolContext, name: string): Promise<{ id: string;
 }
 
 function shapeLease(lease: LeaseRow, hostName: string | null, ctx: ToolContext): Record<string, unknown> {
+  const mine = lease.ownerKind === "token" && lease.ownerId === ctx.token.id && lease.sessionId === ctx.sessionDigest;
   return {
     lease_id: lease.id,
     host: hostName,
     mode: lease.mode,
-    holder: lease.description,
-    mine: lease.ownerKind === "token" && lease.ownerId === ctx.token.id && lease.sessionId === ctx.sessionDigest,
+    // Another holder is an opaque id to an agent (its token name is for admins: `leasehold lease list`).
+    holder_id: opaqueHolderId(lease),
+    ...(mine ? { holder: lease.description } : {}),
+    mine,
     created_at: lease.createdAt.toISOString(),
     expires_at: lease.expiresAt.toISOString(),
     idle_expires_at: lease.idleExpiresAt.toISOString(),
@@ -51,7 +54,7 @@ export const leaseAcquireTool: HubTool = {
   name: "lease_acquire",
   title: "Acquire a host lease",
   description:
-    "Takes a lease on a host for this session: `exclusive` (default; only this session may run changing actions there) or `observe` (shared). Reuses this session's lease when it has one. Another session's exclusive lease → HOST_BUSY naming the holder (retryable). Leases lapse when idle (5 min) or at ttl_s, and end with the session.",
+    "Takes a lease on a host for this session: `exclusive` (default; only this session may run changing actions there) or `observe` (shared). Reuses this session's lease when it has one. Another session's exclusive lease → HOST_BUSY with when it ends and an opaque holder id (retryable). Leases lapse when idle (5 min) or at ttl_s, and end with the session.",
   inputSchema: {
     type: "object",
     additionalProperties: false,

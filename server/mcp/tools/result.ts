@@ -15,7 +15,7 @@ const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
   INTERNAL: "the hub logged the failure; retry later or ask the admin",
 };
 
-const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "lease_id", "expires_at"] as const;
+const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "holder_id", "lease_id", "expires_at"] as const;
 
 export function toolSuccess(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
