@@ -69,7 +69,10 @@ function request(method: string, pathname: string, options: { headers?: Record<s
 /**
  * POSTs `total` bytes as a chunked body (no Content-Length), 1 MiB at a
  * time, until the hub answers; samples the hub's RSS meanwhile. Resolves
- * with the status and the largest RSS growth seen.
+ * with the status and the largest RSS growth seen. The connection is
+ * keep-alive, as clients' pools are: with `Connection: close` Node closes
+ * the socket right after the answer while the body is still arriving, and
+ * the kernel's reset can overtake the 413 (server/http/README.md).
  */
 function chunkedFlood(pathname: string, total: number, headers: Record<string, string> = {}): Promise<{ status: number; sent: number; peakGrowth: number }> {
   const pid = hub.process.pid!;
@@ -86,7 +89,7 @@ function chunkedFlood(pathname: string, total: number, headers: Record<string, s
       if (answered === undefined) reject(new Error(`no answer from ${pathname} after ${sent} bytes`));
       else resolve({ status: answered, sent, peakGrowth: peak - base });
     };
-    const req = http.request({ host: "127.0.0.1", port: hub.port, method: "POST", path: pathname, headers: { "content-type": "application/json", "transfer-encoding": "chunked", ...headers }, agent: false }, (res) => {
+    const req = http.request({ host: "127.0.0.1", port: hub.port, method: "POST", path: pathname, headers: { "content-type": "application/json", "transfer-encoding": "chunked", connection: "keep-alive", ...headers }, agent: false }, (res) => {
       answered = res.statusCode;
       res.resume();
       res.on("end", () => {
