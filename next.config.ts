@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import { SECURITY_HEADERS } from "./server/http/headers";
 
 const config: NextConfig = {
   // The hub embeds Next.js in its own server (bin/next-web.ts); no standalone output.
@@ -9,6 +10,10 @@ const config: NextConfig = {
   serverExternalPackages: ["@electric-sql/pglite", "postgres", "web-tree-sitter", "tree-sitter-bash"],
   // `npm test` type-checks and lints the whole project; the build need not repeat it.
   typescript: { ignoreBuildErrors: true },
+  // The same headers bin/next-web.ts sets on every response (and on its own 421), for the app run under bare Next.
+  async headers() {
+    return [{ source: "/:path*", headers: SECURITY_HEADERS.map(([key, value]) => ({ key, value })) }];
+  },
   async rewrites() {
     return [
       // The ledger's public key where verifiers and witnesses look for it.

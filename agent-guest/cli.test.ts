@@ -3,7 +3,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { guestMain, requireRoot } from "./cli";
+import { guestMain, readCodeFromStdin, requireRoot } from "./cli";
 import { ensureStateDir, saveEnrolment } from "./daemon/state";
 
 const dirs: string[] = [];
@@ -38,25 +38,59 @@ describe("leasehold-guest command line", () => {
   it("usage mistakes exit 2 with one line naming the problem (and the usage)", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["enrol"], /^leasehold-guest enrol: --hub is required/],
-      [["enrol", "--hub", "http://h", "--code"], /^leasehold-guest enrol: --code needs a value/],
-      [["enrol", "--hub", "not a url", "--code", "c", "--state-dir", stateDir()], /^leasehold-guest enrol: --hub "not a url" is not a URL/],
-      [["enrol", "--hub", "ftp://h", "--code", "c", "--state-dir", stateDir()], /--hub must be an http\(s\) URL/],
+      [["enrol", "--hub", "not a url", "--state-dir", stateDir()], /^leasehold-guest enrol: --hub "not a url" is not a URL/],
+      [["enrol", "--hub", "ftp://h", "--state-dir", stateDir()], /--hub must be an http\(s\) URL/],
       [["run", "--bogus", "1"], /^leasehold-guest run: unknown option --bogus/],
-      [["run", "--enrol-code", "c", "--state-dir", stateDir()], /--hub is required: --enrol-code enrols with that hub/],
+      [["run", "--enrol-stdin", "--state-dir", stateDir()], /--hub is required: --enrol-stdin enrols with that hub/],
       [["run", "extra"], /unexpected argument "extra"/],
       [["frob"], /unknown command "frob"/],
     ];
     for (const [argv, message] of cases) {
       errors = [];
-      expect(await guestMain(argv), argv.join(" ")).toBe(2);
+      expect(await guestMain(argv, { env: { LEASEHOLD_ENROL_CODE: "lhe_x" }, stdin: () => "lhe_x" }), argv.join(" ")).toBe(2);
       expect(errors.join("\n"), argv.join(" ")).toMatch(message);
+    }
+  });
+
+  it("an enrolment code in argv is refused with how to pass it now (--code, --enrol-code), and nothing is enrolled", async () => {
+    const dir = stateDir();
+    for (const argv of [["enrol", "--hub", "http://127.0.0.1:1", "--code", "lhe_x", "--state-dir", dir], ["run", "--hub", "http://127.0.0.1:1", "--enrol-code", "lhe_x", "--state-dir", dir]]) {
+      errors = [];
+      expect(await guestMain(argv, { env: {}, stdin: () => "" }), argv.join(" ")).toBe(2);
+      expect(errors[0], argv.join(" ")).toMatch(/^leasehold-guest (enrol|run): --(enrol-)?code is refused: a code on the command line is readable by every local user \(\/proc\/PID\/cmdline\); pass it in LEASEHOLD_ENROL_CODE or on stdin$/m);
+    }
+    expect(fs.existsSync(path.join(dir, "enrolment.json"))).toBe(false);
+  });
+
+  it("enrol reads the code from LEASEHOLD_ENROL_CODE, else from stdin, and refuses an empty one", async () => {
+    const seen: string[] = [];
+    const hub = `http://127.0.0.1:${await closedPort()}`;
+    // The code reaches the enrolment (which then fails to reach the closed port, exit 1).
+    expect(await guestMain(["enrol", "--hub", hub, "--state-dir", stateDir()], { env: { LEASEHOLD_ENROL_CODE: "lhe_env" }, stdin: () => (seen.push("stdin"), "lhe_stdin") })).toBe(1);
+    expect(seen).toEqual([]);
+    expect(await guestMain(["enrol", "--hub", hub, "--state-dir", stateDir()], { env: {}, stdin: () => (seen.push("stdin"), "lhe_stdin") })).toBe(1);
+    expect(seen).toEqual(["stdin"]);
+    errors = [];
+    expect(await guestMain(["enrol", "--hub", hub, "--state-dir", stateDir()], { env: {}, stdin: () => "" })).toBe(2);
+    expect(errors.join("\n")).toMatch(/no enrolment code: set LEASEHOLD_ENROL_CODE or pass it on stdin/);
+  });
+
+  it("readCodeFromStdin takes the first line of a pipe", () => {
+    const file = path.join(stateDir(), "code");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, "lhe_abc\nrest\n");
+    const fd = fs.openSync(file, "r");
+    try {
+      expect(readCodeFromStdin(fd)).toBe("lhe_abc");
+    } finally {
+      fs.closeSync(fd);
     }
   });
 
   it("an unreachable hub is named with the reason, exit 1, and nothing is enrolled", async () => {
     const dir = stateDir();
     const hub = `http://127.0.0.1:${await closedPort()}`;
-    expect(await guestMain(["enrol", "--hub", hub, "--code", "lhe_x", "--state-dir", dir])).toBe(1);
+    expect(await guestMain(["enrol", "--hub", hub, "--state-dir", dir], { env: { LEASEHOLD_ENROL_CODE: "lhe_x" } })).toBe(1);
     expect(errors.join("\n")).toMatch(new RegExp(`cannot reach the hub at ${hub.replaceAll(".", "\\.")}: ECONNREFUSED; nothing was enrolled`));
     expect(fs.existsSync(path.join(dir, "enrolment.json"))).toBe(false);
   });
@@ -65,7 +99,7 @@ describe("leasehold-guest command line", () => {
     const dir = stateDir();
     ensureStateDir(dir);
     saveEnrolment(dir, { hub: "http://hub.test", host_id: "6f1c1c1e-0000-4000-8000-000000000001", name: "web-1", job_key: "k", log_key: "l" });
-    expect(await guestMain(["enrol", "--hub", "http://127.0.0.1:1", "--code", "lhe_x", "--state-dir", dir])).toBe(1);
+    expect(await guestMain(["enrol", "--hub", "http://127.0.0.1:1", "--state-dir", dir], { env: { LEASEHOLD_ENROL_CODE: "lhe_x" } })).toBe(1);
     expect(errors.join("\n")).toMatch(/already enrolled as host "web-1"/);
   });
 

@@ -2,10 +2,23 @@ import fs from "node:fs";
 import path from "node:path";
 import type { WebFrontEnd } from "../server/cli/context";
 import { HEADER_PEER } from "../server/hosts/protocol";
+import { getHubRuntime } from "../server/hub/runtime";
+import { SECURITY_HEADERS } from "../server/http/headers";
+import { allowedHostnames, hostAllowed } from "../server/http/host-allow";
+
+/**
+ * Idle keep-alive sockets are kept this long. Longer than any common
+ * client's idle pool (undici/Node fetch: 4 s; browsers: 60 s+), so a client
+ * never reuses a socket the server is closing at that moment (the
+ * intermittent `fetch failed`). Node's default is 5 s.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 75_000;
 
 /**
  * Embeds the production Next.js build in the hub's own HTTP server (one
- * process: route handlers share the hub runtime on globalThis).
+ * process: route handlers share the hub runtime on globalThis). Before Next
+ * sees a request: the Host allow-list (421 for a name the hub is not known
+ * by — DNS rebinding), and the security headers on every response.
  */
 export function createNextFrontEnd(root: string): WebFrontEnd {
   return {
@@ -13,6 +26,9 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
         throw new Error("the admin UI is not built; run `npm start` (it builds first) or `npm run build`");
       }
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      const { config } = await getHubRuntime();
+      const allowed = allowedHostnames(config.publicUrl, config.host);
       // next reads NODE_ENV at import time.
       (process.env as Record<string, string>).NODE_ENV = "production";
       process.env.NEXT_MANUAL_SIG_HANDLE = "1";
@@ -21,6 +37,20 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       await app.prepare();
       const handle = app.getRequestHandler();
       return (req, res) => {
+        for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
+        if (!hostAllowed(req.headers.host, allowed)) {
+          // The body is not read: close rather than drain it.
+          res.writeHead(421, { "content-type": "application/json", "cache-control": "no-store", connection: "close" });
+          res.end(
+            JSON.stringify({
+              code: "FORBIDDEN",
+              message: `this hub does not answer to Host ${JSON.stringify(req.headers.host ?? "")}`,
+              retryable: false,
+              hint: "use the hub's public URL (LEASEHOLD_PUBLIC_URL) or a loopback address",
+            }),
+          );
+          return;
+        }
         // Replaces anything a client sent under this name: routes may record it as the peer.
         req.headers[HEADER_PEER] = req.socket.remoteAddress ?? "";
         return handle(req, res);

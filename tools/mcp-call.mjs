@@ -8,6 +8,7 @@
 //   MCP_TOKEN=lh_… node tools/mcp-call.mjs run_command '{"host":"local","command":"uname -a"}'
 //   node tools/mcp-call.mjs --url http://127.0.0.1:8700 --list
 //
+// Each run opens one MCP session and ends it (HTTP DELETE) before exiting.
 // The token comes from MCP_TOKEN (not argv, where other users' `ps` can read
 // it). --url defaults to http://127.0.0.1:8700, the hub's default address.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -84,5 +85,8 @@ try {
   console.error(`mcp-call: ${error.message}`);
   process.exitCode = 2;
 } finally {
+  // End the session (HTTP DELETE): a shell loop of calls must not pile up
+  // open sessions until the token hits its per-token session cap.
+  await transport.terminateSession().catch((error) => console.error(`mcp-call: could not end the session: ${error.message}`));
   await client.close().catch(() => undefined);
 }

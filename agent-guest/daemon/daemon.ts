@@ -74,7 +74,7 @@ export class GuestDaemon {
 
   constructor(private readonly options: DaemonOptions) {
     const enrolment = loadEnrolment(options.stateDir);
-    if (enrolment === null) throw new Error(`not enrolled: no enrolment.json in ${options.stateDir} (run leasehold-guest enrol --hub URL --code CODE)`);
+    if (enrolment === null) throw new Error(`not enrolled: no enrolment.json in ${options.stateDir} (run leasehold-guest enrol --hub URL, the code on stdin or in LEASEHOLD_ENROL_CODE)`);
     this.enrolment = enrolment;
     this.hostKey = loadHostKey(options.stateDir);
     this.jobKey = createPublicKey(enrolment.job_key);

@@ -1,5 +1,5 @@
 /**
- * `leasehold-guest enrol --hub URL --code CODE`: generates the host key and
+ * `leasehold-guest enrol --hub URL` (the code from LEASEHOLD_ENROL_CODE or stdin): generates the host key and
  * the witness key in the state directory (0600 in a 0700 directory),
  * registers both public keys with the one-time code, and pins what the hub
  * answers: its job-signing key and its ledger log key.

@@ -71,7 +71,8 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   } catch (error) {
     if (error instanceof HubHoldsDatabase && command !== startCommand) {
       const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries(ctx.env)) if (k.startsWith("LEASEHOLD_") && v !== undefined) env[k] = v;
+      // MCP_TOKEN too: `mcp-config` takes the token from the environment, never argv (the socket is owner-only).
+      for (const [k, v] of Object.entries(ctx.env)) if ((k.startsWith("LEASEHOLD_") || k === "MCP_TOKEN") && v !== undefined) env[k] = v;
       return runInHub(error.dataDir, { argv, env, cwd: ctx.cwd }, ctx);
     }
     if (error instanceof UsageError) {

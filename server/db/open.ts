@@ -3,7 +3,7 @@ import path from "node:path";
 import type { HubConfig } from "../config";
 import { LeaseholdError } from "../errors";
 import type { DatabaseHandle } from "./client";
-import { createDataDir, inspectDataDir } from "./data-dir";
+import { createDataDir, inspectDataDir, makeDataDirPrivate, makeTreePrivate } from "./data-dir";
 import { checkDurability, readDurabilitySettings, type DurabilitySettings } from "./durability";
 import { acquireDataDirLock, type DataDirLock } from "./lock";
 import { applyMigrations, readMigrationStatus, type MigrationStatus } from "./migrate";
@@ -36,8 +36,11 @@ export async function openHubDatabase(
     if (config.database.kind === "pglite") {
       lock = await acquireDataDirLock(dir.canonical, options.purpose);
       createDataDir(dir.canonical);
+      makeDataDirPrivate(dir.canonical);
       const pgDir = path.join(dir.canonical, "pg");
       handle = await openPglite(pgDir);
+      // PGlite sets the modes of the files its first start lays down (0666), past the umask: close them too.
+      makeTreePrivate(pgDir);
     } else {
       handle = await openPostgres(config.database.url ?? "");
       // The data directory still holds hub-owned files (keys, later); lock it
@@ -50,7 +53,10 @@ export async function openHubDatabase(
       if (!verdict.ok) throw new LeaseholdError("DATABASE_UNSAFE", verdict.message, { tier: "database" });
     }
     const migrations = options.migrate ? await applyMigrations(handle) : await readMigrationStatus(handle);
-    if (handle.kind === "postgres") createDataDir(dir.canonical);
+    if (handle.kind === "postgres") {
+      createDataDir(dir.canonical);
+      makeDataDirPrivate(dir.canonical);
+    }
     const opened = handle;
     const heldLock = lock;
     return {

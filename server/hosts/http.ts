@@ -2,8 +2,10 @@
  * The guest-facing HTTP surface (`app/api/agent/*`), as Request → Response
  * functions so the route files stay one line each. Guests connect out to
  * the hub; nothing here calls a host. Every route but enrolment requires a
- * signed request (auth.ts); the body is read once, bounded, and its exact
- * bytes are what the signature covers.
+ * signed request (auth.ts); the body is read once through the bounded
+ * reader (server/http/body.ts: 413 past MAX_AGENT_BODY_BYTES, 400 for
+ * anything but a JSON object) and its exact bytes are what the signature
+ * covers.
  */
 import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
 import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
@@ -15,6 +17,7 @@ import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
+import { BodyRefusedError, bodyRefusalResponse, jsonObjectOf, readBoundedBody } from "../http/body";
 import { HEADER_PEER, HeartbeatBody, MAX_AGENT_BODY_BYTES } from "./protocol";
 
 const jobKeys = new WeakMap<HubRuntime, JobKey>();
@@ -28,25 +31,23 @@ function jobKeyOf(runtime: HubRuntime): JobKey {
 }
 
 function errorResponse(error: unknown): Response {
+  if (error instanceof BodyRefusedError) return bodyRefusalResponse(error.refusal);
   const payload = toErrorPayload(error);
   return Response.json(payload, { status: ERROR_CODES[payload.code].http });
 }
 
+/** The body's exact bytes (what the signature covers), read through the bounded reader. */
 async function readBody(request: Request): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_AGENT_BODY_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "request body too large", { tier: "hub" });
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.length > MAX_AGENT_BODY_BYTES) throw new LeaseholdError("INVALID_ARGUMENT", "request body too large", { tier: "hub" });
-  return bytes;
+  const body = await readBoundedBody(request, MAX_AGENT_BODY_BYTES);
+  if (!body.ok) throw new BodyRefusedError(body);
+  return body.value;
 }
 
-function parseJson(bytes: Uint8Array): unknown {
-  if (bytes.length === 0) return null;
-  try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch {
-    throw new LeaseholdError("INVALID_ARGUMENT", "body must be JSON", { tier: "hub" });
-  }
+/** A JSON object, or `null` for an empty body (routes whose body is optional); anything else is a 400. */
+function parseJson(bytes: Uint8Array): Record<string, unknown> | null {
+  const parsed = jsonObjectOf(bytes, { optional: true });
+  if (!parsed.ok) throw new BodyRefusedError(parsed);
+  return parsed.value ?? null;
 }
 
 async function authenticated(runtime: HubRuntime, request: Request): Promise<{ host: AuthenticatedHost; body: unknown }> {
@@ -68,7 +69,9 @@ async function handle(fn: () => Promise<Response>): Promise<Response> {
 /** POST /api/agent/enrol — the only unsigned route: the one-time code is the credential. */
 export function serveEnrol(runtime: HubRuntime, request: Request): Promise<Response> {
   return handle(async () => {
-    const body = parseJson(await readBody(request)) as EnrolRequest;
+    const parsed = jsonObjectOf(await readBody(request));
+    if (!parsed.ok) throw new BodyRefusedError(parsed);
+    const body = parsed.value as unknown as EnrolRequest;
     const db = runtime.database.handle.db;
     const result = await enrolHost(db, body);
     const pinned = await pinnedLogIdentity(db);

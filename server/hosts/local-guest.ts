@@ -2,8 +2,10 @@
  * The local guest `leasehold start` runs for this machine (host "local",
  * loopback, LEASEHOLD_LOCAL_GUEST=0 turns it off). The hub only prepares and
  * supervises it: a default ceiling file (written once, root-owned 0644 when
- * the hub runs as root; an operator may edit it), an enrolment code on first
- * start, and a child process `leasehold-guest run`. The guest then talks to
+ * the hub runs as root, 0600 like everything in the private data directory;
+ * an operator may edit it), an enrolment code on first start — handed to the
+ * child through a pipe on its stdin (`--enrol-stdin`), never on its command
+ * line — and a child process `leasehold-guest run`. The guest then talks to
  * the hub over loopback HTTP exactly like a remote one — signed requests, no
  * shortcuts — and the hub never loads the sandbox addon itself.
  */
@@ -17,6 +19,7 @@ import type { Database } from "../db";
 import { hosts } from "../db/schema";
 import { hashActor } from "../ledger/entry";
 import { createEnrolCode } from "./enrolment";
+import { startingProcessUmask } from "../db/data-dir";
 
 export const LOCAL_HOST_NAME = "local";
 
@@ -78,18 +81,33 @@ export async function startLocalGuest(config: HubConfig, db: Database, guestBin:
       return null;
     }
   }
-  fs.mkdirSync(paths.workspace, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(paths.workspace, { recursive: true, mode: 0o700 });
   if (!fs.existsSync(paths.ceiling)) {
-    fs.writeFileSync(paths.ceiling, `${JSON.stringify(defaultCeiling(paths.workspace), null, 2)}\n`, { mode: 0o644, flag: "wx" });
+    // Private like everything in the data directory; the guest (root) reads it.
+    fs.writeFileSync(paths.ceiling, `${JSON.stringify(defaultCeiling(paths.workspace), null, 2)}\n`, { mode: 0o600, flag: "wx" });
   }
   const args = [guestBin, "run", "--state-dir", paths.stateDir, "--ceiling", paths.ceiling, "--hub", loopbackUrl(config)];
+  let code: string | undefined;
   if (!enrolled) {
-    const { code } = await createEnrolCode(db, { name: LOCAL_HOST_NAME, ttlMs: 5 * 60_000, actor: hashActor("system", "leasehold start") });
-    args.push("--enrol-code", code);
+    code = (await createEnrolCode(db, { name: LOCAL_HOST_NAME, ttlMs: 5 * 60_000, actor: hashActor("system", "leasehold start") })).code;
+    // The code goes through the pipe on fd 0, never argv: /proc/PID/cmdline is readable by every local user.
+    args.push("--enrol-stdin");
   }
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("LEASEHOLD_") && k !== "DATABASE_URL") env[k] = v;
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: env as NodeJS.ProcessEnv });
+  // The hub runs with umask 077 (server/db/data-dir.ts); the guest keeps the mask the hub was started with.
+  const hubMask = process.umask(startingProcessUmask());
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, args, { stdio: [code === undefined ? "ignore" : "pipe", "inherit", "inherit"], env: env as NodeJS.ProcessEnv });
+  } finally {
+    process.umask(hubMask);
+  }
+  if (code !== undefined) {
+    // A guest that dies before reading must not take the hub down with EPIPE.
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(`${code}\n`);
+  }
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   child.on("exit", (code, signal) => {
     if (code !== 0 && signal !== "SIGTERM") log(`leasehold: local guest exited (${signal ?? `code ${code}`})`);

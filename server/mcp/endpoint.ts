@@ -7,7 +7,7 @@ import { releaseSessionLeases } from "../leases";
 import { authenticateToken, type AgentToken } from "../tokens";
 import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
-import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized } from "./responses";
+import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized, type RpcId } from "./responses";
 import { authInfoFor, createMcpServer } from "./server";
 import {
   countLiveSessions,
@@ -22,6 +22,7 @@ import {
   type StoredSession,
 } from "./session-store";
 import { decideTool } from "./tools/catalogue";
+import { readBoundedBody } from "../http/body";
 
 /**
  * `/api/mcp`: every request passes, in this order, the header-size check,
@@ -222,25 +223,6 @@ function whenBodyEnds(response: Response, done: () => void, signal: AbortSignal,
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** Reads at most `max` bytes of the body; null when it is larger. */
-async function readBody(request: Request, max: number): Promise<string | null> {
-  if (request.body === null) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
-}
-
 function messagesOf(parsed: unknown): unknown[] {
   return Array.isArray(parsed) ? parsed : [parsed];
 }
@@ -336,8 +318,10 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
   try {
     const declared = checkDeclaredLength(request.headers.get("content-length"), mcp.maxBodyBytes);
     if (!declared.ok) return refusalResponse(declared);
-    const text = await readBody(request, mcp.maxBodyBytes);
-    if (text === null) return rpcError(413, -32000, "INVALID_ARGUMENT", `request body is over the ${mcp.maxBodyBytes}-byte limit`);
+    // The hub's one bounded reader (server/http/body.ts): stops reading at the limit.
+    const body = await readBoundedBody(request, mcp.maxBodyBytes);
+    if (!body.ok) return rpcError(body.status, -32000, "INVALID_ARGUMENT", body.error.message);
+    const text = new TextDecoder("utf-8", { fatal: false }).decode(body.value);
     const depth = checkJsonDepth(text, mcp.maxJsonDepth);
     if (!depth.ok) return refusalResponse(depth);
     let parsed: unknown;
@@ -353,6 +337,8 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
     let response: Response;
     if (messages.some((m) => methodOf(m) === "initialize")) {
       response = await initializeSession(state, request, token, parsed, messages, now);
+    } else if (request.headers.get("mcp-session-id") === null) {
+      return sessionlessRefusal(messages);
     } else {
       const resolved = await resolveSession(state, request, token, now);
       if (resolved instanceof Response) return resolved;
@@ -363,6 +349,32 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
   } finally {
     if (!handedOver) release();
   }
+}
+
+/** The id of a single JSON-RPC request (a batch or a notification has none to answer to). */
+function requestIdOf(messages: unknown[]): RpcId | undefined {
+  if (messages.length !== 1) return undefined;
+  const id = (messages[0] as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/**
+ * A POST without Mcp-Session-Id that is not `initialize`. This hub speaks
+ * the session-based revisions only. A client of the stateless revision
+ * probes with `server/discover` and falls back to `initialize` when the
+ * server answers as a legacy one does: a JSON-RPC "Method not found" for
+ * that request (HTTP 200, its id). Any other method gets the 400 the
+ * 2025-06-18 transport asks for, with a JSON-RPC error carrying its id.
+ */
+function sessionlessRefusal(messages: unknown[]): Response {
+  const id = requestIdOf(messages);
+  if (id !== undefined && methodOf(messages[0]) === "server/discover") {
+    return rpcError(200, -32601, "INVALID_ARGUMENT", "Method not found: server/discover (this server speaks the session-based revisions; send initialize)", {
+      id,
+      hint: "send initialize first and use the Mcp-Session-Id it returns",
+    });
+  }
+  return rpcError(400, -32000, "INVALID_ARGUMENT", "Bad Request: Mcp-Session-Id header is required", { id: id ?? null, hint: "send initialize first and use the Mcp-Session-Id it returns" });
 }
 
 async function initializeSession(state: EndpointState, request: Request, token: AgentToken, parsed: unknown, messages: unknown[], now: Date): Promise<Response> {

@@ -7,14 +7,23 @@ import type { Refusal } from "./checks";
  * and the headers RFC 6750 / RFC 9728 ask for.
  */
 
-/** JSON-RPC error codes: -32700 parse error, -32600 invalid request, -32001 session not found (SDK convention), -32000 other. */
-export type RpcCode = -32700 | -32600 | -32602 | -32001 | -32000;
+/** JSON-RPC error codes: -32700 parse error, -32600 invalid request, -32601 method not found, -32001 session not found (SDK convention), -32000 other. */
+export type RpcCode = -32700 | -32600 | -32601 | -32602 | -32001 | -32000;
 
-export function rpcError(status: number, rpcCode: RpcCode, code: ErrorCode, message: string, options: { hint?: string; retryable?: boolean; headers?: Record<string, string> } = {}): Response {
+export type RpcId = string | number | null;
+
+export function rpcError(
+  status: number,
+  rpcCode: RpcCode,
+  code: ErrorCode,
+  message: string,
+  options: { hint?: string; retryable?: boolean; headers?: Record<string, string>; id?: RpcId } = {},
+): Response {
   const body = {
     jsonrpc: "2.0",
     error: { code: rpcCode, message, data: { code, message, retryable: options.retryable ?? false, hint: options.hint ?? "" } },
-    id: null,
+    // The request's id when there was exactly one request, so a client can match the error to it.
+    id: options.id ?? null,
   };
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...options.headers } });
 }

@@ -19,7 +19,7 @@ import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { verifyEvidence } from "../../agent-guest/evidence";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
-import { runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { fullHealth, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
 import { GUEST_BIN, actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, unmountLeftovers, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
@@ -387,7 +387,7 @@ describe("guest agent end to end [postgres]", () => {
     third = startGuest({ hub: hub.url, stateDir: third.stateDir, ceiling: path.join(guestDir, "third", "ceiling.json") });
     guests.push(third);
     const health = await waitFor("degraded health", async () => {
-      const h = (await (await fetch(`${hub.url}/api/health`)).json()) as { status: string; hosts: { witness_failures: Array<{ host: string; reason: string }> } };
+      const h = await fullHealth<{ status: string; hosts: { witness_failures: Array<{ host: string; reason: string }> } }>(hub, env);
       return h.hosts.witness_failures.some((f) => f.host === "third") ? h : undefined;
     }, 20_000, 250);
     expect(health.status).toBe("degraded");
@@ -430,5 +430,5 @@ async function entriesOfType(handle: DatabaseHandle, type: string) {
 }
 
 function spawnGuestEnrol(hub: string, code: string, stateDir: string) {
-  return runProcess(process.execPath, [GUEST_BIN, "enrol", "--hub", hub, "--code", code, "--state-dir", stateDir], { label: "leasehold-guest enrol" });
+  return runProcess(process.execPath, [GUEST_BIN, "enrol", "--hub", hub, "--state-dir", stateDir], { label: "leasehold-guest enrol", env: { ...(process.env as Record<string, string>), LEASEHOLD_ENROL_CODE: code } });
 }

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, startHub, type RunningHub } from "../support/hub-process";
+import { fullHealth, runCli, startHub, type RunningHub } from "../support/hub-process";
 import { IMAGE_NAME, mountAt } from "../../agent-guest/workspace/index";
 import { waitFor } from "./support";
 
@@ -30,9 +30,9 @@ describe("the local guest under `leasehold start` [pglite]", () => {
     const key = fs.statSync(path.join(hub.dataDir, "guest", "host.key"));
     expect(key.mode & 0o777).toBe(0o600);
     const ceiling = fs.statSync(path.join(hub.dataDir, "guest-ceiling.json"));
-    expect([ceiling.uid, ceiling.mode & 0o777]).toEqual([0, 0o644]);
+    expect([ceiling.uid, ceiling.mode & 0o777]).toEqual([0, 0o600]);
     await waitFor("witness state", async () => fs.existsSync(path.join(hub.dataDir, "guest", "witness.json")), 20_000, 250);
-    const health = (await (await fetch(`${hub.url}/api/health`)).json()) as { hosts: { enrolled: number; online: number } };
+    const health = await fullHealth<{ hosts: { enrolled: number; online: number } }>(hub);
     expect(health.hosts).toMatchObject({ enrolled: 1, online: 1 });
     // The workspace is the guest's bounded ext4 image, nosuid,nodev; stopping the hub stops the guest, which unmounts it.
     const workspace = path.join(hub.dataDir, "workspace");

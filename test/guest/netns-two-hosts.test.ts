@@ -116,8 +116,8 @@ describe("two hosts, the second in its own network namespace [postgres]", () => 
     }
     // From the namespace the hub is another machine: plain HTTP needs --insecure-http (the local guest,
     // for which the veth address is its own, needs no flag).
-    const [cmd, ...argv] = ns.wrap([process.execPath, GUEST_BIN, "enrol", "--hub", hub!.url, "--code", "lhe_unused", "--state-dir", path.join(tempDir("lh-netns-plain-"), "state")]);
-    const plain = spawnSync(cmd!, argv, { encoding: "utf8", env: childEnv({}) as NodeJS.ProcessEnv });
+    const [cmd, ...argv] = ns.wrap([process.execPath, GUEST_BIN, "enrol", "--hub", hub!.url, "--state-dir", path.join(tempDir("lh-netns-plain-"), "state")]);
+    const plain = spawnSync(cmd!, argv, { encoding: "utf8", env: childEnv({ LEASEHOLD_ENROL_CODE: "lhe_unused" }) as NodeJS.ProcessEnv });
     expect(plain.status, plain.stderr).toBe(1);
     expect(plain.stderr).toMatch(/refusing plain HTTP to .* unencrypted .*--insecure-http/);
     expect(web2!.output()).toMatch(/warning: plain HTTP to .* allowed by --insecure-http/);

@@ -91,9 +91,11 @@ export async function enrolCode(env: Record<string, string | undefined>, name: s
  * enter another network namespace first (test/support/netns.ts).
  */
 export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string; insecureHttp?: boolean; wrap?: (argv: string[]) => string[] }): RunningGuest {
-  const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-code", args.code] : []), ...(args.insecureHttp ? ["--insecure-http"] : [])];
+  // The code goes in on stdin (never argv), as `leasehold start` hands it to its local guest.
+  const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-stdin"] : []), ...(args.insecureHttp ? ["--insecure-http"] : [])];
   const [command, ...argv] = args.wrap === undefined ? guest : args.wrap(guest);
-  const child = spawn(command!, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv });
+  const child = spawn(command!, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+  child.stdin.end(args.code ? `${args.code}\n` : "");
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBase64Strict } from "../../server/ledger/base64";
 import { generateSignerKey, SIGNATURE_TYPE } from "../../server/ledger/note";
 import { initialWitnessState, witnessCosign } from "../../server/ledger/witness";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { fullHealth, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 
 let hub: RunningHub;
 beforeAll(async () => {
@@ -88,7 +88,7 @@ describe("the ledger through a running hub", () => {
   });
 
   it("health reports the ledger head", async () => {
-    const h = (await (await fetch(`${hub.url}/api/health`)).json()) as { ledger: { head: { size: number } | null; integrator: { state: string } } };
+    const h = await fullHealth<{ ledger: { head: { size: number } | null; integrator: { state: string } } }>(hub);
     expect(h.ledger.integrator.state).toBe("running");
     expect(h.ledger.head?.size).toBeGreaterThan(0);
   });

@@ -13,7 +13,7 @@ import { verifyPassword } from "../../server/admins";
 import { openPglite } from "../../server/db";
 import { adminUsers } from "../../server/db/schema";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { fullHealth, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { freePort } from "../../tools/lib/postgres.mjs";
 
 const hubs: RunningHub[] = [];
@@ -28,11 +28,9 @@ interface Health {
   database: { kind: string; migrations: { applied: number; known: number } };
 }
 
-async function health(url: string): Promise<Health> {
-  const res = await fetch(`${url}/api/health`);
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("application/json");
-  return (await res.json()) as Health;
+/** The full health (an agent token's view; without one /api/health says only status and version). */
+function health(hub: RunningHub, env: Record<string, string> = {}): Promise<Health> {
+  return fullHealth<Health>(hub, env);
 }
 
 function expectOneLineFailure(r: { code: number | null; stderr: string }, ...needles: string[]) {
@@ -47,8 +45,13 @@ describe("leasehold start on embedded PGlite", () => {
     const dataDir = path.join(tempDir(), "fresh", "data");
     const hub = await startHub({ LEASEHOLD_DATA_DIR: dataDir });
     hubs.push(hub);
-    const h = await health(hub.url);
+    const h = await health(hub);
     expect(h).toMatchObject({ status: "ok", database: { kind: "pglite" } });
+    // Without a credential: status and version only (no hosts, no guest-reported text).
+    const anonymous = await fetch(`${hub.url}/api/health`);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.headers.get("content-type")).toContain("application/json");
+    expect(await anonymous.json()).toEqual({ status: "ok", version: h.version });
     expect(h.database.migrations.applied).toBe(h.database.migrations.known);
     expect(h.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(hub.output()).toContain(`admin URL:  http://127.0.0.1:${hub.port}/`);
@@ -90,7 +93,7 @@ describe("leasehold start on embedded PGlite", () => {
     const again = await startHub({ LEASEHOLD_DATA_DIR: dataDir });
     hubs.push(again);
     expect(again.output()).not.toMatch(/admin: {6}|MCP token:/);
-    expect((await health(again.url)).database.migrations.applied).toBe(h.database.migrations.applied);
+    expect((await health(again)).database.migrations.applied).toBe(h.database.migrations.applied);
     expect(await again.stop("SIGINT")).toBe(0);
   });
 
@@ -109,7 +112,7 @@ describe("leasehold start on a real PostgreSQL server", () => {
     try {
       const hub = await startHub({ DATABASE_URL: scratch.url });
       hubs.push(hub);
-      const h = await health(hub.url);
+      const h = await health(hub, { DATABASE_URL: scratch.url });
       expect(h).toMatchObject({ status: "ok", database: { kind: "postgres" } });
       expect(h.database.migrations.applied).toBe(h.database.migrations.known);
       expect(hub.output()).not.toContain("\n  database:   pglite");

@@ -317,11 +317,16 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const { client } = await connectClient(server.url.replace(/\/api\/mcp$/, ""), server.headers.Authorization.replace(/^Bearer /, ""));
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_ONLY_TOOLS);
       await client.close();
-      const again = await runCli(["mcp-config", "--token", tokens.full.secret], cliEnv(address));
+      const again = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: tokens.full.secret });
       expect(again.code).toBe(0);
       expect(again.stdout).toContain(`Bearer ${tokens.full.secret}`);
-      const refused = await runCli(["mcp-config", "--token", tokens.victim.secret], cliEnv(address));
+      const refused = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: tokens.victim.secret });
       expect(refused.code).not.toBe(0);
+      // Never in argv: --token is refused with how to pass it now, and nothing is printed.
+      const argv = await runCli(["mcp-config", "--token", tokens.full.secret], cliEnv(address));
+      expect(argv.code).toBe(2);
+      expect(argv.stderr).toContain("--token is refused: a token on the command line is readable by every local user (/proc/PID/cmdline); pass it in MCP_TOKEN");
+      expect(argv.stdout).not.toContain(tokens.full.secret);
       expect((await runCli(["token", "create", "--name", "x"], cliEnv(address))).stderr).toContain("--expires is required");
     });
   });

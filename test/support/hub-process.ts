@@ -121,3 +121,28 @@ export async function startHub(env: Record<string, string | undefined> = {}, tim
     },
   };
 }
+
+const healthTokens = new Map<string, string>();
+
+/**
+ * The hub's full health. Without a credential `/api/health` says only
+ * status and version; an agent token (`Authorization: Bearer`) sees it all,
+ * as through the MCP `health` tool. One token per hub, made with the CLI.
+ */
+export async function fullHealth<T = Record<string, unknown>>(hub: { url: string; dataDir: string; output?: () => string }, env: Record<string, string | undefined> = {}): Promise<T> {
+  let token = healthTokens.get(hub.url);
+  if (token === undefined) {
+    // Health answers before start-up has finished: a token made earlier would stop the
+    // first start from issuing (and printing) its first agent token.
+    for (const until = Date.now() + 30_000; hub.output !== undefined && !hub.output().includes("stop with Ctrl-C") && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const made = await runCli(["token", "create", "--name", "test-health", "--read-only", "--expires", "1d"], { LEASEHOLD_DATA_DIR: hub.dataDir, ...env });
+    token = made.stdout.split("\n").find((line) => line.startsWith("lh_"));
+    if (made.code !== 0 || token === undefined) throw new Error(`token create failed (${made.code}): ${made.stderr}${made.stdout}`);
+    healthTokens.set(hub.url, token);
+  }
+  const res = await fetch(`${hub.url}/api/health`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`GET /api/health answered ${res.status}`);
+  return (await res.json()) as T;
+}

@@ -45,8 +45,9 @@ export const hostCommand = {
       }));
       ctx.out(`enrolment code for host ${JSON.stringify(result.name)} (one use, expires ${result.expiresAt.toISOString()}):`);
       ctx.out(result.code);
-      ctx.out("run on the host, as root:");
-      ctx.out(`  leasehold-guest enrol --hub ${publicUrl} --code ${result.code}`);
+      // The code goes in on stdin (printf is a shell builtin: no process's argv holds it), never as an argument.
+      ctx.out("run on the host, as root (the code on stdin; or set LEASEHOLD_ENROL_CODE):");
+      ctx.out(`  printf '%s\\n' '${result.code}' | leasehold-guest enrol --hub ${publicUrl}`);
       const transportNote = publicUrlNote(publicUrl);
       if (transportNote !== null) ctx.err(transportNote);
       ctx.err("Only the code's SHA-256 is stored; it cannot be shown again.");

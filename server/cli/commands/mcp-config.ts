@@ -9,13 +9,14 @@ import { TOKEN_CREATE_FLAGS, TOKEN_CREATE_OPTIONS, tokenCreateInput } from "./to
 
 /**
  * Ready-to-paste MCP client settings. The hub stores only token hashes, so
- * it cannot print an existing token again: pass it with `--token`, or let
- * this command issue a new one with `--create NAME` and the `token create`
- * flags. A `--token` is checked first: settings for a token the hub would
- * refuse are not printed.
+ * it cannot print an existing token again: pass it in `MCP_TOKEN` (never in
+ * argv, where every local user reads it through /proc/PID/cmdline; `--token`
+ * is refused), or let this command issue a new one with `--create NAME` and
+ * the `token create` flags. A given token is checked first: settings for a
+ * token the hub would refuse are not printed.
  */
 const USAGE = [
-  "leasehold mcp-config --token lh_...",
+  "MCP_TOKEN=lh_... leasehold mcp-config",
   `       leasehold mcp-config --create NAME ${TOKEN_CREATE_FLAGS.replace("--name N ", "")}`,
 ].join("\n");
 
@@ -32,12 +33,15 @@ export const mcpConfigCommand = {
   summary: "print MCP client settings (claude mcp add line and JSON) for a token",
   usage: USAGE,
   async run(args: string[], ctx: CliContext): Promise<number> {
+    // `token` is declared only to be refused with a message saying how to pass it now.
     const { values } = parseCommandArgs(args, { token: { type: "string" }, create: { type: "string" }, ...TOKEN_CREATE_OPTIONS });
+    if (values.token !== undefined) throw new UsageError("--token is refused: a token on the command line is readable by every local user (/proc/PID/cmdline); pass it in MCP_TOKEN");
     let result: { publicUrl: string; secret: string; note: string };
-    if (values.token !== undefined) {
-      const secret = values.token;
-      const other = Object.keys(values).find((key) => key !== "token");
-      if (other !== undefined) throw new UsageError(`--token takes no other option (got --${other})`);
+    const given = ctx.env.MCP_TOKEN;
+    if (values.create === undefined && given !== undefined && given !== "") {
+      const secret = given.trim();
+      const other = Object.keys(values)[0];
+      if (other !== undefined) throw new UsageError(`MCP_TOKEN takes no other option (got --${other})`);
       result = await ctx.withDatabase("leasehold mcp-config", async ({ config, handle }) => {
         const check = await authenticateToken(handle.db, secret);
         if (!check.ok) throw new LeaseholdError("UNAUTHENTICATED", `this hub would refuse that token (${check.reason})`, { hint: "leasehold token list shows the tokens; --create issues a new one" });
@@ -51,7 +55,7 @@ export const mcpConfigCommand = {
         return { publicUrl: config.publicUrl, secret, note: `new token ${token.id} "${token.name}" (expires ${token.expiresAt?.toISOString() ?? "never"}; shown only here)` };
       });
     } else {
-      throw new UsageError("give --token lh_... or --create NAME");
+      throw new UsageError("set MCP_TOKEN=lh_... in the environment or give --create NAME");
     }
     const settings = clientSettings(result.publicUrl, result.secret);
     ctx.out(`# Claude Code (${result.note}):`);

@@ -40,7 +40,7 @@ export const tokenCommand = {
       );
       ctx.out(`token ${token.id} "${token.name}" created (${scopeText(token)}; expires ${token.expiresAt?.toISOString() ?? "never"})`);
       ctx.out(secret);
-      ctx.err("This is the only time the token is shown; only its SHA-256 is stored. `leasehold mcp-config --token <token>` prints client settings.");
+      ctx.err("This is the only time the token is shown; only its SHA-256 is stored. `MCP_TOKEN=<token> leasehold mcp-config` prints client settings.");
       return EXIT.ok;
     }
     if (sub === "list") {

@@ -1,0 +1,4 @@
+export { BodyRefusedError, bodyRefusalResponse, isJsonObject, jsonObjectOf, parseJsonBytes, readBoundedBody, readJsonObject } from "./body";
+export type { BodyRefusal, BodyResult } from "./body";
+export { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from "./headers";
+export { allowedHostnames, hostAllowed, hostnameOf } from "./host-allow";
