@@ -233,6 +233,12 @@ describe("verify against a supplied checkpoint (--checkpoint) and required witne
     return [...kept, `${canonicalize({ checkpoints: count("checkpoint"), cosignatures: count("cosignature"), entries: size, kind: "end" })}\n`];
   }
 
+  it("a log written before issue 12, holding checkpoint-witness/1 entries, still verifies with every entry schema-checked", async () => {
+    const types = built.entries.map((e) => (JSON.parse(Buffer.from(e.bytes).toString("utf8")) as { type: string }).type);
+    expect(types.filter((t) => t === "checkpoint-witness/1").length).toBeGreaterThan(0);
+    expect(await verify(clean, { checkEntries: true, checkpoint: checkpointAt(300), witnessKeys: [witnessA.verifier, witnessB.verifier] })).toMatchObject({ ok: true });
+  });
+
   it("a truncated export with a recomputed end line passes on its own (the limit of a file alone) but fails against a checkpoint saved later", async () => {
     const cut = truncatedAt(120);
     // Before --checkpoint this was the only check there was, and it accepts the cut file.

@@ -110,6 +110,11 @@ function exactKeys(record: Record<string, unknown>, keys: readonly string[], lin
   }
 }
 
+/** "entry 7 is missing" or "entries 7..9 are missing". */
+function missing(from: number, to: number): string {
+  return from === to ? `entry ${from} is missing` : `entries ${from}..${to} are missing`;
+}
+
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
@@ -228,7 +233,7 @@ class ExportVerifier {
         line: number,
         reason:
           index > expected
-            ? `expected entry ${expected}, found entry ${index}: ${index - 1 === expected ? `entry ${expected} is` : `entries ${expected}..${index - 1} are`} missing`
+            ? `expected entry ${expected}, found entry ${index}: ${missing(expected, index - 1)}`
             : `expected entry ${expected}, found entry ${index} again: duplicate or out-of-order entry`,
       });
     }
@@ -262,7 +267,7 @@ class ExportVerifier {
     if (size > have) {
       throw new Failure({
         line: number,
-        reason: `checkpoint at size ${size} follows only ${have} entries: entries ${have}..${size - 1} are missing (deleted or truncated)`,
+        reason: `checkpoint at size ${size} follows only ${have} entries: ${missing(have, size - 1)} (deleted or truncated)`,
       });
     }
     if (size < have) {
@@ -344,22 +349,22 @@ class ExportVerifier {
       const last = this.tree.size;
       throw new Failure({
         line: this.lines,
-        reason: `the export holds ${last} entries (its final checkpoint is at size ${this.lastVerifiedSize}), but the supplied checkpoint is at size ${this.anchor.size}: entries ${last}..${this.anchor.size - 1} are missing — the export was cut short or the log rolled back`,
+        reason: `the export holds ${last} entries (its final checkpoint is at size ${this.lastVerifiedSize}), but the supplied checkpoint is at size ${this.anchor.size}: ${missing(last, this.anchor.size - 1)} — the export was cut short or the log rolled back`,
       });
     }
     const finalSize = this.lastVerifiedSize;
-    const missing: string[] = [];
+    const absent: string[] = [];
     for (const witness of this.trustedWitnesses) {
       if (this.currentCosigners.has(witness)) continue;
       const name = parseVerifierKey(witness);
       const label = name.ok ? `${name.key.name} (key id ${name.key.keyIdHex})` : witness;
       const earlier = this.lastCosignedBy.get(witness);
-      missing.push(`${label}${earlier === undefined ? " cosigned no checkpoint in this export" : ` last cosigned the checkpoint at size ${earlier}`}`);
+      absent.push(`${label}${earlier === undefined ? " cosigned no checkpoint in this export" : ` last cosigned the checkpoint at size ${earlier}`}`);
     }
-    if (missing.length > 0) {
+    if (absent.length > 0) {
       throw new Failure({
         line: this.lines,
-        reason: `the final checkpoint (size ${finalSize}) carries no cosignature by a witness given with --witness: ${missing.join("; ")}`,
+        reason: `the final checkpoint (size ${finalSize}) carries no cosignature by a witness given with --witness: ${absent.join("; ")}`,
       });
     }
     this.report.finalCosigners = [...this.seenWitnesses].sort();
