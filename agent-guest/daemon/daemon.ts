@@ -24,7 +24,7 @@ import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
 import { verifySignedJob } from "./verify-job";
-import { Witness } from "./witness";
+import { WITNESS_INTERVAL_MS, Witness } from "./witness";
 
 export interface DaemonOptions {
   stateDir: string;
@@ -159,7 +159,7 @@ export class GuestDaemon {
         await this.reportHealth().catch(() => undefined);
         return;
       }
-      await sleep(this.options.witnessIntervalMs ?? 5_000, this.stop.signal);
+      await sleep(this.options.witnessIntervalMs ?? WITNESS_INTERVAL_MS, this.stop.signal);
     }
   }
 

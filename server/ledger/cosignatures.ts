@@ -2,9 +2,8 @@ import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "./append";
-import { encodeBase64 } from "./base64";
 import { parseSignedCheckpoint } from "./checkpoint";
-import { digestOf, hashActor } from "./entry";
+import { digestOf } from "./entry";
 import { parseSignatureLine, parseVerifierKey, SIGNATURE_TYPE } from "./note";
 import { checkpointAt } from "./prove";
 import { verifyCosignature } from "./witness";
@@ -48,7 +47,9 @@ export async function listWitnesses(db: Database): Promise<WitnessRecord[]> {
  * Accepts a witness's cosignature on the checkpoint of `size`. The witness
  * did the hard part (consistency from what it last cosigned); the hub checks
  * the cosignature is by a registered witness over exactly the checkpoint it
- * signed at that size, stores it and seals the fact in the ledger.
+ * signed at that size and stores it beside that checkpoint. A second
+ * cosignature by the same witness on the same size is accepted and ignored
+ * (the first is kept), so a witness may safely resubmit.
  */
 export async function submitCosignature(db: Database, size: number, line: string): Promise<{ witness: string; timestamp: number }> {
   if (!Number.isSafeInteger(size) || size < 0) throw new LeaseholdError("INVALID_ARGUMENT", "size must be a non-negative integer", { tier: "ledger" });
@@ -65,38 +66,18 @@ export async function submitCosignature(db: Database, size: number, line: string
   if (!parsed.ok) throw new LeaseholdError("INTERNAL", `stored checkpoint at ${size} is unparseable: ${parsed.reason}`, { tier: "ledger" });
   const check = verifyCosignature(parsed.body, line, witness.verifier_key, { now: Math.floor(Date.now() / 1000), maxSkewSeconds: 300 });
   if (!check.ok) throw new LeaseholdError("FORBIDDEN", `cosignature refused: ${check.reason}`, { tier: "ledger" });
-  const existing = await executeRows<{ id: string }>(
-    db,
-    sql`select id from ledger_cosignatures where tree_size = ${BigInt(size)} and witness_key_id = ${witness.key_id}`,
+  // Stored beside the checkpoint it cosigns (C2SP tlog-cosignature), never
+  // appended to the log: an entry would make a new checkpoint for the
+  // witness to cosign, so an idle log would grow by one entry per witness
+  // round and its newest checkpoint would never carry a cosignature. The
+  // line authenticates itself, so storing it needs no seal.
+  await db.execute(
+    sql`insert into ledger_cosignatures (tree_size, witness_name, witness_key_id, signature_line)
+        values (${BigInt(size)}, ${check.witness.name}, ${witness.key_id}, ${line})
+        on conflict (tree_size, witness_key_id) do nothing`,
   );
-  if (existing.length === 0) {
-    // Sealed before it is stored: a cosignature the ledger does not record never counts.
-    await appendEntry(db, {
-      type: "checkpoint-witness/1",
-      time: new Date(),
-      action_id: null,
-      actor: hashActor("witness", witness.key_id),
-      data: {
-        witness_key_id: witness.key_id,
-        size,
-        root: encodeBase64(parsed.checkpoint.root),
-        timestamp: check.timestamp,
-        cosignature_digest: digestOf(line),
-      },
-    });
-    await db.execute(
-      sql`insert into ledger_cosignatures (tree_size, witness_name, witness_key_id, signature_line)
-          values (${BigInt(size)}, ${check.witness.name}, ${witness.key_id}, ${line})
-          on conflict (tree_size, witness_key_id) do nothing`,
-    );
-  }
   return { witness: check.witness.name, timestamp: check.timestamp };
 }
 
-export async function cosignaturesAt(db: Database, size: number): Promise<Array<{ witness_key: string; line: string }>> {
-  return executeRows<{ witness_key: string; line: string }>(
-    db,
-    sql`select w.verifier_key as witness_key, c.signature_line as line from ledger_cosignatures c
-        join ledger_witnesses w on w.key_id = c.witness_key_id where c.tree_size = ${BigInt(size)} order by c.id`,
-  );
-}
+// Served with checkpoints, so it lives with them in prove.ts.
+export { cosignaturesAt } from "./prove";

@@ -146,6 +146,8 @@ export const ENTRY_DATA = {
     session_digest: digest,
     channel,
   }),
+  // No longer written (issue 12): cosignatures are stored beside their checkpoints, not appended.
+  // Kept so logs that already hold such entries decode forever.
   "checkpoint-witness/1": z.strictObject({
     witness_key_id: keyIdHex,
     size: count,

@@ -1,8 +1,7 @@
 import type { HubRuntime } from "../hub/runtime";
 import { LeaseholdError, toErrorPayload, ERROR_CODES } from "../errors";
-import { addCosignature } from "./witness";
-import { cosignaturesAt, submitCosignature } from "./cosignatures";
-import { latestCheckpoint, pinnedLogIdentity, proveConsistency, proveInclusion } from "./prove";
+import { submitCosignature } from "./cosignatures";
+import { latestCheckpoint, pinnedLogIdentity, proveConsistency, proveInclusion, withCosignatures } from "./prove";
 
 /**
  * The ledger's public HTTP surface, as plain Request → Response functions
@@ -40,8 +39,7 @@ export async function serveCheckpoint(runtime: HubRuntime): Promise<Response> {
     const db = runtime.database.handle.db;
     const head = await latestCheckpoint(db);
     if (!head) throw new LeaseholdError("NOT_FOUND", "the log has no checkpoint yet", { tier: "ledger" });
-    let note = head.note;
-    for (const c of await cosignaturesAt(db, head.size)) note = addCosignature(note, c.line);
+    const note = await withCosignatures(db, head.size, head.note);
     return new Response(note, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
   } catch (error) {
     return errorResponse(error);

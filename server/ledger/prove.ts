@@ -4,6 +4,7 @@ import { LeaseholdError } from "../errors";
 import { encodeBase64 } from "./base64";
 import { databaseNodeReader, toBytes } from "./node-store";
 import { consistencyProof, inclusionProof } from "./proof";
+import { addCosignature } from "./witness";
 
 /** The newest signed checkpoint, or null before the first integration. */
 export interface LatestCheckpoint {
@@ -22,9 +23,37 @@ export async function latestCheckpoint(db: Database): Promise<LatestCheckpoint |
   return { size: Number(row.tree_size), root: encodeBase64(toBytes(row.root_hash)), note: row.note, created_at: new Date(row.created_at).toISOString() };
 }
 
+/** The checkpoint of `size` as the log signed it: one signature, the log's. */
 export async function checkpointAt(db: Database, size: number): Promise<string | null> {
   const [row] = await executeRows<{ note: string }>(db, sql`select note from ledger_checkpoints where tree_size = ${BigInt(size)}`);
   return row?.note ?? null;
+}
+
+/** The witness cosignatures stored for the checkpoint of `size`, oldest first. */
+export async function cosignaturesAt(db: Database, size: number): Promise<Array<{ witness_key: string; line: string }>> {
+  return executeRows<{ witness_key: string; line: string }>(
+    db,
+    sql`select w.verifier_key as witness_key, c.signature_line as line from ledger_cosignatures c
+        join ledger_witnesses w on w.key_id = c.witness_key_id where c.tree_size = ${BigInt(size)} order by c.id`,
+  );
+}
+
+/**
+ * A signed checkpoint note with every stored cosignature of it appended as
+ * extra signature lines (C2SP tlog-cosignature: a cosigned checkpoint is the
+ * log's note plus the witnesses' lines). A verifier that knows only the log
+ * key ignores the witness lines; one that knows a witness key checks them.
+ */
+export async function withCosignatures(db: Database, size: number, note: string): Promise<string> {
+  let cosigned = note;
+  for (const c of await cosignaturesAt(db, size)) cosigned = addCosignature(cosigned, c.line);
+  return cosigned;
+}
+
+/** checkpointAt, with its cosignatures. */
+export async function cosignedCheckpointAt(db: Database, size: number): Promise<string | null> {
+  const note = await checkpointAt(db, size);
+  return note === null ? null : withCosignatures(db, size, note);
 }
 
 export interface InclusionProofAnswer {
@@ -32,7 +61,7 @@ export interface InclusionProofAnswer {
   tree_size: number;
   leaf_hash: string;
   proof: string[];
-  /** The signed checkpoint at `tree_size` the proof leads to. */
+  /** The signed checkpoint at `tree_size` the proof leads to, with the witness cosignatures it has so far. */
   checkpoint: string;
 }
 
@@ -49,7 +78,7 @@ export async function proveInclusion(db: Database, leafIndex: number, treeSize?:
   assertIndex(leafIndex, "leaf_index");
   const size = treeSize ?? (await latestCheckpoint(db))?.size ?? 0;
   assertIndex(size, "tree_size");
-  const note = await checkpointAt(db, size);
+  const note = await cosignedCheckpointAt(db, size);
   if (!note) throw new LeaseholdError("NOT_FOUND", `no checkpoint at tree size ${size}`, { tier: "ledger" });
   if (leafIndex >= size) throw new LeaseholdError("NOT_FOUND", `leaf ${leafIndex} is not in the tree of size ${size} (not integrated yet?)`, { tier: "ledger" });
   const reader = databaseNodeReader(db);
@@ -70,7 +99,7 @@ export async function proveConsistency(db: Database, fromSize: number, toSize?: 
   const size = toSize ?? (await latestCheckpoint(db))?.size ?? 0;
   assertIndex(size, "to_size");
   if (fromSize > size) throw new LeaseholdError("INVALID_ARGUMENT", `from_size ${fromSize} is larger than to_size ${size}`, { tier: "ledger" });
-  const note = await checkpointAt(db, size);
+  const note = await cosignedCheckpointAt(db, size);
   if (!note) throw new LeaseholdError("NOT_FOUND", `no checkpoint at tree size ${size}`, { tier: "ledger" });
   const proof = await consistencyProof(fromSize, size, databaseNodeReader(db));
   return { from_size: fromSize, to_size: size, proof: proof.map(encodeBase64), checkpoint: note };

@@ -1,10 +1,14 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { parseVerifierKey } from "./note";
+import { encodeBase64 } from "./base64";
+import { verifyCheckpointNote } from "./checkpoint";
+import { parseVerifierKey, SIGNATURE_TYPE } from "./note";
 import { describeFailure, verifyExport, type VerifyOptions } from "./verify";
 
 /**
- * `leasehold verify FILE --key KEY`: the offline verdict. Exit codes: 0 when
+ * `leasehold verify FILE --key KEY [--checkpoint CPFILE] [--witness KEY ...]`:
+ * the offline verdict. `options.checkpoint` is the supplied checkpoint's
+ * text; `options.witnessKeys` are required on the final checkpoint. Exit codes: 0 when
  * everything verifies, 1 when the export fails verification, 2 when it
  * could not be checked at all (bad key, unreadable file). Nothing short of a
  * full pass prints VERIFIED.
@@ -30,6 +34,19 @@ export async function runVerify(filePath: string, keyText: string, out: VerifyOu
       out.write(`leasehold verify: cannot use witness key ${witness}: ${parsed.reason}\n`);
       return EXIT_UNUSABLE;
     }
+    if (parsed.key.type !== SIGNATURE_TYPE.cosignatureV1) {
+      out.write(`leasehold verify: --witness ${witness} is not a cosignature/v1 (type 0x04) witness key\n`);
+      return EXIT_UNUSABLE;
+    }
+  }
+  let supplied: { size: number; root: string } | null = null;
+  if (options.checkpoint !== undefined) {
+    const checked = verifyCheckpointNote(options.checkpoint, key.key);
+    if (!checked.ok) {
+      out.write(`leasehold verify: cannot use the supplied checkpoint: ${checked.reason}\n`);
+      return EXIT_UNUSABLE;
+    }
+    supplied = { size: checked.checkpoint.size, root: encodeBase64(checked.checkpoint.root) };
   }
   try {
     const info = await stat(filePath);
@@ -56,12 +73,23 @@ export async function runVerify(filePath: string, keyText: string, out: VerifyOu
   out.write(`checkpoints:   ${report.checkpointsVerified} signatures and roots verified`);
   out.write(report.latestCheckpoint === null ? "\n" : ` (latest: size ${report.latestCheckpoint.size}, root ${report.latestCheckpoint.root})\n`);
   const { verified, unchecked, witnesses } = report.cosignatures;
-  out.write(
-    `cosignatures:  ${verified} verified${witnesses.length > 0 ? ` (${witnesses.join(", ")})` : ""}, ${unchecked} unchecked (witness key not supplied)\n`,
-  );
-  if (report.ok) {
+  const given = options.witnessKeys?.length ?? 0;
+  const why = given === 0 ? "witness key not supplied" : `not by the ${given === 1 ? "witness" : `${given} witnesses`} given with --witness`;
+  out.write(`cosignatures:  ${verified} verified${witnesses.length > 0 ? ` (${witnesses.join(", ")})` : ""}, ${unchecked} unchecked${unchecked > 0 ? ` (${why})` : ""}\n`);
+  if (supplied !== null) {
     out.write(
-      `VERIFIED in ${seconds}s: all ${report.entries} entries are covered by log-signed checkpoints whose roots match the recomputed tree, so the log was only appended to across them\n`,
+      report.supplied !== null
+        ? `checkpoint:    consistent with the supplied checkpoint (size ${supplied.size}, root ${supplied.root}); the export is at least as large\n`
+        : `checkpoint:    supplied at size ${supplied.size}, root ${supplied.root}: NOT proven consistent\n`,
+    );
+  }
+  if (given > 0 && report.ok) {
+    out.write(`final:         the final checkpoint (size ${report.latestCheckpoint?.size}) is cosigned by every witness given: ${report.finalCosigners.join(", ")}\n`);
+  }
+  if (report.ok) {
+    const against = supplied === null ? "" : `, and it extends the checkpoint you supplied`;
+    out.write(
+      `VERIFIED in ${seconds}s: all ${report.entries} entries are covered by log-signed checkpoints whose roots match the recomputed tree, so the log was only appended to across them${against}\n`,
     );
     return EXIT_VERIFIED;
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,7 +9,9 @@ import { generateSignerKey } from "./note";
 import { buildLog, syntheticEntry, type BuiltLog } from "./testdata/log-builder";
 import { runVerify } from "./verify-cli";
 import { verifyExport, verifyExportLines } from "./verify";
-import { generateCosignerKey } from "./witness";
+import { addCosignature, cosign, generateCosignerKey } from "./witness";
+import { signCheckpoint } from "./checkpoint";
+import { rootAt } from "./tree";
 
 const ORIGIN = "leasehold.test/log";
 const log = generateSignerKey(ORIGIN);
@@ -65,6 +67,7 @@ describe("verifyExport", () => {
       checkpointsVerified: 4,
       latestCheckpoint: { size: 300 },
       cosignatures: { verified: 4, unchecked: 4, witnesses: ["witness-a.leasehold.test"] },
+      finalCosigners: ["witness-a.leasehold.test"],
       failure: null,
     });
   });
@@ -106,18 +109,21 @@ describe("verifyExport", () => {
       return { ...e, bytes, leafHash: hashLeaf(bytes) };
     });
     const report = await verify(await exportOf(built, entries));
-    expect(report.failure).toMatchObject({
-      index: 119,
+    expect(report.failure).toEqual({
+      line: lineOfEntry(119) + 2,
+      range: { from: 50, to: 119 },
       reason: "checkpoint at size 120: root mismatch — log rewritten at or before index 119, after checkpoint size 50",
     });
   });
 
-  it("names the first missing index when the newest rows are deleted", async () => {
+  it("names the missing entries when the newest rows are deleted, without calling an absent entry the first bad index", async () => {
     const report = await verify(await exportOf(built, built.entries.slice(0, 290)));
-    expect(report.failure).toMatchObject({ index: 290, reason: expect.stringMatching(/checkpoint at size 300 follows only 290 entries: entries 290..299 are missing/) });
+    expect(report.failure).toMatchObject({ reason: expect.stringMatching(/checkpoint at size 300 follows only 290 entries: entries 290..299 are missing/) });
+    expect(report.failure?.index).toBeUndefined();
     // The same deletion made by cutting lines out of the file.
     const cut = clean.filter((l) => !/"index":29[0-9],/.test(l));
-    expect((await verify(cut)).failure).toMatchObject({ index: 290 });
+    expect((await verify(cut)).failure).toMatchObject({ reason: expect.stringMatching(/entries 290..299 are missing/) });
+    expect((await verify(cut)).failure?.index).toBeUndefined();
   });
 
   it("names the first index when a middle row is deleted, rows are reordered or a row is inserted", async () => {
@@ -133,7 +139,7 @@ describe("verifyExport", () => {
     const swappedLines = [...clean];
     const a = lineOfEntry(10);
     [swappedLines[a], swappedLines[a + 1]] = [swappedLines[a + 1]!, swappedLines[a]!];
-    expect((await verify(swappedLines)).failure).toMatchObject({ line: a + 1, index: 10, reason: expect.stringMatching(/expected entry 10, found entry 11/) });
+    expect((await verify(swappedLines)).failure).toEqual({ line: a + 1, reason: "expected entry 10, found entry 11: entry 10 is missing" });
   });
 
   it("schema-checks entries only when asked", async () => {
@@ -152,7 +158,9 @@ describe("verifyExport", () => {
   });
 
   it("rejects an export whose tail lost its end line or entries after the last checkpoint", async () => {
-    expect((await verify(clean.slice(0, -1))).failure).toMatchObject({ reason: "no end line: the export is truncated" });
+    // 300 entries, 0..299: the message and the failure name no entry 300.
+    const noEnd = (await verify(clean.slice(0, -1))).failure;
+    expect(noEnd).toEqual({ line: clean.length, reason: "no end line: the export is truncated after entry 299" });
     const extra = buildLog({ origin: ORIGIN, logSigner: log.signer, logVerifier: log.verifier, size: 20, checkpointSizes: [10] });
     expect((await verify(await exportOf(extra))).failure).toMatchObject({ index: 10, reason: "entries 10..19 are not covered by any signed checkpoint" });
   });
@@ -202,7 +210,7 @@ describe("runVerify", () => {
     writeFileSync(tamperedFile, tampered.join(""));
     const bad = await run(tamperedFile, log.verifier);
     expect(bad.code).toBe(1);
-    expect(bad.text).toMatch(/FAILED: line \d+, first bad index 200: expected entry 200, found entry 201/);
+    expect(bad.text).toMatch(/FAILED: line \d+: expected entry 200, found entry 201: entry 200 is missing/);
     expect(bad.text).not.toMatch(/VERIFIED/);
   });
 
@@ -210,5 +218,118 @@ describe("runVerify", () => {
     expect((await run(join(dir, "missing.jsonl"), log.verifier)).code).toBe(2);
     expect((await run(join(dir, "clean.jsonl"), "not a key")).code).toBe(2);
     expect((await run(join(dir, "clean.jsonl"), log.verifier, ["bad witness"])).code).toBe(2);
+  });
+});
+
+describe("verify against a supplied checkpoint (--checkpoint) and required witnesses (--witness)", () => {
+  const checkpointAt = (size: number): string => built.checkpoints.find((c) => c.note.split("\n")[1] === String(size))!.note;
+  /** The export cut right after the checkpoint at `size` (and its cosignatures), with an end line recomputed to match. */
+  function truncatedAt(size: number): string[] {
+    const last = lineOfEntry(size - 1) + 1;
+    let end = last + 1;
+    while (JSON.parse(clean[end]!).kind === "cosignature") end += 1;
+    const kept = clean.slice(0, end);
+    const count = (kind: string) => kept.filter((l) => JSON.parse(l).kind === kind).length;
+    return [...kept, `${canonicalize({ checkpoints: count("checkpoint"), cosignatures: count("cosignature"), entries: size, kind: "end" })}\n`];
+  }
+
+  it("a log written before issue 12, holding checkpoint-witness/1 entries, still verifies with every entry schema-checked", async () => {
+    const types = built.entries.map((e) => (JSON.parse(Buffer.from(e.bytes).toString("utf8")) as { type: string }).type);
+    expect(types.filter((t) => t === "checkpoint-witness/1").length).toBeGreaterThan(0);
+    expect(await verify(clean, { checkEntries: true, checkpoint: checkpointAt(300), witnessKeys: [witnessA.verifier, witnessB.verifier] })).toMatchObject({ ok: true });
+  });
+
+  it("a truncated export with a recomputed end line passes on its own (the limit of a file alone) but fails against a checkpoint saved later", async () => {
+    const cut = truncatedAt(120);
+    // Before --checkpoint this was the only check there was, and it accepts the cut file.
+    expect(await verify(cut)).toMatchObject({ ok: true, entries: 120, latestCheckpoint: { size: 120 } });
+    const report = await verify(cut, { checkpoint: checkpointAt(300) });
+    expect(report.ok).toBe(false);
+    expect(report.failure).toEqual({
+      line: cut.length,
+      reason:
+        "the export holds 120 entries (its final checkpoint is at size 120), but the supplied checkpoint is at size 300: entries 120..299 are missing — the export was cut short or the log rolled back",
+    });
+  });
+
+  it("accepts an export that extends the supplied checkpoint, also when the checkpoint carries cosignature lines", async () => {
+    const supplied = addCosignature(checkpointAt(120), cosign(checkpointAt(120).slice(0, checkpointAt(120).lastIndexOf("\n\n") + 1), witnessA.signer, 1_750_000_500));
+    const report = await verify(clean, { checkpoint: supplied });
+    expect(report).toMatchObject({ ok: true, supplied: { size: 120 } });
+    // A size the export never signed a checkpoint at is still checked against the rebuilt tree.
+    const unsigned = signCheckpoint({ origin: ORIGIN, size: 77, root: await rootAt(77, built.store), extensions: [] }, log.signer);
+    expect(await verify(clean, { checkpoint: unsigned })).toMatchObject({ ok: true, supplied: { size: 77 } });
+    expect(await verify(clean, { checkpoint: checkpointAt(300) })).toMatchObject({ ok: true, supplied: { size: 300 } });
+  });
+
+  it("a supplied checkpoint from another history (a split view) fails, naming the interval", async () => {
+    const other = signCheckpoint({ origin: ORIGIN, size: 200, root: new Uint8Array(32).fill(9), extensions: [] }, log.signer);
+    const report = await verify(clean, { checkpoint: other });
+    expect(report.ok).toBe(false);
+    expect(report.failure).toMatchObject({ line: lineOfEntry(199) + 1, range: { from: 120, to: 199 }, reason: expect.stringMatching(/^not consistent with the supplied checkpoint: at size 200/) });
+  });
+
+  it("refuses a supplied checkpoint the log key did not sign", async () => {
+    const forged = signCheckpoint({ origin: ORIGIN, size: 300, root: await rootAt(300, built.store), extensions: [] }, generateSignerKey(ORIGIN).signer);
+    expect((await verify(clean, { checkpoint: forged })).failure).toMatchObject({ line: 0, reason: expect.stringMatching(/^supplied checkpoint: no signature from a trusted key/) });
+  });
+
+  it("--witness requires that witness's cosignature on the final checkpoint", async () => {
+    const withoutB = built.checkpoints.map((c, i) => (i === built.checkpoints.length - 1 ? { ...c, cosignatures: c.cosignatures!.filter((x) => x.witnessKey !== witnessB.verifier) } : c));
+    const lines = await collect(exportLines({ ...built.source, checkpoints: withoutB }));
+    expect((await verify(lines, { witnessKeys: [witnessA.verifier] })).ok).toBe(true);
+    const report = await verify(lines, { witnessKeys: [witnessA.verifier, witnessB.verifier] });
+    expect(report.ok).toBe(false);
+    expect(report.failure?.reason).toBe(
+      `the final checkpoint (size 300) carries no cosignature by a witness given with --witness: witness-b.leasehold.test (key id ${witnessB.verifier.split("+")[1]}) last cosigned the checkpoint at size 120`,
+    );
+    const stranger = generateCosignerKey("witness-c.leasehold.test");
+    expect((await verify(lines, { witnessKeys: [stranger.verifier] })).failure?.reason).toMatch(/witness-c\.leasehold\.test \(key id [0-9a-f]{8}\) cosigned no checkpoint in this export$/);
+  });
+});
+
+describe("runVerify with --checkpoint and --witness", () => {
+  const dir = mkdtempSync(join(tmpdir(), "leasehold-verify-cp-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const run = async (file: string, options: { witnessKeys?: string[]; checkpoint?: string } = {}) => {
+    let text = "";
+    const code = await runVerify(file, log.verifier, { write: (s: string) => (text += s) }, options);
+    return { code, text };
+  };
+
+  it("prints what it proved, says 'witness key not supplied' only when none was given, and exits 1 on a truncated export", async () => {
+    const file = join(dir, "clean.jsonl");
+    await writeLinesToFile(file, exportLines(built.source));
+    const none = await run(file);
+    expect(none.text).toMatch(/0 verified, 8 unchecked \(witness key not supplied\)/);
+    const given = await run(file, { witnessKeys: [witnessA.verifier] });
+    expect(given.code).toBe(0);
+    expect(given.text).not.toMatch(/witness key not supplied/);
+    expect(given.text).toMatch(/cosignatures: {2}4 verified \(witness-a\.leasehold\.test\), 4 unchecked \(not by the witness given with --witness\)/);
+    expect(given.text).toMatch(/final: {9}the final checkpoint \(size 300\) is cosigned by every witness given: witness-a\.leasehold\.test/);
+
+    const latest = built.checkpoints.at(-1)!.note;
+    const ok = await run(file, { checkpoint: latest });
+    expect(ok.code).toBe(0);
+    expect(ok.text).toMatch(/checkpoint: {4}consistent with the supplied checkpoint \(size 300/);
+
+    const cut = join(dir, "cut.jsonl");
+    const text = readFileSync(file, "utf8").split(/(?<=\n)/);
+    const at = text.findIndex((l) => l.includes('"index":119,')) + 1;
+    const kept = text.slice(0, at + 3); // checkpoint 120 and its two cosignatures
+    writeFileSync(cut, [...kept, `${canonicalize({ checkpoints: 3, cosignatures: 6, entries: 120, kind: "end" })}\n`].join(""));
+    const before = await run(cut);
+    expect(before.code).toBe(0);
+    const after = await run(cut, { checkpoint: latest });
+    expect(after.code).toBe(1);
+    expect(after.text).toMatch(/FAILED: line 131: the export holds 120 entries .* entries 120\.\.299 are missing/);
+    expect(after.text).not.toMatch(/first bad index/);
+    console.log(`leasehold verify on an export cut at size 120, no --checkpoint:\n${before.text}\nwith --checkpoint (size 300):\n${after.text}`);
+  });
+
+  it("exits 2 for a supplied checkpoint it cannot use, or a --witness key that is not a witness key", async () => {
+    const file = join(dir, "clean.jsonl");
+    expect((await run(file, { checkpoint: "not a note\n" })).code).toBe(2);
+    expect((await run(file, { witnessKeys: [log.verifier] })).code).toBe(2);
   });
 });

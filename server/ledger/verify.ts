@@ -23,8 +23,20 @@ import { verifyCosignature } from "./witness";
  */
 
 export interface VerifyOptions {
-  /** Trusted witness cosignature/v1 verifier keys. Cosignatures from other keys are reported as unchecked. */
+  /**
+   * Trusted witness cosignature/v1 verifier keys. Each one is REQUIRED to
+   * have cosigned the export's final checkpoint; cosignatures from other
+   * keys are checked for integrity and reported as unchecked.
+   */
   witnessKeys?: readonly string[];
+  /**
+   * A signed checkpoint the auditor saved earlier or got from a witness (a
+   * C2SP signed note; extra cosignature lines are ignored here). The export
+   * must be consistent with it — its rebuilt tree has the same root at that
+   * size — and at least as large. This is what catches an export cut at an
+   * earlier checkpoint: the file alone cannot show what it no longer holds.
+   */
+  checkpoint?: string;
   /**
    * Also decode every entry against its schema (default false: it costs
    * several times the hashing, and the signed roots already bind every byte).
@@ -35,8 +47,13 @@ export interface VerifyOptions {
 export interface VerifyFailure {
   /** 1-based line number in the export file. */
   line: number;
-  /** The first leaf index known to be bad, when one can be named. */
+  /**
+   * The first leaf index known to be bad, when one can be named: always an
+   * entry the file holds. Entries that are missing are named in `reason`.
+   */
   index?: number;
+  /** Where a bad entry must be when it cannot be pinned to one index (a rewrite with recomputed leaf hashes). */
+  range?: { from: number; to: number };
   reason: string;
 }
 
@@ -47,6 +64,10 @@ export interface VerifyReport {
   checkpointsVerified: number;
   latestCheckpoint: { size: number; root: string } | null;
   cosignatures: { verified: number; unchecked: number; witnesses: string[] };
+  /** Set when a checkpoint was supplied and the export proved consistent with it. */
+  supplied: { size: number; root: string } | null;
+  /** Witnesses (names) whose cosignature on the final checkpoint was required and found. */
+  finalCosigners: string[];
   failure: VerifyFailure | null;
 }
 
@@ -89,6 +110,11 @@ function exactKeys(record: Record<string, unknown>, keys: readonly string[], lin
   }
 }
 
+/** "entry 7 is missing" or "entries 7..9 are missing". */
+function missing(from: number, to: number): string {
+  return from === to ? `entry ${from} is missing` : `entries ${from}..${to} are missing`;
+}
+
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
@@ -128,13 +154,37 @@ class ExportVerifier {
   private current: { size: number; body: string } | null = null;
   private previousKind: "header" | "entry" | "checkpoint" | "cosignature" | null = null;
   private lastVerifiedSize: number | null = null;
+  /** Trusted witness keys that cosigned the most recent checkpoint. */
+  private currentCosigners = new Set<string>();
+  /** The largest checkpoint size each trusted witness cosigned. */
+  private readonly lastCosignedBy = new Map<string, number>();
+  /** The supplied checkpoint, until the rebuilt tree reaches its size. */
+  private anchor: { size: number; root: Uint8Array; origin: string } | null;
 
   constructor(
     private readonly key: VerifierKey,
     options: VerifyOptions,
+    anchor: { size: number; root: Uint8Array; origin: string } | null,
   ) {
     this.trustedWitnesses = new Set(options.witnessKeys ?? []);
     this.checkEntries = options.checkEntries ?? false;
+    this.anchor = anchor;
+  }
+
+  /** Compares the rebuilt tree with the supplied checkpoint once it reaches that size. */
+  private checkAnchor(number: number): void {
+    const anchor = this.anchor;
+    if (anchor === null || this.tree.size !== anchor.size) return;
+    if (!equalHashes(this.tree.root(), anchor.root)) {
+      const since = this.lastVerifiedSize === null ? "" : `, after checkpoint size ${this.lastVerifiedSize}`;
+      throw new Failure({
+        line: number,
+        ...(anchor.size > 0 ? { range: { from: this.lastVerifiedSize ?? 0, to: anchor.size - 1 } } : {}),
+        reason: `not consistent with the supplied checkpoint: at size ${anchor.size} this export's tree has root ${encodeBase64(this.tree.root())}, the supplied checkpoint signed ${encodeBase64(anchor.root)} — the log was rewritten at or before index ${anchor.size - 1}${since}, or the hub signed two histories (a split view)`,
+      });
+    }
+    this.report.supplied = { size: anchor.size, root: encodeBase64(anchor.root) };
+    this.anchor = null;
   }
 
   line(text: string): void {
@@ -165,21 +215,25 @@ class ExportVerifier {
     if (record.log_key !== this.key.text) {
       throw new Failure({ line: number, reason: `export declares log key ${String(record.log_key)}, but the key given is ${this.key.text}` });
     }
+    if (this.anchor !== null && this.anchor.origin !== record.origin) {
+      throw new Failure({ line: number, reason: `the supplied checkpoint is for origin ${JSON.stringify(this.anchor.origin)}, this export for ${JSON.stringify(record.origin)}` });
+    }
     this.report.origin = record.origin;
     this.headerSeen = true;
     this.previousKind = "header";
+    this.checkAnchor(number);
   }
 
   private entry({ entryB64, indexText, leafB64 }: { entryB64: string; indexText: string; leafB64: string }, number: number): void {
     const index = Number(indexText);
     const expected = this.tree.size;
     if (index !== expected) {
+      // No index: the entry expected here is not on this line (missing, or later in the file).
       throw new Failure({
         line: number,
-        index: expected,
         reason:
           index > expected
-            ? `expected entry ${expected}, found entry ${index}: entries ${expected}..${index - 1} are missing`
+            ? `expected entry ${expected}, found entry ${index}: ${missing(expected, index - 1)}`
             : `expected entry ${expected}, found entry ${index} again: duplicate or out-of-order entry`,
       });
     }
@@ -196,6 +250,7 @@ class ExportVerifier {
     this.tree.append(leafHash);
     this.report.entries = this.tree.size;
     this.previousKind = "entry";
+    if (this.anchor !== null) this.checkAnchor(number);
   }
 
   private checkpoint(record: Record<string, unknown>, number: number): void {
@@ -212,18 +267,17 @@ class ExportVerifier {
     if (size > have) {
       throw new Failure({
         line: number,
-        index: have,
-        reason: `checkpoint at size ${size} follows only ${have} entries: entries ${have}..${size - 1} are missing (deleted or truncated)`,
+        reason: `checkpoint at size ${size} follows only ${have} entries: ${missing(have, size - 1)} (deleted or truncated)`,
       });
     }
     if (size < have) {
-      throw new Failure({ line: number, index: size, reason: `checkpoint at size ${size} appears after entry ${have - 1}; it must directly follow entry ${size - 1}` });
+      throw new Failure({ line: number, reason: `checkpoint at size ${size} appears after entry ${have - 1}; it must directly follow entry ${size - 1}` });
     }
     if (!equalHashes(this.tree.root(), root)) {
       const since = this.lastVerifiedSize === null ? "and no earlier checkpoint verified" : `after checkpoint size ${this.lastVerifiedSize}`;
       throw new Failure({
         line: number,
-        index: Math.max(0, size - 1),
+        ...(size > 0 ? { range: { from: this.lastVerifiedSize ?? 0, to: size - 1 } } : {}),
         reason: `checkpoint at size ${size}: root mismatch — log rewritten at or before index ${size - 1}, ${since}`,
       });
     }
@@ -232,6 +286,7 @@ class ExportVerifier {
     this.report.checkpointsVerified += 1;
     this.report.latestCheckpoint = { size, root: encodeBase64(root) };
     this.current = { size, body: verified.body };
+    this.currentCosigners = new Set();
     this.previousKind = "checkpoint";
   }
 
@@ -253,6 +308,8 @@ class ExportVerifier {
     if (this.trustedWitnesses.has(record.witness_key)) {
       this.report.cosignatures.verified += 1;
       this.seenWitnesses.add(check.witness.name);
+      this.currentCosigners.add(record.witness_key);
+      this.lastCosignedBy.set(record.witness_key, current.size);
     } else {
       this.report.cosignatures.unchecked += 1;
     }
@@ -269,7 +326,6 @@ class ExportVerifier {
     if (record.entries !== size || record.checkpoints !== this.checkpointLines || record.cosignatures !== this.cosignatureLines) {
       throw new Failure({
         line: number,
-        index: Math.min(record.entries, size),
         reason: `end line promises ${record.entries} entries, ${record.checkpoints} checkpoints, ${record.cosignatures} cosignatures; the file has ${size}, ${this.checkpointLines}, ${this.cosignatureLines}`,
       });
     }
@@ -279,7 +335,7 @@ class ExportVerifier {
   /** Called after the last line; decides whether the whole file verified. */
   finish(): VerifyReport {
     if (!this.headerSeen) throw new Failure({ line: 1, reason: "empty file: no header" });
-    if (!this.ended) throw new Failure({ line: this.lines + 1, index: this.tree.size, reason: "no end line: the export is truncated" });
+    if (!this.ended) throw new Failure({ line: this.lines + 1, reason: `no end line: the export is truncated after entry ${this.tree.size - 1}` });
     if (this.lastVerifiedSize === null) throw new Failure({ line: this.lines, reason: "no signed checkpoint: nothing in this export is vouched for" });
     if (this.lastVerifiedSize < this.tree.size) {
       throw new Failure({
@@ -288,6 +344,30 @@ class ExportVerifier {
         reason: `entries ${this.lastVerifiedSize}..${this.tree.size - 1} are not covered by any signed checkpoint`,
       });
     }
+    if (this.anchor !== null) {
+      // The rebuilt tree never reached the supplied checkpoint's size.
+      const last = this.tree.size;
+      throw new Failure({
+        line: this.lines,
+        reason: `the export holds ${last} entries (its final checkpoint is at size ${this.lastVerifiedSize}), but the supplied checkpoint is at size ${this.anchor.size}: ${missing(last, this.anchor.size - 1)} — the export was cut short or the log rolled back`,
+      });
+    }
+    const finalSize = this.lastVerifiedSize;
+    const absent: string[] = [];
+    for (const witness of this.trustedWitnesses) {
+      if (this.currentCosigners.has(witness)) continue;
+      const name = parseVerifierKey(witness);
+      const label = name.ok ? `${name.key.name} (key id ${name.key.keyIdHex})` : witness;
+      const earlier = this.lastCosignedBy.get(witness);
+      absent.push(`${label}${earlier === undefined ? " cosigned no checkpoint in this export" : ` last cosigned the checkpoint at size ${earlier}`}`);
+    }
+    if (absent.length > 0) {
+      throw new Failure({
+        line: this.lines,
+        reason: `the final checkpoint (size ${finalSize}) carries no cosignature by a witness given with --witness: ${absent.join("; ")}`,
+      });
+    }
+    this.report.finalCosigners = [...this.seenWitnesses].sort();
     this.report.cosignatures.witnesses = [...this.seenWitnesses].sort();
     this.report.ok = true;
     return this.report;
@@ -307,6 +387,8 @@ function newReport(failure: VerifyFailure | null): VerifyReport {
     checkpointsVerified: 0,
     latestCheckpoint: null,
     cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
+    supplied: null,
+    finalCosigners: [],
     failure,
   };
 }
@@ -330,7 +412,14 @@ export async function verifyExport(
 ): Promise<VerifyReport> {
   const key = usableKey(logKey);
   if (typeof key === "string") return emptyReport(key);
-  const verifier = new ExportVerifier(key, options);
+  let anchor: { size: number; root: Uint8Array; origin: string } | null = null;
+  if (options.checkpoint !== undefined) {
+    // The log's signature on it is what makes it evidence; witness lines on it are ignored here.
+    const verified = verifyCheckpointNote(options.checkpoint, key);
+    if (!verified.ok) return emptyReport(`supplied checkpoint: ${verified.reason}`);
+    anchor = { size: verified.checkpoint.size, root: verified.checkpoint.root, origin: verified.checkpoint.origin };
+  }
+  const verifier = new ExportVerifier(key, options, anchor);
   try {
     let carry: Buffer = Buffer.alloc(0);
     for await (const chunk of chunks) {
@@ -381,6 +470,7 @@ export async function verifyExportLines(
 /** A one-line human verdict for a report. */
 export function describeFailure(failure: VerifyFailure): string {
   const where = failure.line > 0 ? `line ${failure.line}` : "input";
-  const index = failure.index === undefined ? "" : `, first bad index ${failure.index}`;
+  const index =
+    failure.index !== undefined ? `, first bad index ${failure.index}` : failure.range !== undefined ? `, bad entry within indices ${failure.range.from}..${failure.range.to}` : "";
   return `${where}${index}: ${failure.reason}`;
 }

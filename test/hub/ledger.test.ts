@@ -1,7 +1,8 @@
 /**
  * The ledger through the hub, as users reach it: the CLI (`ledger key`,
- * `export`, `verify` — including a tampered export), the public HTTP routes
- * and a witness submitting a cosignature over HTTP.
+ * `export`, `verify` — including a tampered and a truncated export), the
+ * public HTTP routes, a witness submitting a cosignature over HTTP, and the
+ * hub's own local guest witnessing an idle log without making it grow.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -60,8 +61,10 @@ describe("the ledger through a running hub", () => {
     expect((await fetch(`${hub.url}/api/ledger/proof/inclusion?index=abc`)).status).toBe(400);
     expect((await fetch(`${hub.url}/api/ledger/proof/inclusion?index=99999`)).status).toBe(404);
 
-    // Wait until the cosignature's own ledger entry is integrated, then export.
-    await new Promise((r) => setTimeout(r, 600));
+    // Stored beside its checkpoint, not appended: proofs against that checkpoint (and so receipts) carry it.
+    const served = (await (await fetch(`${hub.url}/api/ledger/proof/inclusion?index=0&size=${size}`)).json()) as { checkpoint: string };
+    expect(served.checkpoint.startsWith(note.slice(0, note.indexOf("\n\n") + 2))).toBe(true);
+    expect(served.checkpoint).toContain(`\n${signed.line}\n`);
     const dir = tempDir();
     // Runs inside the hub (control socket), but a relative path is the caller's.
     const out = await runCli(["export", "--out", "log.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
@@ -71,10 +74,12 @@ describe("the ledger through a running hub", () => {
     const keyFile = path.join(dir, "log.pub");
     fs.writeFileSync(keyFile, `${logKey}\n`);
 
+    // The local guest may have cosigned the same checkpoint too: its cosignature is unchecked here.
     const good = await runCli(["verify", file, "--key", keyFile, "--witness", witness.verifier]);
     expect(good.code, good.stdout + good.stderr).toBe(0);
     expect(good.stdout).toContain("VERIFIED");
     expect(good.stdout).toMatch(/cosignatures:\s+1 verified/);
+    expect(good.stdout).not.toMatch(/witness key not supplied/);
 
     // Flip one byte inside the first entry's base64 payload.
     const text = fs.readFileSync(file, "utf8");
@@ -86,6 +91,87 @@ describe("the ledger through a running hub", () => {
     expect(tampered.stdout).toMatch(/entry 0|line 2/);
     console.log(`leasehold verify on a tampered export:\n${tampered.stdout}`);
   });
+
+  it("an idle hub whose guest witnesses it does not grow its log: the newest checkpoint is cosigned by the guest and stays the newest (20 s)", async () => {
+    const before = await waitForGuestCosignature(0);
+    const entriesBefore = await exportedEntries();
+    await new Promise((r) => setTimeout(r, 20_000));
+    const after = await checkpointNote();
+    const entriesAfter = await exportedEntries();
+    console.log(`idle hub: tree size ${before.size} → ${sizeOf(after)} over 20 s; exported entries ${entriesBefore} → ${entriesAfter}`);
+    expect(sizeOf(after)).toBe(before.size);
+    expect(entriesAfter).toBe(entriesBefore);
+    // Still the same checkpoint, still carrying the guest's cosignature.
+    expect(after.startsWith(bodyOf(before.note))).toBe(true);
+    expect(guestLines(after).length).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+
+  it("a new checkpoint is cosigned by the guest within seconds of the append that made it", async () => {
+    const start = sizeOf(await checkpointNote());
+    // Any sealed step appends; registering a witness is one a test can make.
+    const added = await runCli(["ledger", "witness", "add", generateSignerKey("witness.test/append", SIGNATURE_TYPE.cosignatureV1).verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    expect(added.code, added.stderr).toBe(0);
+    const appendedAt = Date.now();
+    const cosigned = await waitForGuestCosignature(start + 1);
+    console.log(`checkpoint at size ${cosigned.size} carried the local guest's cosignature ${((Date.now() - appendedAt) / 1000).toFixed(1)} s after the append`);
+    expect(cosigned.size).toBeGreaterThan(start);
+  }, 120_000);
+
+  it("verify --checkpoint catches an export cut at an earlier checkpoint with a recomputed end line; --witness names a missing cosignature", async () => {
+    const dir = tempDir();
+    const logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
+    const keyFile = path.join(dir, "log.pub");
+    fs.writeFileSync(keyFile, `${logKey}\n`);
+    const head = await waitForGuestCosignature(0);
+    const exported = await runCli(["export", "--out", "full.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
+    expect(exported.code, exported.stderr).toBe(0);
+    // What an auditor saves: the newest checkpoint, with its cosignatures, from the CLI.
+    const saved = await runCli(["ledger", "checkpoint"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    expect(saved.code, saved.stderr).toBe(0);
+    const cpFile = path.join(dir, "saved.checkpoint");
+    fs.writeFileSync(cpFile, saved.stdout);
+    expect(sizeOf(saved.stdout)).toBe(head.size);
+
+    const full = path.join(dir, "full.export");
+    const truncated = path.join(dir, "cut.export");
+    const cutAt = cutAtEarlierCheckpoint(full, truncated);
+    expect(cutAt).toBeLessThan(head.size);
+    const before = await runCli(["verify", truncated, "--key", keyFile]);
+    expect(before.code, before.stdout).toBe(0);
+    const after = await runCli(["verify", truncated, "--key", keyFile, "--checkpoint", cpFile]);
+    expect(after.code, after.stdout).toBe(1);
+    const gone = cutAt === head.size - 1 ? `entry ${cutAt} is missing` : `entries ${cutAt}..${head.size - 1} are missing`;
+    expect(after.stdout).toContain(`but the supplied checkpoint is at size ${head.size}: ${gone}`);
+    expect(after.stdout).not.toMatch(/first bad index/);
+    const whole = await runCli(["verify", full, "--key", keyFile, "--checkpoint", cpFile]);
+    expect(whole.code, whole.stdout).toBe(0);
+    expect(whole.stdout).toMatch(/consistent with the supplied checkpoint \(size \d+/);
+
+    // The guest's witness key (registered at enrolment) cosigned the final checkpoint; the e2e witness did not.
+    const witnesses = await runCli(["ledger", "witness", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    const guestKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.includes("/leasehold-guest/"))!;
+    const e2eKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.startsWith("witness.test/e2e+"))!;
+    const byGuest = await runCli(["verify", full, "--key", keyFile, "--witness", guestKey]);
+    expect(byGuest.code, byGuest.stdout).toBe(0);
+    expect(byGuest.stdout).toMatch(/final:\s+the final checkpoint \(size \d+\) is cosigned by every witness given: .*\/leasehold-guest\//);
+    const notBy = await runCli(["verify", full, "--key", keyFile, "--witness", e2eKey]);
+    expect(notBy.code, notBy.stdout).toBe(1);
+    expect(notBy.stdout).toMatch(/FAILED: line \d+: the final checkpoint \(size \d+\) carries no cosignature by a witness given with --witness: witness\.test\/e2e \(key id [0-9a-f]{8}\) last cosigned the checkpoint at size \d+/);
+    console.log(
+      [
+        `$ leasehold verify cut.export --key log.pub          # cut at size ${cutAt}, end line recomputed`,
+        before.stdout,
+        `$ leasehold verify cut.export --key log.pub --checkpoint saved.checkpoint`,
+        after.stdout,
+        `$ leasehold verify full.export --key log.pub --checkpoint saved.checkpoint`,
+        whole.stdout,
+        `$ leasehold verify full.export --key log.pub --witness <local guest's key>`,
+        byGuest.stdout,
+        `$ leasehold verify full.export --key log.pub --witness <witness.test/e2e key>`,
+        notBy.stdout,
+      ].join("\n"),
+    );
+  }, 180_000);
 
   it("health reports the ledger head", async () => {
     const h = await fullHealth<{ ledger: { head: { size: number } | null; integrator: { state: string } } }>(hub);
@@ -100,3 +186,54 @@ describe("the ledger through a running hub", () => {
     expect(r.code).toBe(2);
   });
 });
+
+async function checkpointNote(): Promise<string> {
+  const res = await fetch(`${hub.url}/api/ledger/checkpoint`);
+  if (!res.ok) throw new Error(`checkpoint: HTTP ${res.status}`);
+  return res.text();
+}
+
+const sizeOf = (note: string): number => Number(note.split("\n")[1]);
+const bodyOf = (note: string): string => note.slice(0, note.indexOf("\n\n") + 2);
+/** Signature lines by a guest's witness key (named <hub>/leasehold-guest/<id>). */
+const guestLines = (note: string): string[] => note.split("\n").filter((l) => /^\u2014 \S+\/leasehold-guest\/[0-9a-f]+ /.test(l));
+
+/** Waits until the newest checkpoint is at least `minSize` and carries the local guest's cosignature. */
+async function waitForGuestCosignature(minSize: number): Promise<{ size: number; note: string }> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const note = await checkpointNote().catch(() => "");
+    if (note !== "" && sizeOf(note) >= minSize && guestLines(note).length > 0) return { size: sizeOf(note), note };
+    if (Date.now() > deadline) throw new Error(`no guest cosignature on a checkpoint of size >= ${minSize}; newest:\n${note}\nhub:\n${hub.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** The number of entries an export made now holds (every integrated entry). */
+async function exportedEntries(): Promise<number> {
+  const dir = tempDir();
+  const out = await runCli(["export", "--out", "count.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
+  if (out.code !== 0) throw new Error(out.stderr);
+  const end = JSON.parse(fs.readFileSync(path.join(dir, "count.export"), "utf8").trimEnd().split("\n").at(-1)!) as { entries: number };
+  return end.entries;
+}
+
+/**
+ * Cuts an export right after its second-to-last checkpoint (and that
+ * checkpoint's cosignatures) and writes an end line with matching counts:
+ * what someone hiding the newest entries would hand an auditor.
+ */
+function cutAtEarlierCheckpoint(from: string, to: string): number {
+  const lines = fs.readFileSync(from, "utf8").split(/(?<=\n)/);
+  const kinds = lines.map((l) => (JSON.parse(l) as { kind?: string }).kind ?? "header");
+  const checkpoints = kinds.flatMap((k, i) => (k === "checkpoint" ? [i] : []));
+  if (checkpoints.length < 2) throw new Error("the export has fewer than two checkpoints");
+  let end = checkpoints.at(-2)! + 1;
+  while (kinds[end] === "cosignature") end += 1;
+  const kept = lines.slice(0, end);
+  const count = (kind: string) => kinds.slice(0, end).filter((k) => k === kind).length;
+  const size = count("entry");
+  const endLine = JSON.stringify({ checkpoints: count("checkpoint"), cosignatures: count("cosignature"), entries: size, kind: "end" });
+  fs.writeFileSync(to, [...kept, `${endLine}\n`].join(""), { mode: 0o600 });
+  return size;
+}

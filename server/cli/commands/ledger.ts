@@ -5,7 +5,7 @@ import { listWitnesses, registerWitness } from "../../ledger/cosignatures";
 import { hashActor } from "../../ledger/entry";
 import { exportLedgerToFile } from "../../ledger/export";
 import { loadOrCreateLogKey } from "../../ledger/log-key";
-import { latestCheckpoint, pinnedLogIdentity } from "../../ledger/prove";
+import { latestCheckpoint, pinnedLogIdentity, withCosignatures } from "../../ledger/prove";
 import { runVerify } from "../../ledger/verify-cli";
 import { LeaseholdError } from "../../errors";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
@@ -37,7 +37,8 @@ export const ledgerCommand = {
       }
       const head = await latestCheckpoint(handle.db);
       if (!head) throw new LeaseholdError("NOT_FOUND", "the log has no checkpoint yet (nothing has been appended)", { tier: "ledger" });
-      return head.note.trimEnd();
+      // With its cosignatures, as /api/ledger/checkpoint serves it: save it and pass it to `verify --checkpoint` later.
+      return (await withCosignatures(handle.db, head.size, head.note)).trimEnd();
     });
     ctx.out(text);
     return EXIT.ok;
@@ -73,12 +74,18 @@ export const exportCommand = {
 
 export const verifyCommand = {
   name: "verify",
-  summary: "verify an exported audit log offline with only the log's public key",
-  usage: "leasehold verify FILE --key KEY|KEYFILE [--witness KEY ...]",
+  summary:
+    "verify an exported audit log offline with only the log's public key; --checkpoint proves it extends a checkpoint you saved, --witness requires that witness's cosignature on its final checkpoint",
+  usage: "leasehold verify FILE --key KEY|KEYFILE [--checkpoint CPFILE] [--witness KEY|KEYFILE ...]",
   async run(args: string[], ctx: CliContext): Promise<number> {
-    const { values, positionals } = parseCommandArgs(args, { key: { type: "string" }, witness: { type: "string", multiple: true } }, { min: 1, max: 1, label: "FILE (the export to verify)" });
+    const { values, positionals } = parseCommandArgs(
+      args,
+      { key: { type: "string" }, witness: { type: "string", multiple: true }, checkpoint: { type: "string" } },
+      { min: 1, max: 1, label: "FILE (the export to verify)" },
+    );
     const keyText = readKeyArgument("--key", requireFlag(values, "key", "the log's note verifier key, or a file holding it"), ctx.cwd);
     const witnessKeys = (values.witness ?? []).map((w) => readKeyArgument("--witness", w, ctx.cwd));
+    const checkpoint = values.checkpoint === undefined ? undefined : readCheckpointFile(values.checkpoint, ctx.cwd);
     let buffered = "";
     const code = await runVerify(path.resolve(ctx.cwd, positionals[0]!), keyText, {
       write(text: string) {
@@ -89,7 +96,7 @@ export const verifyCommand = {
           buffered = buffered.slice(newline + 1);
         }
       },
-    }, { witnessKeys });
+    }, { witnessKeys, ...(checkpoint === undefined ? {} : { checkpoint }) });
     if (buffered) ctx.out(buffered);
     return code;
   },
@@ -104,4 +111,21 @@ function readKeyArgument(flag: string, value: string, cwd: string): string {
   const file = path.resolve(cwd, value);
   if (!fs.existsSync(file)) throw new UsageError(`${flag} ${JSON.stringify(value)} is neither a verifier key nor a readable file`);
   return fs.readFileSync(file, "utf8").trim();
+}
+
+/**
+ * A checkpoint file as `leasehold ledger checkpoint` or /api/ledger/checkpoint
+ * gives it: a signed note, possibly with cosignature lines. Read as bytes
+ * and passed on unchanged: the verifier refuses any second spelling.
+ */
+function readCheckpointFile(value: string, cwd: string): string {
+  const file = path.resolve(cwd, value);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`--checkpoint ${JSON.stringify(value)} is not a readable file: ${(error as Error).message}`);
+  }
+  // `leasehold ledger checkpoint` prints the note without its final newline; a saved copy may lack it.
+  return text.endsWith("\n") ? text : `${text}\n`;
 }

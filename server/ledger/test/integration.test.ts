@@ -112,20 +112,32 @@ describeEachDatabase("ledger on the database", (getDb) => {
     const witness = generateSignerKey("witness.test/guest-1", SIGNATURE_TYPE.cosignatureV1);
     const witnessVerifier = witness.verifier;
     await registerWitness(db, witnessVerifier, memoryActor());
+    // Registration is sealed (admin/1); integrate it so the witness cosigns the newest checkpoint.
+    await integrateAll(db, key);
     let state = initialWitnessState(key.origin);
     const head = (await latestCheckpoint(db))!;
     const proof = await proveConsistency(db, state.size, head.size);
     const first = witnessCosign(state, head.note, proof.proof.map(b64), key.verifier, witness.signer);
     if (!first.ok) throw new Error(first.reason);
     state = first.state;
+    const entriesBefore = await countEntries(db);
     await submitCosignature(db, head.size, first.line);
-    // The cosignature is itself sealed; integrate it, export, verify with the witness key.
-    await integrateAll(db, key);
+    // Resubmitting (a guest that lost the answer) is accepted and changes nothing.
+    await submitCosignature(db, head.size, first.line);
+    // Stored beside the checkpoint, not appended: no entry, so nothing to integrate and no new checkpoint.
+    expect(await countEntries(db)).toBe(entriesBefore);
+    expect((await integrateOnce(db, key)).kind).toBe("idle");
+    expect((await latestCheckpoint(db))!.size).toBe(head.size);
+    // Proofs (and so receipts) now carry the cosignature on their checkpoint, the C2SP way.
+    const served = await proveInclusion(db, 0, head.size);
+    expect(served.checkpoint).toBe(`${head.note}${first.line}\n`);
+    expect(verifyCheckpointNote(served.checkpoint, key.verifier).ok).toBe(true);
     const file = tempFile("witnessed.export");
     await exportLedgerToFile(db, key, file);
     const res = await verifyFile(file, key.verifier, [witnessVerifier]);
     expect(res.code, res.text).toBe(0);
     expect(res.text).toMatch(/cosignatures:\s+1 verified/);
+    expect(res.text).toMatch(/final:\s+the final checkpoint \(size \d+\) is cosigned by every witness given: witness\.test\/guest-1/);
 
     // A forged cosignature (wrong key) is refused by the hub.
     const stranger = generateSignerKey("witness.test/stranger", SIGNATURE_TYPE.cosignatureV1);
@@ -159,6 +171,11 @@ describeEachDatabase("ledger on the database", (getDb) => {
     await expect(registerWitness(db, key.verifier, memoryActor())).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });
+
+async function countEntries(db: Database): Promise<number> {
+  const [row] = await executeRows<{ n: string | number }>(db, sql`select count(*) as n from ledger_entries`);
+  return Number(row!.n);
+}
 
 function memoryActor(): `sha256:${string}` {
   return `sha256:${"ab".repeat(32)}`;

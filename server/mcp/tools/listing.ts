@@ -2,6 +2,7 @@ import { computeHostReadiness, computeReadiness, createCapabilityRegistry, type 
 import { LeaseholdError } from "../../errors";
 import { readHealth } from "../../health/read-health";
 import { cosignaturesAt } from "../../ledger/cosignatures";
+import { addCosignature } from "../../ledger/witness";
 import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
 import { hostVisible, readHostReports } from "./host-reports";
 import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";
@@ -92,7 +93,7 @@ export const auditCheckpointTool: HubTool = {
   name: "audit_checkpoint",
   title: "Latest audit checkpoint",
   description:
-    "The newest signed checkpoint of the audit log (C2SP signed note) with the witness cosignatures received for it and the hub's verifier key, so the log can be checked offline with the key alone.",
+    "The newest signed checkpoint of the audit log (C2SP signed note, with the witness cosignatures received for it as extra signature lines, also listed under cosignatures) and the hub's verifier key, so the log can be checked offline with the key alone.",
   inputSchema: { type: "object", additionalProperties: false, properties: {} },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
@@ -103,13 +104,15 @@ export const auditCheckpointTool: HubTool = {
       throw new LeaseholdError("NOT_FOUND", "the audit log has no signed checkpoint yet", { retryable: true, tier: "ledger", hint: "checkpoints follow appends within about a second; try again shortly" });
     }
     const cosignatures = await cosignaturesAt(db, head.size);
+    // The note carries the cosignatures as extra signature lines (C2SP), the same text /api/ledger/checkpoint serves.
+    const checkpoint = cosignatures.reduce((note, c) => addCosignature(note, c.line), head.note);
     return {
       origin: ctx.runtime.ledger.key.origin,
       verifier_key: ctx.runtime.ledger.key.verifier,
       tree_size: head.size,
       root_hash: head.root,
       created_at: head.created_at,
-      checkpoint: head.note,
+      checkpoint,
       cosignatures,
     };
   },
