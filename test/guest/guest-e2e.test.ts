@@ -244,7 +244,7 @@ describe("guest agent end to end [postgres]", () => {
     expect(completion.error.message).toMatch(/tier C/);
   }, 30_000);
 
-  it("a tampered job (signature no longer covers it) and a replayed job are refused; nothing runs twice", async () => {
+  it("a tampered job (signature no longer covers it), a signed job whose action no longer matches its hash, and a replayed job are refused; nothing runs twice", async () => {
     const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
     const key = loadOrCreateJobKey(hub.dataDir);
     const target = { id: host!.id, name: "second" };
@@ -260,6 +260,21 @@ describe("guest agent end to end [postgres]", () => {
     });
     expect((t.result as { completion: { error: { message: string } } }).completion.error.message).toMatch(/signature does not verify/);
     expect(fs.existsSync(path.join(secondWorkspace, "tampered.txt"))).toBe(false);
+
+    // Signed by the hub's key, but the action was changed after its hash was taken (an approval for one
+    // action, a job carrying another): the signature verifies, so only the guest's recomputed hash refuses it.
+    const swapped = await queueRawJob(handle.db, key, target, {
+      command: "echo approved",
+      mutateSigned: (doc) => {
+        ((doc["action"] as { arguments: { command: string } }).arguments).command = "echo swapped >> swapped.txt";
+      },
+    });
+    const sw = await waitFor("swapped-action refusal", async () => {
+      const r = await actionRow(handle.db, swapped.actionId);
+      return r?.state === "failed" ? r : undefined;
+    });
+    expect((sw.result as { completion: { error: { message: string } } }).completion.error.message).toMatch(/action_hash does not match the prepared action/);
+    expect(fs.existsSync(path.join(secondWorkspace, "swapped.txt"))).toBe(false);
 
     const honest = await queueRawJob(handle.db, key, target, { command: "echo ran >> counter.txt" });
     await waitFor("honest run", async () => (await actionRow(handle.db, honest.actionId))?.state === "completed");

@@ -133,13 +133,15 @@ export async function waitForHost(db: Database, name: string): Promise<{ id: str
 /**
  * Queues a job the way dispatch does, but from the test: for tampering and
  * replay tests, which need a job no honest pipeline would produce. `mutate`
- * edits the document after it is signed (a tampered job).
+ * edits the document after it is signed (a tampered job); `mutateSigned`
+ * edits it before signing (a job the hub's key covers whose action no longer
+ * matches its action_hash: only the guest's own hash check can catch it).
  */
 export async function queueRawJob(
   db: Database,
   key: JobKey,
   host: { id: string; name: string },
-  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; leaseMode?: "exclusive" | "observe"; mutate?: (doc: Record<string, unknown>) => void },
+  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; leaseMode?: "exclusive" | "observe"; mutate?: (doc: Record<string, unknown>) => void; mutateSigned?: (doc: Record<string, unknown>) => void },
 ): Promise<{ actionId: string; jobId: string }> {
   const policy = testShellPolicy(input.network);
   const action = {
@@ -157,6 +159,7 @@ export async function queueRawJob(
   const deadline = new Date(Date.now() + 120_000);
   await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
   const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId, lease: { id: randomUUID(), mode: input.leaseMode ?? "exclusive" } };
+  input.mutateSigned?.(document as unknown as Record<string, unknown>);
   const signed = signJob(document, key);
   const stored = structuredClone(document) as unknown as Record<string, unknown>;
   input.mutate?.(stored);
