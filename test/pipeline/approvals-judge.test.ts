@@ -9,29 +9,15 @@ import { expect, it } from "vitest";
 import { submitAction } from "../../server/actions";
 import { listApprovals, pageApprovals } from "../../server/approvals";
 import { main } from "../../server/cli/main";
-import type { CliContext } from "../../server/cli/context";
-import type { HubConfig } from "../../server/config";
 import { actions, agentTokens } from "../../server/db/schema";
 import { describeEachDatabase } from "../support/databases";
 import { codeOf, rejectionOf } from "../support/refusals";
-import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { allEntries, insertAdmin, insertHost, insertToken, testDeps, captureCli } from "./support";
 
 const GH_TOKEN = `ghp_${"Z9y8".repeat(9)}`;
 
 describeEachDatabase("approvals a person can judge", (db) => {
-  function cli(): { ctx: CliContext; out: string[]; err: string[] } {
-    const out: string[] = [];
-    const err: string[] = [];
-    const ctx = {
-      env: {},
-      cwd: process.cwd(),
-      out: (line: string) => out.push(line),
-      err: (line: string) => err.push(line),
-      loadWeb: () => Promise.reject(new Error("no web")),
-      withDatabase: <T>(_purpose: string, fn: (d: { config: HubConfig; handle: ReturnType<typeof db>["handle"] }) => Promise<T>) => fn({ config: {} as HubConfig, handle: db().handle }),
-    } as unknown as CliContext;
-    return { ctx, out, err };
-  }
+  const cli = () => captureCli(db().handle);
 
   it("`approvals show` (by action id) prints the whole prepared action; approve and deny accept the action id", async () => {
     const d = db().handle.db;

@@ -2,28 +2,14 @@ import { expect, it } from "vitest";
 import { submitAction } from "../../server/actions";
 import { verifyPassword, findAdminByName } from "../../server/admins";
 import { main } from "../../server/cli/main";
-import type { CliContext } from "../../server/cli/context";
-import type { HubConfig } from "../../server/config";
 import { type LeaseholdError } from "../../server/errors";
 import { adminUsers } from "../../server/db/schema";
 import { eq } from "drizzle-orm";
 import { describeEachDatabase } from "../support/databases";
-import { allEntries, insertHost, insertToken, testDeps, uniqueName } from "./support";
+import { allEntries, insertHost, insertToken, testDeps, uniqueName, captureCli } from "./support";
 
 describeEachDatabase("CLI: admin, approvals, grant (acting as a named admin, sealed)", (db) => {
-  function cli(): { ctx: CliContext; out: string[]; err: string[] } {
-    const out: string[] = [];
-    const err: string[] = [];
-    const ctx = {
-      env: {},
-      cwd: process.cwd(),
-      out: (line: string) => out.push(line),
-      err: (line: string) => err.push(line),
-      loadWeb: () => Promise.reject(new Error("no web")),
-      withDatabase: <T>(_purpose: string, fn: (d: { config: HubConfig; handle: typeof db extends () => { handle: infer H } ? H : never }) => Promise<T>) => fn({ config: {} as HubConfig, handle: db().handle }),
-    } as unknown as CliContext;
-    return { ctx, out, err };
-  }
+  const cli = () => captureCli(db().handle);
 
   it("creates an admin, grants, approves and denies", async () => {
     const name = uniqueName("ops");

@@ -9,14 +9,12 @@ import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { submitAction } from "../../server/actions";
 import { main } from "../../server/cli/main";
-import type { CliContext } from "../../server/cli/context";
-import type { HubConfig } from "../../server/config";
 import { agentTokens, leases } from "../../server/db/schema";
 import { LeaseholdError } from "../../server/errors";
 import { createGrant } from "../../server/policy/grants";
 import { hashActor } from "../../server/ledger/entry";
 import { describeEachDatabase } from "../support/databases";
-import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { allEntries, insertAdmin, insertHost, insertToken, testDeps, captureCli } from "./support";
 
 async function failure(promise: Promise<unknown>): Promise<LeaseholdError> {
   try {
@@ -29,19 +27,7 @@ async function failure(promise: Promise<unknown>): Promise<LeaseholdError> {
 }
 
 describeEachDatabase("leasehold lease list|break and HOST_BUSY", (db) => {
-  function cli(): { ctx: CliContext; out: string[]; err: string[] } {
-    const out: string[] = [];
-    const err: string[] = [];
-    const ctx = {
-      env: {},
-      cwd: process.cwd(),
-      out: (line: string) => out.push(line),
-      err: (line: string) => err.push(line),
-      loadWeb: () => Promise.reject(new Error("no web")),
-      withDatabase: <T>(_purpose: string, fn: (d: { config: HubConfig; handle: unknown }) => Promise<T>) => fn({ config: {} as HubConfig, handle: db().handle }),
-    } as unknown as CliContext;
-    return { ctx, out, err };
-  }
+  const cli = () => captureCli(db().handle);
 
   it("HOST_BUSY names when the lease ends and an opaque holder id, not the token; an admin lists it by name, breaks it (sealed), and the holder's next call no longer holds the host", async () => {
     const d = db().handle.db;

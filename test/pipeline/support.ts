@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import { asc, eq, sql } from "drizzle-orm";
 import { createCapabilityRegistry } from "../../server/capabilities";
 import type { Caller, PipelineDeps, PipelineSettings, ReadinessCheck } from "../../server/actions";
+import type { CliContext } from "../../server/cli/context";
+import type { HubConfig } from "../../server/config";
 import type { Database, DatabaseHandle } from "../../server/db";
 import { adminUsers, agentTokens, hosts, jobs, actions, ledgerEntries } from "../../server/db/schema";
 import { generateJobKey } from "../../server/dispatch";
@@ -81,4 +83,22 @@ export async function completeJob(db: Database, jobId: string, result: Record<st
 export async function actionState(db: Database, actionId: string): Promise<string | undefined> {
   const [row] = await db.select({ state: actions.state }).from(actions).where(eq(actions.id, actionId));
   return row?.state;
+}
+
+/**
+ * A CLI context that runs commands against `handle` and keeps what they
+ * print, for tests of the `leasehold` subcommands without a hub process.
+ */
+export function captureCli(handle: DatabaseHandle): { ctx: CliContext; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const ctx = {
+    env: {},
+    cwd: process.cwd(),
+    out: (line: string) => out.push(line),
+    err: (line: string) => err.push(line),
+    loadWeb: () => Promise.reject(new Error("no web")),
+    withDatabase: <T>(_purpose: string, fn: (d: { config: HubConfig; handle: DatabaseHandle }) => Promise<T>) => fn({ config: {} as HubConfig, handle }),
+  } as unknown as CliContext;
+  return { ctx, out, err };
 }
