@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildNative } from "../../native/build.mjs";
 import { launch, type SandboxPolicyInput } from "../../native/index";
 import { thrownBy } from "../../test/support/refusals";
@@ -56,19 +56,26 @@ const policy = (argv: string[]): SandboxPolicyInput => ({
 describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a loop device (needs root)", () => {
   beforeAll(() => {
     buildNative({ quiet: true });
+  }, 120_000);
+
+  // Each case gets its own data directory and image, so the cases pass alone and in any order.
+  beforeEach(() => {
     // The local guest's layout: <data>/guest (state, 0700) and <data>/workspace, beside the hub's data.
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-volume-"));
     fs.chmodSync(dataDir, 0o755);
     stateDir = path.join(dataDir, "guest");
     fs.mkdirSync(stateDir, { mode: 0o700 });
     ws = path.join(dataDir, "workspace");
+    fs.mkdirSync(ws, { mode: 0o755 });
     hubFile = path.join(dataDir, "hub.db");
     fs.writeFileSync(hubFile, "the hub's database\n");
-  }, 120_000);
+    mounted = undefined;
+  });
 
-  afterAll(() => {
-    if (mounted) unmountWorkspace(mounted);
-    if (dataDir && mountAt(ws) === null) fs.rmSync(dataDir, { recursive: true, force: true });
+  afterEach(() => {
+    if (mounted && mountAt(ws) !== null) unmountWorkspace(mounted);
+    mounted = undefined;
+    if (mountAt(ws) === null) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("mounts an ext4 image at workspace_root with nosuid,nodev, the asked inode count, no lost+found, root 0755", () => {
@@ -90,6 +97,7 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
   });
 
   it("a sandboxed workload that fills it gets ENOSPC for bytes, then for inodes; the host loses at most the image's size and the hub's data is untouched", async () => {
+    mounted = mountWorkspace(spec());
     const image = path.join(stateDir, IMAGE_NAME);
     const hubBefore = sha(hubFile);
     const hostFreeBefore = freeBytes(dataDir);
@@ -119,7 +127,8 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
   }, 180_000);
 
   it("a setuid file made in a lease is inert on the host: the mount is nosuid", async () => {
-    await launch(policy(["/bin/sh", "-c", "rm -f /work/f* /work/one-more; cp /usr/bin/id /work/id-copy && chmod 6755 /work/id-copy"]));
+    mounted = mountWorkspace(spec());
+    await launch(policy(["/bin/sh", "-c", "cp /usr/bin/id /work/id-copy && chmod 6755 /work/id-copy"]));
     const copy = path.join(ws, "id-copy");
     const st = fs.statSync(copy);
     console.log(`volume setuid: the lease's copy is uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)} on the host`);
@@ -132,6 +141,7 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
   }, 60_000);
 
   it("a second start reuses its own mount (same device, nothing reformatted)", () => {
+    mounted = mountWorkspace(spec());
     fs.writeFileSync(path.join(ws, "kept.txt"), "kept\n");
     const again = mountWorkspace(spec());
     expect(again.reused).toBe(true);
@@ -140,7 +150,9 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
   });
 
   it("unmount leaves no mount and no loop device; the next start mounts the same content again", () => {
-    expect(unmountWorkspace(mounted!)).toBe(true);
+    mounted = mountWorkspace(spec());
+    fs.writeFileSync(path.join(ws, "kept.txt"), "kept\n");
+    expect(unmountWorkspace(mounted)).toBe(true);
     expect(mountAt(ws)).toBeNull();
     expect(loopsOf(path.join(stateDir, IMAGE_NAME))).toEqual([]);
     expect(fs.readdirSync(ws)).toEqual([]);
@@ -151,8 +163,10 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
   });
 
   it("growing workspace_max_bytes resizes the file system (offline, at start); shrinking it or changing the inode limit is refused and changes nothing", () => {
+    mounted = mountWorkspace(spec());
+    fs.writeFileSync(path.join(ws, "kept.txt"), "kept\n");
     expect(thrownBy(() => mountWorkspace({ ...spec(), maxBytes: 16 * MiB })).code).toBe("CONFIG_INVALID"); // still mounted: unmount first
-    unmountWorkspace(mounted!);
+    unmountWorkspace(mounted);
     mounted = mountWorkspace({ ...spec(), maxBytes: 16 * MiB });
     expect(mounted.bytes).toBeGreaterThan(LIMIT_BYTES);
     expect(fs.readFileSync(path.join(ws, "kept.txt"), "utf8")).toBe("kept\n");
