@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeBase64 } from "../../server/ledger/base64";
 import { signCheckpoint } from "../../server/ledger/checkpoint";
 import { hashLeaf } from "../../server/ledger/hash";
@@ -80,14 +80,17 @@ class FakeHub {
 }
 
 describe("the guest's witness round", () => {
-  const hub = new FakeHub();
+  // A fresh hub and state directory for every case, so each passes alone and in any order.
+  let hub: FakeHub;
   let url: string;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-witness-"));
-  beforeAll(async () => {
+  let dir: string;
+  beforeEach(async () => {
+    hub = new FakeHub();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-witness-"));
     await new Promise<void>((resolve) => hub.server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(hub.server.address() as AddressInfo).port}`;
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await new Promise((resolve) => hub.server.close(resolve));
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -106,6 +109,8 @@ describe("the guest's witness round", () => {
 
   it("resubmits a cosignature the hub did not get (the newest checkpoint must end up cosigned)", async () => {
     const witness = new Witness(dir, url, log.verifier, witnessKey.signer);
+    hub.append(8);
+    expect(await witness.step()).toEqual({ kind: "cosigned", size: 8 });
     hub.append(2);
     hub.refuseNextPost = true;
     expect(await witness.step()).toMatchObject({ kind: "unreachable" });
@@ -118,9 +123,11 @@ describe("the guest's witness round", () => {
 
   it("refuses a hub whose newest checkpoint is smaller than the one it cosigned", async () => {
     const witness = new Witness(dir, url, log.verifier, witnessKey.signer);
+    hub.append(8);
+    hub.append(2);
+    expect(await witness.step()).toEqual({ kind: "cosigned", size: 10 });
     hub.served = 8;
     const step = await witness.step();
     expect(step).toMatchObject({ kind: "failed", reason: expect.stringMatching(/^smaller_size: checkpoint size 8 is smaller than the 10 already cosigned/) });
-    hub.served = null;
   });
 });
