@@ -164,6 +164,9 @@ describeEachDatabase("ledger on the database", (getDb) => {
     const { db } = getDb().handle;
     await expect(submitCosignature(db, 1, "not a line")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     const stranger = generateSignerKey("witness.test/unregistered", SIGNATURE_TYPE.cosignatureV1);
+    // Its own checkpoint to cosign, so the case does not depend on an earlier one having made one.
+    await appendTestEntry(db, "cosignature-target");
+    await integrateAll(db, key);
     const head = (await latestCheckpoint(db))!;
     const line = witnessCosign(initialWitnessState(key.origin), head.note, (await proveConsistency(db, 0)).proof.map(b64), key.verifier, stranger.signer);
     if (!line.ok) throw new Error(line.reason);
