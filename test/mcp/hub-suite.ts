@@ -320,7 +320,8 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const again = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: tokens.full.secret });
       expect(again.code).toBe(0);
       expect(again.stdout).toContain(`Bearer ${tokens.full.secret}`);
-      const refused = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: tokens.victim.secret });
+      // A token this hub never issued (independent of which tokens other cases revoke).
+      const refused = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: `lh_${"Q".repeat(32)}` });
       expect(refused.code).not.toBe(0);
       // Never in argv: --token is refused with how to pass it now, and nothing is printed.
       const argv = await runCli(["mcp-config", "--token", tokens.full.secret], cliEnv(address));
