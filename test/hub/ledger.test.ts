@@ -29,6 +29,18 @@ async function waitForCheckpoint(): Promise<string> {
   throw new Error("no checkpoint appeared");
 }
 
+/** The newest checkpoint once the log has settled (two reads 0.5 s apart agree): what an append just made is integrated. */
+async function settledCheckpoint(): Promise<string> {
+  let last = await waitForCheckpoint();
+  for (let i = 0; i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const next = await waitForCheckpoint();
+    if (next.split("\n")[1] === last.split("\n")[1]) return next;
+    last = next;
+  }
+  throw new Error("the log did not settle");
+}
+
 describe("the ledger through a running hub", () => {
   it("serves its key at the well-known URL and through `leasehold ledger key` (run inside the hub)", async () => {
     const wellKnown = await (await fetch(`${hub.url}/.well-known/leasehold/ledger-key`)).text();
@@ -44,7 +56,7 @@ describe("the ledger through a running hub", () => {
     const added = await runCli(["ledger", "witness", "add", witness.verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain("registered");
-    const note = await waitForCheckpoint();
+    const note = await settledCheckpoint();
     const logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
     const size = Number(note.split("\n")[1]);
     const proof = (await (await fetch(`${hub.url}/api/ledger/proof/consistency?from=0&to=${size}`)).json()) as { proof: string[] };
@@ -107,7 +119,7 @@ describe("the ledger through a running hub", () => {
   }, 120_000);
 
   it("a new checkpoint is cosigned by the guest within seconds of the append that made it", async () => {
-    const start = sizeOf(await checkpointNote());
+    const start = sizeOf(await settledCheckpoint());
     // Any sealed step appends; registering a witness is one a test can make.
     const added = await runCli(["ledger", "witness", "add", generateSignerKey("witness.test/append", SIGNATURE_TYPE.cosignatureV1).verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
     expect(added.code, added.stderr).toBe(0);
