@@ -42,6 +42,7 @@ describe("guest agent end to end [postgres]", () => {
   let tight: RunningGuest;
   let second: RunningGuest;
   let secondWorkspace: string;
+  let doomedWorkspace = "";
   let third: RunningGuest;
   let guestDir: string;
   let logKey: string;
@@ -82,9 +83,9 @@ describe("guest agent end to end [postgres]", () => {
     await hub?.stop();
     await handle?.close();
     await drop?.();
-    // Only "second" was killed with SIGKILL (mid-job); every other guest unmounted its own workspace.
+    // Only "doomed" was killed with SIGKILL (mid-job); every other guest unmounted its own workspace.
     const left = unmountLeftovers([guestDir, hub?.dataDir].filter((d): d is string => d !== undefined));
-    expect(left.filter((m) => m !== secondWorkspace)).toEqual([]);
+    expect(left.filter((m) => m !== doomedWorkspace)).toEqual([]);
   }, 60_000);
 
   it("enrolment: host key 0600 in a 0700 state dir; only the code's hash stored; a used or unknown code is refused", async () => {
@@ -395,35 +396,48 @@ describe("guest agent end to end [postgres]", () => {
   }, 60_000);
 
   it("a failed witness check (the hub cannot prove consistency with what the guest cosigned) is loud on hub health, and the guest stops taking jobs", async () => {
-    await third.kill();
-    const file = path.join(third.stateDir, "witness.json");
+    // A guest of its own to turn against the log, so "third" keeps taking jobs whatever order the cases run in.
+    fs.mkdirSync(path.join(guestDir, "crooked"));
+    const ceiling = writeCeiling(path.join(guestDir, "crooked"), path.join(guestDir, "crooked", "ws"));
+    let crooked = startGuest({ hub: hub.url, stateDir: path.join(guestDir, "state-crooked"), ceiling, code: await enrolCode(env, "crooked") });
+    guests.push(crooked);
+    await waitForHost(handle.db, "crooked");
+    const file = path.join(crooked.stateDir, "witness.json");
+    await waitFor("crooked's first cosignature", async () => fs.existsSync(file), 20_000, 250);
+    await crooked.kill();
     const state = JSON.parse(fs.readFileSync(file, "utf8")) as { origin: string; size: number; root: string };
     // As if this guest had cosigned a larger tree than the hub now serves: a truncated log.
     fs.writeFileSync(file, JSON.stringify({ ...state, size: state.size + 1_000_000 }), { mode: 0o600 });
-    third = startGuest({ hub: hub.url, stateDir: third.stateDir, ceiling: path.join(guestDir, "third", "ceiling.json") });
-    guests.push(third);
+    crooked = startGuest({ hub: hub.url, stateDir: crooked.stateDir, ceiling });
+    guests.push(crooked);
     const health = await waitFor("degraded health", async () => {
       const h = await fullHealth<{ status: string; hosts: { witness_failures: Array<{ host: string; reason: string }> } }>(hub, env);
-      return h.hosts.witness_failures.some((f) => f.host === "third") ? h : undefined;
+      return h.hosts.witness_failures.some((f) => f.host === "crooked") ? h : undefined;
     }, 20_000, 250);
     expect(health.status).toBe("degraded");
-    expect(third.output()).toMatch(/WITNESS CHECK FAILED/);
-    const e = await refusal(run("third", "echo should-not-run"));
+    expect(crooked.output()).toMatch(/WITNESS CHECK FAILED/);
+    const e = await refusal(run("crooked", "echo should-not-run"));
     expect(e.code).toBe("CAPABILITY_UNAVAILABLE");
-  }, 45_000);
+  }, 60_000);
 
   it("guest killed mid-job: the action ends unknown (not success, not retried), sealed; then the offline host answers HOST_UNAVAILABLE", async () => {
-    const pending = run("second", "sleep 30").then(
+    // A guest of its own to kill, so the other cases keep "second" whatever order they run in.
+    fs.mkdirSync(path.join(guestDir, "doomed"));
+    doomedWorkspace = path.join(guestDir, "doomed", "ws");
+    const doomed = startGuest({ hub: hub.url, stateDir: path.join(guestDir, "state-doomed"), ceiling: writeCeiling(path.join(guestDir, "doomed"), doomedWorkspace), code: await enrolCode(env, "doomed") });
+    guests.push(doomed);
+    await waitForHost(handle.db, "doomed");
+    const pending = run("doomed", "sleep 30").then(
       () => null,
       (e: unknown) => e as LeaseholdError,
     );
-    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
+    const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "doomed"));
     await waitFor("job claimed", async () => {
       const [j] = await handle.db.select().from(jobs).where(and(eq(jobs.hostId, host!.id), eq(jobs.state, "claimed")));
       return j;
     });
     await new Promise((r) => setTimeout(r, 500));
-    await second.kill("SIGKILL");
+    await doomed.kill("SIGKILL");
     const e = await pending;
     expect(e?.code).toBe("HOST_UNAVAILABLE");
     const actionId = (e?.details as { action_id: string }).action_id;
@@ -433,7 +447,7 @@ describe("guest agent end to end [postgres]", () => {
     expect(types).not.toContain("evidence/1");
 
     const started = Date.now();
-    const offline = await refusal(run("second", "echo nobody-home"));
+    const offline = await refusal(run("doomed", "echo nobody-home"));
     expect(offline.code).toBe("HOST_UNAVAILABLE");
     expect(offline.retryable).toBe(true);
     expect(Date.now() - started).toBeLessThan(20_000);
