@@ -1,24 +1,26 @@
-import path from "node:path";
 import { defineConfig } from "@playwright/test";
+import { E2E_BASE_URL, E2E_DATA_DIR, E2E_PORT } from "./e2e/support/hub";
 
 /**
  * Browser tests in Debian's chromium (never a downloaded browser). The hub is
  * started exactly as a user starts it, on its own port and a throwaway data
  * directory that is wiped before each run.
  */
-const port = Number(process.env.E2E_PORT ?? 8790);
-const dataDir = path.join(import.meta.dirname, ".cache", `e2e-data-${port}`);
+const port = E2E_PORT;
+const dataDir = E2E_DATA_DIR;
 
 export default defineConfig({
   testDir: "e2e",
   testMatch: "**/*.spec.ts",
   timeout: 60_000,
+  // CI machines are shared and noisy (2 cores): a sign-in hashes with argon2id, so allow page transitions time.
+  expect: { timeout: 15_000 },
   fullyParallel: false,
   workers: 1,
   retries: 0,
   reporter: "list",
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: E2E_BASE_URL,
     launchOptions: {
       executablePath: "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],

@@ -1,4 +1,4 @@
-import type { Metadata } from "next";
+import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
 import { TrpcProviders } from "./_components/trpc";
 import "./globals.css";
@@ -8,16 +8,13 @@ export const metadata: Metadata = {
   description: "Approve agent actions, enrol hosts, audit the ledger.",
 };
 
+export const viewport: Viewport = { width: "device-width", initialScale: 1 };
+
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <strong>Leasehold</strong> <span className="muted">admin</span>
-        </header>
-        <main>
-          <TrpcProviders>{children}</TrpcProviders>
-        </main>
+        <TrpcProviders>{children}</TrpcProviders>
       </body>
     </html>
   );

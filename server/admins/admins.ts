@@ -1,76 +1,89 @@
 /**
- * Admin accounts, minimal: create one with a generated password (printed
- * once by the CLI), look one up by name, verify a password.
+ * Admin accounts: create (with a generated one-time password), list,
+ * disable, change role, set or change a password, and sign in. Every change
+ * is sealed as admin/1 (operation, target, settings digests) in the same
+ * transaction as the change itself.
  *
- * Password hashing: argon2id is the first choice, but no maintained argon2
- * package is installed and this issue may not add one, so passwords are
- * hashed with node:crypto scrypt (RFC 7914) at N=2^17, r=8, p=1 (128 MiB,
- * OWASP's scrypt recommendation is N≥2^17) with a 16-byte random salt and a
- * 32-byte key, stored as `scrypt$N$r$p$salt$hash` (base64url) so parameters
- * can be raised later. The generated password has 144 bits of entropy.
+ * Generated passwords have 144 random bits and must be replaced at the first
+ * sign-in (`must_change_password`). Hashing: ./passwords.ts (argon2id).
  */
-import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { randomBytes } from "node:crypto";
+import { asc, eq } from "drizzle-orm";
 import type { Database } from "../db";
 import { adminUsers } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor } from "../ledger/entry";
+import { hashPassword, needsRehash, passwordProblem, verifyPassword } from "./passwords";
+import { adminRoleSchema, type AdminRole } from "./roles";
+import { createAdminSession, invalidateUserSessions } from "./sessions";
+import { signInThrottle, type SignInThrottle } from "./throttle";
 
-export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1, keyLength: 32, maxmem: 256 * 1024 * 1024 } as const;
 export const ADMIN_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-
-function derive(password: string, salt: Buffer, N: number, r: number, p: number, keyLength: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, keyLength, { N, r, p, maxmem: SCRYPT_PARAMS.maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
-  });
-}
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const { N, r, p, keyLength } = SCRYPT_PARAMS;
-  const key = await derive(password, salt, N, r, p, keyLength);
-  return `scrypt$${N}$${r}$${p}$${salt.toString("base64url")}$${key.toString("base64url")}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split("$");
-  if (scheme !== "scrypt" || !n || !r || !p || !salt || !hash) return false;
-  const expected = Buffer.from(hash, "base64url");
-  const actual = await derive(password, Buffer.from(salt, "base64url"), Number(n), Number(r), Number(p), expected.length);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
-}
 
 export interface AdminRecord {
   id: string;
   username: string;
+  role: AdminRole;
   disabled: boolean;
+  mustChangePassword: boolean;
+  createdAt: Date;
 }
 
-/** Creates an admin and returns the generated password (shown once; only its hash is stored). Sealed as admin/1. */
-export async function createAdmin(db: Database, name: string): Promise<{ admin: AdminRecord; password: string }> {
-  if (!ADMIN_NAME_PATTERN.test(name)) throw new LeaseholdError("INVALID_ARGUMENT", "admin name must be 1–63 of a-z 0-9 . _ - (starting with a letter or digit)", { tier: "hub" });
-  if ((await findAdminByName(db, name)) !== undefined) throw new LeaseholdError("INVALID_ARGUMENT", `an admin named ${name} already exists`, { tier: "hub" });
-  const password = randomBytes(18).toString("base64url");
-  const passwordHash = await hashPassword(password);
-  const admin = await db.transaction(async (tx) => {
-    const [row] = await tx.insert(adminUsers).values({ username: name, passwordHash }).returning();
-    if (row === undefined) throw new LeaseholdError("INTERNAL", "admin insert returned no row", { tier: "database" });
-    await appendEntry(tx as unknown as Database, {
-      type: "admin/1",
-      time: new Date(),
-      action_id: null,
-      actor: hashActor("system", "cli"),
-      data: { operation: "admin.create", target_digest: hashActor("admin", row.id), settings_digest: digestOf(name) },
-    });
-    return row;
+/** Who made a change: an admin (browser or `--as`) or the hub/CLI itself. */
+export type AdminActor = { kind: "admin"; id: string } | { kind: "system"; id: "cli" | "first-start" };
+
+function actorDigest(actor: AdminActor): `sha256:${string}` {
+  return hashActor(actor.kind === "admin" ? "admin" : "system", actor.id);
+}
+
+type Row = typeof adminUsers.$inferSelect;
+
+function record(row: Row): AdminRecord {
+  return { id: row.id, username: row.username, role: row.role as AdminRole, disabled: row.disabledAt !== null, mustChangePassword: row.mustChangePassword, createdAt: row.createdAt };
+}
+
+async function seal(db: Database, actor: AdminActor, operation: string, targetId: string, settings: string | null): Promise<void> {
+  await appendEntry(db, {
+    type: "admin/1",
+    time: new Date(),
+    action_id: null,
+    actor: actorDigest(actor),
+    data: { operation, target_digest: hashActor("admin", targetId), settings_digest: settings === null ? null : digestOf(settings) },
   });
-  return { admin: { id: admin.id, username: admin.username, disabled: false }, password };
+}
+
+function generatedPassword(): string {
+  return randomBytes(18).toString("base64url");
+}
+
+/** Creates an admin and returns the generated one-time password (shown once; only its hash is stored). */
+export async function createAdmin(
+  db: Database,
+  name: string,
+  options: { role?: AdminRole; actor?: AdminActor } = {},
+): Promise<{ admin: AdminRecord; password: string }> {
+  if (!ADMIN_NAME_PATTERN.test(name)) throw new LeaseholdError("INVALID_ARGUMENT", "admin name must be 1–63 of a-z 0-9 . _ - (starting with a letter or digit)", { tier: "hub" });
+  const role = adminRoleSchema.parse(options.role ?? "owner");
+  if ((await findAdminByName(db, name)) !== undefined) throw new LeaseholdError("INVALID_ARGUMENT", `an admin named ${name} already exists`, { tier: "hub" });
+  const password = generatedPassword();
+  const passwordHash = await hashPassword(password);
+  const row = await db.transaction(async (tx) => {
+    const [inserted] = await tx.insert(adminUsers).values({ username: name, passwordHash, role, mustChangePassword: true }).returning();
+    if (inserted === undefined) throw new LeaseholdError("INTERNAL", "admin insert returned no row", { tier: "database" });
+    await seal(tx as unknown as Database, options.actor ?? { kind: "system", id: "cli" }, "admin.create", inserted.id, `${name}\n${role}`);
+    return inserted;
+  });
+  return { admin: record(row), password };
 }
 
 export async function findAdminByName(db: Database, name: string): Promise<AdminRecord | undefined> {
   const [row] = await db.select().from(adminUsers).where(eq(adminUsers.username, name));
-  return row === undefined ? undefined : { id: row.id, username: row.username, disabled: row.disabledAt !== null };
+  return row === undefined ? undefined : record(row);
+}
+
+export async function listAdmins(db: Database): Promise<AdminRecord[]> {
+  return (await db.select().from(adminUsers).orderBy(asc(adminUsers.createdAt), asc(adminUsers.username))).map(record);
 }
 
 /** The acting admin for a CLI command (`--as NAME`): must exist and not be disabled. */
@@ -80,4 +93,111 @@ export async function requireActiveAdmin(db: Database, name: string): Promise<Ad
     throw new LeaseholdError("NOT_FOUND", `no active admin named ${JSON.stringify(name)}`, { tier: "hub", hint: "create one with: leasehold admin create --name NAME" });
   }
   return admin;
+}
+
+async function requireAdmin(db: Database, name: string): Promise<AdminRecord> {
+  const admin = await findAdminByName(db, name);
+  if (admin === undefined) throw new LeaseholdError("NOT_FOUND", `no admin named ${JSON.stringify(name)}`, { tier: "hub" });
+  return admin;
+}
+
+/** Refuses a change that would leave the hub without an active owner. */
+async function keepAnOwner(db: Database, changing: AdminRecord): Promise<void> {
+  if (changing.role !== "owner" || changing.disabled) return;
+  const owners = (await listAdmins(db)).filter((a) => a.role === "owner" && !a.disabled && a.id !== changing.id);
+  if (owners.length === 0) throw new LeaseholdError("FORBIDDEN", `${changing.username} is the last active owner`, { tier: "hub", hint: "make another admin an owner first" });
+}
+
+/** Disables an admin and ends every session of theirs. */
+export async function disableAdmin(db: Database, name: string, actor: AdminActor): Promise<AdminRecord> {
+  const admin = await requireAdmin(db, name);
+  if (admin.disabled) return admin;
+  await keepAnOwner(db, admin);
+  const row = await db.transaction(async (tx) => {
+    const [updated] = await tx.update(adminUsers).set({ disabledAt: new Date() }).where(eq(adminUsers.id, admin.id)).returning();
+    await invalidateUserSessions(tx as unknown as Database, admin.id);
+    await seal(tx as unknown as Database, actor, "admin.disable", admin.id, null);
+    return updated;
+  });
+  if (row === undefined) throw new LeaseholdError("INTERNAL", "admin update returned no row", { tier: "database" });
+  return record(row);
+}
+
+export async function setAdminRole(db: Database, name: string, role: AdminRole, actor: AdminActor): Promise<AdminRecord> {
+  const parsed = adminRoleSchema.parse(role);
+  const admin = await requireAdmin(db, name);
+  if (admin.role === parsed) return admin;
+  await keepAnOwner(db, admin);
+  const row = await db.transaction(async (tx) => {
+    const [updated] = await tx.update(adminUsers).set({ role: parsed }).where(eq(adminUsers.id, admin.id)).returning();
+    await seal(tx as unknown as Database, actor, "admin.role", admin.id, parsed);
+    return updated;
+  });
+  if (row === undefined) throw new LeaseholdError("INTERNAL", "admin update returned no row", { tier: "database" });
+  return record(row);
+}
+
+/** An owner's reset: a new generated one-time password, every session ended. */
+export async function resetAdminPassword(db: Database, name: string, actor: AdminActor): Promise<{ admin: AdminRecord; password: string }> {
+  const admin = await requireAdmin(db, name);
+  const password = generatedPassword();
+  const passwordHash = await hashPassword(password);
+  await db.transaction(async (tx) => {
+    await tx.update(adminUsers).set({ passwordHash, mustChangePassword: true, passwordChangedAt: new Date() }).where(eq(adminUsers.id, admin.id));
+    await invalidateUserSessions(tx as unknown as Database, admin.id);
+    await seal(tx as unknown as Database, actor, "admin.password_reset", admin.id, null);
+  });
+  return { admin: { ...admin, mustChangePassword: true }, password };
+}
+
+/** The signed-in admin replaces their password (after proving the current one); their other sessions end. */
+export async function changeOwnPassword(
+  db: Database,
+  input: { adminId: string; sessionId: string; current: string; next: string },
+): Promise<void> {
+  const [row] = await db.select().from(adminUsers).where(eq(adminUsers.id, input.adminId));
+  if (row === undefined || row.disabledAt !== null) throw new LeaseholdError("UNAUTHENTICATED", "sign in again", { tier: "hub" });
+  if (!(await verifyPassword(input.current, row.passwordHash))) throw new LeaseholdError("FORBIDDEN", "the current password is wrong", { tier: "hub" });
+  const problem = passwordProblem(input.next, row.username);
+  if (problem !== undefined) throw new LeaseholdError("INVALID_ARGUMENT", problem, { tier: "hub" });
+  if (input.next === input.current) throw new LeaseholdError("INVALID_ARGUMENT", "the new password must differ from the current one", { tier: "hub" });
+  const passwordHash = await hashPassword(input.next);
+  await db.transaction(async (tx) => {
+    await tx.update(adminUsers).set({ passwordHash, mustChangePassword: false, passwordChangedAt: new Date() }).where(eq(adminUsers.id, row.id));
+    await invalidateUserSessions(tx as unknown as Database, row.id, input.sessionId);
+    await seal(tx as unknown as Database, { kind: "admin", id: row.id }, "admin.password_change", row.id, null);
+  });
+}
+
+/** True when `password` is the admin's current password (re-authentication). */
+export async function checkAdminPassword(db: Database, adminId: string, password: string): Promise<boolean> {
+  const [row] = await db.select().from(adminUsers).where(eq(adminUsers.id, adminId));
+  return row !== undefined && row.disabledAt === null && (await verifyPassword(password, row.passwordHash));
+}
+
+const WRONG = "wrong user name or password";
+
+/**
+ * Password sign-in: throttled per name and per client, a fresh session each
+ * time, and a legacy or weaker hash upgraded to argon2id while the plaintext
+ * is at hand. Unknown names cost the same hashing as known ones.
+ */
+export async function signIn(
+  db: Database,
+  input: { username: string; password: string; client: string },
+  throttle: SignInThrottle = signInThrottle,
+): Promise<{ token: string; expiresAt: Date; admin: AdminRecord }> {
+  throttle.check(input.username, input.client);
+  const [row] = ADMIN_NAME_PATTERN.test(input.username) ? await db.select().from(adminUsers).where(eq(adminUsers.username, input.username)) : [];
+  const ok = row === undefined ? (await hashPassword(input.password), false) : await verifyPassword(input.password, row.passwordHash);
+  if (row === undefined || !ok || row.disabledAt !== null) {
+    throttle.fail(input.username, input.client);
+    throw new LeaseholdError("UNAUTHENTICATED", row?.disabledAt != null && ok ? "this account is disabled" : WRONG, { tier: "hub" });
+  }
+  throttle.succeed(input.username);
+  if (needsRehash(row.passwordHash)) {
+    await db.update(adminUsers).set({ passwordHash: await hashPassword(input.password) }).where(eq(adminUsers.id, row.id));
+  }
+  const session = await createAdminSession(db, row.id);
+  return { token: session.token, expiresAt: session.expiresAt, admin: record(row) };
 }

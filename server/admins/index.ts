@@ -1,4 +1,39 @@
 // Public surface of server/admins. See README.md.
-export { ADMIN_NAME_PATTERN, SCRYPT_PARAMS, createAdmin, findAdminByName, hashPassword, requireActiveAdmin, verifyPassword } from "./admins";
-export type { AdminRecord } from "./admins";
-export { ADMIN_SESSION_COOKIE, authenticateAdminSession, createAdminSession } from "./sessions";
+export {
+  ADMIN_NAME_PATTERN,
+  changeOwnPassword,
+  checkAdminPassword,
+  createAdmin,
+  disableAdmin,
+  findAdminByName,
+  listAdmins,
+  requireActiveAdmin,
+  resetAdminPassword,
+  setAdminRole,
+  signIn,
+} from "./admins";
+export type { AdminActor, AdminRecord } from "./admins";
+export { ARGON2_PARAMS, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword, needsRehash, passwordProblem, verifyPassword } from "./passwords";
+export { ADMIN_ROLES, ROLES, adminRoleSchema } from "./roles";
+export type { AdminRole } from "./roles";
+export {
+  ADMIN_SESSION_COOKIE,
+  REAUTH_MS,
+  SECURE_ADMIN_SESSION_COOKIE,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  authenticateAdminSession,
+  blankSessionCookie,
+  createAdminSession,
+  invalidateSession,
+  invalidateUserSessions,
+  markReauthenticated,
+  recentlyReauthenticated,
+  sessionCookie,
+  sessionCookieName,
+  sessionIdOf,
+  sessionTokenFrom,
+  validateSessionToken,
+} from "./sessions";
+export type { AdminSession } from "./sessions";
+export { CLIENT_FAILURES_ALLOWED, FAILURES_ALLOWED, SignInThrottle, WINDOW_MS, signInThrottle } from "./throttle";

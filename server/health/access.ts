@@ -21,8 +21,8 @@ export function publicHealth(health: HubHealth): PublicHealth {
  * shows it nothing new. Anything else, including a malformed or revoked
  * credential, gets the public view (never an error: probes must not fail).
  */
-export async function mayReadFullHealth(db: Database, headers: Headers): Promise<boolean> {
-  if ((await authenticateAdminSession(db, headers)) !== undefined) return true;
+export async function mayReadFullHealth(db: Database, headers: Headers, options: { secure?: boolean } = {}): Promise<boolean> {
+  if ((await authenticateAdminSession(db, headers, options)) !== undefined) return true;
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(headers.get("authorization") ?? "");
   if (match?.[1] === undefined) return false;
   return (await authenticateToken(db, match[1])).ok;

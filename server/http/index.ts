@@ -2,3 +2,5 @@ export { BodyRefusedError, bodyRefusalResponse, isJsonObject, jsonObjectOf, pars
 export type { BodyRefusal, BodyResult } from "./body";
 export { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from "./headers";
 export { allowedHostnames, hostAllowed, hostnameOf } from "./host-allow";
+export { checkSameOrigin } from "./same-origin";
+export type { OriginVerdict } from "./same-origin";

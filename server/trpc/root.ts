@@ -1,12 +1,16 @@
 import { createRouter } from "./init";
+import { authRouter } from "./routers/auth";
+import { usersRouter } from "./routers/users";
 import { consoleRouter } from "./routers/console";
 import { healthRouter } from "./routers/health";
 import { ledgerRouter } from "./routers/ledger";
 
 export const appRouter = createRouter({
+  auth: authRouter,
   console: consoleRouter,
   health: healthRouter,
   ledger: ledgerRouter,
+  users: usersRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -25,7 +25,7 @@ describeEachDatabase("channel parity: MCP entry point vs tRPC console", (db) => 
   it("the same input gives the same result and the same error code on both channels", async () => {
     const handle = db().handle;
     const deps = testDeps(handle);
-    const runtime = { database: { handle }, config: { dataDir: "/nonexistent" } } as unknown as HubRuntime;
+    const runtime = { database: { handle }, config: { dataDir: "/nonexistent", publicUrl: "http://127.0.0.1:8700" } } as unknown as HubRuntime;
     installActionPipeline(runtime, createActionPipeline(deps));
     const host = await insertHost(handle.db);
     const admin = await insertAdmin(handle.db);

@@ -13,7 +13,7 @@ export async function GET(request: Request): Promise<Response> {
   try {
     const runtime = await getHubRuntime();
     const health = await readHealth(runtime);
-    const full = await mayReadFullHealth(runtime.database.handle.db, request.headers);
+    const full = await mayReadFullHealth(runtime.database.handle.db, request.headers, { secure: runtime.config.publicUrl.startsWith("https://") });
     return Response.json(full ? health : publicHealth(health), { headers: { "cache-control": "no-store", vary: "authorization, cookie" } });
   } catch (error) {
     return Response.json({ status: "unavailable", error: toErrorPayload(error) }, { status: 503 });

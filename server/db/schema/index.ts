@@ -7,7 +7,7 @@
  * and session ids are stored as SHA-256 digests.
  */
 export { bytea } from "./columns";
-export { adminUsers, adminSessions } from "./admins";
+export { adminUsers, adminSessions, passkeyCredentials, webauthnChallenges } from "./admins";
 export { agentTokens, mcpSessions } from "./agents";
 export { hosts, capabilities, hostEnrolmentCodes, hostRequestNonces } from "./hosts";
 export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } from "./pipeline";

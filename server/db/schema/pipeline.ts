@@ -67,6 +67,16 @@ export const approvals = pgTable(
     decidedBy: uuid("decided_by").references(() => adminUsers.id),
     decidedAt: timestamp("decided_at", { withTimezone: true }),
     reason: text("reason"),
+    /**
+     * The passkey assertion that signed this decision (server/admins/passkeys):
+     * credential id, authenticatorData, clientDataJSON, signature, nonce — all
+     * base64url. Its challenge is derived from the approval id and action_hash.
+     */
+    assertion: jsonb("assertion").$type<Record<string, string>>(),
+    /** Four-eyes for `critical`: the first of two different approvers, and their assertion. */
+    firstApprovedBy: uuid("first_approved_by").references(() => adminUsers.id),
+    firstApprovedAt: timestamp("first_approved_at", { withTimezone: true }),
+    firstAssertion: jsonb("first_assertion").$type<Record<string, string>>(),
     createdAt: createdAt(),
   },
   (t) => [index("approvals_state_deadline_idx").on(t.state, t.deadline)],

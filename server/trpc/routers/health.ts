@@ -1,6 +1,7 @@
 import { readHealth } from "../../health/read-health";
-import { createRouter, publicProcedure } from "../init";
+import { ROLES } from "../../admins";
+import { createRouter, roleProcedure } from "../init";
 
 export const healthRouter = createRouter({
-  get: publicProcedure.query(({ ctx }) => readHealth(ctx.runtime)),
+  get: roleProcedure(ROLES.readers).query(({ ctx }) => readHealth(ctx.runtime)),
 });

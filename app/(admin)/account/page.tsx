@@ -1,0 +1,26 @@
+import { Card, PageHeader } from "../../_components/ui";
+import { ChangePasswordForm } from "../../change-password/change-password-form";
+import { requireAdminPage } from "../../_lib/session";
+
+export default async function AccountPage({ searchParams }: { searchParams: Promise<{ welcome?: string }> }) {
+  const session = await requireAdminPage();
+  const { welcome } = await searchParams;
+  return (
+    <>
+      <PageHeader title="Your account" description={`${session.username} · ${session.role}`} />
+      {welcome === "1" ? (
+        <Card title="Password changed">
+          <p data-testid="password-changed">Your new password is set. Register a passkey next: approving high-risk actions needs one.</p>
+        </Card>
+      ) : null}
+      <Card title="Passkeys">
+        <div id="passkeys" data-testid="passkeys-section">
+          <p className="muted">Passkeys sign approvals of high-risk actions.</p>
+        </div>
+      </Card>
+      <Card title="Change password">
+        <ChangePasswordForm forced={false} onDone={undefined} />
+      </Card>
+    </>
+  );
+}

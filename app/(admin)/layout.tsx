@@ -1,0 +1,31 @@
+import type { ReactNode } from "react";
+import type { AdminRole } from "../../server/admins";
+import { AdminNav, type NavItem } from "../_components/admin-nav";
+import { requireAdminPage } from "../_lib/session";
+
+export const dynamic = "force-dynamic";
+
+/** Sections and who sees them (the procedures behind each enforce the same roles). */
+const SECTIONS: readonly (NavItem & { roles: readonly AdminRole[] })[] = [
+  { href: "/", label: "Dashboard", roles: ["owner", "approver", "auditor"] },
+  { href: "/approvals", label: "Approvals", roles: ["owner", "approver"] },
+  { href: "/actions", label: "Actions", roles: ["owner", "approver", "auditor"] },
+  { href: "/hosts", label: "Hosts", roles: ["owner", "approver"] },
+  { href: "/tokens", label: "Tokens", roles: ["owner"] },
+  { href: "/grants", label: "Grants", roles: ["owner", "approver"] },
+  { href: "/console", label: "Console", roles: ["owner"] },
+  { href: "/audit", label: "Audit", roles: ["owner", "approver", "auditor"] },
+  { href: "/users", label: "Users", roles: ["owner"] },
+  { href: "/account", label: "Account", roles: ["owner", "approver", "auditor"] },
+];
+
+export default async function AdminLayout({ children }: { children: ReactNode }) {
+  const session = await requireAdminPage();
+  const items = SECTIONS.filter((s) => s.roles.includes(session.role)).map(({ href, label }) => ({ href, label }));
+  return (
+    <>
+      <AdminNav items={items} username={session.username} role={session.role} />
+      <main>{children}</main>
+    </>
+  );
+}

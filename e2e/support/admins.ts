@@ -1,0 +1,58 @@
+/**
+ * Admin accounts for browser tests, made the way a person makes them: the
+ * CLI (`leasehold admin create`, against the hub the Playwright config
+ * started) prints a one-time password; the browser signs in and replaces it.
+ */
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { expect, type Page } from "@playwright/test";
+import { E2E_DATA_DIR, E2E_PORT } from "./hub";
+
+export type Role = "owner" | "approver" | "auditor";
+
+export interface Account {
+  name: string;
+  password: string;
+}
+
+let counter = 0;
+
+/** Runs the `leasehold` CLI against the test hub; returns stdout. */
+export function leaseholdCli(args: string[], input?: string): string {
+  return execFileSync(process.execPath, [path.join(import.meta.dirname, "..", "..", "bin", "leasehold.mjs"), ...args], {
+    env: { ...process.env, LEASEHOLD_PORT: String(E2E_PORT), LEASEHOLD_DATA_DIR: E2E_DATA_DIR },
+    encoding: "utf8",
+    ...(input === undefined ? {} : { input }),
+  });
+}
+
+/** A new admin with `role` and its one-time password (not yet changed). */
+export function createAccount(role: Role, prefix = role): Account {
+  counter += 1;
+  const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
+  const out = leaseholdCli(["admin", "create", "--name", name, "--role", role]);
+  const password = /^password: (\S+)$/m.exec(out)?.[1];
+  if (password === undefined) throw new Error(`no password in: ${out}`);
+  return { name, password };
+}
+
+export async function signIn(page: Page, account: Account): Promise<void> {
+  await page.goto("/sign-in");
+  await page.getByLabel("User name").fill(account.name);
+  await page.getByLabel("Password", { exact: true }).fill(account.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** Creates an admin, signs in, replaces the one-time password; the page ends signed in on /account. */
+export async function signedInAs(page: Page, role: Role): Promise<Account> {
+  const account = createAccount(role);
+  await signIn(page, account);
+  await expect(page).toHaveURL(/\/change-password$/);
+  const next = `${account.password}-renewed-by-e2e`;
+  await page.getByLabel("One-time password").fill(account.password);
+  await page.getByLabel("New password", { exact: true }).fill(next);
+  await page.getByLabel("Repeat the new password").fill(next);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page).toHaveURL(/\/account\?welcome=1$/);
+  return { name: account.name, password: next };
+}

@@ -1,0 +1,72 @@
+/**
+ * Signing in and out, and the signed-in admin's own account: who am I,
+ * change my password, prove my password again (re-authentication).
+ * The session cookie is set here through the response headers.
+ */
+import { z } from "zod";
+import {
+  PASSWORD_MAX_LENGTH,
+  ROLES,
+  authenticateAdminSession,
+  blankSessionCookie,
+  changeOwnPassword,
+  checkAdminPassword,
+  invalidateSession,
+  markReauthenticated,
+  sessionCookie,
+  signIn,
+} from "../../admins";
+import { LeaseholdError } from "../../errors";
+import { HEADER_PEER } from "../../hosts/protocol";
+import { createRouter, publicProcedure, roleProcedure, servedSecurely, type TrpcContext } from "../init";
+import { channel } from "./channel";
+
+const password = z.string().min(1, "enter the password").max(PASSWORD_MAX_LENGTH);
+
+/** The sign-in throttle's client key: the peer address the hub's own server recorded (bin/next-web.ts replaces any client-sent value). */
+function clientKey(ctx: TrpcContext): string {
+  return ctx.headers.get(HEADER_PEER) || "unknown";
+}
+
+export const authRouter = createRouter({
+  /** The signed-in admin, or null. Public: the sign-in page asks it. */
+  me: publicProcedure.query(async ({ ctx }) => {
+    const session = await authenticateAdminSession(ctx.runtime.database.handle.db, ctx.headers, { secure: servedSecurely(ctx.runtime) });
+    if (session === undefined) return null;
+    return { username: session.username, role: session.role, mustChangePassword: session.mustChangePassword, expiresAt: session.expiresAt.toISOString() };
+  }),
+  signIn: publicProcedure
+    .input(z.strictObject({ username: z.string().min(1, "enter the user name").max(63), password }))
+    .mutation(({ ctx, input }) =>
+      channel(async () => {
+        const result = await signIn(ctx.runtime.database.handle.db, { username: input.username, password: input.password, client: clientKey(ctx) });
+        ctx.resHeaders?.append("Set-Cookie", sessionCookie(result.token, result.expiresAt, servedSecurely(ctx.runtime)));
+        return { username: result.admin.username, role: result.admin.role, mustChangePassword: result.admin.mustChangePassword };
+      }),
+    ),
+  signOut: roleProcedure(ROLES.anyone, { duringPasswordChange: true }).mutation(async ({ ctx }) => {
+    await invalidateSession(ctx.runtime.database.handle.db, ctx.session.sessionId);
+    ctx.resHeaders?.append("Set-Cookie", blankSessionCookie(servedSecurely(ctx.runtime)));
+    return { signedOut: true };
+  }),
+  changePassword: roleProcedure(ROLES.anyone, { duringPasswordChange: true })
+    .input(z.strictObject({ current: password, next: z.string().max(PASSWORD_MAX_LENGTH) }))
+    .mutation(({ ctx, input }) =>
+      channel(async () => {
+        await changeOwnPassword(ctx.runtime.database.handle.db, { adminId: ctx.session.adminId, sessionId: ctx.session.sessionId, current: input.current, next: input.next });
+        await markReauthenticated(ctx.runtime.database.handle.db, ctx.session.sessionId);
+        return { changed: true };
+      }),
+    ),
+  reauthenticate: roleProcedure(ROLES.anyone)
+    .input(z.strictObject({ password }))
+    .mutation(({ ctx, input }) =>
+      channel(async () => {
+        if (!(await checkAdminPassword(ctx.runtime.database.handle.db, ctx.session.adminId, input.password))) {
+          throw new LeaseholdError("FORBIDDEN", "the password is wrong", { tier: "hub" });
+        }
+        await markReauthenticated(ctx.runtime.database.handle.db, ctx.session.sessionId);
+        return { reauthenticated: true };
+      }),
+    ),
+});
