@@ -8,6 +8,10 @@ export const metadata: Metadata = {
   description: "Approve agent actions, enrol hosts, audit the ledger.",
 };
 
+// Every page is rendered per request: proxy.ts gives each render its own CSP nonce,
+// which a prerendered page could not carry.
+export const dynamic = "force-dynamic";
+
 export const viewport: Viewport = { width: "device-width", initialScale: 1 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { WebFrontEnd } from "../server/cli/context";
 import { HEADER_PEER } from "../server/hosts/protocol";
 import { getHubRuntime } from "../server/hub/runtime";
-import { SECURITY_HEADERS } from "../server/http/headers";
+import { SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY } from "../server/http/headers";
 import { allowedHostnames, hostAllowed } from "../server/http/host-allow";
 
 /**
@@ -29,6 +29,7 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       const { config } = await getHubRuntime();
       const allowed = allowedHostnames(config.publicUrl, config.host);
+      const headers = config.publicUrl.startsWith("https://") ? [...SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY] : SECURITY_HEADERS;
       // next reads NODE_ENV at import time.
       (process.env as Record<string, string>).NODE_ENV = "production";
       process.env.NEXT_MANUAL_SIG_HANDLE = "1";
@@ -37,7 +38,7 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       await app.prepare();
       const handle = app.getRequestHandler();
       return (req, res) => {
-        for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
+        for (const [name, value] of headers) res.setHeader(name, value);
         if (!hostAllowed(req.headers.host, allowed)) {
           // The body is not read: close rather than drain it.
           res.writeHead(421, { "content-type": "application/json", "cache-control": "no-store", connection: "close" });
