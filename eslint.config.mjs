@@ -1,10 +1,17 @@
 // Lint rules that catch what reviews miss: unawaited promises (a swallowed
 // error), drizzle delete/update without `where`, and imports that cross the
-// architecture (server/ must not import Next.js or React).
+// architecture (server/ must not import Next.js or React; the guest loads
+// nothing of the hub but server/trust, and server/trust nothing but itself).
 import js from "@eslint/js";
 import drizzle from "eslint-plugin-drizzle";
 import tseslint from "typescript-eslint";
 import globals from "globals";
+import boundaries from "./tools/lint/import-boundaries.mjs";
+
+// Tests and benchmarks may import hub code to set up a hub end to end
+// (test/guest starts one for the guest to talk to): they are not part of
+// either executable, so the boundary rules below do not apply to them.
+const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts"];
 
 export default tseslint.config(
   {
@@ -43,6 +50,54 @@ export default tseslint.config(
             { group: ["next", "next/*", "react", "react-dom", "react/*"], message: "server/ has no Next.js or React imports (see DESIGN.md)." },
             { group: ["**/app/**", "**/native/**"], message: "server/ never imports app/ or the native addon." },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // The guest agent (and the native addon and shared helpers it loads) runs
+    // as root on every host: of the hub it may load only the contract.
+    files: ["agent-guest/**/*.ts", "native/**/*.ts", "bin/leasehold-guest-main.ts"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: ["server", "app"],
+          allowed: ["server/trust"],
+          reason: "the guest shares only the hub ⇄ guest contract in server/trust (server/trust/README.md); move what it needs there if it is contract, else into agent-guest/ or common/",
+        },
+      ],
+    },
+  },
+  {
+    files: ["common/**/*.ts"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: ["server", "app", "agent-guest"],
+          allowed: ["server/trust"],
+          reason: "common/ is loaded by both executables and belongs to neither (common/README.md)",
+        },
+      ],
+    },
+  },
+  {
+    files: ["server/trust/**/*.ts"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: [""],
+          allowed: ["server/trust"],
+          packages: ["node:crypto", "zod"],
+          reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto and zod — no database, Next.js, files or network (server/trust/README.md)",
         },
       ],
     },

@@ -13,9 +13,8 @@
  * namespaces and cgroups, and the ceiling file must be root-owned.
  */
 import fs from "node:fs";
-import { parseCommandArgs, requireFlag } from "../server/cli/args";
-import { UsageError } from "../server/cli/io";
-import { LeaseholdError } from "../server/errors/index";
+import { UsageError, parseCommandArgs, requireFlag } from "../common/cli/args";
+import { LeaseholdError } from "../server/trust";
 import { enrol } from "./daemon/enrol";
 import { requireHubTransport } from "./daemon/transport";
 import { GuestDaemon } from "./daemon/daemon";

@@ -5,7 +5,7 @@
  */
 import { main } from "../server/cli/main";
 import { terminalContext } from "../server/cli/terminal";
-import { projectRoot } from "../server/paths/index";
+import { projectRoot } from "../common/paths/index";
 import { createNextFrontEnd } from "./next-web";
 
 export function run(argv: string[]): Promise<number> {

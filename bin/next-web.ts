@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { WebFrontEnd } from "../server/cli/context";
-import { HEADER_PEER } from "../server/hosts/protocol";
+import { HEADER_PEER } from "../server/trust/protocol";
 import { getHubRuntime } from "../server/hub/runtime";
 import { SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY } from "../server/http/headers";
 import { allowedHostnames, hostAllowed } from "../server/http/host-allow";

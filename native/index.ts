@@ -10,8 +10,8 @@ import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { LeaseholdError } from "../server/errors/index";
-import { projectPath } from "../server/paths/index";
+import { LeaseholdError } from "../server/trust";
+import { projectPath } from "../common/paths/index";
 
 // Found from the checkout root, not from this file: the guest also runs
 // compiled into dist/, where a path relative to the module would miss.

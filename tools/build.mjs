@@ -11,7 +11,7 @@ import { DIST, EXECUTABLES, STAMP, STAMP_FORMAT, readStamp, sha256, staleReason 
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-const WEB_INPUTS = ["app", "server", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
+const WEB_INPUTS = ["app", "server", "common", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
 const SKIP = /(^|\/)(node_modules|\.next|test|testdata|bench)(\/|$)|\.test\.tsx?$/;
 
 function hashInputs(inputs) {
@@ -54,7 +54,7 @@ export function buildWeb({ force = false } = {}) {
  * rather than one emitted file per source: the executables then need no
  * loader and no resolution of extension-less TypeScript imports at run
  * time, and a module that finds files of the checkout does so through
- * server/paths (the project root), which holds in both layouts.
+ * common/paths (the project root), which holds in both layouts.
  *
  * Every checkout file esbuild reads goes through `onLoad` below, so the
  * stamp (dist/build.json) records the hash of exactly the bytes that were

@@ -53,7 +53,7 @@ describe("the installed executables", () => {
   it("are built from every checkout file they run: the stamp holds each file's current hash, npm packages stay outside, and no output is writable by group or others", () => {
     const stamp = JSON.parse(fs.readFileSync(path.join(ROOT, "dist", "build.json"), "utf8")) as Stamp;
     const inputs = Object.keys(stamp.inputs);
-    for (const expected of ["bin/leasehold-main.ts", "bin/leasehold-guest-main.ts", "bin/next-web.ts", "server/cli/main.ts", "server/paths/index.ts", "agent-guest/cli.ts", "agent-guest/daemon/runner.ts", "native/index.ts", "package.json", "tsconfig.json", "tools/build.mjs"]) {
+    for (const expected of ["bin/leasehold-main.ts", "bin/leasehold-guest-main.ts", "bin/next-web.ts", "server/cli/main.ts", "common/paths/index.ts", "agent-guest/cli.ts", "agent-guest/daemon/runner.ts", "native/index.ts", "package.json", "tsconfig.json", "tools/build.mjs"]) {
       expect(inputs).toContain(expected);
     }
     expect(inputs.filter((rel) => rel.startsWith("..") || rel.includes("node_modules"))).toEqual([]);

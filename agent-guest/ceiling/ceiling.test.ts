@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
 import type { SandboxPolicy } from "../../native/index";
-import { egressCovers, intersectPolicy, loadCeiling, parseCeiling, parseEgress, type EgressEntry, type HostCeiling } from "./index";
+import { intersectPolicy, loadCeiling, parseCeiling, type HostCeiling } from "./index";
 
 const MiB = 1024 * 1024;
 
@@ -13,7 +13,7 @@ const ceilingJson = {
   workspace_root: "/srv/leasehold/work",
   exec_dirs: ["/usr/bin", "/bin"],
   read_only_paths: ["/usr/share"],
-  egress: ["10.0.0.0/8:443", "[2001:db8::]/32:443"],
+  egress: ["10.0.0.0/8:443", "[2001:db8::/32]:443"],
   tcp_bind_ports: [8080],
   max: { memory_bytes: 512 * MiB, cpus: 2, pids: 128, timeout_ms: 60_000, output_bytes: MiB, tmpfs_bytes: 64 * MiB, tmpfs_inodes: 16384 },
 };
@@ -76,7 +76,7 @@ describe("intersectPolicy", () => {
     ["network.egress[0]", { network: { egress: ["10.0.0.0/7:443"] } }],
     ["network.egress[0]", { network: { egress: ["11.0.0.0/8:443"] } }],
     ["network.egress[1]", { network: { egress: ["10.0.0.0/8:443", "10.0.0.0/8:80"] } }],
-    ["network.egress[0]", { network: { egress: ["[2001:db9::]/48:443"] } }],
+    ["network.egress[0]", { network: { egress: ["[2001:db9::/48]:443"] } }],
   ])("refuses %s beyond the ceiling, never clamps", (field, over) => {
     const e = thrownBy(() => intersectPolicy(job(over), ceiling, { tier: "A" }));
     expect(e.code).toBe("POLICY_REFUSED");
@@ -107,28 +107,21 @@ describe("intersectPolicy", () => {
   });
 });
 
-describe("egress entries", () => {
-  const p = (t: string) => {
-    const e = parseEgress(t);
-    if ("error" in e) throw new Error(e.error);
-    return e as EgressEntry;
-  };
-  it.each(["10.0.0.0/8:443", "0.0.0.0/0:53", "192.168.1.7/32:22", "[2001:db8::]/32:443", "[::]/0:80", "[::ffff:10.0.0.0]/104:443"])("accepts %s", (t) => {
-    expect(() => p(t)).not.toThrow();
+describe("egress entries: the hub's one format (server/trust/egress.ts)", () => {
+  it("admits an IPv6 rule spelled as the hub compiles it when a ceiling entry covers it", () => {
+    const j = job({ network: { egress: ["[2001:db8:1::/48]:443", "10.20.0.0/16:443"] } });
+    expect(intersectPolicy(j, ceiling, { tier: "A" }).network).toEqual({ egress: ["[2001:db8:1::/48]:443", "10.20.0.0/16:443"] });
   });
-  it.each(["10.0.0.1/8:443", "10.0.0.0/33:443", "10.0.0.0/8:0", "10.0.0.0/8:65536", "10.0.0.0/8", "10.0.0.0:443", "256.0.0.0/8:1", "[2001:db8::1]/32:443", "2001:db8::/32:443", "10.0.0.0/08:443", "10.0.0.0/8:0443", "host/8:1"])(
-    "refuses %s",
-    (t) => {
-      expect("error" in parseEgress(t)).toBe(true);
+  it.each(["[2001:db8::]/32:443", "[::ffff:10.0.0.0]/104:443", "[2001:DB8::/32]:443", "[2001:db8:0::/32]:443", "10.0.0.1/8:443", "10.0.0.0/8:0443"])(
+    "a ceiling refuses %s (not the one spelling jobs use)",
+    (text) => {
+      expect(() => parseCeiling({ ...ceilingJson, egress: [text] })).toThrow(/egress\.0/);
     },
   );
-  it("covers only narrower entries on the same port and family", () => {
-    expect(egressCovers(p("10.0.0.0/8:443"), p("10.20.0.0/16:443"))).toBe(true);
-    expect(egressCovers(p("10.0.0.0/8:443"), p("10.0.0.0/8:443"))).toBe(true);
-    expect(egressCovers(p("10.0.0.0/8:443"), p("0.0.0.0/0:443"))).toBe(false);
-    expect(egressCovers(p("10.0.0.0/8:443"), p("10.0.0.0/8:80"))).toBe(false);
-    expect(egressCovers(p("[::ffff:10.0.0.0]/104:443"), p("10.0.0.0/8:443"))).toBe(false);
-    expect(egressCovers(p("[2001:db8::]/32:443"), p("[2001:db8:1::]/48:443"))).toBe(true);
+  it("refuses a job rule in another spelling as INVALID_ARGUMENT naming the format", () => {
+    const e = thrownBy(() => intersectPolicy(job({ network: { egress: ["[2001:db8::]/32:443"] } }), ceiling, { tier: "A" }));
+    expect(e.code).toBe("INVALID_ARGUMENT");
+    expect(e.message).toContain("[<ipv6>/<len>]:<port>");
   });
 });
 

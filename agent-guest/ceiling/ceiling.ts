@@ -1,9 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError, egressRuleAllowedBy, parseEgressRule, type EgressRule } from "../../server/trust";
 import type { SandboxPolicy } from "../../native/index";
-import { egressCovers, isEgressText, parseEgress, type EgressEntry } from "./egress";
 
 /**
  * The host ceiling: the most any job may get on this host, written by the
@@ -18,7 +17,9 @@ import { egressCovers, isEgressText, parseEgress, type EgressEntry } from "./egr
  * fields compare with <=; paths must equal or lie below an allowed directory
  * (lexically; both sides are normalised absolute paths); egress entries must
  * each be covered by one ceiling entry (same family and port, a prefix at
- * least as long, inside the ceiling network). An egress policy that is
+ * least as long, inside the ceiling network — the hub's own rule format and
+ * comparison, server/trust/egress.ts, so a ceiling entry and a rule in a job
+ * are spelled and compared alike). An egress policy that is
  * within the ceiling but needs a kernel tier this host lacks (tier C) is
  * UNENFORCEABLE — checked after the ceiling, so a request beyond the ceiling
  * is reported as such on every host.
@@ -37,7 +38,9 @@ const absPath = z
     message: "must be a normalised absolute path (no '.', '..', '//' or trailing '/')",
   });
 const port = z.number().int().min(1).max(65535);
-const egressText = z.string().max(64).refine(isEgressText, { message: "must be <ipv4>/<len>:<port> or [<ipv6>]/<len>:<port> with no host bits set" });
+/** The one spelling of server/trust/egress.ts: what a job's compiled policy carries. */
+const EGRESS_FORMAT = "<ipv4>/<len>:<port> or [<ipv6>/<len>]:<port> (RFC 5952 lower case), host bits clear";
+const egressText = z.string().max(64).refine((text) => parseEgressRule(text) !== undefined, { message: `must be ${EGRESS_FORMAT}` });
 
 export const HostCeiling = z
   .object({
@@ -184,7 +187,7 @@ export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: 
   ll.fs.forEach((rule, i) =>
     checkPath(`landlock.fs[${i}].path`, rule.path, rule.access === "rw" ? [ceiling.workspace_root] : [...readable, ceiling.workspace_root]),
   );
-  const ceilingEgress = ceiling.egress.map((t) => parseEgress(t) as EgressEntry);
+  const ceilingEgress = ceiling.egress.map((t) => parseEgressRule(t) as EgressRule);
   const egressPorts = new Set(ceilingEgress.map((e) => e.port));
   ll.tcp_connect.forEach((p, i) => {
     if (!egressPorts.has(p)) beyond(`landlock.tcp_connect[${i}]`, `= ${p} is not a port in the host ceiling's egress list`, p, [...egressPorts]);
@@ -196,14 +199,14 @@ export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: 
 
   if (job.network !== "none") {
     job.network.egress.forEach((text, i) => {
-      const entry = parseEgress(text);
-      if ("error" in entry) {
-        throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] ${entry.error}`, {
+      const entry = parseEgressRule(text);
+      if (entry === undefined) {
+        throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] '${text}' is not ${EGRESS_FORMAT}`, {
           tier: "guest",
           details: { field: `network.egress[${i}]` },
         });
       }
-      if (!ceilingEgress.some((c) => egressCovers(c, entry))) {
+      if (!egressRuleAllowedBy(entry, ceilingEgress)) {
         beyond(`network.egress[${i}]`, `= ${text} is not covered by the host ceiling's egress list`, text, ceiling.egress);
       }
     });

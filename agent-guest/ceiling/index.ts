@@ -1,4 +1,2 @@
 export { HostCeiling, loadCeiling, parseCeiling, intersectPolicy, DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_INODES } from "./ceiling";
 export type { HostTier } from "./ceiling";
-export { parseEgress, egressCovers, isEgressText } from "./egress";
-export type { EgressEntry } from "./egress";

@@ -1,12 +1,12 @@
 /**
  * The guest's only connection: outbound HTTPS to the hub (plain HTTP only on
  * this machine or with --insecure-http: transport.ts).
- * Every request is signed with the host key (server/hosts/protocol.ts): the
+ * Every request is signed with the host key (server/trust/protocol.ts): the
  * method, path+query, time, a fresh nonce and the body's SHA-256. The guest
  * listens on nothing.
  */
 import { randomBytes, sign, type KeyObject } from "node:crypto";
-import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/hosts/protocol";
+import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/trust";
 
 export class HubError extends Error {
   constructor(

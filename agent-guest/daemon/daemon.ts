@@ -18,7 +18,7 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { loadCeiling, type HostCeiling } from "../ceiling/index";
 import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
-import { OUTPUT_CHUNK_BYTES } from "../../server/hosts/protocol";
+import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";

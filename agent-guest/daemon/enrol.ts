@@ -5,9 +5,8 @@
  * answers: its job-signing key and its ledger log key.
  */
 import { createPublicKey, sign } from "node:crypto";
-import { generateCosignerKey } from "../../server/ledger/witness";
-import { enrolmentProofString, sha256Hex } from "../../server/hosts/protocol";
-import { LeaseholdError } from "../../server/errors/index";
+import { generateCosignerKey } from "../../server/trust/ledger/witness";
+import { LeaseholdError, enrolmentProofString, sha256Hex } from "../../server/trust";
 import { parseHubUrl } from "./transport";
 import { createHostKey, ensureStateDir, loadEnrolment, saveEnrolment, saveWitnessKey, type Enrolment } from "./state";
 

@@ -14,8 +14,8 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HELPER_PATH, launch, probeKernel, type KernelProbe } from "../../native/index";
-import type { GuestHealthReport } from "../../server/hosts/protocol";
-import { projectPath } from "../../server/paths/index";
+import type { GuestHealthReport } from "../../server/trust";
+import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
 
 export const GUEST_VERSION = "0.1.0";

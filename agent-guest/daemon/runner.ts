@@ -19,8 +19,7 @@
  */
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
-import { LeaseholdError, isLeaseholdError } from "../../server/errors/index";
-import type { GuestJobResult } from "../../server/hosts/protocol";
+import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
 import { intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";

@@ -11,7 +11,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError } from "../../server/trust";
 
 export const DEFAULT_STATE_DIR = "/var/lib/leasehold-guest";
 

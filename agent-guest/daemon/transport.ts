@@ -11,9 +11,8 @@
  */
 import { isIP } from "node:net";
 import os from "node:os";
-import { UsageError } from "../../server/cli/io";
-import { LeaseholdError } from "../../server/errors/index";
-import { isLoopbackHost } from "../../server/hosts/protocol";
+import { UsageError } from "../../common/cli/args";
+import { LeaseholdError, isLoopbackHost } from "../../server/trust";
 
 function ownAddresses(): Set<string> {
   const out = new Set<string>();

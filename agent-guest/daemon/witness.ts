@@ -2,7 +2,7 @@
  * The guest as a ledger witness. It keeps the last checkpoint it cosigned
  * (witness.json), reads the hub's newest checkpoint, fetches a consistency
  * proof from its size to that one, and cosigns only if the log's signature
- * (pinned key) and the proof verify (server/ledger/witness.ts
+ * (pinned key) and the proof verify (server/trust/ledger/witness.ts
  * `witnessCosign`). The hub stores the cosignature beside the checkpoint
  * (never as a log entry) and serves it with the checkpoint. Its new
  * state is stored durably before the cosignature is released. A failed
@@ -10,10 +10,10 @@
  * taking jobs — a hub whose log was truncated or rewritten does not get to
  * run things here.
  */
-import { decodeBase64Strict, encodeBase64 } from "../../server/ledger/base64";
-import { parseSignedCheckpoint } from "../../server/ledger/checkpoint";
-import { parseVerifierKey, toSigner, type NoteSignature, type SignerKey } from "../../server/ledger/note";
-import { initialWitnessState, witnessCosign, type WitnessState } from "../../server/ledger/witness";
+import { decodeBase64Strict, encodeBase64 } from "../../server/trust/ledger/base64";
+import { parseSignedCheckpoint } from "../../server/trust/ledger/checkpoint";
+import { parseVerifierKey, toSigner, type NoteSignature, type SignerKey } from "../../server/trust/ledger/note";
+import { initialWitnessState, witnessCosign, type WitnessState } from "../../server/trust/ledger/witness";
 import { loadWitnessState, saveWitnessState } from "./state";
 
 export type WitnessStep = { kind: "cosigned"; size: number } | { kind: "unchanged"; size: number } | { kind: "failed"; reason: string } | { kind: "unreachable"; reason: string };

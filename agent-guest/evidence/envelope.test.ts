@@ -1,7 +1,6 @@
 import { createHash, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalBytes } from "../../server/canonical/jcs";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError, canonicalBytes } from "../../server/trust";
 import { scrubBuffer } from "../scrub/index";
 import {
   EvidenceEnvelope,

@@ -1,7 +1,6 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { z } from "zod";
-import { LeaseholdError } from "../../server/errors/index";
-import { canonicalBytes, canonicalDigest } from "../../server/canonical/jcs";
+import { LeaseholdError, canonicalBytes, canonicalDigest } from "../../server/trust";
 import type { LaunchResult } from "../../native/index";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError } from "../../server/trust";
 import { analyzeRegex, RegexRefused, type RegexBounds } from "./regex-bounds";
 
 /**

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError } from "../../server/trust";
 import { EvidenceEnvelope } from "../evidence/envelope";
 import { BUILTIN_KINDS, BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
 import { ALL_CASES, CORPUS, FAKE, FAKE12 } from "./test/corpus";

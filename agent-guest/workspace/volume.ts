@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { LeaseholdError } from "../../server/errors/index";
+import { LeaseholdError } from "../../server/trust";
 
 /**
  * The workspace's own file system: what bounds it (issue 11, "bounded

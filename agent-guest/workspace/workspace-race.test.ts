@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isLeaseholdError } from "../../server/errors/index";
+import { isLeaseholdError } from "../../server/trust";
 import { Workspace } from "./index";
 
 /**

@@ -5,7 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { LeaseholdError } from "../../server/errors/index";
+import type { LeaseholdError } from "../../server/trust";
 import { thrownBy } from "../../test/support/refusals";
 import { Workspace, parseRelativePath, type WorkspaceOptions, type WorkspaceStage } from "./index";
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { LeaseholdError, type ErrorCode } from "../../server/errors/index";
+import { LeaseholdError, type ErrorCode } from "../../server/trust";
 
 /**
  * The one path module behind fs_read / fs_write / fs_list on a host.

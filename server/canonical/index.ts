@@ -1,3 +1,5 @@
+// The hub's name for RFC 8785 canonical JSON; the one implementation is
+// server/trust/jcs.ts (the guest signs and verifies the same bytes).
 export {
   JcsError,
   canonicalBytes,
@@ -8,5 +10,5 @@ export {
   sha256Digest,
   sha256Hex,
   tryCanonicalize,
-} from "./jcs";
-export type { CanonicalResult } from "./jcs";
+} from "../trust";
+export type { CanonicalResult } from "../trust";

@@ -10,30 +10,17 @@
  * pipeline never branches on capability or operation names.
  */
 import { LeaseholdError } from "../errors/index";
-import { normaliseEgressRules, parseEgressRule } from "./egress";
+import { normaliseEgressRules, parseEgressRule } from "../trust/egress";
 import type { Manifest, OperationDeclaration } from "./manifest-schema";
-import type { CompiledSandboxPolicy, SandboxNarrowing } from "./policy-compile";
+import { JOB_PAYLOAD_SCHEMA, type CompiledSandboxPolicy, type JobPayload } from "../trust/job";
+import type { SandboxNarrowing } from "./policy-compile";
 
 /** Arguments after schema validation and adapter normalisation. Plain JSON. */
 export type PreparedArguments = Record<string, unknown>;
 
-export const JOB_PAYLOAD_SCHEMA = "leasehold.job-payload/1";
-
-/**
- * What the worker receives (inside the hub-signed job, which adds the action
- * hash and deadline). Arguments that became policy (`timeout_s`, `egress`) or
- * that only the hub uses (`host`, `idempotency_key`) are not repeated here:
- * the compiled policy is their single source of truth.
- */
-export interface JobPayload {
-  schema: typeof JOB_PAYLOAD_SCHEMA;
-  host: string;
-  capability: { id: string; version: string; worker_abi: number };
-  operation: string;
-  mutating: boolean;
-  arguments: Record<string, unknown>;
-  sandbox: CompiledSandboxPolicy;
-}
+// The payload's shape is part of the signed job: server/trust/job.ts.
+export { JOB_PAYLOAD_SCHEMA };
+export type { JobPayload };
 
 export interface JobPayloadInput {
   manifest: Manifest;

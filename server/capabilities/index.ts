@@ -67,8 +67,8 @@ export type {
   WorkerReport,
 } from "./readiness";
 
-export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "./kernel-requirements";
-export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "./kernel-requirements";
+export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "../trust/kernel-requirements";
+export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "../trust/kernel-requirements";
 
 export {
   BUILTIN_ADAPTERS,
@@ -90,6 +90,6 @@ export type {
   SandboxScope,
 } from "./policy-compile";
 
-export { egressRuleWithin, intersectEgressRules, parseEgressRule } from "./egress";
-export type { EgressRule } from "./egress";
+export { egressRuleWithin, intersectEgressRules, parseEgressRule } from "../trust/egress";
+export type { EgressRule } from "../trust/egress";
 export { parseCpusToMillis, parseSizeToBytes } from "./sandbox-values";

@@ -15,7 +15,7 @@
 import { z } from "zod";
 
 import { LeaseholdError } from "../errors/index";
-import { parseEgressRule } from "./egress";
+import { parseEgressRule } from "../trust/egress";
 import { checkInputSchema, toJsonPointer, type OperationInputSchema } from "./input-schema";
 import {
   CPU_MILLIS_BOUNDS,

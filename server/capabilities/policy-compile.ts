@@ -22,12 +22,15 @@ import {
   normaliseEgressRules,
   parseEgressRule,
   type EgressRule,
-} from "./egress";
-import { kernelRequirementsFor, type KernelRequirements } from "./kernel-requirements";
+} from "../trust/egress";
+import { COMPILED_POLICY_SCHEMA, type CompiledNetwork, type CompiledSandboxPolicy } from "../trust/job";
+import { kernelRequirementsFor } from "../trust/kernel-requirements";
 import type { Manifest } from "./manifest-schema";
 import { parseCpusToMillis, parseSizeToBytes } from "./sandbox-values";
 
-export const COMPILED_POLICY_SCHEMA = "leasehold.sandbox-policy/1";
+// The compiled policy's shape is part of the signed job: server/trust/job.ts.
+export { COMPILED_POLICY_SCHEMA };
+export type { CompiledNetwork, CompiledSandboxPolicy };
 
 /** The integer limits a scope or request may narrow, plus the egress list. */
 export interface SandboxNarrowing {
@@ -44,26 +47,6 @@ export interface SandboxScope {
   /** Named in errors, e.g. "token scope" or "admin egress configuration". */
   name: string;
   limits: SandboxNarrowing;
-}
-
-export type CompiledNetwork = { mode: "none" } | { mode: "egress"; egress: string[] };
-
-export interface CompiledSandboxPolicy {
-  schema: typeof COMPILED_POLICY_SCHEMA;
-  capability: string;
-  capability_version: string;
-  operation: string;
-  network: CompiledNetwork;
-  read_only_root: boolean;
-  memory_bytes: number;
-  tmpfs_tmp_bytes: number;
-  cpu_millis: number;
-  pids_limit: number;
-  timeout_s: number;
-  /** Sorted canonical absolute directories. */
-  exec_allow: string[];
-  /** What the host must enforce; a host short of it refuses with UNENFORCEABLE. */
-  requires: KernelRequirements;
 }
 
 export interface CompileSandboxPolicyInput {

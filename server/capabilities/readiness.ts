@@ -32,7 +32,7 @@ import {
   kernelRequirementsFor,
   tierSatisfies,
   type HostEnforcementTier,
-} from "./kernel-requirements";
+} from "../trust/kernel-requirements";
 
 export const READINESS_STATES = ["declared", "installed", "ready", "degraded", "unavailable", "unsupported"] as const;
 export type ReadinessState = (typeof READINESS_STATES)[number];

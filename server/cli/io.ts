@@ -22,6 +22,6 @@ export function printError(error: unknown, output: CliOutput = { out: console.lo
 /**
  * A mistake on the command line (unknown flag, missing value or argument, bad
  * duration). main() prints it as one line `leasehold <command>: …` and exits
- * `EXIT.usage`; server/cli/args.ts raises it for every command.
+ * `EXIT.usage`. Defined in common/cli/args.ts, which the guest's CLI shares.
  */
-export class UsageError extends Error {}
+export { UsageError } from "../../common/cli/args";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { projectPath } from "../paths";
+import { projectPath } from "../../common/paths";
 
 /**
  * Migrations are never edited after they land (drizzle/README.md): each SQL

@@ -6,7 +6,7 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { LeaseholdError } from "../errors";
-import { projectPath } from "../paths";
+import { projectPath } from "../../common/paths";
 import { executeRows, type DatabaseHandle } from "./client";
 import type * as schema from "./schema";
 
@@ -16,7 +16,7 @@ const MIGRATION_LOCK_KEY = 7_245_010_001;
 /**
  * Where the committed migrations live: drizzle/migrations in the checkout,
  * found the same way from source, from the compiled executables and from a
- * Next.js server bundle (server/paths).
+ * Next.js server bundle (common/paths).
  */
 export function migrationsFolder(): string {
   const dir = projectPath("drizzle", "migrations");

@@ -1,77 +1,20 @@
 /**
  * The dispatch queue: hub-signed job rows that a host's guest agent claims.
  *
- * A job document is `leasehold.job/1`: the prepared action (which carries the
- * compiled sandbox policy), its `action_hash`, the worker payload, the host
- * and a deadline. The hub signs the JCS bytes of the document with its job
- * key (Ed25519); the guest verifies the signature and recomputes the action
- * hash before launching anything, so a row edited in the database is refused
- * on the host.
+ * The signed document itself (`leasehold.job/1`), `signJob` and `verifyJob`
+ * are the hub ⇄ guest contract and live in server/trust/job.ts, the one
+ * verifier the guest runs too; they are re-exported here for the hub.
  *
  * Claiming uses `FOR UPDATE SKIP LOCKED`: any number of claimers (guest
  * connections served by any hub replica) take distinct jobs without waiting
  * on each other.
  */
-import { sign, verify, type KeyObject } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { canonicalBytes, canonicalDigest } from "../canonical";
 import { executeRows, type Database } from "../db";
-import type { JobPayload } from "../capabilities";
-import type { JobKey } from "./job-key";
+import type { JobDocument } from "../trust/job";
 
-export const JOB_SCHEMA = "leasehold.job/1";
-
-export interface JobDocument {
-  schema: typeof JOB_SCHEMA;
-  job_id: string;
-  action_id: string;
-  action_hash: string;
-  host_id: string;
-  /** The prepared action exactly as hashed (includes the compiled policy). */
-  action: Record<string, unknown>;
-  /** What the worker receives (capability adapter's job payload). */
-  payload: JobPayload;
-  deadline: string;
-  key_id: string;
-  /**
-   * The host lease the action runs under. `exclusive`: the workload may write
-   * the workspace (the guest hands it to the lease's uid and runs such jobs
-   * one at a time); `observe`: it runs with the workspace read-only to it.
-   */
-  lease: { id: string; mode: "exclusive" | "observe" };
-}
-
-export interface SignedJob {
-  document: JobDocument;
-  /** base64 Ed25519 signature over canonicalBytes(document). */
-  signature: string;
-  /** sha256 of the canonical document, recorded in dispatch/1. */
-  digest: `sha256:${string}`;
-}
-
-export function signJob(document: JobDocument, key: JobKey): SignedJob {
-  const bytes = canonicalBytes(document);
-  return {
-    document,
-    signature: sign(null, bytes, key.privateKey).toString("base64"),
-    digest: canonicalDigest(document),
-  };
-}
-
-/** What a guest does before launching: signature first, then the action hash. */
-export function verifyJob(document: unknown, signature: string, publicKey: KeyObject): { ok: true } | { ok: false; reason: string } {
-  let bytes: Uint8Array;
-  try {
-    bytes = canonicalBytes(document);
-  } catch {
-    return { ok: false, reason: "job is not canonicalisable JSON" };
-  }
-  if (!verify(null, bytes, publicKey, Buffer.from(signature, "base64"))) return { ok: false, reason: "job signature does not verify" };
-  const doc = document as Partial<JobDocument>;
-  if (doc.schema !== JOB_SCHEMA) return { ok: false, reason: "unknown job schema" };
-  if (canonicalDigest(doc.action) !== doc.action_hash) return { ok: false, reason: "action_hash does not match the prepared action" };
-  return { ok: true };
-}
+export { JOB_SCHEMA, signJob, verifyJob } from "../trust/job";
+export type { JobDocument, SignedJob } from "../trust/job";
 
 export interface ClaimedJob {
   id: string;

@@ -1,4 +1,4 @@
-export { ERROR_CODES, isErrorCode } from "./codes";
-export type { ErrorCode } from "./codes";
-export { LeaseholdError, isLeaseholdError, toErrorPayload } from "./leasehold-error";
-export type { EnforcementTier, ErrorPayload, LeaseholdErrorInit } from "./leasehold-error";
+// The hub's name for the error contract; the one implementation is in
+// server/trust (shared with the guest). See README.md.
+export { ERROR_CODES, LeaseholdError, isErrorCode, isLeaseholdError, toErrorPayload } from "../trust";
+export type { EnforcementTier, ErrorCode, ErrorPayload, LeaseholdErrorInit } from "../trust";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { hosts } from "../db/schema";
 import { authenticateHostRequest } from "./auth";
-import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, MAX_CLOCK_SKEW_MS, requestSigningString, sha256Hex } from "./protocol";
+import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, MAX_CLOCK_SKEW_MS, requestSigningString, sha256Hex } from "../trust";
 
 function signed(hostId: string, key: KeyObject, input: { method?: string; path?: string; body?: string; time?: number; nonce?: string }) {
   const body = Buffer.from(input.body ?? "");

@@ -1,5 +1,5 @@
 /**
- * Authenticating a guest request (the hub side of protocol.ts). A small
+ * Authenticating a guest request (the hub side of server/trust/protocol.ts). A small
  * check that returns a tagged result and denies on any doubt: a missing or
  * malformed header, an unknown or removed host, a timestamp outside the
  * skew window, a body digest that does not match, a bad signature, or a
@@ -20,7 +20,7 @@ import {
   TIMESTAMP_PATTERN,
   requestSigningString,
   sha256Hex,
-} from "./protocol";
+} from "../trust";
 
 export interface AuthenticatedHost {
   id: string;

@@ -6,7 +6,7 @@ import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
 import { eq } from "drizzle-orm";
 import { heartbeat, sweepJobs } from "./delivery";
-import { HeartbeatBody } from "./protocol";
+import { HeartbeatBody } from "../trust/protocol";
 import { onOutputProgress, type OutputProgress } from "./wake";
 
 async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {

@@ -17,7 +17,7 @@ import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { registerWitness } from "../ledger/cosignatures";
 import { digestOf, hashActor } from "../ledger/entry";
-import { enrolmentProofString, HOST_NAME_PATTERN, sha256Hex } from "./protocol";
+import { enrolmentProofString, HOST_NAME_PATTERN, sha256Hex } from "../trust";
 
 export const ENROL_CODE_PREFIX = "lhe_";
 export const DEFAULT_ENROL_CODE_TTL_MS = 15 * 60_000;

@@ -10,14 +10,14 @@
 import { isIP } from "node:net";
 import { eq, isNull, sql } from "drizzle-orm";
 import type { HostReport } from "../capabilities";
-import { ENFORCEMENT_TIERS, KERNEL_FEATURES } from "../capabilities/kernel-requirements";
+import { ENFORCEMENT_TIERS, KERNEL_FEATURES } from "../trust/kernel-requirements";
 import type { Database } from "../db";
 import { hosts } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
-import type { GuestHealthReport } from "./protocol";
+import type { GuestHealthReport } from "../trust/protocol";
 
 export interface StoredHostHealth {
   report: HostReport;

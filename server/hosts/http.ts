@@ -18,7 +18,7 @@ import { storeHealthReport } from "./health";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
 import { BodyRefusedError, bodyRefusalResponse, jsonObjectOf, readBoundedBody } from "../http/body";
-import { HEADER_PEER, HeartbeatBody, MAX_AGENT_BODY_BYTES } from "./protocol";
+import { HEADER_PEER, HeartbeatBody, MAX_AGENT_BODY_BYTES } from "../trust/protocol";
 
 const jobKeys = new WeakMap<HubRuntime, JobKey>();
 function jobKeyOf(runtime: HubRuntime): JobKey {

@@ -28,8 +28,8 @@ export {
   REQUEST_SIGNATURE_SCHEME,
   enrolmentProofString,
   requestSigningString,
-  sha256Hex,
   HeartbeatBody,
-} from "./protocol";
-export type { GuestHealthReport, GuestJobResult } from "./protocol";
+} from "../trust/protocol";
+export { sha256Hex } from "../trust/jcs";
+export type { GuestHealthReport, GuestJobResult } from "../trust/protocol";
 export type { OutputProgress } from "./wake";

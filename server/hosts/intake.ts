@@ -19,7 +19,7 @@ import { isErrorCode, LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
-import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "./protocol";
+import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "../trust/protocol";
 import { announce } from "./notify";
 import { actionTopic } from "./wake";
 

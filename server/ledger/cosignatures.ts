@@ -2,11 +2,11 @@ import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "./append";
-import { parseSignedCheckpoint } from "./checkpoint";
+import { parseSignedCheckpoint } from "../trust/ledger/checkpoint";
 import { digestOf } from "./entry";
-import { parseSignatureLine, parseVerifierKey, SIGNATURE_TYPE } from "./note";
+import { parseSignatureLine, parseVerifierKey, SIGNATURE_TYPE } from "../trust/ledger/note";
 import { checkpointAt } from "./prove";
-import { verifyCosignature } from "./witness";
+import { verifyCosignature } from "../trust/ledger/witness";
 
 export interface WitnessRecord {
   key_id: string;

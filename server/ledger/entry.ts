@@ -1,7 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../errors";
-import { canonicalBytes, canonicalDigest, parseCanonical, sha256Digest } from "../canonical/jcs";
+import { canonicalBytes, canonicalDigest, parseCanonical, sha256Digest } from "../canonical";
 
 /**
  * Ledger entries: the JCS bytes of `{type, time, action_id, actor, data}`.

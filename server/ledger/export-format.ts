@@ -1,8 +1,8 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import { canonicalize } from "../canonical/jcs";
-import { encodeBase64 } from "./base64";
-import { parseSignedCheckpoint } from "./checkpoint";
+import { canonicalize } from "../canonical";
+import { encodeBase64 } from "../trust/ledger/base64";
+import { parseSignedCheckpoint } from "../trust/ledger/checkpoint";
 
 /**
  * The ledger export file, `leasehold-ledger-export/1` (see EXPORT_FORMAT.md).

@@ -1,6 +1,6 @@
 // Public surface of server/ledger. Listed by name so every export is a decision.
 
-export { EMPTY_ROOT, HASH_SIZE, equalHashes, hashChildren, hashLeaf, isHash } from "./hash";
+export { EMPTY_ROOT, HASH_SIZE, equalHashes, hashChildren, hashLeaf, isHash } from "../trust/ledger/hash";
 
 export {
   ACTOR_KINDS,
@@ -30,11 +30,11 @@ export {
   rangeKeys,
   rootAt,
   rootFromFrontier,
-} from "./tree";
-export type { ExtendResult, Frontier, NodeKey, NodeReader, StoredNode } from "./tree";
+} from "../trust/ledger/tree";
+export type { ExtendResult, Frontier, NodeKey, NodeReader, StoredNode } from "../trust/ledger/tree";
 
-export { consistencyProof, consistencyRanges, inclusionProof, inclusionRanges, verifyConsistency, verifyInclusion } from "./proof";
-export type { ProofCheck } from "./proof";
+export { consistencyProof, consistencyRanges, inclusionProof, inclusionRanges, verifyConsistency, verifyInclusion } from "../trust/ledger/proof";
+export type { ProofCheck } from "../trust/ledger/proof";
 
 export {
   MAX_NOTE_BYTES,
@@ -52,11 +52,11 @@ export {
   signNote,
   verifierOf,
   verifyNote,
-} from "./note";
-export type { NoteSignature, ParsedNote, Result, SignatureType, SignerKey, VerifierKey } from "./note";
+} from "../trust/ledger/note";
+export type { NoteSignature, ParsedNote, Result, SignatureType, SignerKey, VerifierKey } from "../trust/ledger/note";
 
-export { formatCheckpoint, parseCheckpoint, parseSignedCheckpoint, signCheckpoint, verifyCheckpointNote } from "./checkpoint";
-export type { Checkpoint, ParsedSignedCheckpoint, VerifiedCheckpoint, VerifyCheckpointOptions } from "./checkpoint";
+export { formatCheckpoint, parseCheckpoint, parseSignedCheckpoint, signCheckpoint, verifyCheckpointNote } from "../trust/ledger/checkpoint";
+export type { Checkpoint, ParsedSignedCheckpoint, VerifiedCheckpoint, VerifyCheckpointOptions } from "../trust/ledger/checkpoint";
 
 export {
   addCosignature,
@@ -66,8 +66,8 @@ export {
   initialWitnessState,
   verifyCosignature,
   witnessCosign,
-} from "./witness";
-export type { CosignatureCheck, WitnessRefusal, WitnessResult, WitnessState } from "./witness";
+} from "../trust/ledger/witness";
+export type { CosignatureCheck, WitnessRefusal, WitnessResult, WitnessState } from "../trust/ledger/witness";
 
 export { buildReceipt, verifyReceipt } from "./receipt";
 export type { Receipt } from "./receipt";

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
-import { signCheckpoint } from "./checkpoint";
-import { hashLeaf } from "./hash";
+import { signCheckpoint } from "../trust/ledger/checkpoint";
+import { hashLeaf } from "../trust/ledger/hash";
 import type { LogKey } from "./log-key";
 import { ledgerCounters, onAppended } from "./metrics";
 import { databaseNodeReader, toBytes } from "./node-store";
-import { extendTree, frontierFromStore, type Frontier } from "./tree";
+import { extendTree, frontierFromStore, type Frontier } from "../trust/ledger/tree";
 
 /** Arbitrary constant: one integrator per database, across hub processes. */
 export const INTEGRATOR_LOCK_KEY = 7_245_010_002;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { LeaseholdError } from "../errors";
 import { ensureSecretFile, readSecretFile } from "../keys/secret-file";
-import { generateSignerKey, parseSignerKey, type SignerKey } from "./note";
+import { generateSignerKey, parseSignerKey, type SignerKey } from "../trust/ledger/note";
 
 /**
  * The log's Ed25519 signing key, generated on first start and kept in the

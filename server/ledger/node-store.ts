@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
-import type { NodeKey, NodeReader } from "./tree";
+import type { NodeKey, NodeReader } from "../trust/ledger/tree";
 
 type Queryable = Pick<Database, "execute">;
 

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { hashLeaf } from "./hash";
-import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "./proof";
+import { hashLeaf } from "../trust/ledger/hash";
+import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "../trust/ledger/proof";
 import { serializeVectors } from "./testdata/generate-vectors-format";
 import { vectorLeaf } from "./testdata/reference";
 import { buildConsistencyVectors, buildInclusionVectors, type ConsistencyVector, type InclusionVector, type VectorFile } from "./testdata/vectors";
-import { EMPTY_FRONTIER, MemoryNodeStore, extendTree } from "./tree";
+import { EMPTY_FRONTIER, MemoryNodeStore, extendTree } from "../trust/ledger/tree";
 
 const testdata = (name: string): string => fileURLToPath(new URL(`./testdata/${name}`, import.meta.url));
 const load = <T>(name: string): VectorFile<T> => JSON.parse(readFileSync(testdata(name), "utf8")) as VectorFile<T>;

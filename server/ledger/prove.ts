@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
-import { encodeBase64 } from "./base64";
+import { encodeBase64 } from "../trust/ledger/base64";
 import { databaseNodeReader, toBytes } from "./node-store";
-import { consistencyProof, inclusionProof } from "./proof";
-import { addCosignature } from "./witness";
+import { consistencyProof, inclusionProof } from "../trust/ledger/proof";
+import { addCosignature } from "../trust/ledger/witness";
 
 /** The newest signed checkpoint, or null before the first integration. */
 export interface LatestCheckpoint {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { generateSignerKey } from "./note";
+import { generateSignerKey } from "../trust/ledger/note";
 import { buildReceipt, verifyReceipt } from "./receipt";
 import { buildLog } from "./testdata/log-builder";
 

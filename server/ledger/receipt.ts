@@ -1,9 +1,9 @@
-import { decodeBase64Strict, encodeBase64 } from "./base64";
-import { verifyCheckpointNote, type Checkpoint } from "./checkpoint";
-import { hashLeaf } from "./hash";
-import type { Result, VerifierKey } from "./note";
-import { inclusionProof, verifyInclusion } from "./proof";
-import type { NodeReader } from "./tree";
+import { decodeBase64Strict, encodeBase64 } from "../trust/ledger/base64";
+import { verifyCheckpointNote, type Checkpoint } from "../trust/ledger/checkpoint";
+import { hashLeaf } from "../trust/ledger/hash";
+import type { Result, VerifierKey } from "../trust/ledger/note";
+import { inclusionProof, verifyInclusion } from "../trust/ledger/proof";
+import type { NodeReader } from "../trust/ledger/tree";
 
 /**
  * A ledger receipt: what an action result carries so its holder can prove,

@@ -9,10 +9,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EMPTY_ROOT, hashLeaf } from "./hash";
-import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "./proof";
+import { EMPTY_ROOT, hashLeaf } from "../trust/ledger/hash";
+import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "../trust/ledger/proof";
 import { referenceConsistency, referenceInclusion, referenceRoot } from "./testdata/reference";
-import { EMPTY_FRONTIER, MemoryNodeStore, extendTree, rootAt } from "./tree";
+import { EMPTY_FRONTIER, MemoryNodeStore, extendTree, rootAt } from "../trust/ledger/tree";
 
 interface KnownAnswers {
   leaf_inputs: string[];

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_ROOT, hashLeaf } from "./hash";
-import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "./proof";
+import { EMPTY_ROOT, hashLeaf } from "../trust/ledger/hash";
+import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from "../trust/ledger/proof";
 import { randomInt, seededRandom } from "../../test/support/random";
 import { referenceConsistency, referenceInclusion, referenceRoot, vectorLeaf } from "./testdata/reference";
-import { EMPTY_FRONTIER, MemoryNodeStore, extendTree, frontierFromStore, frontierLevels, rangeKeys, rootAt, rootFromFrontier, type Frontier } from "./tree";
+import { EMPTY_FRONTIER, MemoryNodeStore, extendTree, frontierFromStore, frontierLevels, rangeKeys, rootAt, rootFromFrontier, type Frontier } from "../trust/ledger/tree";
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 const SEED = Number(process.env.LEDGER_FUZZ_SEED ?? 20240601);

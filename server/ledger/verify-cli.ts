@@ -1,8 +1,8 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { encodeBase64 } from "./base64";
-import { verifyCheckpointNote } from "./checkpoint";
-import { parseVerifierKey, SIGNATURE_TYPE } from "./note";
+import { encodeBase64 } from "../trust/ledger/base64";
+import { verifyCheckpointNote } from "../trust/ledger/checkpoint";
+import { parseVerifierKey, SIGNATURE_TYPE } from "../trust/ledger/note";
 import { describeFailure, verifyExport, type VerifyOptions } from "./verify";
 
 /**

@@ -1,13 +1,13 @@
 import { isAscii } from "node:buffer";
-import { canonicalize } from "../canonical/jcs";
-import { decodeBase64Strict, encodeBase64 } from "./base64";
-import { verifyCheckpointNote } from "./checkpoint";
+import { canonicalize } from "../canonical";
+import { decodeBase64Strict, encodeBase64 } from "../trust/ledger/base64";
+import { verifyCheckpointNote } from "../trust/ledger/checkpoint";
 import { decodeEntry } from "./entry";
 import { EXPORT_FORMAT } from "./export-format";
-import { equalHashes, hashLeaf } from "./hash";
-import { SIGNATURE_TYPE, parseVerifierKey, type VerifierKey } from "./note";
-import { CompactRange } from "./tree";
-import { verifyCosignature } from "./witness";
+import { equalHashes, hashLeaf } from "../trust/ledger/hash";
+import { SIGNATURE_TYPE, parseVerifierKey, type VerifierKey } from "../trust/ledger/note";
+import { CompactRange } from "../trust/ledger/tree";
+import { verifyCosignature } from "../trust/ledger/witness";
 
 /**
  * Offline verification of a ledger export with the log's public key alone.

@@ -1,11 +1,11 @@
 import { createPublicKey, verify } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { signCheckpoint } from "./checkpoint";
-import { parseVerifierKey, parseSignatureLine } from "./note";
-import { consistencyProof } from "./proof";
+import { signCheckpoint } from "../trust/ledger/checkpoint";
+import { parseVerifierKey, parseSignatureLine } from "../trust/ledger/note";
+import { consistencyProof } from "../trust/ledger/proof";
 import { buildLog, syntheticEntry } from "./testdata/log-builder";
-import { addCosignature, cosign, cosignatureMessage, generateCosignerKey, initialWitnessState, verifyCosignature, witnessCosign, type WitnessState } from "./witness";
-import { generateSignerKey } from "./note";
+import { addCosignature, cosign, cosignatureMessage, generateCosignerKey, initialWitnessState, verifyCosignature, witnessCosign, type WitnessState } from "../trust/ledger/witness";
+import { generateSignerKey } from "../trust/ledger/note";
 
 const ORIGIN = "leasehold.test/log";
 const log = generateSignerKey(ORIGIN);

@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeBase64Strict } from "../../server/ledger/base64";
-import { generateSignerKey, SIGNATURE_TYPE } from "../../server/ledger/note";
-import { initialWitnessState, witnessCosign } from "../../server/ledger/witness";
+import { decodeBase64Strict } from "../../server/trust/ledger/base64";
+import { generateSignerKey, SIGNATURE_TYPE } from "../../server/trust/ledger/note";
+import { initialWitnessState, witnessCosign } from "../../server/trust/ledger/witness";
 import { fullHealth, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 
 let hub: RunningHub;

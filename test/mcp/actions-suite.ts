@@ -19,7 +19,7 @@ import { CallToolResultSchema, type CallToolResult, type Progress } from "@model
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approve, deny, listApprovals } from "../../server/approvals";
 import { createCapabilityRegistry } from "../../server/capabilities";
-import { KERNEL_FEATURES } from "../../server/capabilities/kernel-requirements";
+import { KERNEL_FEATURES } from "../../server/trust/kernel-requirements";
 import { openPglite, openPostgres, type Database, type DatabaseHandle, type DatabaseKind } from "../../server/db";
 import { adminUsers, approvals, hosts } from "../../server/db/schema";
 import { hubDatabaseFor, testPostgresUrl } from "../support/databases";

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseKind } from "../../server/db";
 import { runFuzz } from "../../server/mcp/bench/fuzz-cases";
-import { decodeBase64Strict } from "../../server/ledger/base64";
-import { verifyCheckpointNote } from "../../server/ledger/checkpoint";
-import { verifyInclusion } from "../../server/ledger/proof";
+import { decodeBase64Strict } from "../../server/trust/ledger/base64";
+import { verifyCheckpointNote } from "../../server/trust/ledger/checkpoint";
+import { verifyInclusion } from "../../server/trust/ledger/proof";
 import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
 import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, INITIALIZE, MUTATING_TOOLS, rawPost, READ_ONLY_TOOLS, sleep, type HubAddress } from "./support";

@@ -11,7 +11,7 @@ import type { CliContext } from "../context";
 import { hubContext } from "../hub-context";
 import { issueFirstAdmin, issueFirstAgentToken } from "../../hub/first-run";
 import { startLocalGuest, type RunningLocalGuest } from "../../hosts/local-guest";
-import { projectPath } from "../../paths";
+import { projectPath } from "../../../common/paths";
 
 /** The guest executable in this checkout (it runs the compiled guest in dist/). */
 const guestBin = (): string => projectPath("bin", "leasehold-guest.mjs");

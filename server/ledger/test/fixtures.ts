@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Database } from "../../db";
 import { appendEntry } from "../append";
 import { digestOf, hashActor } from "../entry";
-import { generateSignerKey, parseSignerKey } from "../note";
+import { generateSignerKey, parseSignerKey } from "../../trust/ledger/note";
 import type { LogKey } from "../log-key";
 
 /** A log key held in memory (the data-dir file is tested separately). */

@@ -1,9 +1,9 @@
-import { signCheckpoint } from "../checkpoint";
+import { signCheckpoint } from "../../trust/ledger/checkpoint";
 import { ENTRY_TYPES, encodeEntry, type EntryInput } from "../entry";
 import type { ExportCheckpoint, ExportEntry, ExportSource } from "../export-format";
-import { hashLeaf } from "../hash";
-import { MemoryNodeStore, extendTree, EMPTY_FRONTIER } from "../tree";
-import { cosign } from "../witness";
+import { hashLeaf } from "../../trust/ledger/hash";
+import { MemoryNodeStore, extendTree, EMPTY_FRONTIER } from "../../trust/ledger/tree";
+import { cosign } from "../../trust/ledger/witness";
 import { sampleEntries } from "./fixtures";
 
 /** Entry i of a synthetic log: the sample entries in turn, each with its own action id and time. */

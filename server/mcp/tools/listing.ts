@@ -2,7 +2,7 @@ import { computeHostReadiness, computeReadiness, createCapabilityRegistry, type 
 import { LeaseholdError } from "../../errors";
 import { readHealth } from "../../health/read-health";
 import { cosignaturesAt } from "../../ledger/cosignatures";
-import { addCosignature } from "../../ledger/witness";
+import { addCosignature } from "../../trust/ledger/witness";
 import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
 import { hostVisible, readHostReports } from "./host-reports";
 import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";

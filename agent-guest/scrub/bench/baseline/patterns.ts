@@ -4,7 +4,7 @@
  * by anything else.
  */
 import { z } from "zod";
-import { LeaseholdError } from "../../../../server/errors/index";
+import { LeaseholdError } from "../../../../server/trust";
 import { analyzeRegex, RegexRefused, type RegexBounds } from "../../regex-bounds";
 
 /**

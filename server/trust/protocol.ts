@@ -13,7 +13,6 @@
  * recorded at enrolment. Nothing about the request is trusted before the
  * signature verifies.
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
 
 export const REQUEST_SIGNATURE_SCHEME = "leasehold-host-request/1";
@@ -39,10 +38,6 @@ export const OUTPUT_CHUNK_BYTES = 256 * 1024;
 /** `localhost`, `::1` or 127.0.0.0/8 (a URL's hostname, brackets removed): traffic that never leaves the machine. */
 export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 export function requestSigningString(input: { method: string; pathAndQuery: string; timestamp: string; nonce: string; bodySha256: string }): string {

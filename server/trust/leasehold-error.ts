@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from "./codes";
+import { ERROR_CODES, type ErrorCode } from "./error-codes";
 
 /** Which layer refused: DESIGN.md requires messages to name the tier honestly. */
 export type EnforcementTier = "hub" | "guest" | "kernel" | "ledger" | "database" | "config";

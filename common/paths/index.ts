@@ -14,7 +14,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LeaseholdError } from "../errors/index";
+import { LeaseholdError } from "../../server/trust";
 
 export const PACKAGE_NAME = "leasehold";
 

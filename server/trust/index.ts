@@ -1,0 +1,45 @@
+// Public surface of server/trust, the hub ⇄ guest contract. Listed by name;
+// see README.md. The witness formats are imported per file from ledger/.
+export { ERROR_CODES, isErrorCode } from "./error-codes";
+export type { ErrorCode } from "./error-codes";
+export { LeaseholdError, isLeaseholdError, toErrorPayload } from "./leasehold-error";
+export type { EnforcementTier, ErrorPayload, LeaseholdErrorInit } from "./leasehold-error";
+
+export { JcsError, canonicalBytes, canonicalDigest, canonicalize, parseCanonical, sha256, sha256Digest, sha256Hex, tryCanonicalize } from "./jcs";
+export type { CanonicalResult } from "./jcs";
+
+export {
+  HEADER_HOST,
+  HEADER_NONCE,
+  HEADER_PEER,
+  HEADER_SIGNATURE,
+  HEADER_TIMESTAMP,
+  HOST_NAME_PATTERN,
+  HeartbeatBody,
+  MAX_AGENT_BODY_BYTES,
+  MAX_CLOCK_SKEW_MS,
+  NONCE_PATTERN,
+  OUTPUT_CHUNK_BYTES,
+  REQUEST_SIGNATURE_SCHEME,
+  TIMESTAMP_PATTERN,
+  enrolmentProofString,
+  isLoopbackHost,
+  requestSigningString,
+} from "./protocol";
+export type { GuestHealthReport, GuestJobResult } from "./protocol";
+
+export {
+  COMPILED_POLICY_SCHEMA,
+  JOB_PAYLOAD_SCHEMA,
+  JOB_SCHEMA,
+  checkDeliveredJob,
+  signJob,
+  verifyJob,
+} from "./job";
+export type { CompiledNetwork, CompiledSandboxPolicy, JobCheck, JobDocument, JobPayload, SignedJob, VerifiedJob } from "./job";
+
+export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "./kernel-requirements";
+export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "./kernel-requirements";
+
+export { egressRuleAllowedBy, egressRuleWithin, intersectEgressRules, normaliseEgressRules, parseEgressRule } from "./egress";
+export type { AddressFamily, EgressRule } from "./egress";
