@@ -17,7 +17,7 @@ import {
   signIn,
 } from "../../admins";
 import { LeaseholdError } from "../../errors";
-import { HEADER_PEER } from "../../hosts/protocol";
+import { HEADER_PEER } from "../../trust/protocol";
 import { createRouter, publicProcedure, roleProcedure, servedSecurely, type TrpcContext } from "../init";
 import { channel } from "./channel";
 
