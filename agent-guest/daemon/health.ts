@@ -38,8 +38,30 @@ export function workerDigest(): string {
   return `sha256:${h.digest("hex")}`;
 }
 
+/**
+ * The host ceiling in a few numbers for the admin's hosts page (sent inside
+ * the report's `probe`): the limits themselves and how many directories and
+ * egress rules it allows — counts, not the lists, so the report stays small.
+ */
+export interface CeilingSummary {
+  workspace_max_bytes: number;
+  memory_bytes: number;
+  cpus: number;
+  pids: number;
+  timeout_ms: number;
+  output_bytes: number;
+  exec_dirs: number;
+  egress_rules: number;
+}
+
+export function summariseCeiling(ceiling: HostCeiling): CeilingSummary {
+  const { memory_bytes, cpus, pids, timeout_ms, output_bytes } = ceiling.max;
+  return { workspace_max_bytes: ceiling.workspace_max_bytes, memory_bytes, cpus, pids, timeout_ms, output_bytes, exec_dirs: ceiling.exec_dirs.length, egress_rules: ceiling.egress.length };
+}
+
 export interface Measured {
   tier: "C" | null;
+  ceiling: CeilingSummary;
   kernel_features: string[];
   probe: KernelProbe | { error: string };
   self_test: "pass" | "fail";
@@ -58,7 +80,7 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   try {
     probe = probeKernel();
   } catch (error) {
-    return { tier: null, kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
+    return { tier: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
   }
   // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
@@ -85,14 +107,14 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   } catch (error) {
     detail = error instanceof Error ? error.message : String(error);
   }
-  return { tier: selfTest === "pass" ? "C" : null, kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
+  return { tier: selfTest === "pass" ? "C" : null, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
 }
 
 export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean): GuestHealthReport {
   return {
     tier: m.tier,
     kernel_features: m.kernel_features,
-    probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail },
+    probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail, ceiling: m.ceiling },
     workers: WORKERS.map((w) => ({ ...w, digest: m.digest, self_test: m.self_test })),
     witness,
     accepting_jobs: accepting,

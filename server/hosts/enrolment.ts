@@ -17,7 +17,7 @@ import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { registerWitness } from "../ledger/cosignatures";
 import { digestOf, hashActor } from "../ledger/entry";
-import { enrolmentProofString, HOST_NAME_PATTERN, sha256Hex } from "../trust";
+import { enrolmentProofString, HOST_NAME_PATTERN, isLoopbackHost, sha256Hex } from "../trust";
 
 export const ENROL_CODE_PREFIX = "lhe_";
 export const DEFAULT_ENROL_CODE_TTL_MS = 15 * 60_000;
@@ -62,6 +62,32 @@ export async function createEnrolCode(db: Database, input: { name: string; ttlMs
     await tx.insert(hostEnrolmentCodes).values({ name: input.name, codeHash: codeDigest(code), expiresAt });
   });
   return { code, expiresAt, name: input.name };
+}
+
+/**
+ * The shell line a person runs on the host, as root. The code goes in on
+ * stdin (printf is a shell builtin: no process's argv holds it), never as an
+ * argument; `leasehold-guest enrol` also reads LEASEHOLD_ENROL_CODE. Shared
+ * by `leasehold host enrol-code` and the browser's "enrol a host".
+ */
+export function enrolCommand(publicUrl: string, code: string): string {
+  if (!code.startsWith(ENROL_CODE_PREFIX) || !/^[a-z0-9_]+$/.test(code)) throw new LeaseholdError("INTERNAL", "not an enrolment code", { tier: "hub" });
+  return `printf '%s\\n' '${code}' | leasehold-guest enrol --hub ${publicUrl}`;
+}
+
+/**
+ * What the printed command needs from the hub's public URL on another machine:
+ * a loopback URL points a remote host at itself, and leasehold-guest refuses
+ * plain HTTP to a hub that is not on its own machine (agent-guest/daemon/transport.ts).
+ */
+export function publicUrlNote(publicUrl: string): string | null {
+  const url = new URL(publicUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isLoopbackHost(host)) {
+    return `note: ${publicUrl} reaches this hub only from this machine; for another host set LEASEHOLD_PUBLIC_URL to the https:// address it reaches the hub at (a TLS proxy in front of the hub)`;
+  }
+  if (url.protocol === "http:") return `note: ${publicUrl} is plain HTTP; a guest on another machine refuses it unless run with --insecure-http (put a TLS proxy in front of the hub and set LEASEHOLD_PUBLIC_URL to its https:// address)`;
+  return null;
 }
 
 export interface EnrolRequest {

@@ -91,6 +91,33 @@ export async function storeHealthReport(db: Database, host: AuthenticatedHost, b
   });
 }
 
+/** The host ceiling's limits as the guest summarised them in its report's probe (agent-guest/daemon/health.ts). */
+export interface HostCeilingSummary {
+  workspace_max_bytes: number;
+  memory_bytes: number;
+  cpus: number;
+  pids: number;
+  timeout_ms: number;
+  output_bytes: number;
+  exec_dirs: number;
+  egress_rules: number;
+}
+
+const CEILING_FIELDS = ["workspace_max_bytes", "memory_bytes", "cpus", "pids", "timeout_ms", "output_bytes", "exec_dirs", "egress_rules"] as const;
+
+/** The ceiling summary in a stored probe, or null when absent or malformed (an older guest, or a report the hub cannot read). */
+export function ceilingSummaryOf(probe: unknown): HostCeilingSummary | null {
+  const c = (probe as { ceiling?: unknown } | null | undefined)?.ceiling;
+  if (c === null || typeof c !== "object") return null;
+  const out: Record<string, number> = {};
+  for (const field of CEILING_FIELDS) {
+    const value = (c as Record<string, unknown>)[field];
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return null;
+    out[field] = value;
+  }
+  return out as unknown as HostCeilingSummary;
+}
+
 export interface HostSummary {
   name: string;
   online: boolean;
@@ -100,6 +127,9 @@ export interface HostSummary {
   last_seen_at: string | null;
   /** Where the guest's last report came from, as the hub's server saw it (admin-facing only). */
   seen_from: string | null;
+  /** The guest's version and its ceiling summary, from its last report (null when it never reported one). */
+  guest_version: string | null;
+  ceiling: HostCeilingSummary | null;
 }
 
 /** Every enrolled host with what its guest last said (for hub health and the CLI). */
@@ -116,6 +146,8 @@ export async function listHostSummaries(db: Database, now = Date.now()): Promise
       witness_failure: health.witness?.failure ?? null,
       last_seen_at: row.lastSeenAt?.toISOString() ?? null,
       seen_from: health.seen_from ?? null,
+      guest_version: typeof health.guest_version === "string" ? health.guest_version : null,
+      ceiling: ceilingSummaryOf(health.probe),
     };
   });
 }

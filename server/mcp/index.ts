@@ -11,3 +11,4 @@ export { HUB_TOOLS } from "./tools/listing";
 export type { HubTool, ToolContext } from "./tools/tool";
 export { countLiveSessions, findSession, insertSession, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
 export type { StoredSession, SessionLifetimes } from "./session-store";
+export { clientSettings } from "./client-settings";

@@ -1,4 +1,4 @@
-import { createEnrolCode, isLoopbackHost, listHostSummaries } from "../../hosts";
+import { createEnrolCode, enrolCommand, listHostSummaries, publicUrlNote } from "../../hosts";
 import { hashActor } from "../../ledger/entry";
 import { parseDurationMs } from "../../time/duration";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
@@ -14,20 +14,7 @@ function parseTtl(text: string): number {
   return ms;
 }
 
-/**
- * What the printed command needs from the hub's public URL on another machine:
- * a loopback URL points a remote host at itself, and leasehold-guest refuses
- * plain HTTP to a hub that is not on its own machine (agent-guest/daemon/transport.ts).
- */
-export function publicUrlNote(publicUrl: string): string | null {
-  const url = new URL(publicUrl);
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (isLoopbackHost(host)) {
-    return `note: ${publicUrl} reaches this hub only from this machine; for another host set LEASEHOLD_PUBLIC_URL to the https:// address it reaches the hub at (a TLS proxy in front of the hub)`;
-  }
-  if (url.protocol === "http:") return `note: ${publicUrl} is plain HTTP; a guest on another machine refuses it unless run with --insecure-http (put a TLS proxy in front of the hub and set LEASEHOLD_PUBLIC_URL to its https:// address)`;
-  return null;
-}
+export { publicUrlNote };
 
 export const hostCommand = {
   name: "host",
@@ -45,9 +32,8 @@ export const hostCommand = {
       }));
       ctx.out(`enrolment code for host ${JSON.stringify(result.name)} (one use, expires ${result.expiresAt.toISOString()}):`);
       ctx.out(result.code);
-      // The code goes in on stdin (printf is a shell builtin: no process's argv holds it), never as an argument.
       ctx.out("run on the host, as root (the code on stdin; or set LEASEHOLD_ENROL_CODE):");
-      ctx.out(`  printf '%s\\n' '${result.code}' | leasehold-guest enrol --hub ${publicUrl}`);
+      ctx.out(`  ${enrolCommand(publicUrl, result.code)}`);
       const transportNote = publicUrlNote(publicUrl);
       if (transportNote !== null) ctx.err(transportNote);
       ctx.err("Only the code's SHA-256 is stored; it cannot be shown again.");

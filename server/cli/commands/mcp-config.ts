@@ -1,5 +1,5 @@
 import { LeaseholdError } from "../../errors";
-import { knownToolNames } from "../../mcp";
+import { clientSettings, knownToolNames } from "../../mcp";
 import { authenticateToken, createToken } from "../../tokens";
 import { parseCommandArgs } from "../args";
 import type { CliContext } from "../context";
@@ -20,13 +20,7 @@ const USAGE = [
   `       leasehold mcp-config --create NAME ${TOKEN_CREATE_FLAGS.replace("--name N ", "")}`,
 ].join("\n");
 
-export function clientSettings(publicUrl: string, secret: string): { command: string; json: string } {
-  const url = `${publicUrl}/api/mcp`;
-  return {
-    command: `claude mcp add --transport http leasehold ${url} --header "Authorization: Bearer ${secret}"`,
-    json: JSON.stringify({ mcpServers: { leasehold: { type: "http", url, headers: { Authorization: `Bearer ${secret}` } } } }, null, 2),
-  };
-}
+export { clientSettings };
 
 export const mcpConfigCommand = {
   name: "mcp-config",

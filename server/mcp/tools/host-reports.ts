@@ -25,7 +25,10 @@ function workersOf(health: unknown): WorkerReport[] {
 }
 
 /**
- * Host reports as the guest agents last stored them in `hosts.health`.
+ * Host reports as the guest agents last stored them in `hosts.health.report`
+ * (server/hosts/health.ts `storeHealthReport`; the pipeline's readiness
+ * check reads the same place). A guest that stopped accepting jobs reports
+ * `online: false` there and is offline here too.
  * Anything malformed counts as absent — readiness is measured, never assumed,
  * so a report the hub cannot read makes a capability less ready, not more.
  */
@@ -35,14 +38,15 @@ export async function readHostReports(db: Database, now: Date): Promise<HostRepo
     const lastSeen = row.lastSeenAt === null ? null : new Date(row.lastSeenAt);
     const tier = (ENFORCEMENT_TIERS as readonly string[]).includes(row.enforcementTier ?? "") ? (row.enforcementTier as HostEnforcementTier) : null;
     const health = row.health as unknown;
-    const features = isRecord(health) && Array.isArray(health.kernel_features) ? health.kernel_features.filter((f): f is string => typeof f === "string") : [];
+    const report = isRecord(health) && isRecord(health.report) ? health.report : undefined;
+    const features = report !== undefined && Array.isArray(report.kernel_features) ? report.kernel_features.filter((f): f is string => typeof f === "string") : [];
     return {
       host: row.name,
-      online: lastSeen !== null && now.getTime() - lastSeen.getTime() <= HOST_ONLINE_WINDOW_S * 1000,
+      online: report?.online === true && lastSeen !== null && now.getTime() - lastSeen.getTime() <= HOST_ONLINE_WINDOW_S * 1000,
       reported_at: (lastSeen ?? new Date(0)).toISOString(),
       tier,
       kernel_features: features,
-      workers: workersOf(health),
+      workers: workersOf(report),
     };
   });
 }

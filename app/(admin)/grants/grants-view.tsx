@@ -1,0 +1,203 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { useTRPC } from "../../_components/trpc";
+import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
+import { errorText } from "../../_lib/errors";
+
+interface EnvEntry {
+  name: string;
+  value: string;
+}
+
+export function GrantsView() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const grants = useQuery(trpc.grants.list.queryOptions());
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: trpc.grants.list.queryKey() });
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const revoke = useMutation(trpc.grants.revoke.mutationOptions({ onSuccess: () => (setConfirming(null), refresh()) }));
+  return (
+    <>
+      <CreateGrant tools={grants.data?.tools ?? []} hosts={grants.data?.hosts ?? []} levels={grants.data?.levels ?? []} onCreated={refresh} />
+      <Card title="Active grants">
+        {revoke.isError ? <ErrorState>{errorText(revoke.error)}</ErrorState> : null}
+        {grants.isPending ? (
+          <Loading what="grants" />
+        ) : grants.isError ? (
+          <ErrorState>{errorText(grants.error)}</ErrorState>
+        ) : grants.data.grants.length === 0 ? (
+          <EmptyState>No active grants: every action at medium risk or above waits for a person.</EmptyState>
+        ) : (
+          <div className="table-wrap">
+            <table className="stack">
+              <thead>
+                <tr>
+                  <th scope="col">Tool on host</th>
+                  <th scope="col">Up to</th>
+                  <th scope="col">Covers</th>
+                  <th scope="col">Uses left</th>
+                  <th scope="col">Until</th>
+                  <th scope="col"><span className="visually-hidden">Action</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {grants.data.grants.map((g) => (
+                  <tr key={g.id} data-testid={`grant-${g.id}`}>
+                    <td data-label="Tool on host">
+                      <Code>{g.tool}</Code> on <Code>{g.host}</Code>
+                    </td>
+                    <td data-label="Up to">
+                      <RiskBadge level={g.maxRisk} />
+                    </td>
+                    <td className="grant-scope" data-label="Covers">
+                      <div>{g.pattern === null ? "any command" : <>pattern <Code>{g.pattern}</Code></>}</div>
+                      <div>{g.env.length === 0 ? "env none" : <>env {g.env.map(([k, v]) => <Code key={k}>{`${k}=${JSON.stringify(v)} `}</Code>)}</>}</div>
+                      <div>{g.stdinSha256 === null ? "stdin none" : <>stdin sha256 <Code>{g.stdinSha256}</Code></>}</div>
+                      <div>cwd <Code>{g.cwd}</Code></div>
+                    </td>
+                    <td data-label="Uses left">{g.usesRemaining}</td>
+                    <td data-label="Until">{new Date(g.expiresAt).toLocaleString()}</td>
+                    <td>
+                      {confirming === g.id ? (
+                        <span className="form-row tight">
+                          <button className="danger" type="button" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: g.id })}>
+                            Confirm revoke
+                          </button>
+                          <button type="button" onClick={() => setConfirming(null)}>
+                            Keep
+                          </button>
+                        </span>
+                      ) : (
+                        <button className="danger" type="button" onClick={() => setConfirming(g.id)} aria-label={`Revoke grant for ${g.tool} on ${g.host}`}>
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </>
+  );
+}
+
+function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hosts: string[]; levels: readonly string[]; onCreated: () => void }) {
+  const trpc = useTRPC();
+  const [tool, setTool] = useState("");
+  const [host, setHost] = useState("");
+  const [maxRisk, setMaxRisk] = useState("low");
+  const [uses, setUses] = useState(5);
+  const [expires, setExpires] = useState("1h");
+  const [pattern, setPattern] = useState("");
+  const [env, setEnv] = useState<EnvEntry[]>([]);
+  const [stdinSha256, setStdin] = useState("");
+  const [cwd, setCwd] = useState("");
+  const create = useMutation(trpc.grants.create.mutationOptions({ onSuccess: onCreated }));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate({
+      tool: tool || (tools[0] ?? ""),
+      host: host || (hosts[0] ?? ""),
+      maxRisk,
+      uses,
+      expires,
+      pattern: pattern === "" ? null : pattern,
+      env: env.filter((e) => e.name !== ""),
+      stdinSha256: stdinSha256 === "" ? null : stdinSha256,
+      cwd: cwd === "" ? null : cwd,
+    });
+  };
+  const setEntry = (i: number, entry: EnvEntry) => setEnv(env.map((e, j) => (j === i ? entry : e)));
+  return (
+    <Card title="Create a grant">
+      <form onSubmit={submit}>
+        <div className="inline-form">
+          <div>
+            <label htmlFor="grant-tool">Tool</label>
+            <select id="grant-tool" value={tool || (tools[0] ?? "")} onChange={(e) => setTool(e.target.value)}>
+              {tools.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="grant-host">Host</label>
+            <select id="grant-host" value={host || (hosts[0] ?? "")} onChange={(e) => setHost(e.target.value)}>
+              {hosts.map((h) => (
+                <option key={h}>{h}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="grant-risk">Up to risk</label>
+            <select id="grant-risk" value={maxRisk} onChange={(e) => setMaxRisk(e.target.value)} aria-describedby="grant-risk-hint">
+              {levels.map((l) => (
+                <option key={l} value={l}>
+                  {l.replace("_", "-")}
+                </option>
+              ))}
+            </select>
+            <p className="hint" id="grant-risk-hint">
+              Critical actions are never grantable.
+            </p>
+          </div>
+          <div>
+            <label htmlFor="grant-uses">Uses</label>
+            <input id="grant-uses" type="number" min={1} max={10000} required value={uses} onChange={(e) => setUses(Number(e.target.value))} />
+          </div>
+          <div>
+            <label htmlFor="grant-expires">Expires after</label>
+            <input id="grant-expires" required value={expires} onChange={(e) => setExpires(e.target.value)} aria-describedby="grant-expires-hint" />
+            <p className="hint" id="grant-expires-hint">
+              e.g. 30m, 2h, 7d (at most 90 days)
+            </p>
+          </div>
+        </div>
+        <label htmlFor="grant-pattern">Command pattern (regular expression matching the whole command; empty = any)</label>
+        <input id="grant-pattern" className="mono" value={pattern} onChange={(e) => setPattern(e.target.value)} />
+        <fieldset className="env-entries">
+          <legend>Environment (exactly these entries; none = the action has no environment)</legend>
+          {env.map((entry, i) => (
+            <div className="env-entry" key={i}>
+              <input aria-label={`Environment name ${i + 1}`} className="mono" placeholder="NAME" value={entry.name} onChange={(e) => setEntry(i, { ...entry, name: e.target.value })} />
+              <input aria-label={`Environment value ${i + 1}`} className="mono" placeholder="value" value={entry.value} onChange={(e) => setEntry(i, { ...entry, value: e.target.value })} />
+              <button type="button" onClick={() => setEnv(env.filter((_, j) => j !== i))} aria-label={`Remove environment entry ${i + 1}`}>
+                Remove
+              </button>
+            </div>
+          ))}
+          <button type="button" onClick={() => setEnv([...env, { name: "", value: "" }])}>
+            Add an environment entry
+          </button>
+        </fieldset>
+        <div className="inline-form">
+          <div>
+            <label htmlFor="grant-stdin">Stdin SHA-256 (64 hex digits; empty = no stdin)</label>
+            <input id="grant-stdin" className="mono" value={stdinSha256} onChange={(e) => setStdin(e.target.value)} />
+          </div>
+          <div>
+            <label htmlFor="grant-cwd">Working directory (workspace-relative; empty = the root)</label>
+            <input id="grant-cwd" className="mono" value={cwd} onChange={(e) => setCwd(e.target.value)} />
+          </div>
+        </div>
+        <div className="form-row">
+          <button className="primary" type="submit" disabled={create.isPending || tools.length === 0 || hosts.length === 0}>
+            {create.isPending ? "Creating…" : "Create grant"}
+          </button>
+          {hosts.length === 0 ? <span className="hint">No host is enrolled yet.</span> : null}
+        </div>
+        {create.isError ? <ErrorState>{errorText(create.error)}</ErrorState> : null}
+        {create.isSuccess ? (
+          <p role="status" data-testid="grant-created">
+            Grant created: {create.data.tool} on {create.data.host} up to {create.data.maxRisk}, {create.data.usesRemaining} uses.
+          </p>
+        ) : null}
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,241 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { CopyButton } from "../../_components/copy-button";
+import { useReauth, needsReauth } from "../../_components/reauth-prompt";
+import { useTRPC } from "../../_components/trpc";
+import { Badge, Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
+import { errorText } from "../../_lib/errors";
+
+const READY_TONE: Record<string, "ok" | "warn" | "err" | "neutral"> = { ready: "ok", degraded: "warn", installed: "warn", declared: "neutral", unsupported: "err", unavailable: "err" };
+
+function bytes(n: number): string {
+  for (const [unit, size] of [["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) if (n >= size && n % size === 0) return `${n / size} ${unit}`;
+  return `${n} B`;
+}
+
+export function HostsView({ owner }: { owner: boolean }) {
+  return (
+    <>
+      {owner ? <EnrolHost /> : null}
+      <HostList owner={owner} />
+      <Capabilities />
+    </>
+  );
+}
+
+function HostList({ owner }: { owner: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const hosts = useQuery({ ...trpc.hosts.list.queryOptions(), refetchInterval: 5_000 });
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const breakLease = useMutation(
+    trpc.hosts.breakLease.mutationOptions({
+      onSuccess: () => {
+        setConfirming(null);
+        void queryClient.invalidateQueries({ queryKey: trpc.hosts.list.queryKey() });
+      },
+    }),
+  );
+  if (hosts.isPending) return <Loading what="hosts" />;
+  if (hosts.isError) return <ErrorState>{errorText(hosts.error)}</ErrorState>;
+  if (hosts.data.length === 0) return <EmptyState>No hosts enrolled yet.{owner ? " Enrol one above." : " An owner enrols hosts."}</EmptyState>;
+  return (
+    <>
+      {breakLease.isError ? <ErrorState>{errorText(breakLease.error)}</ErrorState> : null}
+      {hosts.data.map((h) => (
+        <Card
+          key={h.name}
+          className="host-card"
+          title={
+            <span className="host-title">
+              <span>{h.name}</span>
+              <Badge tone={h.witness_failure !== null ? "err" : h.online ? "ok" : "err"}>
+                <span data-testid={`host-state-${h.name}`}>{h.witness_failure !== null ? "witness check failed" : h.online ? "online" : "offline"}</span>
+              </Badge>
+              <Badge tone={h.tier === null ? "err" : "info"}>
+                tier <span data-testid={`host-tier-${h.name}`}>{h.tier ?? "none"}</span>
+              </Badge>
+            </span>
+          }
+        >
+          {h.witness_failure !== null ? <ErrorState>Witness check failed: {h.witness_failure}</ErrorState> : null}
+          <dl className="host-facts">
+            <dt>Last report</dt>
+            <dd>{h.last_seen_at === null ? "never" : new Date(h.last_seen_at).toLocaleString()}{h.seen_from === null ? "" : ` from ${h.seen_from}`}</dd>
+            <dt>Guest</dt>
+            <dd>{h.guest_version ?? "not reported"}{h.accepting_jobs ? "" : " · not accepting jobs"}</dd>
+            <dt>Ceiling</dt>
+            <dd data-testid={`host-ceiling-${h.name}`}>
+              {h.ceiling === null
+                ? "not reported by this guest"
+                : `memory ${bytes(h.ceiling.memory_bytes)} · ${h.ceiling.cpus} CPU · ${h.ceiling.pids} processes · ${h.ceiling.timeout_ms / 1000} s · output ${bytes(h.ceiling.output_bytes)}/stream · workspace ${bytes(h.ceiling.workspace_max_bytes)} · ${h.ceiling.exec_dirs} exec dir(s) · ${h.ceiling.egress_rules === 0 ? "no egress" : `${h.ceiling.egress_rules} egress rule(s)`}`}
+            </dd>
+          </dl>
+          <h3>Capability readiness</h3>
+          <ul className="readiness">
+            {h.capabilities.map((c) => (
+              <li key={c.id}>
+                <Code>{c.id}</Code> <Badge tone={READY_TONE[c.state] ?? "neutral"}>{c.state}</Badge>
+                {c.reasons.length > 0 ? <span className="hint"> {c.reasons.join("; ")}</span> : null}
+              </li>
+            ))}
+          </ul>
+          <h3>Leases</h3>
+          {h.leases.length === 0 ? (
+            <EmptyState>No active lease.</EmptyState>
+          ) : (
+            <div className="table-wrap">
+              <table className="stack">
+                <thead>
+                  <tr>
+                    <th scope="col">Holder</th>
+                    <th scope="col">Mode</th>
+                    <th scope="col">Until</th>
+                    {owner ? <th scope="col"><span className="visually-hidden">Action</span></th> : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {h.leases.map((l) => (
+                    <tr key={l.id} data-testid={`lease-${l.id}`}>
+                      <td data-label="Holder">{l.holder}</td>
+                      <td data-label="Mode">{l.mode}</td>
+                      <td data-label="Until">{new Date(l.expires_at).toLocaleTimeString()} (idle {new Date(l.idle_expires_at).toLocaleTimeString()})</td>
+                      {owner ? (
+                        <td>
+                          {confirming === l.id ? (
+                            <span className="form-row tight">
+                              <button className="danger" type="button" disabled={breakLease.isPending} onClick={() => breakLease.mutate({ leaseId: l.id })}>
+                                Confirm break
+                              </button>
+                              <button type="button" onClick={() => setConfirming(null)}>
+                                Keep
+                              </button>
+                            </span>
+                          ) : (
+                            <button className="danger" type="button" onClick={() => setConfirming(l.id)}>
+                              Break lease
+                            </button>
+                          )}
+                        </td>
+                      ) : null}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Card>
+      ))}
+    </>
+  );
+}
+
+function EnrolHost() {
+  const trpc = useTRPC();
+  const { ask, prompt } = useReauth();
+  const [name, setName] = useState("");
+  const [ttl, setTtl] = useState(15);
+  const enrol = useMutation(trpc.hosts.enrolCode.mutationOptions());
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    const input = { name, ttlMinutes: ttl };
+    enrol.mutate(input, { onError: (error) => (needsReauth(error) ? ask(() => enrol.mutate(input)) : undefined) });
+  };
+  return (
+    <Card title="Enrol a host">
+      {enrol.isSuccess ? (
+        <div data-testid="enrol-result">
+          <p>
+            One-time code for <strong>{enrol.data.name}</strong>, valid until {new Date(enrol.data.expiresAt).toLocaleString()}. It is shown only now: only its SHA-256 is stored.
+          </p>
+          <p className="hint">Run on the host, as root. The code goes in on standard input (never as an argument, where every local user could read it); setting LEASEHOLD_ENROL_CODE works too.</p>
+          <Code block>{enrol.data.command}</Code>
+          <div className="form-row">
+            <CopyButton text={enrol.data.command} label="Copy command" />
+            <button type="button" onClick={() => enrol.reset()}>
+              Done
+            </button>
+          </div>
+          {enrol.data.note === null ? null : <p className="hint">{enrol.data.note}</p>}
+        </div>
+      ) : (
+        <form onSubmit={submit} className="inline-form">
+          <div>
+            <label htmlFor="enrol-name">Host name</label>
+            <input id="enrol-name" required pattern="[a-z0-9][a-z0-9._\-]{0,62}" value={name} onChange={(e) => setName(e.target.value)} aria-describedby="enrol-name-hint" />
+            <p className="hint" id="enrol-name-hint">
+              Lower-case letters, digits, . _ -. Re-enrolling an existing name rotates its key.
+            </p>
+          </div>
+          <div>
+            <label htmlFor="enrol-ttl">Code valid for (minutes)</label>
+            <input id="enrol-ttl" type="number" min={1} max={1440} value={ttl} onChange={(e) => setTtl(Number(e.target.value))} />
+          </div>
+          <div className="form-row">
+            <button className="primary" type="submit" disabled={enrol.isPending}>
+              {enrol.isPending ? "Minting…" : "Mint enrolment code"}
+            </button>
+          </div>
+          {enrol.isError && !needsReauth(enrol.error) ? <ErrorState>{errorText(enrol.error)}</ErrorState> : null}
+        </form>
+      )}
+      {prompt}
+    </Card>
+  );
+}
+
+function Capabilities() {
+  const trpc = useTRPC();
+  const caps = useQuery(trpc.hosts.capabilities.queryOptions());
+  return (
+    <Card title="Capabilities">
+      <p className="hint">
+        The manifests this hub declares and their readiness across hosts. Opt-in capabilities stay “not enabled”: enabling one from the browser is not available yet.
+      </p>
+      {caps.isPending ? (
+        <Loading what="capabilities" />
+      ) : caps.isError ? (
+        <ErrorState>{errorText(caps.error)}</ErrorState>
+      ) : caps.data.length === 0 ? (
+        <EmptyState>No capabilities declared.</EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table className="stack">
+            <thead>
+              <tr>
+                <th scope="col">Capability</th>
+                <th scope="col">Activation</th>
+                <th scope="col">Readiness</th>
+                <th scope="col">Operations</th>
+              </tr>
+            </thead>
+            <tbody>
+              {caps.data.map((c) => (
+                <tr key={c.id} data-testid={`capability-${c.id}`}>
+                  <td data-label="Capability">
+                    <Code>{c.id}</Code> <span className="hint">v{c.version} · {c.trust_boundary}</span>
+                  </td>
+                  <td data-label="Activation">
+                    {c.activation}
+                    {c.status === "not_enabled" ? <> <Badge tone="neutral">not enabled</Badge></> : null}
+                  </td>
+                  <td data-label="Readiness">{c.readiness === null ? "—" : <Badge tone={READY_TONE[c.readiness.state] ?? "neutral"}>{c.readiness.state}</Badge>}</td>
+                  <td data-label="Operations">
+                    {c.operations.map((o) => (
+                      <span key={o.name} className="op">
+                        <Code>{o.name}</Code>
+                        {o.mutating ? "" : " (read-only)"}
+                      </span>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Card>
+  );
+}
