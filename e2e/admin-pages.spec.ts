@@ -9,36 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test, type Page } from "@playwright/test";
-import { createAccount, leaseholdCli, type Account, type Role } from "./support/admins";
-
-/** signIn (e2e/support/admins.ts), filling the form once the page is hydrated (see signedInAs below). */
-async function signIn(page: Page, account: Account): Promise<void> {
-  await page.goto("/sign-in");
-  await page.waitForLoadState("networkidle");
-  await page.getByLabel("User name").fill(account.name);
-  await page.getByLabel("Password", { exact: true }).fill(account.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
-
-/**
- * signedInAs (e2e/support/admins.ts), but filling each form only once the
- * page is hydrated: on a loaded machine the shared helper can
- * type into the server-rendered inputs before React takes them over, which
- * then resets them to empty and the submit is refused as incomplete.
- */
-async function signedInAs(page: Page, role: Role): Promise<Account> {
-  const account = createAccount(role);
-  await signIn(page, account);
-  await expect(page).toHaveURL(/\/change-password$/);
-  await page.waitForLoadState("networkidle");
-  const next = `${account.password}-renewed-by-e2e`;
-  await page.getByLabel("One-time password").fill(account.password);
-  await page.getByLabel("New password", { exact: true }).fill(next);
-  await page.getByLabel("Repeat the new password").fill(next);
-  await page.getByRole("button", { name: "Change password" }).click();
-  await expect(page).toHaveURL(/\/account\?welcome=1$/);
-  return { name: account.name, password: next };
-}
+import { leaseholdCli, signIn, signedInAs } from "./support/admins";
 
 async function mcpClient(url: string, secret: string): Promise<Client> {
   const client = new Client({ name: "admin-pages-e2e", version: "1.0.0" });
@@ -170,7 +141,7 @@ test("users: the owner adds an approver (one-time password shown once); the appr
   await theirs.getByRole("button", { name: "Change password" }).click();
   await expect(theirs).toHaveURL(/\/account\?welcome=1$/);
   const nav = theirs.getByRole("navigation", { name: "Sections" });
-  await expect(nav.getByRole("link")).toHaveText(["Dashboard", "Approvals", "Actions", "Hosts", "Grants", "Audit", "Account"]);
+  await expect(nav.getByRole("link")).toHaveText(["Dashboard", "Approvals", "Actions", "Hosts", "Grants", "Audit"]);
   // The owner's pages are not theirs: the page sends them away, and the procedure refuses.
   await theirs.goto("/tokens");
   await expect(theirs).toHaveURL(/\/\?forbidden=1$/);

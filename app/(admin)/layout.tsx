@@ -16,7 +16,6 @@ const SECTIONS: readonly (NavItem & { roles: readonly AdminRole[] })[] = [
   { href: "/console", label: "Console", roles: ["owner"] },
   { href: "/audit", label: "Audit", roles: ["owner", "approver", "auditor"] },
   { href: "/users", label: "Users", roles: ["owner"] },
-  { href: "/account", label: "Account", roles: ["owner", "approver", "auditor"] },
 ];
 
 export default async function AdminLayout({ children }: { children: ReactNode }) {

@@ -29,9 +29,9 @@ export function AdminNav({ items, username, role }: { items: readonly NavItem[];
         ))}
       </nav>
       <div className="who">
-        <span data-testid="signed-in-as">
+        <Link href="/account" data-testid="signed-in-as" aria-current={current("/account") ? "page" : undefined} title="Your account: password and passkeys">
           {username} <span className="muted">({role})</span>
-        </span>
+        </Link>
         <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>

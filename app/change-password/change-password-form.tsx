@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { useTRPC } from "../_components/trpc";
 import { ErrorState } from "../_components/ui";
 import { errorText } from "../_lib/errors";
@@ -11,6 +11,9 @@ const MIN_LENGTH = 12;
 /** Replace the password (forced after a generated one-time password, or any time from Account). */
 export function ChangePasswordForm({ forced, onDone }: { forced: boolean; onDone?: () => void }) {
   const trpc = useTRPC();
+  // Typing before React has hydrated would be wiped by hydration: the button stays disabled until then.
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [repeat, setRepeat] = useState("");
@@ -37,7 +40,7 @@ export function ChangePasswordForm({ forced, onDone }: { forced: boolean; onDone
       <label htmlFor="repeat-password">Repeat the new password</label>
       <input id="repeat-password" type="password" autoComplete="new-password" required value={repeat} onChange={(e) => setRepeat(e.target.value)} />
       <div className="form-row">
-        <button className="primary" type="submit" disabled={change.isPending}>
+        <button className="primary" type="submit" disabled={!hydrated || change.isPending}>
           {change.isPending ? "Saving…" : "Change password"}
         </button>
       </div>

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { useTRPC } from "../_components/trpc";
 import { ErrorState } from "../_components/ui";
 import { errorText } from "../_lib/errors";
@@ -13,6 +13,9 @@ function safeNext(next: string | undefined): string {
 
 export function SignInForm({ next }: { next?: string }) {
   const trpc = useTRPC();
+  // Typing before React has hydrated would be wiped by hydration: the button stays disabled until then.
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const signIn = useMutation(
@@ -31,7 +34,7 @@ export function SignInForm({ next }: { next?: string }) {
       <label htmlFor="password">Password</label>
       <input id="password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
       <div className="form-row">
-        <button className="primary" type="submit" disabled={signIn.isPending}>
+        <button className="primary" type="submit" disabled={!hydrated || signIn.isPending}>
           {signIn.isPending ? "Signing in…" : "Sign in"}
         </button>
       </div>

@@ -38,6 +38,8 @@ export function createAccount(role: Role, prefix = role): Account {
 
 export async function signIn(page: Page, account: Account): Promise<void> {
   await page.goto("/sign-in");
+  // The button is enabled once React has hydrated the form; typing earlier would be wiped.
+  await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
   await page.getByLabel("User name").fill(account.name);
   await page.getByLabel("Password", { exact: true }).fill(account.password);
   await page.getByRole("button", { name: "Sign in" }).click();
@@ -48,6 +50,7 @@ export async function signedInAs(page: Page, role: Role): Promise<Account> {
   const account = createAccount(role);
   await signIn(page, account);
   await expect(page).toHaveURL(/\/change-password$/);
+  await expect(page.getByRole("button", { name: "Change password" })).toBeEnabled();
   const next = `${account.password}-renewed-by-e2e`;
   await page.getByLabel("One-time password").fill(account.password);
   await page.getByLabel("New password", { exact: true }).fill(next);
