@@ -3,7 +3,7 @@
  * scheduling (queue.ts) around `submitAction`. MCP and the console both call
  * this, so the same input gives the same result and error code on both.
  */
-import { createCapabilityRegistry } from "../capabilities";
+import { hubCapabilityRegistry } from "../capabilities";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { assessActionRiskSync } from "../policy/assess-action";
@@ -71,8 +71,8 @@ export function installActionPipeline(runtime: HubRuntime, pipeline: ActionPipel
 }
 
 /**
- * The runtime's pipeline, created on first use with the built-in
- * capabilities, the job key from the data directory, readiness from host
+ * The runtime's pipeline, created on first use with the hub's capability
+ * registry (built-ins, opt-in ones as enabled), the job key from the data directory, readiness from host
  * reports (never assumed) and the completion waiter (server/hosts).
  */
 export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
@@ -81,7 +81,7 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
     const handle = runtime.database.handle;
     pipeline = createActionPipeline({
       handle,
-      registry: createCapabilityRegistry(),
+      registry: hubCapabilityRegistry(),
       readiness: hostReportReadiness(handle.db),
       jobKey: loadOrCreateJobKey(runtime.config.dataDir),
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".

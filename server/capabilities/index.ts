@@ -35,6 +35,9 @@ export type {
 } from "./input-schema";
 
 export { createCapabilityRegistry, loadCapabilityRegistry, readManifestDirectory } from "./registry";
+export { hubCapabilityRegistry } from "./hub-registry";
+export { loadEnabledCapabilities, setCapabilityEnabled } from "./enablement";
+export type { CapabilityChange } from "./enablement";
 export type {
   CapabilityListing,
   CapabilityRegistry,

@@ -1,4 +1,5 @@
 import { loadConfig, type HubConfig } from "../config";
+import { hubCapabilityRegistry, loadEnabledCapabilities } from "../capabilities";
 import { openHubDatabase, type OpenedDatabase } from "../db";
 import { LeaseholdError } from "../errors";
 import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
@@ -43,6 +44,13 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
   let key: LogKey;
   try {
     key = loadOrCreateLogKey(config.dataDir, config.publicUrl);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  // Opt-in capabilities an admin enabled (server/capabilities/enablement.ts).
+  try {
+    for (const note of await loadEnabledCapabilities(database.handle.db, hubCapabilityRegistry())) console.error(`leasehold: warning: ${note}`);
   } catch (error) {
     await database.close();
     throw error;

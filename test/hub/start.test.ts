@@ -57,11 +57,15 @@ describe("leasehold start on embedded PGlite", () => {
     expect(hub.output()).toContain(`admin URL:  http://127.0.0.1:${hub.port}/`);
     expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
 
-    const page = await fetch(`${hub.url}/`);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain("Hub overview");
+    // The admin pages need a signed-in admin: a visitor is sent to sign-in, and tRPC says 401.
+    const page = await fetch(`${hub.url}/`, { redirect: "manual" });
+    expect(page.status).toBe(307);
+    expect(page.headers.get("location")).toMatch(/\/sign-in$/);
+    const signInPage = await fetch(`${hub.url}/sign-in`);
+    expect(signInPage.status).toBe(200);
+    expect(await signInPage.text()).toContain("Sign in");
     const trpc = await fetch(`${hub.url}/api/trpc/health.get`);
-    expect(((await trpc.json()) as { result: { data: Health } }).result.data.database.kind).toBe("pglite");
+    expect(trpc.status).toBe(401);
 
     // A second process on the same data directory is refused, not run beside it.
     const second = await runCli(["start"], { LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_PORT: String(await freePort()) });

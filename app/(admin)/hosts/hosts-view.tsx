@@ -20,7 +20,7 @@ export function HostsView({ owner }: { owner: boolean }) {
     <>
       {owner ? <EnrolHost /> : null}
       <HostList owner={owner} />
-      <Capabilities />
+      <Capabilities owner={owner} />
     </>
   );
 }
@@ -186,14 +186,23 @@ function EnrolHost() {
   );
 }
 
-function Capabilities() {
+function Capabilities({ owner }: { owner: boolean }) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const caps = useQuery(trpc.hosts.capabilities.queryOptions());
+  const { ask, prompt } = useReauth();
+  const toggle = useMutation(trpc.hosts.setCapabilityEnabled.mutationOptions({ onSuccess: () => void queryClient.invalidateQueries({ queryKey: trpc.hosts.capabilities.queryKey() }) }));
+  const change = (id: string, enabled: boolean) => {
+    const input = { id, enabled };
+    toggle.mutate(input, { onError: (error) => (needsReauth(error) ? ask(() => toggle.mutate(input)) : undefined) });
+  };
   return (
     <Card title="Capabilities">
       <p className="hint">
-        The manifests this hub declares and their readiness across hosts. Opt-in capabilities stay “not enabled”: enabling one from the browser is not available yet.
+        The manifests this hub declares and their readiness across hosts. An opt-in capability is off until an owner enables it by its exact id (sealed in the audit log); its operations then become tools for agents whose tokens allow them.
       </p>
+      {prompt}
+      {toggle.isError && !needsReauth(toggle.error) ? <ErrorState>{errorText(toggle.error)}</ErrorState> : null}
       {caps.isPending ? (
         <Loading what="capabilities" />
       ) : caps.isError ? (
@@ -220,6 +229,15 @@ function Capabilities() {
                   <td data-label="Activation">
                     {c.activation}
                     {c.status === "not_enabled" ? <> <Badge tone="neutral">not enabled</Badge></> : null}
+                    {c.activation === "opt-in" && c.status === "active" ? <> <Badge tone="info">enabled</Badge></> : null}
+                    {owner && c.activation === "opt-in" ? (
+                      <>
+                        {" "}
+                        <button type="button" onClick={() => change(c.id, c.status !== "active")} disabled={toggle.isPending} aria-label={`${c.status === "active" ? "Disable" : "Enable"} ${c.id}`}>
+                          {c.status === "active" ? "Disable" : "Enable"}
+                        </button>
+                      </>
+                    ) : null}
                   </td>
                   <td data-label="Readiness">{c.readiness === null ? "—" : <Badge tone={READY_TONE[c.readiness.state] ?? "neutral"}>{c.readiness.state}</Badge>}</td>
                   <td data-label="Operations">

@@ -1,4 +1,4 @@
-import { computeHostReadiness, computeReadiness, createCapabilityRegistry, type CapabilityRegistry } from "../../capabilities";
+import { computeHostReadiness, computeReadiness, hubCapabilityRegistry, type CapabilityRegistry } from "../../capabilities";
 import { LeaseholdError } from "../../errors";
 import { readHealth } from "../../health/read-health";
 import { cosignaturesAt } from "../../ledger/cosignatures";
@@ -12,17 +12,13 @@ import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./
  * are in actions.ts, lease_* in leases.ts; catalogue.ts lists them all.
  */
 
-const REGISTRY_KEY = Symbol.for("leasehold.mcp.capabilityRegistry");
-
 /**
- * The capability registry this process lists from: the shipped manifests.
- * Opt-in capabilities are shown as declared / not enabled until the admin
- * enabling flow exists.
+ * The capability registry this process lists from: the hub's one registry
+ * (server/capabilities hub-registry), so an opt-in capability an admin
+ * enables is listed and callable at once.
  */
 export function capabilityRegistry(): CapabilityRegistry {
-  const g = globalThis as unknown as Record<symbol, CapabilityRegistry | undefined>;
-  g[REGISTRY_KEY] ??= createCapabilityRegistry();
-  return g[REGISTRY_KEY];
+  return hubCapabilityRegistry();
 }
 
 export const healthTool: HubTool = {

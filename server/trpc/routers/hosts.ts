@@ -4,12 +4,12 @@
  * on it (an owner breaks one exactly as `leasehold lease break` does), and
  * "enrol a host" (an owner mints the one-time code `leasehold host
  * enrol-code` mints, and gets the same command to run on the host).
- * Also the capability list (read-only; see server/trpc/README.md for why
- * enabling an opt-in capability is not offered yet).
+ * Also the capability list, and enabling an opt-in capability by its exact
+ * id (server/capabilities/enablement.ts).
  */
 import { z } from "zod";
 import { ROLES } from "../../admins";
-import { computeHostReadiness, computeReadiness } from "../../capabilities";
+import { computeHostReadiness, computeReadiness, setCapabilityEnabled } from "../../capabilities";
 import { HOST_NAME_PATTERN, createEnrolCode, enrolCommand, listHostSummaries, publicUrlNote } from "../../hosts";
 import { hashActor } from "../../ledger/entry";
 import { listActiveLeases, revokeLease } from "../../leases";
@@ -72,4 +72,10 @@ export const hostsRouter = createRouter({
       });
     }),
   ),
+  /** Enable or disable an opt-in capability by its exact id (sealed; owner, re-authenticated). */
+  setCapabilityEnabled: roleProcedure(ROLES.owner, { reauth: true })
+    .input(z.strictObject({ id: z.string().min(1).max(64), enabled: z.boolean() }))
+    .mutation(({ ctx, input }) =>
+      channel(() => setCapabilityEnabled(ctx.runtime.database.handle.db, capabilityRegistry(), { id: input.id, enabled: input.enabled, adminId: ctx.session.adminId })),
+    ),
 });
