@@ -142,6 +142,11 @@ test("the actions list finds the action by command text; its page shows timeline
   await page.getByRole("button", { name: "Search" }).click();
   await expect(page).toHaveURL(new RegExp(`q=${marker}`));
   await expect(rows).toHaveCount(3);
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await overflowing(page)).toEqual([]);
+  await page.screenshot({ path: "test-results/actions-list-390.png", fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: "test-results/actions-list-1280.png", fullPage: true });
   // By command text: exactly the echo.
   await page.getByLabel("Search actions").fill(`echo ${marker}`);
   await page.getByRole("button", { name: "Search" }).click();
@@ -174,8 +179,9 @@ test("the actions list finds the action by command text; its page shows timeline
   await expect(page.getByTestId("timeline")).toContainText("approval/1");
 });
 
-test("the console runs ls on host local through the pipeline and shows the output and the action link", async ({ page }) => {
+test("the console runs ls on host local through the pipeline and shows the output; a held command waits for approval, then shows its result and action link", async ({ page }) => {
   await signedInAs(page, "owner");
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.getByRole("link", { name: "Console" }).click();
   await expect(page).toHaveURL(/\/console$/);
   await expect(page.getByLabel("Host")).toHaveValue("local");
@@ -186,6 +192,20 @@ test("the console runs ls on host local through the pipeline and shows the outpu
   await expect(page.getByTestId("console-exit")).toHaveText("exit 0");
   await expect(page.getByTestId("console-stdout")).toContainText("..");
   await expect(page.getByTestId("console-result")).toContainText("auto-allowed");
+  await page.screenshot({ path: "test-results/console-1280.png", fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await overflowing(page)).toEqual([]);
+  await page.screenshot({ path: "test-results/console-390.png", fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // A deletion is held: the console says so and keeps waiting (console.resume) until a person approves.
+  await page.getByLabel("command (required)").fill(`rm -f ./${marker}-console.tmp`);
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(page.getByTestId("console-held")).toContainText("held for approval");
+  await expect(page.getByTestId("console-held")).toContainText("Waiting for a person to decide");
+  leaseholdCli(["approvals", "approve", await pendingApprovalId(), "--reason", "console e2e", "--as", ownerName]);
+  await expect(page.getByTestId("console-result")).toContainText("approved", { timeout: 60_000 });
+  await expect(page.getByTestId("console-exit")).toHaveText("exit 0");
   await page.getByTestId("console-action-link").click();
   await expect(page.getByTestId("timeline")).toContainText("evidence/1");
   // The action page says which channel it came through and who asked.

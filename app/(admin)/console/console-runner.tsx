@@ -114,7 +114,8 @@ export function ConsoleRunner() {
     }
     setFormError(null);
     setPhase({ kind: "running" });
-    void settle(() => submit.mutateAsync({ operation: op.name, arguments: args, waitMs: 25_000 }));
+    // waitMs 0: a held action answers APPROVAL_PENDING at once, so the page says "held" right away and then waits with resume.
+    void settle(() => submit.mutateAsync({ operation: op.name, arguments: args, waitMs: 0 }));
   };
 
   if (targets.isPending) return <Loading what="hosts and operations" />;
