@@ -110,8 +110,13 @@ test("an MCP client's actions (one held, approved by an owner) reach the hub", a
 });
 
 test("the dashboard shows non-zero figures from that data and renders its charts", async ({ page }) => {
+  const violations: string[] = [];
+  page.on("console", (msg) => {
+    if (/Content Security Policy|Refused to (execute|load|apply|connect)/i.test(msg.text())) violations.push(msg.text());
+  });
   await signedInAs(page, "approver");
   await page.goto("/");
+  await expect(page.getByTestId("dash-pending")).toHaveAttribute("href", "/approvals");
   await expect(page.getByRole("heading", { name: "Hub overview" })).toBeVisible();
   await expect(page.getByTestId("health-status")).toHaveText("ok");
   await expect(page.getByTestId("dash-hosts")).toContainText("1/1");
@@ -124,6 +129,8 @@ test("the dashboard shows non-zero figures from that data and renders its charts
     await expect(page.getByTestId(chart).locator(".recharts-bar-rectangle").first()).toBeAttached();
   }
   await expect(page.getByTestId("chart-approval-response")).toContainText("approved or denied: 1");
+  // recharts draws with inline styles: the hub's CSP allows them, and nothing else is refused.
+  expect(violations).toEqual([]);
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: "test-results/dashboard-1280.png", fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
@@ -217,6 +224,8 @@ test("an auditor sees actions but has no console: no nav link, the page redirect
   await page.goto("/");
   await expect(page.getByRole("link", { name: "Actions" })).toBeVisible();
   await expect(page.getByRole("link", { name: "Console" })).toHaveCount(0);
+  // The pending-approvals figure is shown, but not as a link to a queue an auditor cannot open.
+  await expect(page.getByTestId("dash-pending")).not.toHaveAttribute("href", /.*/);
   await page.goto("/actions");
   await expect(page.getByTestId("actions-table")).toBeVisible();
   await page.goto("/console");

@@ -11,6 +11,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
+import { neutraliseTerminalText } from "../text/terminal";
 
 /** auto_allow / grant (no person), approved / denied / expired / pending (held for a person), none (still deciding). */
 export type ActionDecision = "auto_allow" | "grant" | "approved" | "denied" | "expired" | "pending" | "none";
@@ -30,7 +31,7 @@ export interface ActionListItem {
   host: string | null;
   /** Who asked: the token's name, or the admin who used the console. */
   requester: { kind: "token" | "admin" | "unknown"; name: string | null };
-  /** The command, code or path the action names (first 200 characters, as stored — the page escapes it). */
+  /** The command, code or path the action names: first 200 characters, terminal controls shown as visible escapes. */
   summary: string;
   risk: string;
   state: string;
@@ -98,7 +99,7 @@ function toItem(row: Row): ActionListItem {
     channel: row.channel,
     host: row.host,
     requester,
-    summary: (row.summary ?? "").slice(0, 200),
+    summary: neutraliseTerminalText((row.summary ?? "").slice(0, 200)).text,
     risk: row.risk_level,
     state: row.state,
     decision: row.decision,

@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
-import { listHostSummaries, type HostSummary } from "../hosts/health";
+import { listHostSummaries } from "../hosts/health";
 import { latestCheckpoint } from "../ledger/prove";
 import { listActions, type ActionListItem } from "../action-records/list";
 
@@ -14,7 +14,8 @@ export interface DashboardSummary {
   /** Approvals still pending before their deadline. */
   pending_approvals: number;
   recent_actions: ActionListItem[];
-  hosts: { online: number; total: number; list: HostSummary[] };
+  /** Name, online and tier only: readers include auditors, who do not see where a guest connects from. */
+  hosts: { online: number; total: number; list: Array<{ name: string; online: boolean; tier: string | null }> };
   ledger: {
     /** Every entry appended (sequenced), integrated or not. */
     entries: number;
@@ -43,7 +44,7 @@ export async function dashboardSummary(db: Database, now = Date.now()): Promise<
   return {
     pending_approvals: Number(pending?.n ?? 0),
     recent_actions: recent.items,
-    hosts: { online: hosts.filter((h) => h.online).length, total: hosts.length, list: hosts },
+    hosts: { online: hosts.filter((h) => h.online).length, total: hosts.length, list: hosts.map((h) => ({ name: h.name, online: h.online, tier: h.tier })) },
     ledger: {
       entries: Number(ledger?.entries ?? 0),
       pending: Number(ledger?.pending ?? 0),

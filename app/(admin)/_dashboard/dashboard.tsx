@@ -11,7 +11,8 @@ import { DECISION_LABEL, DECISION_TONE, formatTime } from "./labels";
 /** Labels for the duration buckets; the server's bounds are DURATION_BOUNDS_MS in server/dashboard/charts.ts. */
 const BUCKETS = ["<1 s", "1–2 s", "2–5 s", "5–10 s", "10–30 s", "30 s–1 min", "1–5 min", "≥5 min"];
 
-export function DashboardFigures() {
+/** `canDecide`: the pending-approvals tile links to the queue only for those who may open it (owners, approvers). */
+export function DashboardFigures({ canDecide }: { canDecide: boolean }) {
   const trpc = useTRPC();
   const summary = useQuery({ ...trpc.dashboard.summary.queryOptions(), refetchInterval: 5_000 });
   if (summary.isPending) return <Loading what="the dashboard" />;
@@ -21,10 +22,17 @@ export function DashboardFigures() {
   return (
     <>
       <div className="dash-tiles">
-        <Link href="/approvals" className="dash-tile" data-testid="dash-pending">
-          <span className="dash-figure">{s.pending_approvals}</span>
-          <span>pending approval{s.pending_approvals === 1 ? "" : "s"}</span>
-        </Link>
+        {canDecide ? (
+          <Link href="/approvals" className="dash-tile" data-testid="dash-pending">
+            <span className="dash-figure">{s.pending_approvals}</span>
+            <span>pending approval{s.pending_approvals === 1 ? "" : "s"}</span>
+          </Link>
+        ) : (
+          <div className="dash-tile" data-testid="dash-pending">
+            <span className="dash-figure">{s.pending_approvals}</span>
+            <span>pending approval{s.pending_approvals === 1 ? "" : "s"}</span>
+          </div>
+        )}
         <div className="dash-tile" data-testid="dash-hosts">
           <span className="dash-figure">
             {s.hosts.online}/{s.hosts.total}
