@@ -7,11 +7,17 @@ import { hostsRouter } from "./routers/hosts";
 import { tokensRouter } from "./routers/tokens";
 import { healthRouter } from "./routers/health";
 import { ledgerRouter } from "./routers/ledger";
+import { actionsRouter } from "./routers/actions";
+import { dashboardRouter } from "./routers/dashboard";
+import { consoleFormRouter } from "./routers/console-form";
 
 export const appRouter = createRouter({
+  actions: actionsRouter,
   auth: authRouter,
   console: consoleRouter,
   grants: grantsRouter,
+  consoleForm: consoleFormRouter,
+  dashboard: dashboardRouter,
   health: healthRouter,
   hosts: hostsRouter,
   ledger: ledgerRouter,
