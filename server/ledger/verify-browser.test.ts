@@ -80,7 +80,7 @@ describe("the export verifier runs in a browser", () => {
     const at = lines.findIndex((l) => l.includes('"index":57,'));
     const record = JSON.parse(lines[at]!) as { entry: string };
     const changed = Uint8Array.from(atob(record.entry), (c) => c.charCodeAt(0));
-    changed[changed.length - 3] ^= 1;
+    changed[changed.length - 3] = (changed[changed.length - 3] as number) ^ 1;
     lines[at] = lines[at]!.replace(record.entry, btoa(String.fromCharCode(...changed)));
     const bad = await verifier.verifyExport([new TextEncoder().encode(lines.join("\n"))], log.verifier);
     expect(bad.ok).toBe(false);
