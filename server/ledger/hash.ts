@@ -15,17 +15,22 @@ const NODE_PREFIX = 0x01;
 /** MTH({}) — the root of the empty tree is the hash of the empty string. */
 export const EMPTY_ROOT: Uint8Array = sha256(new Uint8Array(0));
 
-// One buffer per call, prefix included: the verifier hashes two million
-// times per million entries, so no incremental Hash object.
+// Inputs are assembled in reusable scratch buffers: the verifier hashes two
+// million times per million entries, and a fresh ArrayBuffer per hash (an
+// off-heap allocation each) costs more than the hashing of a small entry.
+// sha256 is synchronous and keeps nothing, so reuse is safe.
+let scratch = new Uint8Array(8192);
+const pair = new Uint8Array(1 + 2 * HASH_SIZE);
+
 export function hashLeaf(entry: Uint8Array): Uint8Array {
-  const input = new Uint8Array(entry.length + 1);
-  input[0] = LEAF_PREFIX;
-  input.set(entry, 1);
-  return sha256(input);
+  if (scratch.length < entry.length + 1) scratch = new Uint8Array(Math.max(entry.length + 1, scratch.length * 2));
+  scratch[0] = LEAF_PREFIX;
+  scratch.set(entry, 1);
+  return sha256(scratch.subarray(0, entry.length + 1));
 }
 
 export function hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
-  const input = new Uint8Array(1 + left.length + right.length);
+  const input = left.length === HASH_SIZE && right.length === HASH_SIZE ? pair : new Uint8Array(1 + left.length + right.length);
   input[0] = NODE_PREFIX;
   input.set(left, 1);
   input.set(right, 1 + left.length);

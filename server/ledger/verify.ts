@@ -1,5 +1,5 @@
 import { canonicalize } from "../canonical/jcs";
-import { asciiText, concatBytes, isAscii, utf8 } from "../portable/bytes";
+import { asciiText, concatBytes, isAscii, scanView, utf8 } from "../portable/bytes";
 import { decodeBase64Strict, encodeBase64 } from "./base64";
 import { verifyCheckpointNoteAsync } from "./checkpoint";
 import { decodeEntry } from "./entry";
@@ -445,7 +445,7 @@ export async function verifyExport(
     let consumed = 0;
     for await (const chunk of chunks) {
       const bytes = typeof chunk === "string" ? utf8(chunk) : chunk;
-      const data = carry.length === 0 ? bytes : concatBytes(carry, bytes);
+      const data = scanView(carry.length === 0 ? bytes : concatBytes(carry, bytes));
       let start = 0;
       for (let nl = data.indexOf(10, start); nl >= 0; nl = data.indexOf(10, start)) {
         const line = data.subarray(start, nl);

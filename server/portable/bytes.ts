@@ -15,6 +15,15 @@ interface BufferStatic {
   from(data: ArrayBufferLike, offset: number, length: number): BufferLike;
   from(text: string, encoding: string): BufferLike;
 }
+interface NodeBufferModule {
+  isAscii?: (bytes: Uint8Array) => boolean;
+}
+
+function nodeBufferModule(): NodeBufferModule | undefined {
+  if (forcePortable) return undefined;
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  return typeof proc?.getBuiltinModule === "function" ? (proc.getBuiltinModule("node:buffer") as NodeBufferModule | undefined) : undefined;
+}
 
 let forcePortable = false;
 
@@ -52,7 +61,19 @@ export function utf8Length(text: string): number {
   return n;
 }
 
+/**
+ * The same bytes as a view whose indexOf is Node's memchr-backed
+ * Buffer#indexOf when Buffer exists (the verifier scans hundreds of MiB for
+ * newlines); the bytes themselves unchanged everywhere else.
+ */
+export function scanView(bytes: Uint8Array): Uint8Array {
+  const buffer = nodeBuffer();
+  return buffer === undefined ? bytes : (buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as unknown as Uint8Array);
+}
+
 export function isAscii(bytes: Uint8Array): boolean {
+  const native = nodeBufferModule()?.isAscii;
+  if (native !== undefined) return native(bytes);
   for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) > 0x7f) return false;
   return true;
 }
