@@ -1,7 +1,7 @@
 import { runInNewContext } from "node:vm";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { decodeBase64Loose, encodeBase64, usePortableBytesForTests } from "../portable/bytes";
+import { asciiText, decodeBase64Loose, encodeBase64, isAscii, usePortableBytesForTests, utf8Length } from "../portable/bytes";
 import { sha256, usePortablePrimitivesForTests } from "../portable/crypto";
 import { exportLines } from "./export-format";
 import { generateSignerKey } from "./note";
@@ -109,6 +109,10 @@ describe("the export verifier runs in a browser", () => {
         expect(decoded === undefined || encodeBase64(decoded) !== bad).toBe(true);
       }
       expect(await verifyExport([await exportText()], log.verifier, { witnessKeys: [witness.verifier] })).toEqual(nativeReport);
+      for (const text of ["", "plain", "naïve", "日本", "emoji 😀", "lone \ud800 surrogate"]) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).length);
+      expect(isAscii(new TextEncoder().encode("plain"))).toBe(true);
+      expect(isAscii(new TextEncoder().encode("naïve"))).toBe(false);
+      expect(asciiText(new TextEncoder().encode("x".repeat(20_000)))).toBe("x".repeat(20_000));
     } finally {
       restoreBytes();
       restoreCrypto();
