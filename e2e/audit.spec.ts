@@ -58,11 +58,15 @@ async function signInAsAuditor(page: Page): Promise<void> {
   const made = await cli(["admin", "create", "--name", name, "--role", "auditor"]);
   const password = /^password: (\S+)$/m.exec(made.stdout)?.[1];
   expect(password, made.stdout + made.stderr).toBeDefined();
+  // Filled only once the page's scripts have loaded: on this loaded machine a field filled before
+  // hydration can be reset by it (seen as an unchanged /change-password with empty fields).
   await page.goto(`${base}/sign-in`);
+  await page.waitForLoadState("networkidle");
   await page.getByLabel("User name").fill(name);
   await page.getByLabel("Password", { exact: true }).fill(password!);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(/\/change-password$/);
+  await page.waitForLoadState("networkidle");
   const next = `${password!}-renewed-by-e2e`;
   await page.getByLabel("One-time password").fill(password!);
   await page.getByLabel("New password", { exact: true }).fill(next);
