@@ -114,6 +114,15 @@ test("an auditor verifies the log in the browser; after one ledger row is change
   await expect(page.getByTestId("audit-checkpoint").first()).toContainText(`Size ${size}`);
   await expect(page.getByTestId("audit-cosignature").first()).toContainText("key ");
 
+  // Filtering by type shows only that type (the hub enrolled its local guest: host/1 entries exist).
+  await page.getByTestId("audit-filter-type").selectOption("host/1");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page.getByTestId("audit-entry").first()).toContainText("host/1");
+  for (const row of await page.getByTestId("audit-entry").all()) await expect(row).toContainText("host/1");
+  await page.getByTestId("audit-filter-type").selectOption("");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page.getByTestId("audit-entry").filter({ hasText: "admin/1" }).first()).toBeVisible();
+
   // The hub's own key is offered, with the warning; the auditor pins the key the CLI printed (out of band).
   const keyOut = await cli(["ledger", "key"]);
   const logKey = keyOut.stdout.trim().split("\n").find((l) => /^\S+\+[0-9a-f]{8}\+\S+$/.test(l))!;

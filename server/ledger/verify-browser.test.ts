@@ -93,6 +93,21 @@ describe("the export verifier runs in a browser", () => {
     expect(refused.failure?.reason).toBe(`export declares log key ${log.verifier}, but the key given is ${other}`);
   });
 
+  it("reports progress after every chunk: entries checked so far and bytes consumed, ending at the whole export", async () => {
+    const bytes = new TextEncoder().encode(await exportText());
+    const chunks = Array.from({ length: Math.ceil(bytes.length / 4096) }, (_, i) => bytes.subarray(i * 4096, (i + 1) * 4096));
+    const seen: { entries: number; bytes: number }[] = [];
+    const report = await verifyExport(chunks, log.verifier, { onProgress: (p) => seen.push(p) });
+    expect(report.ok).toBe(true);
+    expect(seen).toHaveLength(chunks.length);
+    expect(seen.at(-1)).toEqual({ entries: 90, bytes: bytes.length });
+    for (let i = 1; i < seen.length; i++) {
+      expect(seen[i]!.entries).toBeGreaterThanOrEqual(seen[i - 1]!.entries);
+      expect(seen[i]!.bytes).toBeGreaterThan(seen[i - 1]!.bytes);
+    }
+    expect(seen.some((p) => p.entries > 0 && p.entries < 90)).toBe(true);
+  });
+
   it("Node's fast paths and the portable primitives give identical hashes, base64 and verdicts", async () => {
     const samples = [new Uint8Array(0), new TextEncoder().encode("abc"), Uint8Array.from({ length: 1000 }, (_, i) => (i * 31) & 255)];
     const native = samples.map((s) => [encodeBase64(sha256(s)), encodeBase64(s)]);
