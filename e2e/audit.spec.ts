@@ -17,6 +17,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import postgres from "postgres";
 import { freePort, startTemporaryPostgres, type TemporaryPostgres } from "../tools/lib/postgres.mjs";
+import { generateSignerKey } from "../server/ledger/note";
 import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
 
 let pg: TemporaryPostgres | undefined;
@@ -133,6 +134,7 @@ test("an auditor verifies the log in the browser; after one ledger row is change
   await page.getByTestId("audit-pin").click();
   await expect(page.getByTestId("audit-pinned")).toContainText(logKey);
   expect(await page.evaluate(() => window.localStorage.getItem("leasehold.audit.pinnedLogKey"))).toBe(logKey);
+  await expect(page.getByTestId("audit-key-changed")).toHaveCount(0);
 
   // The verdict comes from the browser: while it runs, the only request that is not a read-only listing is the export download.
   const during: string[] = [];
@@ -159,6 +161,18 @@ test("an auditor verifies the log in the browser; after one ledger row is change
   const verified = await cli(["verify", clean, "--key", logKey]);
   expect(verified.stdout).toContain("VERIFIED");
   expect(verified.code).toBe(0);
+
+  // A different pinned key (same origin, another key pair): the page flags that the hub serves another key, and the verdict fails.
+  const impostor = generateSignerKey(logKey.split("+")[0]!).verifier;
+  await page.evaluate((k) => window.localStorage.setItem("leasehold.audit.pinnedLogKey", k), impostor);
+  await page.reload();
+  await expect(page.getByTestId("audit-key-changed")).toContainText("different log key");
+  await page.getByTestId("audit-verify").click();
+  await expect(page.getByTestId("audit-verdict")).toContainText(`but the key given is ${impostor}`, { timeout: 60_000 });
+  await expect(page.getByTestId("audit-verdict")).toContainText("FAILED");
+  await page.getByTestId("audit-key-input").fill(logKey);
+  await page.getByTestId("audit-pin").click();
+  await expect(page.getByTestId("audit-key-changed")).toHaveCount(0);
 
   // Tamper: one stored entry, in the hub's real database, while it runs (its time's first digit changed; still valid JSON).
   const victim = Math.floor(size / 2);

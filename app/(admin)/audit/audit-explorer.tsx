@@ -59,9 +59,8 @@ export function VerifyCard() {
     if (stored !== null && stored !== "") {
       setPinned(stored);
       setDraft(stored);
-      return;
     }
-    // Nothing pinned yet: offer what the hub serves, clearly marked as a suggestion.
+    // What the hub serves: a suggestion when nothing is pinned, a tripwire when something is.
     let cancelled = false;
     fetch("/.well-known/leasehold/ledger-key", { cache: "no-store" })
       .then(async (r) => (r.ok ? (await r.text()).trim() : null))
@@ -116,7 +115,7 @@ export function VerifyCard() {
     }
   }
 
-  const trustWarning = pinned !== null && suggested !== null && pinned === suggested;
+  const servedDiffers = pinned !== null && suggested !== null && pinned !== suggested;
   return (
     <Card title="Verify in this browser" className="audit-verify">
       <p className="muted">
@@ -154,7 +153,19 @@ export function VerifyCard() {
             Verify in this browser
           </button>
         </div>
-        {pinned === null ? <p className="hint">Pin a key to verify.</p> : <p className="hint" data-testid="audit-pinned">Pinned: <Code>{pinned}</Code>{trustWarning ? " (the key this hub serves)" : ""}</p>}
+        {pinned === null ? (
+          <p className="hint">Pin a key to verify.</p>
+        ) : (
+          <p className="hint" data-testid="audit-pinned">
+            Pinned: <Code>{pinned}</Code>
+          </p>
+        )}
+        {servedDiffers ? (
+          <p className="hint audit-warning" role="alert" data-testid="audit-key-changed">
+            This hub now serves a different log key (<Code>{suggested}</Code>) than the one you pinned. Verification uses your pinned key; find out why the
+            key changed before trusting the new one.
+          </p>
+        ) : null}
       </form>
       <VerifyResult run={run} />
     </Card>
