@@ -96,8 +96,8 @@ export default tseslint.config(
         {
           forbidden: [""],
           allowed: ["server/trust"],
-          packages: ["node:crypto", "zod"],
-          reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto and zod — no database, Next.js, files or network (server/trust/README.md)",
+          packages: ["node:crypto", "zod", "@oslojs/crypto/sha2"],
+          reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto, zod and @oslojs/crypto (SHA-256 where a browser runs the verifier) — no database, Next.js, files or network (server/trust/README.md)",
         },
       ],
     },

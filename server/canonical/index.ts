@@ -1,5 +1,6 @@
 // The hub's name for RFC 8785 canonical JSON; the one implementation is
-// server/trust/jcs.ts (the guest signs and verifies the same bytes).
+// server/trust/jcs.ts (the guest signs and verifies the same bytes). Imported from the
+// file, not the trust index, so the browser verifier does not pull in job signing.
 export {
   JcsError,
   canonicalBytes,
@@ -10,5 +11,5 @@ export {
   sha256Digest,
   sha256Hex,
   tryCanonicalize,
-} from "../trust";
-export type { CanonicalResult } from "../trust";
+} from "../trust/jcs";
+export type { CanonicalResult } from "../trust/jcs";

@@ -1,4 +1,6 @@
-import { createHash, createHmac } from "node:crypto";
+import { hmac } from "@oslojs/crypto/hmac";
+import { SHA256 } from "@oslojs/crypto/sha2";
+import { toHex } from "../trust/portable/crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../errors";
 import { canonicalBytes, canonicalDigest, parseCanonical, sha256Digest } from "../canonical";
@@ -249,9 +251,9 @@ export function hashActor(kind: ActorKind, actorId: string, pepper?: Uint8Array)
   if (!ACTOR_KINDS.includes(kind)) throw new LeaseholdError("INVALID_ARGUMENT", `unknown actor kind ${String(kind)}`, { tier: "ledger" });
   if (actorId.length === 0) throw new LeaseholdError("INVALID_ARGUMENT", "actor id must not be empty", { tier: "ledger" });
   const message = `leasehold.actor/1\n${kind}\n${actorId}`;
-  const hex =
-    pepper === undefined ? createHash("sha256").update(message).digest("hex") : createHmac("sha256", pepper).update(message).digest("hex");
-  return `sha256:${hex}`;
+  // Portable HMAC (no node:crypto): entry decoding also runs in the browser verifier.
+  if (pepper === undefined) return sha256Digest(message);
+  return `sha256:${toHex(hmac(SHA256, pepper, new TextEncoder().encode(message)))}`;
 }
 
 /** `sha256:<hex>` of raw bytes or text — for arguments, output, reasons, secrets. */

@@ -12,7 +12,9 @@ import { parseSignedCheckpoint } from "../trust/ledger/checkpoint";
  * that is not canonical.
  */
 
-export const EXPORT_FORMAT = "leasehold-ledger-export/1";
+import { EXPORT_FORMAT } from "./export-id";
+
+export { EXPORT_FORMAT };
 
 export interface ExportHeader {
   format: typeof EXPORT_FORMAT;

@@ -14,6 +14,20 @@ const PAGE = 5000;
  * any checkpoint yet and are left out.
  */
 export async function exportLedgerToFile(db: Database, key: Pick<LogKey, "origin" | "verifier">, outPath: string): Promise<{ entries: number; checkpoints: number }> {
+  const stream = await ledgerExportStream(db, key);
+  await writeLinesToFile(outPath, stream.lines);
+  return stream.counts();
+}
+
+/**
+ * The export as text chunks of whole lines (what exportLedgerToFile writes
+ * and the browser's audit explorer downloads), with the number of entries it
+ * will hold known before the first line: the newest checkpoint's size.
+ */
+export async function ledgerExportStream(
+  db: Database,
+  key: Pick<LogKey, "origin" | "verifier">,
+): Promise<{ entryCount: number; lines: AsyncGenerator<string>; counts(): { entries: number; checkpoints: number } }> {
   let entries = 0;
   let checkpoints = 0;
   // A consistent cut: the newest checkpoint at the start bounds everything,
@@ -88,6 +102,9 @@ export async function exportLedgerToFile(db: Database, key: Pick<LogKey, "origin
       next = sizes[sizes.length - 1]! + 1n;
     }
   }
-  await writeLinesToFile(outPath, exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows() }));
-  return { entries, checkpoints };
+  return {
+    entryCount: Number(limit),
+    lines: exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows() }),
+    counts: () => ({ entries, checkpoints }),
+  };
 }

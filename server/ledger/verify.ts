@@ -1,13 +1,13 @@
-import { isAscii } from "node:buffer";
-import { canonicalize } from "../canonical";
+import { canonicalize } from "../trust/jcs";
+import { asciiText, concatBytes, isAscii, scanView, utf8 } from "../trust/portable/bytes";
 import { decodeBase64Strict, encodeBase64 } from "../trust/ledger/base64";
-import { verifyCheckpointNote } from "../trust/ledger/checkpoint";
+import { verifyCheckpointNoteAsync } from "../trust/ledger/checkpoint";
 import { decodeEntry } from "./entry";
-import { EXPORT_FORMAT } from "./export-format";
+import { EXPORT_FORMAT } from "./export-id";
 import { equalHashes, hashLeaf } from "../trust/ledger/hash";
 import { SIGNATURE_TYPE, parseVerifierKey, type VerifierKey } from "../trust/ledger/note";
 import { CompactRange } from "../trust/ledger/tree";
-import { verifyCosignature } from "../trust/ledger/witness";
+import { verifyCosignatureAsync } from "../trust/ledger/witness";
 
 /**
  * Offline verification of a ledger export with the log's public key alone.
@@ -20,6 +20,12 @@ import { verifyCosignature } from "../trust/ledger/witness";
  * so no separate consistency proof is needed. Verification stops at the first
  * problem and says where it is: a changed byte anywhere in the file either
  * breaks a hash, a signature, or the file's exact canonical form.
+ *
+ * The SAME code runs in `leasehold verify` and in the browser's audit
+ * explorer: its import graph has no node: module (verify.test.ts bundles it
+ * for the browser to prove it), hashing is ../portable/crypto and signatures
+ * are WebCrypto Ed25519. Per-line work is synchronous; only lines that need
+ * a signature check (checkpoints, cosignatures) return a promise.
  */
 
 export interface VerifyOptions {
@@ -42,6 +48,15 @@ export interface VerifyOptions {
    * several times the hashing, and the signed roots already bind every byte).
    */
   checkEntries?: boolean;
+  /** Called after each chunk of input with the running counts (the browser shows progress with it). */
+  onProgress?: (progress: VerifyProgress) => void;
+}
+
+export interface VerifyProgress {
+  /** Entries read and checked so far. */
+  entries: number;
+  /** Bytes of the export consumed so far. */
+  bytes: number;
 }
 
 export interface VerifyFailure {
@@ -138,7 +153,12 @@ function splitEntryLine(text: string): { entryB64: string; indexText: string; le
   return { entryB64: text.slice(ENTRY_PREFIX.length, entryEnd), indexText, leafB64: text.slice(leafStart, leafStart + 44) };
 }
 
-/** The verifier's state machine; one call per line, synchronous, throws Failure. */
+/**
+ * The verifier's state machine; one call per line, throws Failure. A line
+ * returns a promise only when it needs an asynchronous (WebCrypto) check, so
+ * the per-entry hot path stays synchronous; a check added for a kind of
+ * entry (e.g. approval assertions) returns a promise from entry() the same way.
+ */
 class ExportVerifier {
   readonly report: VerifyReport = newReport(null);
   private readonly tree = new CompactRange();
@@ -187,7 +207,7 @@ class ExportVerifier {
     this.anchor = null;
   }
 
-  line(text: string): void {
+  line(text: string): void | Promise<void> {
     const number = ++this.lines;
     if (this.ended) throw new Failure({ line: number, reason: "content after the end line" });
     if (!this.headerSeen) return this.header(text, number);
@@ -253,10 +273,10 @@ class ExportVerifier {
     if (this.anchor !== null) this.checkAnchor(number);
   }
 
-  private checkpoint(record: Record<string, unknown>, number: number): void {
+  private async checkpoint(record: Record<string, unknown>, number: number): Promise<void> {
     exactKeys(record, ["kind", "note"], number, "checkpoint");
     if (typeof record.note !== "string") throw new Failure({ line: number, reason: "checkpoint note must be a string" });
-    const verified = verifyCheckpointNote(record.note, this.key, { origin: this.report.origin as string });
+    const verified = await verifyCheckpointNoteAsync(record.note, this.key, { origin: this.report.origin as string });
     if (!verified.ok) throw new Failure({ line: number, reason: `checkpoint: ${verified.reason}` });
     if (verified.note.signatures.length !== 1) {
       // Unknown signature lines could be altered unnoticed; cosignatures travel on their own lines.
@@ -290,7 +310,7 @@ class ExportVerifier {
     this.previousKind = "checkpoint";
   }
 
-  private cosignature(record: Record<string, unknown>, number: number): void {
+  private async cosignature(record: Record<string, unknown>, number: number): Promise<void> {
     exactKeys(record, ["kind", "line", "size", "witness_key"], number, "cosignature");
     if (this.previousKind !== "checkpoint" && this.previousKind !== "cosignature") {
       throw new Failure({ line: number, reason: "cosignature line must follow its checkpoint" });
@@ -303,7 +323,7 @@ class ExportVerifier {
       throw new Failure({ line: number, reason: "cosignature line and witness_key must be strings" });
     }
     // Checked even for untrusted witnesses: it proves the line is intact.
-    const check = verifyCosignature(current.body, record.line, record.witness_key);
+    const check = await verifyCosignatureAsync(current.body, record.line, record.witness_key);
     if (!check.ok) throw new Failure({ line: number, reason: `cosignature on checkpoint at size ${current.size}: ${check.reason}` });
     if (this.trustedWitnesses.has(record.witness_key)) {
       this.report.cosignatures.verified += 1;
@@ -415,22 +435,23 @@ export async function verifyExport(
   let anchor: { size: number; root: Uint8Array; origin: string } | null = null;
   if (options.checkpoint !== undefined) {
     // The log's signature on it is what makes it evidence; witness lines on it are ignored here.
-    const verified = verifyCheckpointNote(options.checkpoint, key);
+    const verified = await verifyCheckpointNoteAsync(options.checkpoint, key);
     if (!verified.ok) return emptyReport(`supplied checkpoint: ${verified.reason}`);
     anchor = { size: verified.checkpoint.size, root: verified.checkpoint.root, origin: verified.checkpoint.origin };
   }
   const verifier = new ExportVerifier(key, options, anchor);
   try {
-    let carry: Buffer = Buffer.alloc(0);
+    let carry: Uint8Array = new Uint8Array(0);
+    let consumed = 0;
     for await (const chunk of chunks) {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      const data = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
+      const bytes = typeof chunk === "string" ? utf8(chunk) : chunk;
+      const data = scanView(carry.length === 0 ? bytes : concatBytes(carry, bytes));
       let start = 0;
       for (let nl = data.indexOf(10, start); nl >= 0; nl = data.indexOf(10, start)) {
         const line = data.subarray(start, nl);
         let text: string;
-        // Entry lines are ASCII; latin1 decoding of ASCII is exact and much cheaper than a checked UTF-8 decode.
-        if (isAscii(line)) text = line.toString("latin1");
+        // Entry lines are ASCII; decoding ASCII byte for byte is exact and much cheaper than a checked UTF-8 decode.
+        if (isAscii(line)) text = asciiText(line);
         else {
           try {
             text = strictUtf8.decode(line);
@@ -438,10 +459,13 @@ export async function verifyExport(
             throw new Failure({ line: verifier.lineCount + 1, reason: "line is not valid UTF-8" });
           }
         }
-        verifier.line(text);
+        const pending = verifier.line(text);
+        if (pending !== undefined) await pending;
         start = nl + 1;
       }
-      carry = Buffer.from(data.subarray(start));
+      carry = data.slice(start);
+      consumed += bytes.length;
+      options.onProgress?.({ entries: verifier.report.entries, bytes: consumed });
     }
     if (carry.length > 0) throw new Failure({ line: verifier.lineCount + 1, reason: "file does not end with a newline (truncated or appended to)" });
     return verifier.finish();

@@ -1,4 +1,5 @@
 import { createRouter } from "./init";
+import { auditRouter } from "./routers/audit";
 import { authRouter } from "./routers/auth";
 import { usersRouter } from "./routers/users";
 import { consoleRouter } from "./routers/console";
@@ -13,6 +14,7 @@ import { consoleFormRouter } from "./routers/console-form";
 
 export const appRouter = createRouter({
   actions: actionsRouter,
+  audit: auditRouter,
   auth: authRouter,
   console: consoleRouter,
   grants: grantsRouter,

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256 as sha256Bytes, toHex } from "./portable/crypto";
 
 /**
  * RFC 8785 JSON Canonicalization Scheme.
@@ -166,11 +166,11 @@ export function parseCanonical(bytes: Uint8Array): { ok: true; value: unknown } 
 
 /** SHA-256 of raw bytes or of a string's UTF-8 encoding. */
 export function sha256(data: Uint8Array | string): Uint8Array {
-  return createHash("sha256").update(data).digest();
+  return sha256Bytes(typeof data === "string" ? utf8.encode(data) : data);
 }
 
 export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
+  return toHex(sha256(data));
 }
 
 /** The `sha256:<hex>` digest string used in entries, action hashes and evidence. */

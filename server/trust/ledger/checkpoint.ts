@@ -6,7 +6,9 @@ import {
   signNote,
   toVerifier,
   verifyNote,
+  verifyNoteAsync,
   type NoteSignature,
+  type NoteVerification,
   type ParsedNote,
   type Result,
   type SignerKey,
@@ -90,16 +92,36 @@ export interface VerifyCheckpointOptions {
   origin?: string;
 }
 
-/** Verifies the log's signature on a checkpoint note and returns the checkpoint it vouches for. */
+function logKeyOf(verifierKey: VerifierKey | string): Result<{ key: VerifierKey }> {
+  const key = toVerifier(verifierKey);
+  if (!key.ok) return { ok: false, reason: `log key: ${key.reason}` };
+  if (key.key.type !== SIGNATURE_TYPE.ed25519) return { ok: false, reason: "log key must be an Ed25519 (type 0x01) note key" };
+  return key;
+}
+
+/** Verifies the log's signature on a checkpoint note and returns the checkpoint it vouches for (synchronous: the hub). */
 export function verifyCheckpointNote(
   note: string | Uint8Array,
   verifierKey: VerifierKey | string,
   options: VerifyCheckpointOptions = {},
 ): Result<VerifiedCheckpoint> {
-  const key = toVerifier(verifierKey);
-  if (!key.ok) return { ok: false, reason: `log key: ${key.reason}` };
-  if (key.key.type !== SIGNATURE_TYPE.ed25519) return { ok: false, reason: "log key must be an Ed25519 (type 0x01) note key" };
-  const verified = verifyNote(note, [key.key]);
+  const key = logKeyOf(verifierKey);
+  if (!key.ok) return key;
+  return concludeCheckpoint(verifyNote(note, [key.key]), options);
+}
+
+/** verifyCheckpointNote with WebCrypto: the export verifier's form, in the CLI and the browser. */
+export async function verifyCheckpointNoteAsync(
+  note: string | Uint8Array,
+  verifierKey: VerifierKey | string,
+  options: VerifyCheckpointOptions = {},
+): Promise<Result<VerifiedCheckpoint>> {
+  const key = logKeyOf(verifierKey);
+  if (!key.ok) return key;
+  return concludeCheckpoint(await verifyNoteAsync(note, [key.key]), options);
+}
+
+function concludeCheckpoint(verified: NoteVerification, options: VerifyCheckpointOptions): Result<VerifiedCheckpoint> {
   if (!verified.ok) return verified;
   const body = parseCheckpoint(verified.note.text);
   if (!body.ok) return body;

@@ -1,4 +1,6 @@
-import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from "node:crypto";
+import type { KeyObject } from "node:crypto";
+import { utf8, utf8Length } from "../portable/bytes";
+import { nodeCrypto, requireNodeCrypto, sha256, toHex, verifyEd25519Raw } from "../portable/crypto";
 import { decodeBase64Strict, encodeBase64 } from "./base64";
 
 /**
@@ -7,6 +9,12 @@ import { decodeBase64Strict, encodeBase64 } from "./base64";
  * signature over it has verified, so parsing here is strict and separate from
  * trusting: nothing returned by parseNote is believed by any caller until
  * verifyNote says so.
+ *
+ * No static node: import: parsing and verification also run in the browser
+ * (the audit explorer). Verification comes in two forms sharing one plan
+ * (planNoteVerification): verifyNote, synchronous, for the hub (Node's
+ * crypto); verifyNoteAsync, WebCrypto, for the export verifier in the CLI
+ * and the browser. Signing needs Node and happens only in the hub.
  */
 
 /** Signature type bytes assigned by the signed-note spec. */
@@ -25,7 +33,6 @@ export interface VerifierKey {
   keyId: Uint8Array;
   keyIdHex: string;
   publicKey: Uint8Array;
-  keyObject: KeyObject;
   /** The canonical vkey text: `<name>+<hex key id>+<base64(type ‖ public key)>`. */
   text: string;
 }
@@ -54,8 +61,8 @@ export interface ParsedNote {
 }
 
 // DER wrappers for a raw Ed25519 key (RFC 8410), so node:crypto can import 32 raw bytes.
-const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
-const SPKI_ED25519_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+const PKCS8_ED25519_PREFIX = Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20);
+const SPKI_ED25519_PREFIX = Uint8Array.of(0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00);
 
 const EM_DASH_PREFIX = "\u2014 ";
 // eslint-disable-next-line no-control-regex
@@ -70,18 +77,38 @@ export function isValidKeyName(name: string): boolean {
 
 /** key ID = SHA-256(name ‖ 0x0A ‖ type ‖ public key)[:4] */
 export function computeKeyId(name: string, type: number, publicKey: Uint8Array): Uint8Array {
-  const digest = createHash("sha256").update(name, "utf8").update(Uint8Array.of(0x0a, type)).update(publicKey).digest();
-  return new Uint8Array(digest.subarray(0, 4));
+  const nameBytes = utf8(name);
+  const input = new Uint8Array(nameBytes.length + 2 + publicKey.length);
+  input.set(nameBytes, 0);
+  input[nameBytes.length] = 0x0a;
+  input[nameBytes.length + 1] = type;
+  input.set(publicKey, nameBytes.length + 2);
+  return sha256(input).slice(0, 4);
 }
 
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
+function withPrefix(prefix: Uint8Array, key: Uint8Array): Uint8Array {
+  const out = new Uint8Array(prefix.length + key.length);
+  out.set(prefix, 0);
+  out.set(key, prefix.length);
+  return out;
+}
 
 function isSignatureType(value: number): value is SignatureType {
   return value === SIGNATURE_TYPE.ed25519 || value === SIGNATURE_TYPE.cosignatureV1;
 }
 
+// Node KeyObjects for the hub's synchronous checks, made once per public key.
+const keyObjects = new Map<string, KeyObject>();
+
 function publicKeyObject(publicKey: Uint8Array): KeyObject {
-  return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]), format: "der", type: "spki" });
+  const id = toHex(publicKey);
+  let key = keyObjects.get(id);
+  if (key === undefined) {
+    key = requireNodeCrypto("synchronous Ed25519 verification").createPublicKey({ key: Buffer.from(withPrefix(SPKI_ED25519_PREFIX, publicKey)), format: "der", type: "spki" });
+    if (keyObjects.size > 1000) keyObjects.clear();
+    keyObjects.set(id, key);
+  }
+  return key;
 }
 
 export function formatVerifierKey(name: string, type: SignatureType, publicKey: Uint8Array): string {
@@ -93,8 +120,9 @@ export function formatSignerKey(name: string, type: SignatureType, seed: Uint8Ar
 }
 
 function signerFromSeed(name: string, type: SignatureType, seed: Uint8Array): SignerKey {
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: "der", type: "pkcs8" });
-  const keyObject = createPublicKey(privateKey);
+  const crypto = requireNodeCrypto("an Ed25519 signing key");
+  const privateKey = crypto.createPrivateKey({ key: Buffer.from(withPrefix(PKCS8_ED25519_PREFIX, seed)), format: "der", type: "pkcs8" });
+  const keyObject = crypto.createPublicKey(privateKey);
   const spki = keyObject.export({ format: "der", type: "spki" });
   const publicKey = new Uint8Array(spki.subarray(spki.length - 32));
   const keyId = computeKeyId(name, type, publicKey);
@@ -104,7 +132,6 @@ function signerFromSeed(name: string, type: SignatureType, seed: Uint8Array): Si
     keyId,
     keyIdHex: toHex(keyId),
     publicKey,
-    keyObject,
     privateKey,
     text: formatSignerKey(name, type, seed, publicKey),
     verifierText: formatVerifierKey(name, type, publicKey),
@@ -117,7 +144,7 @@ function signerFromSeed(name: string, type: SignatureType, seed: Uint8Array): Si
  */
 export function generateSignerKey(name: string, type: SignatureType = SIGNATURE_TYPE.ed25519): { signer: string; verifier: string } {
   if (!isValidKeyName(name)) throw new RangeError(`invalid key name ${JSON.stringify(name)}: must be non-empty, without spaces or '+'`);
-  const key = signerFromSeed(name, type, new Uint8Array(randomBytes(32)));
+  const key = signerFromSeed(name, type, new Uint8Array(requireNodeCrypto("generating a key").randomBytes(32)));
   return { signer: key.text, verifier: key.verifierText };
 }
 
@@ -157,13 +184,15 @@ export function parseVerifierKey(text: string): Result<{ key: VerifierKey }> {
   const publicKey = new Uint8Array(raw.subarray(1));
   const keyId = computeKeyId(name, type, publicKey);
   if (toHex(keyId) !== idHex) return { ok: false, reason: "verifier key id does not match its name and key" };
-  let keyObject: KeyObject;
-  try {
-    keyObject = publicKeyObject(publicKey);
-  } catch {
-    return { ok: false, reason: "verifier key is not a valid Ed25519 public key" };
+  // Where Node is at hand the point is checked now; WebCrypto can only refuse it later, when a signature is checked.
+  if (nodeCrypto() !== undefined) {
+    try {
+      publicKeyObject(publicKey);
+    } catch {
+      return { ok: false, reason: "verifier key is not a valid Ed25519 public key" };
+    }
   }
-  return { ok: true, key: { name, type, keyId, keyIdHex: idHex, publicKey, keyObject, text } };
+  return { ok: true, key: { name, type, keyId, keyIdHex: idHex, publicKey, text } };
 }
 
 export function verifierOf(signer: SignerKey): VerifierKey {
@@ -192,7 +221,7 @@ export function signNote(text: string, signer: SignerKey | string): string {
   const key = toSigner(signer);
   if (key.type !== SIGNATURE_TYPE.ed25519) throw new RangeError("a note is signed with an Ed25519 (type 0x01) key; witnesses use cosign");
   checkNoteText(text);
-  const signature = sign(null, Buffer.from(text, "utf8"), key.privateKey);
+  const signature = requireNodeCrypto("signing a note").sign(null, utf8(text), key.privateKey);
   return `${text}\n${signatureLine(key.name, key.keyId, signature)}\n`;
 }
 
@@ -207,7 +236,7 @@ export function parseNote(input: string | Uint8Array): Result<{ note: ParsedNote
   if (typeof input === "string") {
     if (LONE_SURROGATE.test(input)) return { ok: false, reason: "note is not valid Unicode" };
     note = input;
-    if (Buffer.byteLength(note, "utf8") > MAX_NOTE_BYTES) return { ok: false, reason: "note is too large" };
+    if (utf8Length(note) > MAX_NOTE_BYTES) return { ok: false, reason: "note is too large" };
   } else {
     if (input.length > MAX_NOTE_BYTES) return { ok: false, reason: "note is too large" };
     try {
@@ -252,33 +281,70 @@ export function signatureMatchesKey(signature: NoteSignature, key: VerifierKey):
   return signature.name === key.name && signature.keyIdHex === key.keyIdHex;
 }
 
-/** Ed25519 verification of note text; false for any malformed input rather than an exception. */
+/** Ed25519 verification of note text, synchronous (Node only: the hub); false for any malformed input rather than an exception. */
 export function verifyEd25519(message: Uint8Array | string, signature: Uint8Array, key: VerifierKey): boolean {
   if (signature.length !== 64) return false;
   try {
-    return verify(null, typeof message === "string" ? Buffer.from(message, "utf8") : message, key.keyObject, signature);
+    return requireNodeCrypto("synchronous Ed25519 verification").verify(null, typeof message === "string" ? utf8(message) : message, publicKeyObject(key.publicKey), signature);
   } catch {
     return false;
   }
 }
 
+/** The same check with WebCrypto: runs in Node and in the browser. */
+export function verifyEd25519Async(message: Uint8Array | string, signature: Uint8Array, key: VerifierKey): Promise<boolean> {
+  return verifyEd25519Raw(key.publicKey, typeof message === "string" ? utf8(message) : message, signature);
+}
+
+/** One signature a note verification must check: the decision logic is shared by the sync and async forms. */
+export interface SignatureCheck {
+  message: string;
+  signature: Uint8Array;
+  key: VerifierKey;
+}
+
+export type NotePlan = Result<{ note: ParsedNote; checks: SignatureCheck[] }>;
+
 /**
- * Verifies a note against trusted Ed25519 (type 0x01) keys, per the spec:
- * signatures from unknown keys are ignored; a known key whose signature
- * fails rejects the whole note; at least one known key must verify.
+ * Everything of note verification except the Ed25519 arithmetic, per the
+ * spec: signatures from unknown keys are ignored; each known key's signature
+ * must verify (one failure rejects the whole note); at least one must exist.
  */
-export function verifyNote(input: string | Uint8Array, keys: readonly VerifierKey[]): Result<{ note: ParsedNote; verifiedBy: VerifierKey[] }> {
+export function planNoteVerification(input: string | Uint8Array, keys: readonly VerifierKey[]): NotePlan {
   const parsed = parseNote(input);
   if (!parsed.ok) return parsed;
-  const verifiedBy: VerifierKey[] = [];
+  const checks: SignatureCheck[] = [];
   for (const signature of parsed.note.signatures) {
     const key = keys.find((k) => k.type === SIGNATURE_TYPE.ed25519 && signatureMatchesKey(signature, k));
     if (key === undefined) continue;
-    if (!verifyEd25519(parsed.note.text, signature.signature, key)) {
-      return { ok: false, reason: `signature by ${key.name} (${key.keyIdHex}) does not verify` };
-    }
-    if (!verifiedBy.includes(key)) verifiedBy.push(key);
+    checks.push({ message: parsed.note.text, signature: signature.signature, key });
   }
-  if (verifiedBy.length === 0) return { ok: false, reason: "no signature from a trusted key" };
-  return { ok: true, note: parsed.note, verifiedBy };
+  if (checks.length === 0) return { ok: false, reason: "no signature from a trusted key" };
+  return { ok: true, note: parsed.note, checks };
+}
+
+export type NoteVerification = Result<{ note: ParsedNote; verifiedBy: VerifierKey[] }>;
+
+function concludeNote(plan: { note: ParsedNote; checks: SignatureCheck[] }, results: readonly boolean[]): NoteVerification {
+  const verifiedBy: VerifierKey[] = [];
+  for (const [i, check] of plan.checks.entries()) {
+    if (results[i] !== true) return { ok: false, reason: `signature by ${check.key.name} (${check.key.keyIdHex}) does not verify` };
+    if (!verifiedBy.includes(check.key)) verifiedBy.push(check.key);
+  }
+  return { ok: true, note: plan.note, verifiedBy };
+}
+
+/** Verifies a note against trusted Ed25519 (type 0x01) keys, synchronously (the hub; Node only). */
+export function verifyNote(input: string | Uint8Array, keys: readonly VerifierKey[]): NoteVerification {
+  const plan = planNoteVerification(input, keys);
+  if (!plan.ok) return plan;
+  return concludeNote(plan, plan.checks.map((c) => verifyEd25519(c.message, c.signature, c.key)));
+}
+
+/** verifyNote with WebCrypto: the same decision, in Node or a browser. */
+export async function verifyNoteAsync(input: string | Uint8Array, keys: readonly VerifierKey[]): Promise<NoteVerification> {
+  const plan = planNoteVerification(input, keys);
+  if (!plan.ok) return plan;
+  const results = await Promise.all(plan.checks.map((c) => verifyEd25519Async(c.message, c.signature, c.key)));
+  return concludeNote(plan, results);
 }

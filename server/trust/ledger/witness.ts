@@ -1,4 +1,5 @@
-import { sign } from "node:crypto";
+import { utf8 } from "../portable/bytes";
+import { requireNodeCrypto } from "../portable/crypto";
 import { verifyCheckpointNote, type Checkpoint } from "./checkpoint";
 import { EMPTY_ROOT, equalHashes } from "./hash";
 import {
@@ -11,6 +12,7 @@ import {
   toSigner,
   toVerifier,
   verifyEd25519,
+  verifyEd25519Async,
   type SignerKey,
   type VerifierKey,
 } from "./note";
@@ -41,7 +43,7 @@ export function cosign(body: string, signer: SignerKey | string, timestamp: numb
   const key = toSigner(signer);
   if (key.type !== SIGNATURE_TYPE.cosignatureV1) throw new RangeError("cosignatures need a type 0x04 (cosignature/v1) key");
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new RangeError("cosignature timestamp must be a non-negative safe integer");
-  const signature = sign(null, Buffer.from(cosignatureMessage(body, timestamp), "utf8"), key.privateKey);
+  const signature = requireNodeCrypto("cosigning").sign(null, utf8(cosignatureMessage(body, timestamp)), key.privateKey);
   const stamped = new Uint8Array(8 + signature.length);
   new DataView(stamped.buffer).setBigUint64(0, BigInt(timestamp), false);
   stamped.set(signature, 8);
@@ -61,6 +63,37 @@ export function verifyCosignature(
   witnessKey: VerifierKey | string,
   options: { now?: number; maxSkewSeconds?: number } = {},
 ): CosignatureCheck {
+  const plan = planCosignature(body, line, witnessKey, options);
+  if (!plan.ok) return plan;
+  return concludeCosignature(plan, verifyEd25519(plan.message, plan.signature, plan.witness));
+}
+
+/** verifyCosignature with WebCrypto: the export verifier's form, in the CLI and the browser. */
+export async function verifyCosignatureAsync(
+  body: string,
+  line: string,
+  witnessKey: VerifierKey | string,
+  options: { now?: number; maxSkewSeconds?: number } = {},
+): Promise<CosignatureCheck> {
+  const plan = planCosignature(body, line, witnessKey, options);
+  if (!plan.ok) return plan;
+  return concludeCosignature(plan, await verifyEd25519Async(plan.message, plan.signature, plan.witness));
+}
+
+type CosignaturePlan = { ok: true; timestamp: number; witness: VerifierKey; message: string; signature: Uint8Array } | { ok: false; reason: string };
+
+function concludeCosignature(plan: { timestamp: number; witness: VerifierKey }, verified: boolean): CosignatureCheck {
+  if (!verified) return { ok: false, reason: `cosignature by ${plan.witness.name} does not verify` };
+  return { ok: true, timestamp: plan.timestamp, witness: plan.witness };
+}
+
+/** Every check of a cosignature except the Ed25519 arithmetic (shared by the sync and async forms). */
+function planCosignature(
+  body: string,
+  line: string,
+  witnessKey: VerifierKey | string,
+  options: { now?: number; maxSkewSeconds?: number },
+): CosignaturePlan {
   const key = toVerifier(witnessKey);
   if (!key.ok) return { ok: false, reason: `witness key: ${key.reason}` };
   if (key.key.type !== SIGNATURE_TYPE.cosignatureV1) return { ok: false, reason: "witness key is not a cosignature/v1 (type 0x04) key" };
@@ -76,10 +109,7 @@ export function verifyCosignature(
   if (options.now !== undefined && timestamp > options.now + (options.maxSkewSeconds ?? 0)) {
     return { ok: false, reason: "cosignature timestamp is in the future" };
   }
-  if (!verifyEd25519(cosignatureMessage(body, timestamp), raw.subarray(8), key.key)) {
-    return { ok: false, reason: `cosignature by ${key.key.name} does not verify` };
-  }
-  return { ok: true, timestamp, witness: key.key };
+  return { ok: true, timestamp, witness: key.key, message: cosignatureMessage(body, timestamp), signature: raw.subarray(8) };
 }
 
 /** Appends a cosignature line to a signed checkpoint note. */
