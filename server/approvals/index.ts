@@ -12,6 +12,7 @@ export {
   getApproval,
   insertApproval,
   listApprovals,
+  needsPasskey,
   pageApprovals,
   showApproval,
   waitForDecision,

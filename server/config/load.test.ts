@@ -32,8 +32,20 @@ describe("loadConfig", () => {
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
+        passkeyApprovalRisk: "high",
+        publicUrlSet: false,
       },
     });
+  });
+
+  it("LEASEHOLD_PASSKEY_APPROVAL_RISK: high by default, critical or off when set, anything else refused by name", () => {
+    expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "critical" } });
+    expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "off" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "off" } });
+    const bad = loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "medium" }, cwd);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.variable).toBe("LEASEHOLD_PASSKEY_APPROVAL_RISK");
+    expect(!bad.ok && bad.message).toContain("must be high, critical or off");
+    expect(loadConfig({ LEASEHOLD_PUBLIC_URL: "https://admin.example.org" }, cwd)).toMatchObject({ ok: true, config: { publicUrlSet: true } });
   });
 
   it("guest job windows: whole seconds, a heartbeat window of at least 6 s (three missed heartbeats), refused by name", () => {

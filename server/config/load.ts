@@ -44,6 +44,10 @@ export interface HubConfig {
   jobs: JobWindows;
   /** Stored output bounds (LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES, LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES, LEASEHOLD_OUTPUT_RETENTION_S). */
   output: OutputLimits;
+  /** Approvals at or above this risk need a passkey assertion (LEASEHOLD_PASSKEY_APPROVAL_RISK, default high); "off" = never. */
+  passkeyApprovalRisk: "high" | "critical" | "off";
+  /** Whether LEASEHOLD_PUBLIC_URL was set (otherwise publicUrl is http://HOST:PORT). */
+  publicUrlSet?: boolean;
 }
 
 export interface OutputLimits {
@@ -123,7 +127,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     quotaHostBytes: e.LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES,
     retentionMs: e.LEASEHOLD_OUTPUT_RETENTION_S * 1000,
   };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
 }
 
 /** A URL safe to print: the password is never shown. */

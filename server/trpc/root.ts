@@ -4,12 +4,14 @@ import { usersRouter } from "./routers/users";
 import { consoleRouter } from "./routers/console";
 import { healthRouter } from "./routers/health";
 import { ledgerRouter } from "./routers/ledger";
+import { passkeysRouter } from "./routers/passkeys";
 
 export const appRouter = createRouter({
   auth: authRouter,
   console: consoleRouter,
   health: healthRouter,
   ledger: ledgerRouter,
+  passkeys: passkeysRouter,
   users: usersRouter,
 });
 

@@ -1,5 +1,6 @@
 import { requireActiveAdmin } from "../../admins";
 import { APPROVAL_PAGE, approve, deny, pageApprovals, showApproval, type ApprovalListing, type ApprovalPage, type ApprovalState } from "../../approvals";
+import { passkeySettingsOf } from "../../passkeys/relying-party";
 import { escapeForTerminal, renderApproval, type ApprovalView } from "../../approvals/view";
 import type { RiskReason } from "../../policy/risk";
 import type { CliContext } from "../context";
@@ -22,6 +23,10 @@ const USAGE = [
   "--as names the acting admin (see `leasehold admin create`). The CLI trusts whoever can",
   "run it against the hub's data directory or DATABASE_URL; the decision is sealed in the",
   "ledger under that admin, exactly like the browser's approve/deny.",
+  "Passkeys: approving an action at or above LEASEHOLD_PASSKEY_APPROVAL_RISK (default high)",
+  "needs a passkey signature over that action, which only the browser can make: the CLI",
+  "refuses such approvals (\"needs a passkey signature\") — approve them at ADMIN-URL/approvals.",
+  "Denying needs no passkey.",
 ].join("\n");
 
 const STATES = ["pending", "approved", "denied", "expired", "all"] as const;
@@ -99,15 +104,19 @@ export const approvalsCommand = {
   async run(args: string[], ctx: CliContext): Promise<number> {
     // A UsageError reaches main(), which prints it in one line and exits 2.
     const parsed: Parsed = parse(args);
-    const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ handle }) => {
+    const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ config, handle }) => {
       if (parsed.sub === "list") {
         const page = await pageApprovals(handle.db, { state: parsed.state, offset: parsed.offset, limit: parsed.limit });
         return pageLines(page, parsed.state, new Date());
       }
       if (parsed.sub === "show") return renderApproval(viewOf(await showApproval(handle.db, parsed.id)));
       const admin = await requireActiveAdmin(handle.db, parsed.as);
+      // The passkey rule applies here too: the CLI has no passkey, so approvals at or above
+      // LEASEHOLD_PASSKEY_APPROVAL_RISK are refused ("needs a passkey signature") — approve them in the browser.
       const row =
-        parsed.sub === "approve" ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null) : await deny(handle.db, parsed.id, admin, parsed.reason ?? "");
+        parsed.sub === "approve"
+          ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null, { passkey: { settings: passkeySettingsOf(config) } })
+          : await deny(handle.db, parsed.id, admin, parsed.reason ?? "");
       return [`approval ${row.id} (action ${row.actionId}) ${row.state} by ${admin.username} (action_hash ${row.actionHash})`];
     });
     for (const line of lines) ctx.out(line);

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { actionPipelineFor } from "../../actions";
 import { ROLES, type AdminSession } from "../../admins";
 import { approve, deny, listApprovals } from "../../approvals";
+import { passkeySettingsOf } from "../../passkeys";
 import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
 import { createRouter, roleProcedure } from "../init";
 import { channel } from "./channel";
@@ -48,6 +49,8 @@ export const consoleRouter = createRouter({
           const row = await approve(ctx.runtime.database.handle.db, input.approvalId, { id: ctx.session.adminId, username: ctx.session.username }, input.reason ?? null, {
             expectedActionHash: input.actionHash,
             fourEyes: actionPipelineFor(ctx.runtime).deps.settings?.fourEyes ?? false,
+            // No assertion on this route: at or above the passkey threshold it is refused; use passkeys.approveWithPasskey.
+            passkey: { settings: passkeySettingsOf(ctx.runtime.config) },
           });
           return { id: row.id, state: row.state };
         }),
