@@ -1,4 +1,5 @@
 import { createRouter } from "./init";
+import { approvalsRouter } from "./routers/approvals";
 import { authRouter } from "./routers/auth";
 import { usersRouter } from "./routers/users";
 import { consoleRouter } from "./routers/console";
@@ -6,6 +7,7 @@ import { healthRouter } from "./routers/health";
 import { ledgerRouter } from "./routers/ledger";
 
 export const appRouter = createRouter({
+  approvals: approvalsRouter,
   auth: authRouter,
   console: consoleRouter,
   health: healthRouter,
