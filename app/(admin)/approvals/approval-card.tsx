@@ -173,7 +173,7 @@ export function ApprovalCard({
   };
 
   return (
-    <article className={`card approval risk-border-${item.risk}`} id={item.approval_id} data-action-id={item.action_id} aria-labelledby={titleId}>
+    <article className={`card approval risk-border-${item.risk}`} id={item.approval_id} data-action-id={item.action_id} data-requested-at={item.requested_at} aria-labelledby={titleId}>
       <header className="approval-head">
         <input type="checkbox" className="approval-select" aria-label={`Select ${where}`} checked={selected} onChange={(e) => onSelect(e.target.checked)} />
         <h2 className="card-title" id={titleId}>
