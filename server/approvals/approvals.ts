@@ -22,7 +22,7 @@ import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
-import { assertionDigest, type StoredAssertion } from "../passkeys/challenge";
+import { assertionDigest, needsPasskey, type StoredAssertion } from "../passkeys/challenge";
 import { verifyApprovalAssertion } from "../passkeys/passkeys";
 import { relyingParty, type PasskeySettings } from "../passkeys/relying-party";
 import { announceDecision, approvalNotifier } from "./notifier";
@@ -52,14 +52,7 @@ export interface DecideOptions {
   passkey?: { settings: PasskeySettings; assertion?: AuthenticationResponseJSON };
 }
 
-const RISK_ORDER = ["read_only", "low", "medium", "high", "critical"] as const;
-
-/** Whether an approval at `risk` needs a passkey under `threshold`. Unknown risks count as critical (fail closed). */
-export function needsPasskey(risk: string, threshold: "high" | "critical" | "off" | undefined): boolean {
-  if (threshold === "off") return false;
-  const at = RISK_ORDER.indexOf(risk as (typeof RISK_ORDER)[number]);
-  return (at < 0 ? RISK_ORDER.length : at) >= RISK_ORDER.indexOf(threshold ?? "high");
-}
+export { needsPasskey };
 
 /** The refusal for approving `risk` without a passkey signature (names what to do, or why it cannot be done here). */
 function passkeyRefusal(risk: string, settings: PasskeySettings): LeaseholdError {

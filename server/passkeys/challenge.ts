@@ -109,3 +109,17 @@ export function assertionDigest(a: StoredAssertion): Promise<`sha256:${string}`>
 export function passkeyKeyDigest(credentialId: string, publicKey: string): Promise<`sha256:${string}`> {
   return digestOfStrings({ credential_id: credentialId, public_key: publicKey });
 }
+
+const RISK_ORDER = ["read_only", "low", "medium", "high", "critical"] as const;
+
+/**
+ * Whether approving an action at `risk` needs a passkey under `threshold`
+ * (LEASEHOLD_PASSKEY_APPROVAL_RISK). Unknown risks count as above critical
+ * (fail closed); an unknown threshold counts as `high`. Shared by the hub and
+ * the approvals page (which asks for the ceremony before calling).
+ */
+export function needsPasskey(risk: string, threshold: "high" | "critical" | "off" | undefined): boolean {
+  if (threshold === "off") return false;
+  const at = RISK_ORDER.indexOf(risk as (typeof RISK_ORDER)[number]);
+  return (at < 0 ? RISK_ORDER.length : at) >= RISK_ORDER.indexOf(threshold === "critical" ? "critical" : "high");
+}

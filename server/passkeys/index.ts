@@ -7,6 +7,7 @@ export {
   assertionDigest,
   freshNonce,
   fromBase64Url,
+  needsPasskey,
   passkeyKeyDigest,
   toBase64Url,
 } from "./challenge";

@@ -1,4 +1,5 @@
 import { createRouter } from "./init";
+import { approvalsRouter } from "./routers/approvals";
 import { authRouter } from "./routers/auth";
 import { usersRouter } from "./routers/users";
 import { consoleRouter } from "./routers/console";
@@ -7,6 +8,7 @@ import { ledgerRouter } from "./routers/ledger";
 import { passkeysRouter } from "./routers/passkeys";
 
 export const appRouter = createRouter({
+  approvals: approvalsRouter,
   auth: authRouter,
   console: consoleRouter,
   health: healthRouter,

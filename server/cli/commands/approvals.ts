@@ -1,8 +1,7 @@
 import { requireActiveAdmin } from "../../admins";
 import { APPROVAL_PAGE, approve, deny, pageApprovals, showApproval, type ApprovalListing, type ApprovalPage, type ApprovalState } from "../../approvals";
 import { passkeySettingsOf } from "../../passkeys/relying-party";
-import { escapeForTerminal, renderApproval, type ApprovalView } from "../../approvals/view";
-import type { RiskReason } from "../../policy/risk";
+import { approvalViewOf, escapeForTerminal, renderApproval } from "../../approvals/view";
 import type { CliContext } from "../context";
 import { EXIT, UsageError } from "../io";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
@@ -61,27 +60,6 @@ function parse(args: string[]): Parsed {
   return { sub, id: positionals[0] as string, reason, as: requireFlag(values, "as") };
 }
 
-function viewOf(a: ApprovalListing): ApprovalView {
-  return {
-    approvalId: a.id,
-    actionId: a.action_id,
-    actionHash: a.action_hash,
-    state: a.state,
-    reason: a.reason,
-    deadline: new Date(a.deadline),
-    requestedAt: new Date(a.requested_at),
-    channel: a.channel,
-    operation: a.operation,
-    capability: a.capability,
-    host: a.host,
-    risk: a.risk,
-    reasons: Array.isArray(a.reasons) ? (a.reasons as RiskReason[]) : [],
-    requester: a.requester,
-    sessionId: a.session_id,
-    prepared: a.prepared,
-  };
-}
-
 function requesterName(r: ApprovalListing["requester"]): string {
   const name = r.name === null ? "?" : JSON.stringify(escapeForTerminal(r.name));
   return r.kind === "token" ? `token ${name}` : r.kind === "admin" ? `admin ${name}` : "unknown";
@@ -93,7 +71,7 @@ function pageLines(page: ApprovalPage, state: string, now: Date): string[] {
     `${page.total} ${state === "all" ? "" : `${state} `}approval(s) from ${page.by_requester.length} requester(s): ${page.by_requester.map((r) => `${requesterName(r.requester)} ${r.count}`).join(", ")}`,
     `showing ${page.items.length === 0 ? "none" : `${page.offset + 1}–${page.offset + page.items.length}`} (in turns: each requester's oldest first)${page.has_more ? `; next page: --offset ${page.offset + page.items.length}` : ""}`,
   ];
-  for (const item of page.items) lines.push("", ...renderApproval(viewOf(item), now));
+  for (const item of page.items) lines.push("", ...renderApproval(approvalViewOf(item), now));
   return lines;
 }
 
@@ -109,7 +87,7 @@ export const approvalsCommand = {
         const page = await pageApprovals(handle.db, { state: parsed.state, offset: parsed.offset, limit: parsed.limit });
         return pageLines(page, parsed.state, new Date());
       }
-      if (parsed.sub === "show") return renderApproval(viewOf(await showApproval(handle.db, parsed.id)));
+      if (parsed.sub === "show") return renderApproval(approvalViewOf(await showApproval(handle.db, parsed.id)));
       const admin = await requireActiveAdmin(handle.db, parsed.as);
       // The passkey rule applies here too: the CLI has no passkey, so approvals at or above
       // LEASEHOLD_PASSKEY_APPROVAL_RISK are refused ("needs a passkey signature") — approve them in the browser.

@@ -29,7 +29,7 @@ import { channel } from "./channel";
 const b64url = z.string().max(16_384).regex(/^[A-Za-z0-9_-]*$/, "must be base64url");
 
 /** What @simplewebauthn/browser's startAuthentication() returns. */
-const assertionSchema = z.object({
+export const assertionSchema = z.object({
   id: b64url,
   rawId: b64url,
   type: z.literal("public-key"),
