@@ -14,7 +14,7 @@ test("a visitor is sent to sign-in, under the hub's CSP, with no CSP violation",
   expect(headers["x-content-type-options"]).toBe("nosniff");
   expect(headers["referrer-policy"]).toBe("no-referrer");
   await expect(page).toHaveTitle("Leasehold admin");
-  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Sign in", exact: true })).toBeVisible();
   expect(violations).toEqual([]);
 });
 

@@ -155,7 +155,7 @@ export function ApprovalCard({
   onSelect: (on: boolean) => void;
   onMessage: (text: string) => void;
 }) {
-  const { approveOne, denyOne, pending } = useDecisions();
+  const { approveOne, denyOne, pending, needsPasskey } = useDecisions();
   const [mode, setMode] = useState<"idle" | "deny" | "similar">("idle");
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -293,7 +293,7 @@ export function ApprovalCard({
       ) : (
         <div className="form-row approval-actions">
           <button type="button" className="primary" disabled={pending} onClick={() => void run(() => approveOne(item), `Approved ${where}.`)}>
-            Approve
+            {needsPasskey(item) ? "Approve with passkey" : "Approve"}
           </button>
           <button type="button" className="danger" disabled={pending} onClick={() => setMode("deny")}>
             Deny…
