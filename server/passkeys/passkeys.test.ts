@@ -10,7 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { submitAction } from "../actions";
+import { createActionPipeline, installActionPipeline, submitAction } from "../actions";
+import { createAdminSession } from "../admins";
+import type { DatabaseHandle } from "../db";
+import { adminUsers } from "../db/schema";
+import type { HubRuntime } from "../hub/runtime";
+import { type TRPCError } from "../trpc/init";
+import { appRouter } from "../trpc/root";
 import { approve, needsPasskey } from "../approvals";
 import type { Database } from "../db";
 import { approvals, passkeyCredentials } from "../db/schema";
@@ -274,6 +280,51 @@ describeEachDatabase("passkeys", (db) => {
     expect(mismatched.text).toContain("made for another approval or action");
   });
 });
+
+describeEachDatabase("passkeys over tRPC (the browser's calls)", (db) => {
+  it("registration and the approval ceremony over tRPC with the page's Origin: approvals.approve refuses a high action without an assertion and approves it with one; batch items are signed one by one", async () => {
+    const handle = db().handle;
+    const runtime = { database: { handle }, config: { publicUrl: "http://127.0.0.1:8700", host: "127.0.0.1", port: 8700, passkeyApprovalRisk: "high", dataDir: "/nonexistent" } } as unknown as HubRuntime;
+    installActionPipeline(runtime, createActionPipeline(testDeps(handle)));
+    const [row] = await handle.db.insert(adminUsers).values({ username: `pk-trpc-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "unused", role: "approver" }).returning();
+    const session = await createAdminSession(handle.db, row!.id);
+    const caller = appRouter.createCaller({ runtime, headers: new Headers({ cookie: `leasehold_session=${session.token}`, origin: ORIGIN }) });
+    const authenticator = new SoftAuthenticator();
+    const options = await caller.passkeys.registrationOptions();
+    const registration = await authenticator.register(options, ORIGIN);
+    await caller.passkeys.register({ name: "trpc key", response: { ...registration, clientExtensionResults: {} } });
+    const listed = await caller.passkeys.list();
+    expect(listed).toMatchObject({ available: true, approvalRisk: "high", passkeys: [{ name: "trpc key" }] });
+
+    const held = await heldActionOn(handle, "rm -rf ./trpc");
+    const bare = await caller.approvals.approve({ approvalId: held.approvalId, actionHash: held.actionHash }).then(
+      () => undefined,
+      (error: TRPCError) => error,
+    );
+    expect(bare?.code).toBe("FORBIDDEN");
+    expect(bare?.message).toContain("needs a passkey signature");
+    const issued = await caller.passkeys.approvalOptions({ approvalId: held.approvalId });
+    expect(issued.actionHash).toBe(held.actionHash);
+    const assertion = await authenticator.assert(issued.options, ORIGIN);
+    expect(await caller.approvals.approve({ approvalId: held.approvalId, actionHash: held.actionHash, assertion: { ...assertion, clientExtensionResults: {} } })).toEqual({ id: held.approvalId, state: "approved" });
+
+    // Batch: the unsigned high item fails alone; the signed one is approved.
+    const x = await heldActionOn(handle, "rm -rf ./bx");
+    const y = await heldActionOn(handle, "rm -rf ./by");
+    const forY = await authenticator.assert((await caller.passkeys.approvalOptions({ approvalId: y.approvalId })).options, ORIGIN);
+    const { results } = await caller.approvals.batch({ decision: "approve", items: [{ approvalId: x.approvalId, actionHash: x.actionHash }, { approvalId: y.approvalId, actionHash: y.actionHash, assertion: { ...forY, clientExtensionResults: {} } }] });
+    expect(results.map((r) => (r.ok ? r.state : r.error.message))).toEqual([expect.stringContaining("needs a passkey signature"), "approved"]);
+  });
+});
+
+async function heldActionOn(handle: DatabaseHandle, command: string): Promise<{ approvalId: string; actionHash: string }> {
+  const host = await insertHost(handle.db);
+  const caller = await insertToken(handle.db, { createdBy: "someone-else" });
+  const held = await refusal(submitAction(testDeps(handle), caller, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 }));
+  const approvalId = String(held.details?.["approval_id"]);
+  const [row] = await handle.db.select({ actionHash: approvals.actionHash }).from(approvals).where(eq(approvals.id, approvalId));
+  return { approvalId, actionHash: String(row?.actionHash) };
+}
 
 async function indexOfApproval(d: Database, approvalId: string): Promise<number> {
   const rows = await d.select({ leafIndex: ledgerEntries.leafIndex, body: ledgerEntries.body }).from(ledgerEntries);
