@@ -256,6 +256,7 @@ describeEachDatabase("passkeys", (db) => {
     const info = await verifyRegistrationResponse({ response: impostorReg, expectedChallenge: () => true, expectedOrigin: ORIGIN, expectedRPID: "localhost" });
     await d.update(passkeyCredentials).set({ publicKey: toBase64Url(info.registrationInfo!.credential.publicKey) }).where(eq(passkeyCredentials.id, passkey.id));
     const swapped = await exportAndVerify(d, key);
+    console.log(`$ leasehold verify (registered key swapped, ${db().kind})\n${swapped.text}`);
     expect(swapped.code).toBe(1);
     expect(swapped.text).toContain(`first bad index ${signedIndex}`);
     expect(swapped.text).toContain("no registered authenticator signed it");
@@ -274,6 +275,7 @@ describeEachDatabase("passkeys", (db) => {
       data: { action_hash: otherRow!.actionHash as `sha256:${string}`, approval_id: other.approvalId, outcome: "approved", deadline: otherRow!.deadline.toISOString(), assertion_digest: await assertionDigest(original as never) },
     });
     const mismatched = await exportAndVerify(d, key);
+    console.log(`$ leasehold verify (assertion of one approval sealed under another, ${db().kind})\n${mismatched.text}`);
     const mismatchedIndex = await indexOfApproval(d, other.approvalId);
     expect(mismatched.code).toBe(1);
     expect(mismatched.text).toContain(`first bad index ${mismatchedIndex}`);
