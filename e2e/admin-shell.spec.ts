@@ -20,11 +20,11 @@ test("a visitor is sent to sign-in, under the hub's CSP, with no CSP violation",
   expect(headers["x-content-type-options"]).toBe("nosniff");
   expect(headers["referrer-policy"]).toBe("no-referrer");
   await expect(page).toHaveTitle("Leasehold admin");
-  await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
+  await expect(page.getByRole("button", { name: "Sign in", exact: true })).toBeEnabled();
   // Hydrated (React handles the form, so the nonce'd scripts ran): a wrong sign-in shows the hub's message in place.
   await page.getByLabel("User name").fill("nobody");
   await page.getByLabel("Password", { exact: true }).fill("nothing");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.locator(".state-error")).toContainText("UNAUTHENTICATED");
   expect(violations).toEqual([]);
 });

@@ -1,5 +1,6 @@
 "use client";
 
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { useTRPC } from "../_components/trpc";
@@ -23,6 +24,22 @@ export function SignInForm({ next }: { next?: string }) {
       onSuccess: (result) => window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next)),
     }),
   );
+  const [passkeyError, setPasskeyError] = useState<string | null>(null);
+  const passkeyOptions = useMutation(trpc.passkeys.signInOptions.mutationOptions());
+  const passkeySignIn = useMutation(trpc.passkeys.signIn.mutationOptions());
+  const passkeyBusy = passkeyOptions.isPending || passkeySignIn.isPending;
+  /** A discoverable passkey: no user name needed; the authenticator offers the accounts it holds. */
+  const withPasskey = async () => {
+    setPasskeyError(null);
+    try {
+      const options = await passkeyOptions.mutateAsync();
+      const response = await startAuthentication({ optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON });
+      const result = await passkeySignIn.mutateAsync({ response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } } });
+      window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next));
+    } catch (e) {
+      setPasskeyError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey sign-in." : errorText(e));
+    }
+  };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     signIn.mutate({ username, password });
@@ -43,6 +60,12 @@ export function SignInForm({ next }: { next?: string }) {
           <ErrorState>{errorText(signIn.error)}</ErrorState>
         </div>
       ) : null}
+      <div className="form-row passkey-sign-in">
+        <button type="button" disabled={passkeyBusy} onClick={() => void withPasskey()}>
+          {passkeyBusy ? "Waiting for the passkey…" : "Sign in with a passkey"}
+        </button>
+      </div>
+      {passkeyError === null ? null : <ErrorState>{passkeyError}</ErrorState>}
     </form>
   );
 }

@@ -42,7 +42,7 @@ export async function signIn(page: Page, account: Account): Promise<void> {
   await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
   await page.getByLabel("User name").fill(account.name);
   await page.getByLabel("Password", { exact: true }).fill(account.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
 /** Creates an admin, signs in, replaces the one-time password; the page ends signed in on /account. */

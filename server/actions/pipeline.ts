@@ -253,7 +253,20 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     return replay(deps, trace, caller, existing, options);
   }
   trace.actionId = actionId;
+  if (decided.state === "held") announceHeld(deps, decided, host.name);
   return proceed(deps, trace, caller, decided, options, false);
+}
+
+/** Tells `deps.onHeld` (the webhook) about a newly held action, in the background: never in the action's way. */
+function announceHeld(deps: PipelineDeps, row: ActionRow, hostName: string): void {
+  const onHeld = deps.onHeld;
+  const approvalId = (row.result as StoredResult | null)?.approval_id;
+  if (onHeld === undefined || typeof approvalId !== "string") return;
+  void getApproval(deps.handle.db, approvalId)
+    .then((approval) => {
+      if (approval !== undefined) onHeld({ approvalId, actionId: row.id, host: hostName, operation: row.operation, risk: approval.riskLevel, deadline: approval.deadline });
+    })
+    .catch(() => undefined);
 }
 
 async function decide(

@@ -4,6 +4,7 @@
  * this, so the same input gives the same result and error code on both.
  */
 import { hubCapabilityRegistry } from "../capabilities";
+import { createApprovalWebhook } from "../approvals/webhook";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { assessActionRiskSync } from "../policy/assess-action";
@@ -79,6 +80,8 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
   let pipeline = pipelines.get(runtime);
   if (pipeline === undefined) {
     const handle = runtime.database.handle;
+    const config = runtime.config.webhook ?? null;
+    const webhook = config === null ? null : createApprovalWebhook({ url: config.url, secret: config.secret, publicUrl: runtime.config.publicUrl });
     pipeline = createActionPipeline({
       handle,
       registry: hubCapabilityRegistry(),
@@ -87,6 +90,7 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
       completion: createCompletionWaiter(handle, runtime.ledger.integrator),
       settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken },
+      ...(webhook === null ? {} : { onHeld: (notice) => void webhook.notify(notice) }),
     });
     pipelines.set(runtime, pipeline);
   }

@@ -96,6 +96,12 @@ export interface PipelineDeps {
   jobKey: JobKey;
   settings?: Partial<PipelineSettings>;
   customRiskRules?: readonly CustomRiskRule[];
+  /**
+   * Told about each newly held action after its transaction committed (the
+   * approval webhook, server/approvals/webhook.ts). Fire and forget: its
+   * failures are its own and never touch the action.
+   */
+  onHeld?: (notice: { approvalId: string; actionId: string; host: string; operation: string; risk: string; deadline: Date }) => void;
 }
 
 export type DecisionOutcome = "auto_allow" | "grant" | "approved";

@@ -22,7 +22,11 @@ import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
+import { assertionDigest, needsPasskey, type StoredAssertion } from "../passkeys/challenge";
+import { verifyApprovalAssertion } from "../passkeys/passkeys";
+import { relyingParty, type PasskeySettings } from "../passkeys/relying-party";
 import { announceDecision, approvalNotifier } from "./notifier";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
 export type ApprovalRow = typeof approvals.$inferSelect;
 export type ApprovalState = "pending" | "approved" | "denied" | "expired";
@@ -38,19 +42,48 @@ export interface DecideOptions {
   expectedActionHash?: string;
   /** Approver ≠ requester's owner. */
   fourEyes?: boolean;
+  /**
+   * The passkey rule (issue 13): approving an action at or above
+   * `settings.passkeyApprovalRisk` needs `assertion`, a WebAuthn assertion
+   * over this approval's challenge (server/passkeys). Every channel (CLI,
+   * tRPC) passes the hub's configuration here; an in-process caller that
+   * passes none decides without the rule (tests and fixtures).
+   */
+  passkey?: { settings: PasskeySettings; assertion?: AuthenticationResponseJSON };
+}
+
+export { needsPasskey };
+
+/** The refusal for approving `risk` without a passkey signature (names what to do, or why it cannot be done here). */
+function passkeyRefusal(risk: string, settings: PasskeySettings): LeaseholdError {
+  const rp = relyingParty(settings);
+  const threshold = settings.passkeyApprovalRisk ?? "high";
+  if (!rp.available) {
+    return new LeaseholdError(
+      "FORBIDDEN",
+      `approving a ${risk}-risk action needs a passkey signature, and ${rp.reason}. Until then such approvals are refused (LEASEHOLD_PASSKEY_APPROVAL_RISK=${threshold}; set it to off to approve without a passkey)`,
+      { tier: "hub", hint: "set LEASEHOLD_PUBLIC_URL to a URL with a host name" },
+    );
+  }
+  return new LeaseholdError(
+    "FORBIDDEN",
+    `approving a ${risk}-risk action needs a passkey signature (LEASEHOLD_PASSKEY_APPROVAL_RISK=${threshold}): approve it in the browser at ${rp.origins[0]}/approvals`,
+    { tier: "hub", hint: `open ${rp.origins[0]}/approvals` },
+  );
 }
 
 function asDb(tx: unknown): Database {
   return tx as Database;
 }
 
-async function sealApproval(db: Database, approval: ApprovalRow, outcome: "approved" | "denied" | "expired", actor: `sha256:${string}`): Promise<void> {
+async function sealApproval(db: Database, approval: ApprovalRow, outcome: "approved" | "denied" | "expired", actor: `sha256:${string}`, assertion?: StoredAssertion): Promise<void> {
+  const data = { action_hash: approval.actionHash as `sha256:${string}`, approval_id: approval.id, outcome, deadline: approval.deadline.toISOString() };
   await appendEntry(db, {
     type: "approval/1",
     time: new Date(),
     action_id: approval.actionId,
     actor,
-    data: { action_hash: approval.actionHash as `sha256:${string}`, approval_id: approval.id, outcome, deadline: approval.deadline.toISOString() },
+    data: assertion === undefined ? data : { ...data, assertion_digest: await assertionDigest(assertion) },
   });
 }
 
@@ -141,14 +174,23 @@ async function decide(
     if (options.fourEyes && (row.requestedBy === admin.id || row.requestedBy === admin.username || row.requestedBy === `admin:${admin.id}`)) {
       throw new LeaseholdError("POLICY_REFUSED", "four-eyes is on: the approver may not be the owner of the requesting token or session (hub check)", { tier: "hub" });
     }
+    let assertion: StoredAssertion | undefined;
+    if (outcome === "approved" && options.passkey !== undefined) {
+      if (options.passkey.assertion !== undefined) {
+        // Bound to this approval id and action hash: an assertion made for another is refused here.
+        assertion = await verifyApprovalAssertion(asDb(tx), { approvalId: row.id, actionHash: row.actionHash, adminId: admin.id, response: options.passkey.assertion, settings: options.passkey.settings });
+      } else if (needsPasskey(row.riskLevel, options.passkey.settings.passkeyApprovalRisk)) {
+        throw passkeyRefusal(row.riskLevel, options.passkey.settings);
+      }
+    }
     const [updated] = await tx
       .update(approvals)
-      .set({ state: outcome, decidedBy: admin.id, decidedAt: new Date(), reason })
+      .set({ state: outcome, decidedBy: admin.id, decidedAt: new Date(), reason, ...(assertion === undefined ? {} : { assertion: { ...assertion } }) })
       .where(and(eq(approvals.id, approvalId), eq(approvals.state, "pending")))
       .returning();
     if (updated === undefined) throw new LeaseholdError("POLICY_REFUSED", `approval ${approvalId} is no longer pending`, { tier: "hub" });
     await tx.update(actions).set({ state: outcome, updatedAt: new Date() }).where(eq(actions.id, updated.actionId));
-    await sealApproval(asDb(tx), updated, outcome, hashActor("admin", admin.id));
+    await sealApproval(asDb(tx), updated, outcome, hashActor("admin", admin.id), assertion);
     return updated;
   });
   await announceDecision(db, approvalId);

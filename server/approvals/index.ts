@@ -12,6 +12,7 @@ export {
   getApproval,
   insertApproval,
   listApprovals,
+  needsPasskey,
   pageApprovals,
   showApproval,
   waitForDecision,
@@ -19,5 +20,10 @@ export {
 export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
 export { APPROVAL_CHANNEL, announceDecision, approvalNotifier } from "./notifier";
 export type { ApprovalNotifier } from "./notifier";
-// The terminal view (view.ts: renderApproval, escapeForTerminal, …) is imported from "./view" by the
-// CLI only: it loads the guest's scrubber, which the web bundle does not need.
+// The view (view.ts: buildApprovalView — the one builder behind the CLI's renderApproval and the
+// browser's approvals.list — escapeForTerminal, …) is imported from "./view" by the CLI and the
+// approvals tRPC router only: it loads the guest's scrubber, which client bundles must not pull in.
+export { PROPOSED_GRANT, approveAndGrant, assertGrantable, escapeRegExp, proposeGrant } from "./propose";
+export type { GrantEdits, GrantProposal } from "./propose";
+export { SIGNATURE_HEADER, WEBHOOK_LIMITS, createApprovalWebhook, webhookBody, webhookSignature } from "./webhook";
+export type { ApprovalWebhook, HeldNotice, WebhookOptions } from "./webhook";

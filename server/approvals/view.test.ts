@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RiskReason } from "../policy/risk";
-import { escapeForTerminal, markSpans, renderApproval, STDIN_PREVIEW_CHARS, type ApprovalView } from "./view";
+import { buildApprovalView, escapeForTerminal, markSpans, renderApproval, STDIN_PREVIEW_CHARS, type ApprovalView } from "./view";
 
 const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
 const GH_TOKEN = `ghp_${"a1B2".repeat(9)}`;
@@ -88,5 +88,32 @@ describe("approval view: the prepared action in full", () => {
     const stdin = `${"y".repeat(STDIN_PREVIEW_CHARS - 8)} ${AWS_KEY}`;
     const text = renderApproval(view({ command: "cat", stdin })).join("\n");
     expect(text).not.toContain(AWS_KEY.slice(0, 7));
+  });
+});
+
+describe("approval view: one builder for terminal and browser", () => {
+  it("buildApprovalView gives the browser structured, visible-safe data: risky segments, scrubbed env and stdin, the same facts renderApproval prints", () => {
+    const command = "ls\nrm -rf ./build \u202e#";
+    const v = view({ command, cwd: "x", env: { GITHUB_TOKEN: GH_TOKEN, A: "1" }, stdin: `k ${AWS_KEY}` }, [reason("high", "command.deletes", command, "rm -rf ./build")]);
+    const built = buildApprovalView(v);
+    expect(built.subject?.segments).toEqual([
+      { text: "ls\n", risky: false },
+      { text: "rm -rf ./build", risky: true },
+      { text: " ⟨U+202E⟩#", risky: false },
+    ]);
+    expect(built.env).toEqual([
+      { name: "A", value: "1" },
+      { name: "GITHUB_TOKEN", value: "[REDACTED:github_token]" },
+    ]);
+    expect(built.stdin).toMatchObject({ preview: "k [REDACTED:aws_access_key]", redactions: 1, cut: false });
+    expect(JSON.stringify(built)).not.toContain(GH_TOKEN);
+    expect(JSON.stringify(built)).not.toContain(AWS_KEY);
+    expect(JSON.stringify(built)).not.toMatch(TERMINAL_ACTIVE);
+    expect(built.session).toMatch(/^session [0-9a-f]{8}$/);
+    // The terminal lines are a formatting of the same structure.
+    const text = renderApproval(v).join("\n");
+    expect(text).toContain("│ ⟦rm -rf ./build⟧ ⟨U+202E⟩#");
+    expect(text).toContain(`action_hash ${built.action_hash}`);
+    expect(text).toContain(built.session);
   });
 });

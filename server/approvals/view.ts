@@ -28,6 +28,7 @@ import { createHash } from "node:crypto";
 import { scrubBuffer } from "../../agent-guest/scrub";
 import { digestOf } from "../ledger/entry";
 import type { RiskReason } from "../policy/risk";
+import type { ApprovalListing } from "./approvals";
 
 export const STDIN_PREVIEW_CHARS = 200;
 
@@ -134,6 +135,61 @@ export interface ApprovalView {
   prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown> };
 }
 
+/** Stdin (or fs_write content) as a person sees it: size, digest, and a scrubbed preview. */
+export interface DataPreview {
+  bytes: number;
+  sha256: string;
+  /** Scrubbed whole, then cut to STDIN_PREVIEW_CHARS, then made visible (escapeForTerminal). */
+  preview: string;
+  /** More text follows the preview. */
+  cut: boolean;
+  /** How many secrets the scrubber replaced (in the whole text). */
+  redactions: number;
+}
+
+/**
+ * The prepared action a person reads before deciding, as structured data:
+ * the ONE builder behind the terminal view (`renderApproval`, the CLI) and
+ * the browser's approvals page (tRPC `approvals.list`). Every string that
+ * came from a caller is already visible-safe (`escapeForTerminal`: control,
+ * invisible and bidi code points as tokens), env values and stdin are
+ * scrubbed; the command/code is not scrubbed (it is what runs).
+ */
+export interface PreparedActionView {
+  approval_id: string;
+  action_id: string;
+  action_hash: string;
+  state: string;
+  /** Visible-safe decision reason (an admin's, or "token revoked"). */
+  reason: string | null;
+  deadline: string;
+  requested_at: string;
+  channel: string;
+  operation: string;
+  capability: string;
+  host: string | null;
+  risk: string;
+  /** Who asked; `name` is visible-safe. */
+  requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
+  /** A short label of the MCP session (never the session id). */
+  session: string;
+  /** The command or code with the risky spans (every reason above read_only, merged) flagged. */
+  subject: { name: "command" | "code"; language: string | null; segments: Array<{ text: string; risky: boolean }> } | null;
+  cwd: string | null;
+  /** Null when the action carries no env argument; values scrubbed (the `NAME=value` pair goes through the scrubber). */
+  env: Array<{ name: string; value: string }> | null;
+  /** Null when absent; `bytes: 0` when empty. */
+  stdin: DataPreview | null;
+  content: DataPreview | null;
+  /** The timeout the sandbox policy enforces, and what the caller asked. */
+  timeout: { enforced_s: number | null; asked_s: number | null };
+  /** The compiled network policy as JSON (visible-safe), or null. */
+  network: string | null;
+  /** Every other prepared argument as JSON (visible-safe). */
+  other: Array<{ name: string; json: string }>;
+  reasons: Array<{ level: string; rule: string; message: string; line: number | null; column: number | null; snippet: string | null; snippet_cut: boolean }>;
+}
+
 function until(deadline: Date, now: Date): string {
   const ms = deadline.getTime() - now.getTime();
   if (ms <= 0) return "passed";
@@ -146,74 +202,169 @@ export function sessionLabel(sessionId: string | null): string {
   return sessionId === null ? "no session" : `session ${digestOf(sessionId).slice(7, 15)}`;
 }
 
-function requesterText(view: ApprovalView): string {
-  const name = view.requester.name === null ? "?" : JSON.stringify(escapeForTerminal(view.requester.name));
+const SHOWN_APART = new Set(["host", "command", "code", "cwd", "env", "stdin", "timeout_s", "language", "content"]);
+
+function dataPreview(value: string): DataPreview {
+  const bytes = Buffer.byteLength(value, "utf8");
+  const sha256 = createHash("sha256").update(value, "utf8").digest("hex");
+  if (bytes === 0) return { bytes, sha256, preview: "", cut: false, redactions: 0 };
+  const scrubbed = scrubText(value);
+  const chars = [...scrubbed.text];
+  return { bytes, sha256, preview: escapeForTerminal(chars.slice(0, STDIN_PREVIEW_CHARS).join("")), cut: chars.length > STDIN_PREVIEW_CHARS, redactions: scrubbed.redactions };
+}
+
+/** The text split at the risky spans, each piece visible-safe (newlines kept). */
+export function riskySegments(text: string, reasons: readonly RiskReason[]): Array<{ text: string; risky: boolean }> {
+  const segments: Array<{ text: string; risky: boolean }> = [];
+  let at = 0;
+  const push = (piece: string, risky: boolean): void => {
+    if (piece.length > 0) segments.push({ text: escapeForTerminal(piece, { keepNewlines: true }), risky });
+  };
+  for (const [start, end] of riskySpans(reasons, text.length)) {
+    push(text.slice(at, start), false);
+    push(text.slice(start, end), true);
+    at = end;
+  }
+  push(text.slice(at), false);
+  return segments;
+}
+
+/** Builds what a person reads for one held action (terminal and browser alike). */
+export function buildApprovalView(view: ApprovalView): PreparedActionView {
+  const args = view.prepared.arguments ?? {};
+  const policy = view.prepared.policy ?? {};
+  const subjectName = typeof args["command"] === "string" ? "command" : typeof args["code"] === "string" ? "code" : null;
+  const source = subjectName === null ? "" : (args[subjectName] as string);
+  const asText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
+  let env: PreparedActionView["env"] = null;
+  if ("env" in args) {
+    env = Object.entries((args["env"] ?? {}) as Record<string, unknown>)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, value]) => {
+        // The pair is scrubbed whole: some patterns key on the name (GITHUB_TOKEN=…).
+        const pair = scrubText(`${name}=${String(value)}`).text;
+        const shown = pair.startsWith(`${name}=`) ? { name, value: pair.slice(name.length + 1) } : { name: "", value: pair };
+        return { name: escapeForTerminal(shown.name), value: escapeForTerminal(shown.value) };
+      });
+  }
+  return {
+    approval_id: view.approvalId,
+    action_id: view.actionId,
+    action_hash: view.actionHash,
+    state: view.state,
+    reason: view.reason === null ? null : escapeForTerminal(view.reason),
+    deadline: view.deadline.toISOString(),
+    requested_at: view.requestedAt.toISOString(),
+    channel: view.channel,
+    operation: view.operation,
+    capability: view.capability,
+    host: view.host === null ? null : escapeForTerminal(view.host),
+    risk: view.risk,
+    requester: { ...view.requester, name: view.requester.name === null ? null : escapeForTerminal(view.requester.name) },
+    session: sessionLabel(view.sessionId),
+    subject:
+      subjectName === null
+        ? null
+        : { name: subjectName, language: typeof args["language"] === "string" ? escapeForTerminal(args["language"]) : null, segments: riskySegments(source, view.reasons) },
+    cwd: "cwd" in args ? escapeForTerminal(String(args["cwd"])) : null,
+    env,
+    stdin: "stdin" in args ? dataPreview(asText(args["stdin"])) : null,
+    content: "content" in args ? dataPreview(asText(args["content"])) : null,
+    timeout: { enforced_s: typeof policy["timeout_s"] === "number" ? policy["timeout_s"] : null, asked_s: typeof args["timeout_s"] === "number" ? args["timeout_s"] : null },
+    network: policy["network"] === undefined ? null : escapeForTerminal(JSON.stringify(policy["network"])),
+    other: Object.entries(args)
+      .filter(([name]) => !SHOWN_APART.has(name))
+      .map(([name, value]) => ({ name: escapeForTerminal(name), json: escapeForTerminal(JSON.stringify(value) ?? "undefined") })),
+    reasons: view.reasons.map((reason) => {
+      const spanned = reason.span.end > reason.span.start;
+      const inside = spanned && source.length >= reason.span.end;
+      return {
+        level: reason.level,
+        rule: escapeForTerminal(reason.rule),
+        message: escapeForTerminal(reason.message),
+        line: spanned ? reason.span.line : null,
+        column: spanned ? reason.span.column : null,
+        snippet: inside ? escapeForTerminal(source.slice(reason.span.start, Math.min(reason.span.end, reason.span.start + 80))) : null,
+        snippet_cut: inside && reason.span.end - reason.span.start > 80,
+      };
+    }),
+  };
+}
+
+function requesterText(view: PreparedActionView): string {
+  const name = view.requester.name === null ? "?" : JSON.stringify(view.requester.name);
   if (view.requester.kind === "token") return `agent token ${name} (${view.requester.id ?? "?"})`;
   if (view.requester.kind === "admin") return `admin ${name}`;
   return "unknown";
 }
 
-const SHOWN_APART = new Set(["host", "command", "code", "cwd", "env", "stdin", "timeout_s", "language", "content"]);
-
 function block(lines: string[]): string[] {
   return lines.map((line) => `    │ ${line}`);
 }
 
-function dataLines(label: string, value: string): string[] {
-  const bytes = Buffer.byteLength(value, "utf8");
-  const digest = createHash("sha256").update(value, "utf8").digest("hex");
-  if (bytes === 0) return [`  ${label}: none`];
-  const scrubbed = scrubText(value);
-  const cut = [...scrubbed.text].slice(0, STDIN_PREVIEW_CHARS).join("");
-  const more = [...scrubbed.text].length > STDIN_PREVIEW_CHARS ? " …" : "";
-  const note = scrubbed.redactions > 0 ? ` (${scrubbed.redactions} redacted)` : "";
-  return [`  ${label}: ${bytes} bytes, sha256 ${digest}`, `    preview${note}: "${escapeForTerminal(cut)}"${more}`];
+function dataLines(label: string, data: DataPreview): string[] {
+  if (data.bytes === 0) return [`  ${label}: none`];
+  const note = data.redactions > 0 ? ` (${data.redactions} redacted)` : "";
+  return [`  ${label}: ${data.bytes} bytes, sha256 ${data.sha256}`, `    preview${note}: "${data.preview}"${data.cut ? " …" : ""}`];
 }
 
 /** The lines a person reads for one held action. `now` for the time left. */
-export function renderApproval(view: ApprovalView, now = new Date()): string[] {
-  const args = view.prepared.arguments ?? {};
-  const policy = view.prepared.policy ?? {};
+export function renderApproval(input: ApprovalView, now = new Date()): string[] {
+  const view = buildApprovalView(input);
   const lines: string[] = [];
   // First line: the approval id first, then what and where (scripts find a host's approval by " on HOST ").
-  const state = `${view.state}${view.reason === null ? "" : ` (${escapeForTerminal(view.reason)})`}`;
-  const left = view.state === "pending" ? ` (${until(view.deadline, now)})` : "";
-  lines.push(`${view.approvalId}  ${view.operation} on ${escapeForTerminal(view.host ?? "?")}  risk ${view.risk}  ${state}  deadline ${view.deadline.toISOString()}${left}`);
-  lines.push(`  action ${view.actionId}  (capability ${view.capability})`);
-  lines.push(`  action_hash ${view.actionHash}`);
-  lines.push(`  requested by ${requesterText(view)}, ${sessionLabel(view.sessionId)}, channel ${view.channel}, at ${view.requestedAt.toISOString()}`);
-
-  const subjectName = typeof args["command"] === "string" ? "command" : typeof args["code"] === "string" ? "code" : null;
-  if (subjectName !== null) {
-    const text = args[subjectName] as string;
-    const language = typeof args["language"] === "string" ? ` (${escapeForTerminal(args["language"])})` : "";
-    lines.push(`  ${subjectName}${language}, risky spans between ⟦ ⟧:`);
-    lines.push(...block(markSpans(text, view.reasons)));
+  const state = `${view.state}${view.reason === null ? "" : ` (${view.reason})`}`;
+  const left = view.state === "pending" ? ` (${until(input.deadline, now)})` : "";
+  lines.push(`${view.approval_id}  ${view.operation} on ${view.host ?? "?"}  risk ${view.risk}  ${state}  deadline ${view.deadline}${left}`);
+  lines.push(`  action ${view.action_id}  (capability ${view.capability})`);
+  lines.push(`  action_hash ${view.action_hash}`);
+  lines.push(`  requested by ${requesterText(view)}, ${view.session}, channel ${view.channel}, at ${view.requested_at}`);
+  if (view.subject !== null) {
+    const language = view.subject.language === null ? "" : ` (${view.subject.language})`;
+    lines.push(`  ${view.subject.name}${language}, risky spans between ⟦ ⟧:`);
+    lines.push(...block(view.subject.segments.map((s) => (s.risky ? `⟦${s.text}⟧` : s.text)).join("").split("\n")));
   }
-  if ("cwd" in args) lines.push(`  cwd: ${escapeForTerminal(String(args["cwd"]))}`);
-  if ("env" in args) {
-    const env = Object.entries((args["env"] ?? {}) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    if (env.length === 0) lines.push("  env: none");
+  if (view.cwd !== null) lines.push(`  cwd: ${view.cwd}`);
+  if (view.env !== null) {
+    if (view.env.length === 0) lines.push("  env: none");
     else {
-      lines.push(`  env (${env.length}; values scrubbed):`);
-      for (const [name, value] of env) lines.push(`    ${escapeForTerminal(scrubText(`${name}=${String(value)}`).text)}`);
+      lines.push(`  env (${view.env.length}; values scrubbed):`);
+      for (const { name, value } of view.env) lines.push(`    ${name === "" ? value : `${name}=${value}`}`);
     }
   }
-  if ("stdin" in args) lines.push(...dataLines("stdin", typeof args["stdin"] === "string" ? args["stdin"] : JSON.stringify(args["stdin"])));
-  if ("content" in args) lines.push(...dataLines("content", typeof args["content"] === "string" ? args["content"] : JSON.stringify(args["content"])));
-  const timeout = typeof policy["timeout_s"] === "number" ? `${policy["timeout_s"]} s` : "?";
-  const network = policy["network"] === undefined ? "" : `  network ${escapeForTerminal(JSON.stringify(policy["network"]))}`;
-  lines.push(`  timeout: ${timeout}${typeof args["timeout_s"] === "number" ? ` (asked ${args["timeout_s"]} s)` : ""}${network}`);
-  for (const [name, value] of Object.entries(args)) {
-    if (SHOWN_APART.has(name)) continue;
-    lines.push(`  ${escapeForTerminal(name)}: ${escapeForTerminal(JSON.stringify(value) ?? "undefined")}`);
-  }
-  const source = subjectName === null ? "" : (args[subjectName] as string);
+  if (view.stdin !== null) lines.push(...dataLines("stdin", view.stdin));
+  if (view.content !== null) lines.push(...dataLines("content", view.content));
+  const timeout = view.timeout.enforced_s === null ? "?" : `${view.timeout.enforced_s} s`;
+  const network = view.network === null ? "" : `  network ${view.network}`;
+  lines.push(`  timeout: ${timeout}${view.timeout.asked_s === null ? "" : ` (asked ${view.timeout.asked_s} s)`}${network}`);
+  for (const { name, json } of view.other) lines.push(`  ${name}: ${json}`);
   lines.push(`  reasons (${view.reasons.length}):`);
   for (const reason of view.reasons) {
-    const at = reason.span.end > reason.span.start ? ` at ${reason.span.line}:${reason.span.column}` : "";
-    const snippet = reason.span.end > reason.span.start && source.length >= reason.span.end ? ` ⟦${escapeForTerminal(source.slice(reason.span.start, Math.min(reason.span.end, reason.span.start + 80)))}${reason.span.end - reason.span.start > 80 ? "…" : ""}⟧` : "";
-    lines.push(`    [${reason.level}] ${escapeForTerminal(reason.rule)}${at}${snippet} — ${escapeForTerminal(reason.message)}`);
+    const at = reason.line === null ? "" : ` at ${reason.line}:${reason.column}`;
+    const snippet = reason.snippet === null ? "" : ` ⟦${reason.snippet}${reason.snippet_cut ? "…" : ""}⟧`;
+    lines.push(`    [${reason.level}] ${reason.rule}${at}${snippet} — ${reason.message}`);
   }
   return lines;
+}
+
+/** A listing from `pageApprovals` / `showApproval` as the builder's input. */
+export function approvalViewOf(a: ApprovalListing): ApprovalView {
+  return {
+    approvalId: a.id,
+    actionId: a.action_id,
+    actionHash: a.action_hash,
+    state: a.state,
+    reason: a.reason,
+    deadline: new Date(a.deadline),
+    requestedAt: new Date(a.requested_at),
+    channel: a.channel,
+    operation: a.operation,
+    capability: a.capability,
+    host: a.host,
+    risk: a.risk,
+    reasons: Array.isArray(a.reasons) ? (a.reasons as RiskReason[]) : [],
+    requester: a.requester,
+    sessionId: a.session_id,
+    prepared: a.prepared,
+  };
 }

@@ -32,8 +32,32 @@ describe("loadConfig", () => {
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
+        passkeyApprovalRisk: "high",
+        publicUrlSet: false,
+        webhook: null,
       },
     });
+  });
+
+  it("LEASEHOLD_PASSKEY_APPROVAL_RISK: high by default, critical or off when set, anything else refused by name", () => {
+    expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "critical" } });
+    expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "off" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "off" } });
+    const bad = loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "medium" }, cwd);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.variable).toBe("LEASEHOLD_PASSKEY_APPROVAL_RISK");
+    expect(!bad.ok && bad.message).toContain("must be high, critical or off");
+    expect(loadConfig({ LEASEHOLD_PUBLIC_URL: "https://admin.example.org" }, cwd)).toMatchObject({ ok: true, config: { publicUrlSet: true } });
+  });
+
+  it("approval webhook: URL and secret together, refused alone, a short secret refused without echoing it", () => {
+    const ok = loadConfig({ LEASEHOLD_WEBHOOK_URL: "https://hooks.example.org/leasehold", LEASEHOLD_WEBHOOK_SECRET: "s3cret-s3cret-s3cret" }, cwd);
+    expect(ok.ok && ok.config.webhook).toEqual({ url: "https://hooks.example.org/leasehold", secret: "s3cret-s3cret-s3cret" });
+    expect(loadConfig({ LEASEHOLD_WEBHOOK_URL: "https://hooks.example.org/x" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_WEBHOOK_SECRET" });
+    expect(loadConfig({ LEASEHOLD_WEBHOOK_SECRET: "s3cret-s3cret-s3cret" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_WEBHOOK_URL" });
+    const short = loadConfig({ LEASEHOLD_WEBHOOK_URL: "https://hooks.example.org/x", LEASEHOLD_WEBHOOK_SECRET: "tooshort" }, cwd);
+    expect(short).toMatchObject({ ok: false, variable: "LEASEHOLD_WEBHOOK_SECRET" });
+    expect(short.ok ? "" : short.message).not.toContain("tooshort");
+    expect(loadConfig({ LEASEHOLD_WEBHOOK_URL: "ftp://x", LEASEHOLD_WEBHOOK_SECRET: "s3cret-s3cret-s3cret" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_WEBHOOK_URL" });
   });
 
   it("guest job windows: whole seconds, a heartbeat window of at least 6 s (three missed heartbeats), refused by name", () => {

@@ -44,6 +44,18 @@ export interface HubConfig {
   jobs: JobWindows;
   /** Stored output bounds (LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES, LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES, LEASEHOLD_OUTPUT_RETENTION_S). */
   output: OutputLimits;
+  /** Approvals at or above this risk need a passkey assertion (LEASEHOLD_PASSKEY_APPROVAL_RISK, default high); "off" = never. */
+  passkeyApprovalRisk: "high" | "critical" | "off";
+  /** Whether LEASEHOLD_PUBLIC_URL was set (otherwise publicUrl is http://HOST:PORT). */
+  publicUrlSet?: boolean;
+  /** Approval notifications (LEASEHOLD_WEBHOOK_URL + LEASEHOLD_WEBHOOK_SECRET); null when not set. */
+  webhook: WebhookConfig | null;
+}
+
+export interface WebhookConfig {
+  url: string;
+  /** HMAC-SHA256 key for X-Leasehold-Signature. */
+  secret: string;
 }
 
 export interface OutputLimits {
@@ -93,7 +105,9 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = String(issue?.path[0] ?? "environment");
-    const shown = raw[variable] === undefined || variable === "DATABASE_URL" ? "" : ` (got ${JSON.stringify(raw[variable])})`;
+    // Never echo a value that may carry a credential.
+    const secretish = variable === "DATABASE_URL" || variable === "LEASEHOLD_WEBHOOK_SECRET" || variable === "LEASEHOLD_WEBHOOK_URL";
+    const shown = raw[variable] === undefined || secretish ? "" : ` (got ${JSON.stringify(raw[variable])})`;
     return { ok: false, variable, message: `${variable} ${issue?.message ?? "is invalid"}${shown}` };
   }
   const e = parsed.data;
@@ -123,7 +137,12 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     quotaHostBytes: e.LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES,
     retentionMs: e.LEASEHOLD_OUTPUT_RETENTION_S * 1000,
   };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output } };
+  if ((e.LEASEHOLD_WEBHOOK_URL === undefined) !== (e.LEASEHOLD_WEBHOOK_SECRET === undefined)) {
+    const missing = e.LEASEHOLD_WEBHOOK_URL === undefined ? "LEASEHOLD_WEBHOOK_URL" : "LEASEHOLD_WEBHOOK_SECRET";
+    return { ok: false, variable: missing, message: `${missing} must be set together with ${missing === "LEASEHOLD_WEBHOOK_URL" ? "LEASEHOLD_WEBHOOK_SECRET" : "LEASEHOLD_WEBHOOK_URL"} (an unsigned or unaddressed webhook is refused)` };
+  }
+  const webhook: WebhookConfig | null = e.LEASEHOLD_WEBHOOK_URL === undefined || e.LEASEHOLD_WEBHOOK_SECRET === undefined ? null : { url: e.LEASEHOLD_WEBHOOK_URL, secret: e.LEASEHOLD_WEBHOOK_SECRET };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -30,6 +30,9 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES",
   "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES",
   "LEASEHOLD_OUTPUT_RETENTION_S",
+  "LEASEHOLD_PASSKEY_APPROVAL_RISK",
+  "LEASEHOLD_WEBHOOK_URL",
+  "LEASEHOLD_WEBHOOK_SECRET",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -134,6 +137,14 @@ export const environmentSchema = z.object({
   LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(256 * 1024 * 1024),
   LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(1024 * 1024 * 1024),
   LEASEHOLD_OUTPUT_RETENTION_S: wholeNumber(60, 10 * 365 * 86_400).default(7 * 86_400),
+  // Approvals at or above this risk need a passkey signature over the action (server/passkeys);
+  // "off" lets a person approve anything without one (the CLI can then approve high-risk actions).
+  LEASEHOLD_PASSKEY_APPROVAL_RISK: z.enum(["high", "critical", "off"], { message: "must be high, critical or off" }).default("high"),
+  // Approval notifications (server/approvals/webhook.ts): each new held action is POSTed as a
+  // small JSON to this URL, signed with HMAC-SHA256 under the secret (X-Leasehold-Signature).
+  // Both or neither: a URL without a secret is refused at start-up.
+  LEASEHOLD_WEBHOOK_URL: publicUrl.optional(),
+  LEASEHOLD_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters (a random secret shared with the receiver)").max(1024).optional(),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -63,6 +63,10 @@ export const ENTRY_DATA = {
     approval_id: id,
     outcome: z.enum(["approved", "denied", "expired"]),
     deadline: timestamp,
+    // Issue 13: the digest of the passkey assertion that signed this approval
+    // (server/passkeys/challenge.ts assertionDigest). Optional: entries sealed
+    // before passkeys, and approvals below the passkey threshold, have none.
+    assertion_digest: digest.optional(),
   }),
   "lease/1": z.strictObject({
     lease_id: id,

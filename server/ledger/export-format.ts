@@ -44,6 +44,24 @@ export interface ExportCheckpoint {
   cosignatures?: readonly ExportCosignature[];
 }
 
+/** A registered passkey's public key (issue 13): what `leasehold verify` checks approval assertions with. */
+export interface ExportPasskey {
+  /** base64url credential id. */
+  credentialId: string;
+  /** base64url COSE public key. */
+  publicKey: string;
+}
+
+/** A passkey assertion stored with an approval (server/passkeys StoredAssertion, all base64url). */
+export interface ExportAssertion {
+  approvalId: string;
+  credentialId: string;
+  authenticatorData: string;
+  clientDataJson: string;
+  signature: string;
+  nonce: string;
+}
+
 export interface ExportSource {
   origin: string;
   logKey: string;
@@ -51,6 +69,13 @@ export interface ExportSource {
   entries: AsyncIterable<ExportEntry | readonly ExportEntry[]> | Iterable<ExportEntry | readonly ExportEntry[]>;
   /** Checkpoints in size order; each is written right after the entry that completes it. */
   checkpoints: AsyncIterable<ExportCheckpoint> | Iterable<ExportCheckpoint>;
+  /**
+   * Passkeys (every one ever registered, removed ones too) and the assertions
+   * of passkey-signed approvals, written after the last checkpoint. When
+   * given, the end line counts them; older exports have neither.
+   */
+  passkeys?: AsyncIterable<ExportPasskey> | Iterable<ExportPasskey>;
+  assertions?: AsyncIterable<ExportAssertion> | Iterable<ExportAssertion>;
 }
 
 export function headerLine(origin: string, logKey: string): string {
@@ -72,8 +97,25 @@ export function cosignatureLine(size: number, cosignature: ExportCosignature): s
   return `${canonicalize({ kind: "cosignature", line: cosignature.line, size, witness_key: cosignature.witnessKey })}\n`;
 }
 
-export function endLine(counts: { entries: number; checkpoints: number; cosignatures: number }): string {
-  return `${canonicalize({ checkpoints: counts.checkpoints, cosignatures: counts.cosignatures, entries: counts.entries, kind: "end" })}\n`;
+export function endLine(counts: { entries: number; checkpoints: number; cosignatures: number; passkeys?: number; assertions?: number }): string {
+  const base = { checkpoints: counts.checkpoints, cosignatures: counts.cosignatures, entries: counts.entries, kind: "end" };
+  return `${canonicalize(counts.passkeys === undefined && counts.assertions === undefined ? base : { ...base, passkeys: counts.passkeys ?? 0, assertions: counts.assertions ?? 0 })}\n`;
+}
+
+export function passkeyLine(passkey: ExportPasskey): string {
+  return `${canonicalize({ credential_id: passkey.credentialId, kind: "passkey", public_key: passkey.publicKey })}\n`;
+}
+
+export function assertionLine(a: ExportAssertion): string {
+  return `${canonicalize({
+    approval_id: a.approvalId,
+    authenticator_data: a.authenticatorData,
+    client_data_json: a.clientDataJson,
+    credential_id: a.credentialId,
+    kind: "assertion",
+    nonce: a.nonce,
+    signature: a.signature,
+  })}\n`;
 }
 
 function checkpointSize(note: string): number {
@@ -125,7 +167,21 @@ export async function* exportLines(source: ExportSource): AsyncGenerator<string,
   }
   const rest = await flush(Number.MAX_SAFE_INTEGER);
   if (rest !== "") yield rest;
-  yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount });
+  if (source.passkeys === undefined && source.assertions === undefined) {
+    yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount });
+    return;
+  }
+  let passkeys = 0;
+  let assertions = 0;
+  for await (const passkey of source.passkeys ?? []) {
+    passkeys += 1;
+    yield passkeyLine(passkey);
+  }
+  for await (const assertion of source.assertions ?? []) {
+    assertions += 1;
+    yield assertionLine(assertion);
+  }
+  yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount, passkeys, assertions });
 }
 
 function isPage(item: ExportEntry | readonly ExportEntry[]): item is readonly ExportEntry[] {

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
-import { exportLines, writeLinesToFile, type ExportCheckpoint, type ExportEntry } from "./export-format";
+import { approvals, passkeyCredentials } from "../db/schema";
+import { exportLines, writeLinesToFile, type ExportAssertion, type ExportCheckpoint, type ExportEntry, type ExportPasskey } from "./export-format";
 import type { LogKey } from "./log-key";
 import { toBytes } from "./node-store";
 
@@ -102,9 +103,36 @@ export async function ledgerExportStream(
       next = sizes[sizes.length - 1]! + 1n;
     }
   }
+  const { passkeys, assertions } = await passkeyRecords(db);
   return {
     entryCount: Number(limit),
-    lines: exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows() }),
+    lines: exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows(), passkeys, assertions }),
     counts: () => ({ entries, checkpoints }),
   };
+}
+
+/**
+ * What `leasehold verify` needs to check passkey-signed approvals offline
+ * (issue 13): every passkey ever registered (removed ones too — they signed
+ * older approvals) and every stored approval assertion. Both are bound to the
+ * log by digests sealed in admin/1 and approval/1 entries; an assertion whose
+ * approval/1 entry is not in this export yet is carried but checks nothing.
+ */
+export async function passkeyRecords(db: Database): Promise<{ passkeys: ExportPasskey[]; assertions: ExportAssertion[] }> {
+  const keys = await db.select({ credentialId: passkeyCredentials.credentialId, publicKey: passkeyCredentials.publicKey }).from(passkeyCredentials).orderBy(passkeyCredentials.createdAt, passkeyCredentials.id);
+  const signed = await db.select({ id: approvals.id, assertion: approvals.assertion }).from(approvals).where(sql`${approvals.assertion} is not null`).orderBy(approvals.createdAt, approvals.id);
+  const assertions: ExportAssertion[] = [];
+  for (const row of signed) {
+    const a = row.assertion ?? {};
+    const field = (name: string): string => (typeof a[name] === "string" ? a[name] : "");
+    assertions.push({
+      approvalId: row.id,
+      credentialId: field("credential_id"),
+      authenticatorData: field("authenticator_data"),
+      clientDataJson: field("client_data_json"),
+      signature: field("signature"),
+      nonce: field("nonce"),
+    });
+  }
+  return { passkeys: keys, assertions };
 }

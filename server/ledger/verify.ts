@@ -8,6 +8,7 @@ import { equalHashes, hashLeaf } from "../trust/ledger/hash";
 import { SIGNATURE_TYPE, parseVerifierKey, type VerifierKey } from "../trust/ledger/note";
 import { CompactRange } from "../trust/ledger/tree";
 import { verifyCosignatureAsync } from "../trust/ledger/witness";
+import { ApprovalChecker, type ApprovalCheckReport } from "./verify-approvals";
 
 /**
  * Offline verification of a ledger export with the log's public key alone.
@@ -48,6 +49,8 @@ export interface VerifyOptions {
    * several times the hashing, and the signed roots already bind every byte).
    */
   checkEntries?: boolean;
+  /** Approvals at or above this risk with no passkey signature fail verification (default: only reported). */
+  requirePasskeyFrom?: "high" | "critical";
   /** Called after each chunk of input with the running counts (the browser shows progress with it). */
   onProgress?: (progress: VerifyProgress) => void;
 }
@@ -83,6 +86,8 @@ export interface VerifyReport {
   supplied: { size: number; root: string } | null;
   /** Witnesses (names) whose cosignature on the final checkpoint was required and found. */
   finalCosigners: string[];
+  /** Passkey-signed approvals checked, and approved high/critical actions without a signature (verify-approvals.ts). */
+  approvals: ApprovalCheckReport;
   failure: VerifyFailure | null;
 }
 
@@ -180,6 +185,8 @@ class ExportVerifier {
   private readonly lastCosignedBy = new Map<string, number>();
   /** The supplied checkpoint, until the rebuilt tree reaches its size. */
   private anchor: { size: number; root: Uint8Array; origin: string } | null;
+  /** Passkey approvals: fed every entry and the passkey/assertion records, judged after the last line. */
+  readonly approvals: ApprovalChecker;
 
   constructor(
     private readonly key: VerifierKey,
@@ -189,6 +196,7 @@ class ExportVerifier {
     this.trustedWitnesses = new Set(options.witnessKeys ?? []);
     this.checkEntries = options.checkEntries ?? false;
     this.anchor = anchor;
+    this.approvals = new ApprovalChecker(options.requirePasskeyFrom);
   }
 
   /** Compares the rebuilt tree with the supplied checkpoint once it reaches that size. */
@@ -222,6 +230,16 @@ class ExportVerifier {
         return this.cosignature(record, number);
       case "end":
         return this.end(record, number);
+      case "passkey":
+        exactKeys(record, ["kind", "credential_id", "public_key"], number, "passkey");
+        return this.approvals.passkey(record, number, (f) => {
+          throw new Failure(f);
+        });
+      case "assertion":
+        exactKeys(record, ["kind", "approval_id", "credential_id", "authenticator_data", "client_data_json", "signature", "nonce"], number, "assertion");
+        return this.approvals.assertion(record, number, (f) => {
+          throw new Failure(f);
+        });
       default:
         throw new Failure({ line: number, reason: `unknown record kind ${JSON.stringify(record.kind)}` });
     }
@@ -267,6 +285,7 @@ class ExportVerifier {
       const decoded = decodeEntry(bytes);
       if (!decoded.ok) throw new Failure({ line: number, index, reason: `entry ${index}: not a valid ledger entry: ${decoded.reason}` });
     }
+    this.approvals.entry(index, bytes, number);
     this.tree.append(leafHash);
     this.report.entries = this.tree.size;
     this.previousKind = "entry";
@@ -338,7 +357,15 @@ class ExportVerifier {
   }
 
   private end(record: Record<string, unknown>, number: number): void {
-    exactKeys(record, ["kind", "entries", "checkpoints", "cosignatures"], number, "end");
+    // Exports with passkey records also count them; older exports have only the first three counts.
+    const counted = "passkeys" in record || "assertions" in record;
+    exactKeys(record, counted ? ["kind", "entries", "checkpoints", "cosignatures", "passkeys", "assertions"] : ["kind", "entries", "checkpoints", "cosignatures"], number, "end");
+    if (counted) {
+      const have = this.approvals.recordCounts();
+      if (record.passkeys !== have.passkeys || record.assertions !== have.assertions) {
+        throw new Failure({ line: number, reason: `end line promises ${String(record.passkeys)} passkeys and ${String(record.assertions)} assertions; the file has ${have.passkeys}, ${have.assertions}` });
+      }
+    }
     if (!isCount(record.entries) || !isCount(record.checkpoints) || !isCount(record.cosignatures)) {
       throw new Failure({ line: number, reason: "end line counts must be non-negative integers" });
     }
@@ -409,6 +436,7 @@ function newReport(failure: VerifyFailure | null): VerifyReport {
     cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
     supplied: null,
     finalCosigners: [],
+    approvals: { signed: 0, unsigned: [], passkeys: 0 },
     failure,
   };
 }
@@ -468,11 +496,17 @@ export async function verifyExport(
       options.onProgress?.({ entries: verifier.report.entries, bytes: consumed });
     }
     if (carry.length > 0) throw new Failure({ line: verifier.lineCount + 1, reason: "file does not end with a newline (truncated or appended to)" });
-    return verifier.finish();
+    const report = verifier.finish();
+    // Passkey signatures are checked last (WebCrypto is asynchronous), once every entry and record is in.
+    const approvalFailure = await verifier.approvals.finish();
+    report.approvals = verifier.approvals.report();
+    if (approvalFailure !== null) throw new Failure(approvalFailure);
+    return report;
   } catch (error) {
     if (error instanceof Failure) {
       verifier.report.failure = error.failure;
       verifier.report.ok = false;
+      verifier.report.approvals = verifier.approvals.report();
       return verifier.report;
     }
     throw error;

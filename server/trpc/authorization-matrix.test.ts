@@ -14,7 +14,7 @@ import type { ProcedureMeta } from "./init";
 import { appRouter } from "./root";
 
 /** Procedures that must work signed out. Anything else public is a hole. */
-const PUBLIC = ["auth.me", "auth.signIn"];
+const PUBLIC = ["auth.me", "auth.signIn", "passkeys.signIn", "passkeys.signInOptions"];
 
 interface Procedure {
   path: string;

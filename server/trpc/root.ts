@@ -1,4 +1,5 @@
 import { createRouter } from "./init";
+import { approvalsRouter } from "./routers/approvals";
 import { auditRouter } from "./routers/audit";
 import { authRouter } from "./routers/auth";
 import { usersRouter } from "./routers/users";
@@ -11,9 +12,11 @@ import { ledgerRouter } from "./routers/ledger";
 import { actionsRouter } from "./routers/actions";
 import { dashboardRouter } from "./routers/dashboard";
 import { consoleFormRouter } from "./routers/console-form";
+import { passkeysRouter } from "./routers/passkeys";
 
 export const appRouter = createRouter({
   actions: actionsRouter,
+  approvals: approvalsRouter,
   audit: auditRouter,
   auth: authRouter,
   console: consoleRouter,
@@ -23,6 +26,7 @@ export const appRouter = createRouter({
   health: healthRouter,
   hosts: hostsRouter,
   ledger: ledgerRouter,
+  passkeys: passkeysRouter,
   tokens: tokensRouter,
   users: usersRouter,
 });

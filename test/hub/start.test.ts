@@ -54,7 +54,7 @@ describe("leasehold start on embedded PGlite", () => {
     expect(await anonymous.json()).toEqual({ status: "ok", version: h.version });
     expect(h.database.migrations.applied).toBe(h.database.migrations.known);
     expect(h.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(hub.output()).toContain(`admin URL:  http://127.0.0.1:${hub.port}/`);
+    expect(hub.output()).toContain(`admin URL:  http://localhost:${hub.port}/`);
     expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
 
     // The admin pages need a signed-in admin: a visitor is sent to sign-in, and tRPC says 401.

@@ -56,10 +56,13 @@ describeEachDatabase("approvals a person can judge", (db) => {
     expect(await main(["approvals", "list"], list.ctx)).toBe(0);
     expect(list.out.join("\n")).toContain(`action ${actionId}`);
 
-    // Deciding by the action id an agent reports.
+    // Deciding by the action id an agent reports. This action is high-risk: with passkeys on (the
+    // default threshold, high) the CLI cannot approve it — it found the approval and refuses for
+    // want of a passkey signature (issue 13); it stays pending.
     const approveOut = cli();
-    expect(await main(["approvals", "approve", actionId, "--reason", "checked", "--as", admin.username], approveOut.ctx)).toBe(0);
-    expect(approveOut.out.join("\n")).toContain(`approval ${approvalId} (action ${actionId}) approved`);
+    expect(await main(["approvals", "approve", actionId, "--reason", "checked", "--as", admin.username], approveOut.ctx)).toBe(1);
+    expect(approveOut.err.join("\n")).toContain("needs a passkey signature");
+    expect(approveOut.err.join("\n")).not.toContain("NOT_FOUND");
     const second = await rejectionOf(submitAction(deps, caller, { ...request, arguments: { ...request.arguments, command: "rm -f b.tar" } }, { waitMs: 0 }));
     const denyOut = cli();
     expect(await main(["approvals", "deny", String(second.details?.["action_id"]), "--reason", "no", "--as", admin.username], denyOut.ctx)).toBe(0);

@@ -1,6 +1,7 @@
 import { Card, PageHeader } from "../../_components/ui";
 import { ChangePasswordForm } from "../../change-password/change-password-form";
 import { requireAdminPage } from "../../_lib/session";
+import { PasskeysCard } from "./passkeys-card";
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<{ welcome?: string }> }) {
   const session = await requireAdminPage();
@@ -15,7 +16,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       ) : null}
       <Card title="Passkeys">
         <div id="passkeys" data-testid="passkeys-section">
-          <p className="muted">Passkeys sign approvals of high-risk actions.</p>
+          <PasskeysCard />
         </div>
       </Card>
       <Card title="Change password">

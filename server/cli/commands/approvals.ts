@@ -1,7 +1,7 @@
 import { requireActiveAdmin } from "../../admins";
 import { APPROVAL_PAGE, approve, deny, pageApprovals, showApproval, type ApprovalListing, type ApprovalPage, type ApprovalState } from "../../approvals";
-import { escapeForTerminal, renderApproval, type ApprovalView } from "../../approvals/view";
-import type { RiskReason } from "../../policy/risk";
+import { passkeySettingsOf } from "../../passkeys/relying-party";
+import { approvalViewOf, escapeForTerminal, renderApproval } from "../../approvals/view";
 import type { CliContext } from "../context";
 import { EXIT, UsageError } from "../io";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
@@ -22,6 +22,10 @@ const USAGE = [
   "--as names the acting admin (see `leasehold admin create`). The CLI trusts whoever can",
   "run it against the hub's data directory or DATABASE_URL; the decision is sealed in the",
   "ledger under that admin, exactly like the browser's approve/deny.",
+  "Passkeys: approving an action at or above LEASEHOLD_PASSKEY_APPROVAL_RISK (default high)",
+  "needs a passkey signature over that action, which only the browser can make: the CLI",
+  "refuses such approvals (\"needs a passkey signature\") — approve them at ADMIN-URL/approvals.",
+  "Denying needs no passkey.",
 ].join("\n");
 
 const STATES = ["pending", "approved", "denied", "expired", "all"] as const;
@@ -56,27 +60,6 @@ function parse(args: string[]): Parsed {
   return { sub, id: positionals[0] as string, reason, as: requireFlag(values, "as") };
 }
 
-function viewOf(a: ApprovalListing): ApprovalView {
-  return {
-    approvalId: a.id,
-    actionId: a.action_id,
-    actionHash: a.action_hash,
-    state: a.state,
-    reason: a.reason,
-    deadline: new Date(a.deadline),
-    requestedAt: new Date(a.requested_at),
-    channel: a.channel,
-    operation: a.operation,
-    capability: a.capability,
-    host: a.host,
-    risk: a.risk,
-    reasons: Array.isArray(a.reasons) ? (a.reasons as RiskReason[]) : [],
-    requester: a.requester,
-    sessionId: a.session_id,
-    prepared: a.prepared,
-  };
-}
-
 function requesterName(r: ApprovalListing["requester"]): string {
   const name = r.name === null ? "?" : JSON.stringify(escapeForTerminal(r.name));
   return r.kind === "token" ? `token ${name}` : r.kind === "admin" ? `admin ${name}` : "unknown";
@@ -88,7 +71,7 @@ function pageLines(page: ApprovalPage, state: string, now: Date): string[] {
     `${page.total} ${state === "all" ? "" : `${state} `}approval(s) from ${page.by_requester.length} requester(s): ${page.by_requester.map((r) => `${requesterName(r.requester)} ${r.count}`).join(", ")}`,
     `showing ${page.items.length === 0 ? "none" : `${page.offset + 1}–${page.offset + page.items.length}`} (in turns: each requester's oldest first)${page.has_more ? `; next page: --offset ${page.offset + page.items.length}` : ""}`,
   ];
-  for (const item of page.items) lines.push("", ...renderApproval(viewOf(item), now));
+  for (const item of page.items) lines.push("", ...renderApproval(approvalViewOf(item), now));
   return lines;
 }
 
@@ -99,15 +82,19 @@ export const approvalsCommand = {
   async run(args: string[], ctx: CliContext): Promise<number> {
     // A UsageError reaches main(), which prints it in one line and exits 2.
     const parsed: Parsed = parse(args);
-    const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ handle }) => {
+    const lines = await ctx.withDatabase(`leasehold approvals ${parsed.sub}`, async ({ config, handle }) => {
       if (parsed.sub === "list") {
         const page = await pageApprovals(handle.db, { state: parsed.state, offset: parsed.offset, limit: parsed.limit });
         return pageLines(page, parsed.state, new Date());
       }
-      if (parsed.sub === "show") return renderApproval(viewOf(await showApproval(handle.db, parsed.id)));
+      if (parsed.sub === "show") return renderApproval(approvalViewOf(await showApproval(handle.db, parsed.id)));
       const admin = await requireActiveAdmin(handle.db, parsed.as);
+      // The passkey rule applies here too: the CLI has no passkey, so approvals at or above
+      // LEASEHOLD_PASSKEY_APPROVAL_RISK are refused ("needs a passkey signature") — approve them in the browser.
       const row =
-        parsed.sub === "approve" ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null) : await deny(handle.db, parsed.id, admin, parsed.reason ?? "");
+        parsed.sub === "approve"
+          ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null, { passkey: { settings: passkeySettingsOf(config) } })
+          : await deny(handle.db, parsed.id, admin, parsed.reason ?? "");
       return [`approval ${row.id} (action ${row.actionId}) ${row.state} by ${admin.username} (action_hash ${row.actionHash})`];
     });
     for (const line of lines) ctx.out(line);

@@ -76,16 +76,19 @@ export const verifyCommand = {
   name: "verify",
   summary:
     "verify an exported audit log offline with only the log's public key; --checkpoint proves it extends a checkpoint you saved, --witness requires that witness's cosignature on its final checkpoint",
-  usage: "leasehold verify FILE --key KEY|KEYFILE [--checkpoint CPFILE] [--witness KEY|KEYFILE ...]",
+  usage: "leasehold verify FILE --key KEY|KEYFILE [--checkpoint CPFILE] [--witness KEY|KEYFILE ...] [--require-passkey high|critical]",
   async run(args: string[], ctx: CliContext): Promise<number> {
     const { values, positionals } = parseCommandArgs(
       args,
-      { key: { type: "string" }, witness: { type: "string", multiple: true }, checkpoint: { type: "string" } },
+      { key: { type: "string" }, witness: { type: "string", multiple: true }, checkpoint: { type: "string" }, "require-passkey": { type: "string" } },
       { min: 1, max: 1, label: "FILE (the export to verify)" },
     );
     const keyText = readKeyArgument("--key", requireFlag(values, "key", "the log's note verifier key, or a file holding it"), ctx.cwd);
     const witnessKeys = (values.witness ?? []).map((w) => readKeyArgument("--witness", w, ctx.cwd));
     const checkpoint = values.checkpoint === undefined ? undefined : readCheckpointFile(values.checkpoint, ctx.cwd);
+    // Approvals of actions at or above this risk with no passkey signature fail (default: listed as UNSIGNED).
+    const requirePasskey = values["require-passkey"];
+    if (requirePasskey !== undefined && requirePasskey !== "high" && requirePasskey !== "critical") throw new UsageError("--require-passkey must be high or critical");
     let buffered = "";
     const code = await runVerify(path.resolve(ctx.cwd, positionals[0]!), keyText, {
       write(text: string) {
@@ -96,7 +99,7 @@ export const verifyCommand = {
           buffered = buffered.slice(newline + 1);
         }
       },
-    }, { witnessKeys, ...(checkpoint === undefined ? {} : { checkpoint }) });
+    }, { witnessKeys, ...(checkpoint === undefined ? {} : { checkpoint }), ...(requirePasskey === undefined ? {} : { requirePasskeyFrom: requirePasskey }) });
     if (buffered) ctx.out(buffered);
     return code;
   },

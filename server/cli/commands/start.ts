@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { adminUrlFor } from "../../passkeys/relying-party";
 import { loadConfig, redactDatabaseUrl } from "../../config";
 import { LeaseholdError } from "../../errors";
 import { bindHttpServer, type RequestListener } from "../../hub/listen";
@@ -63,7 +64,9 @@ export const startCommand = {
     const db = runtime.database;
     const where = db.handle.kind === "pglite" ? `pglite (${db.handle.location})` : `postgres (${redactDatabaseUrl(config.database.url ?? "")})`;
     ctx.out(`Leasehold ${HUB_VERSION} — hub ready in ${seconds} s`);
-    ctx.out(`  admin URL:  ${config.publicUrl}/`);
+    // http://localhost:PORT when listening on loopback without a public URL: a secure context with a
+    // domain, so passkeys work there (WebAuthn refuses an IP address as relying-party id).
+    ctx.out(`  admin URL:  ${adminUrlFor(config, config.publicUrlSet === true)}/`);
     ctx.out(`  health:     ${config.publicUrl}/api/health`);
     ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
     ctx.out(`  data dir:   ${config.dataDir}`);

@@ -1,14 +1,13 @@
 /**
  * The browser console channel: the same pipeline as MCP (`ActionPipeline`
  * from server/actions), reached with an admin session instead of a bearer
- * token. Running operations is the owner's; deciding is owners' and
- * approvers'. Errors carry the same LeaseholdError payload (`data.leasehold`)
+ * token. Running operations is the owner's; grants are owners' and
+ * approvers'. Deciding held actions is in ./approvals.ts (`approvals.*`). Errors carry the same LeaseholdError payload (`data.leasehold`)
  * as every channel.
  */
 import { z } from "zod";
 import { actionPipelineFor } from "../../actions";
 import { ROLES, type AdminSession } from "../../admins";
-import { approve, deny, listApprovals } from "../../approvals";
 import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
 import { createRouter, roleProcedure } from "../init";
 import { channel } from "./channel";
@@ -39,34 +38,27 @@ export const consoleRouter = createRouter({
         actionPipelineFor(ctx.runtime).resume(consoleCaller(ctx.session), input.actionId, { waitMs: input.waitMs }),
       ),
     ),
-  approvals: createRouter({
-    list: roleProcedure(ROLES.deciders).query(({ ctx }) => channel(() => listApprovals(ctx.runtime.database.handle.db))),
-    approve: roleProcedure(ROLES.deciders)
-      .input(z.object({ approvalId: z.string().max(64), actionHash: z.string().max(80), reason: z.string().max(1000).optional() }))
-      .mutation(({ ctx, input }) =>
-        channel(async () => {
-          const row = await approve(ctx.runtime.database.handle.db, input.approvalId, { id: ctx.session.adminId, username: ctx.session.username }, input.reason ?? null, {
-            expectedActionHash: input.actionHash,
-            fourEyes: actionPipelineFor(ctx.runtime).deps.settings?.fourEyes ?? false,
-          });
-          return { id: row.id, state: row.state };
-        }),
-      ),
-    deny: roleProcedure(ROLES.deciders)
-      .input(z.object({ approvalId: z.string().max(64), actionHash: z.string().max(80), reason: z.string().min(1).max(1000) }))
-      .mutation(({ ctx, input }) =>
-        channel(async () => {
-          const row = await deny(ctx.runtime.database.handle.db, input.approvalId, { id: ctx.session.adminId, username: ctx.session.username }, input.reason, { expectedActionHash: input.actionHash });
-          return { id: row.id, state: row.state };
-        }),
-      ),
-  }),
   grants: createRouter({
     list: roleProcedure(ROLES.deciders).query(({ ctx }) => channel(() => listGrants(ctx.runtime.database.handle.db))),
     create: roleProcedure(ROLES.deciders)
-      .input(z.object({ tool: z.string().max(64), host: z.string().max(63), maxRisk: z.string().max(16), uses: z.number().int(), expiresAt: z.iso.datetime(), pattern: z.string().max(1000).nullable().optional() }))
+      .input(
+        z.object({
+          tool: z.string().max(64),
+          host: z.string().max(63),
+          maxRisk: z.string().max(16),
+          uses: z.number().int(),
+          expiresAt: z.iso.datetime(),
+          pattern: z.string().max(1000).nullable().optional(),
+          // The exact env / stdin (sha256 hex) / cwd the grant covers (server/policy/grants validates them).
+          env: z.record(z.string().max(128), z.string().max(4096)).nullable().optional(),
+          stdinSha256: z.string().max(64).nullable().optional(),
+          cwd: z.string().max(1024).nullable().optional(),
+        }),
+      )
       .mutation(({ ctx, input }) =>
-        channel(() => createGrant(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, { ...input, expiresAt: new Date(input.expiresAt), pattern: input.pattern ?? null })),
+        channel(() =>
+          createGrant(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, { ...input, expiresAt: new Date(input.expiresAt), pattern: input.pattern ?? null, env: input.env ?? null, stdinSha256: input.stdinSha256 ?? null, cwd: input.cwd ?? null }),
+        ),
       ),
     revoke: roleProcedure(ROLES.deciders).input(z.object({ grantId: z.string().max(64) })).mutation(({ ctx, input }) => channel(() => revokeGrant(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, input.grantId))),
   }),

@@ -1,0 +1,212 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useTRPC } from "../../_components/trpc";
+import { EmptyState, ErrorState, Loading } from "../../_components/ui";
+import { errorText } from "../../_lib/errors";
+import { ApprovalCard } from "./approval-card";
+import { useDecisions } from "./decide";
+import type { BatchResult, HeldAction } from "./types";
+
+/** How often the queue asks the hub (issue 13: new held actions appear within 2 s, without reload). */
+export const POLL_MS = 1000;
+const PAGE = 50;
+
+type Permission = "default" | "granted" | "denied" | "unsupported";
+
+function notificationPermission(): Permission {
+  return typeof window === "undefined" || !("Notification" in window) ? "unsupported" : Notification.permission;
+}
+
+/** Browser notifications for held actions that appear while the page is open (asked for on a button press only). */
+function useHeldNotifications(items: readonly HeldAction[] | undefined) {
+  const [permission, setPermission] = useState<Permission>("unsupported");
+  const seen = useRef<Set<string> | null>(null);
+  useEffect(() => setPermission(notificationPermission()), []);
+  useEffect(() => {
+    if (items === undefined) return;
+    const ids = new Set(items.map((i) => i.approval_id));
+    const before = seen.current;
+    seen.current = ids;
+    // The first load is what was already there: only later arrivals are news.
+    if (before === null || permission !== "granted") return;
+    for (const item of items) {
+      if (before.has(item.approval_id)) continue;
+      const n = new Notification(`Approval needed: ${item.operation} on ${item.host ?? "?"}`, {
+        body: `${item.risk} risk, requested by ${item.requester.name ?? "?"}. Open Leasehold to decide.`,
+        tag: item.approval_id,
+      });
+      n.onclick = () => {
+        window.focus();
+        window.location.hash = item.approval_id;
+      };
+    }
+  }, [items, permission]);
+  const ask = async () => setPermission(await Notification.requestPermission());
+  return { permission, ask };
+}
+
+export function ApprovalsQueue() {
+  const trpc = useTRPC();
+  const [offset, setOffset] = useState(0);
+  const list = useQuery({
+    ...trpc.approvals.list.queryOptions({ offset, limit: PAGE }),
+    refetchInterval: POLL_MS,
+    refetchIntervalInBackground: true,
+    staleTime: 0,
+  });
+  const { batchDecide, pending } = useDecisions();
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [message, setMessage] = useState<string | null>(null);
+  const [batchReason, setBatchReason] = useState("");
+  const [batchResults, setBatchResults] = useState<BatchResult[] | null>(null);
+  const [batchError, setBatchError] = useState<string | null>(null);
+  const [now, setNow] = useState(() => Date.now());
+  const notifications = useHeldNotifications(list.data?.items);
+
+  // Deadlines count down against the hub's clock, not the browser's.
+  const skew = useMemo(() => (list.data === undefined ? 0 : Date.parse(list.data.server_time) - list.dataUpdatedAt), [list.data, list.dataUpdatedAt]);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+
+  const items = useMemo(() => list.data?.items ?? [], [list.data]);
+  // A selection never outlives its item (decided elsewhere, expired).
+  const present = useMemo(() => new Set(items.map((i) => i.approval_id)), [items]);
+  const chosen = items.filter((i) => selected.has(i.approval_id));
+
+  // A link from the webhook or a notification (/approvals#<approval id>) scrolls to its item once it is there.
+  const jumped = useRef(false);
+  useEffect(() => {
+    if (jumped.current || items.length === 0 || typeof window === "undefined") return;
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    if (id && present.has(id)) {
+      document.getElementById(id)?.scrollIntoView({ block: "start" });
+      jumped.current = true;
+    }
+  }, [items, present]);
+
+  const select = (id: string, on: boolean) =>
+    setSelected((current) => {
+      const next = new Set([...current].filter((x) => present.has(x)));
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  const decideSelected = async (decision: "approve" | "deny") => {
+    setBatchError(null);
+    setBatchResults(null);
+    try {
+      const { results } = await batchDecide(decision, chosen, decision === "deny" ? batchReason.trim() : undefined);
+      setBatchResults(results);
+      setSelected(new Set());
+      const ok = results.filter((r) => r.ok).length;
+      setMessage(`${decision === "approve" ? "Approved" : "Denied"} ${ok} of ${results.length} selected.`);
+    } catch (e) {
+      setBatchError(errorText(e));
+    }
+  };
+
+  return (
+    <div className="approvals">
+      <div className="approvals-toolbar">
+        <p className="muted" aria-live="polite" data-testid="approvals-summary">
+          {list.data === undefined
+            ? " "
+            : list.data.total === 0
+              ? "Nothing is waiting."
+              : `${list.data.total} waiting from ${list.data.by_requester.length} requester(s): ${list.data.by_requester.map((r) => `${r.requester.name ?? "?"} ${r.count}`).join(", ")}`}
+        </p>
+        {notifications.permission === "default" ? (
+          <button type="button" onClick={() => void notifications.ask()}>
+            Notify me of new held actions
+          </button>
+        ) : notifications.permission === "granted" ? (
+          <span className="hint">Notifications on while this page is open.</span>
+        ) : null}
+      </div>
+      {message === null ? null : (
+        <p role="status" className="approvals-message" data-testid="approvals-message">
+          {message}
+        </p>
+      )}
+      {chosen.length === 0 ? null : (
+        <section className="card approvals-batch" aria-label="Decide the selected actions">
+          <p>
+            <strong>{chosen.length}</strong> selected. Each decision is bound to the action hash shown for it.
+          </p>
+          <label htmlFor="batch-reason">Reason (needed to deny)</label>
+          <input id="batch-reason" value={batchReason} onChange={(e) => setBatchReason(e.target.value)} />
+          <div className="form-row">
+            <button type="button" className="primary" disabled={pending} onClick={() => void decideSelected("approve")}>
+              Approve selected ({chosen.length})
+            </button>
+            <button type="button" className="danger" disabled={pending || batchReason.trim().length === 0} onClick={() => void decideSelected("deny")}>
+              Deny selected ({chosen.length})
+            </button>
+            <button type="button" onClick={() => setSelected(new Set())}>
+              Clear selection
+            </button>
+          </div>
+          {batchError === null ? null : <ErrorState>{batchError}</ErrorState>}
+        </section>
+      )}
+      {batchResults === null || batchResults.every((r) => r.ok) ? null : (
+        <ErrorState>
+          Some selected actions were not decided:{" "}
+          {batchResults
+            .filter((r) => !r.ok)
+            .map((r) => (r.ok ? "" : `${r.approvalId.slice(0, 8)} ${r.error.code}`))
+            .join(", ")}
+        </ErrorState>
+      )}
+      {list.isPending ? (
+        <Loading what="held actions" />
+      ) : list.isError && list.data === undefined ? (
+        <ErrorState>{errorText(list.error)}</ErrorState>
+      ) : items.length === 0 ? (
+        <EmptyState>No held actions. New ones appear here on their own.</EmptyState>
+      ) : (
+        <>
+          {list.isError ? <ErrorState>Not refreshed: {errorText(list.error)}</ErrorState> : null}
+          <div className="form-row approvals-select-all">
+            <label className="inline">
+              <input
+                type="checkbox"
+                checked={chosen.length === items.length}
+                onChange={(e) => setSelected(e.target.checked ? new Set(items.map((i) => i.approval_id)) : new Set())}
+              />{" "}
+              Select all on this page
+            </label>
+          </div>
+          {items.map((item) => (
+            <ApprovalCard
+              key={item.approval_id}
+              item={item}
+              nowMs={now + skew}
+              selected={selected.has(item.approval_id)}
+              onSelect={(on) => select(item.approval_id, on)}
+              onMessage={setMessage}
+            />
+          ))}
+          {offset === 0 && !list.data.has_more ? null : (
+            <nav className="form-row" aria-label="Pages">
+              <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                Previous
+              </button>
+              <span className="muted">
+                {offset + 1}–{offset + items.length} of {list.data.total}
+              </span>
+              <button type="button" disabled={!list.data.has_more} onClick={() => setOffset(offset + PAGE)}>
+                Next
+              </button>
+            </nav>
+          )}
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * An agent for browser tests: the official MCP SDK client with an `lh_`
+ * token made by the CLI, against the hub the Playwright config started
+ * (which runs a real local guest, host "local").
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { leaseholdCli } from "./admins";
+import { E2E_BASE_URL } from "./hub";
+
+let counter = 0;
+
+export interface Agent {
+  client: Client;
+  tokenName: string;
+  close(): Promise<void>;
+}
+
+/** A new token and a connected MCP session for it. */
+export async function connectAgent(prefix = "agent"): Promise<Agent> {
+  counter += 1;
+  const tokenName = `${prefix}-${process.pid}-${counter}`;
+  const out = leaseholdCli(["token", "create", "--name", tokenName, "--expires", "1h"]);
+  const secret = out.split("\n").find((line) => line.startsWith("lh_"));
+  if (secret === undefined) throw new Error(`no token in: ${out}`);
+  const transport = new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
+  const client = new Client({ name: "leasehold-e2e", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, tokenName, close: () => client.close() };
+}
+
+export function structured(result: CallToolResult): Record<string, unknown> {
+  return (result.structuredContent ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * Runs `command` on host "local" and waits for the person's decision: the
+ * call waits (with progress) up to the hub's approval wait, and if that
+ * passes, `approval_wait` continues until the action is decided and done.
+ */
+export async function runCommand(agent: Agent, command: string): Promise<CallToolResult> {
+  const options = { timeout: 120_000, resetTimeoutOnProgress: true };
+  let result = (await agent.client.callTool({ name: "run_command", arguments: { host: "local", command } }, undefined, options)) as CallToolResult;
+  for (let i = 0; i < 10; i += 1) {
+    const s = structured(result);
+    const pending = s["code"] === "APPROVAL_PENDING" || s["status"] === "dispatched";
+    if (!pending) return result;
+    result = (await agent.client.callTool({ name: "approval_wait", arguments: { action_id: String(s["action_id"]) } }, undefined, options)) as CallToolResult;
+  }
+  return result;
+}
