@@ -65,7 +65,7 @@ async function signInAsAuditor(page: Page): Promise<void> {
   await page.waitForLoadState("networkidle");
   await page.getByLabel("User name").fill(name);
   await page.getByLabel("Password", { exact: true }).fill(password!);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page).toHaveURL(/\/change-password$/);
   await page.waitForLoadState("networkidle");
   const next = `${password!}-renewed-by-e2e`;

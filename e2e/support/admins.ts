@@ -39,7 +39,7 @@ export function createAccount(role: Role, prefix = role): Account {
 export async function signIn(page: Page, account: Account): Promise<void> {
   await page.goto("/sign-in");
   // The button is enabled once React has hydrated the form; typing earlier would be wiped.
-  await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
+  await expect(page.getByRole("button", { name: "Sign in", exact: true })).toBeEnabled();
   await page.getByLabel("User name").fill(account.name);
   await page.getByLabel("Password", { exact: true }).fill(account.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
