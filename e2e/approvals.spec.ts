@@ -78,6 +78,45 @@ test.describe("as an approver", () => {
     await agent.close();
   });
 
+  test("browser notifications: asked for on the button press, then each newly held action notifies (with its operation and host)", async ({ page }) => {
+    // A stand-in for the Notification API that records what the page shows (headless chromium has no notification UI).
+    await page.addInitScript(() => {
+      const shown: Array<{ title: string; body: string; tag: string }> = [];
+      class FakeNotification {
+        static permission = "default";
+        static requestPermission(): Promise<string> {
+          FakeNotification.permission = "granted";
+          return Promise.resolve("granted");
+        }
+        onclick: (() => void) | null = null;
+        constructor(title: string, options: { body?: string; tag?: string } = {}) {
+          shown.push({ title, body: options.body ?? "", tag: options.tag ?? "" });
+        }
+      }
+      Object.assign(window, { Notification: FakeNotification, __shown: shown });
+    });
+    await openQueue(page);
+    const ask = page.getByRole("button", { name: "Notify me of new held actions" });
+    await expect(ask).toBeVisible();
+    const shown = () => page.evaluate(() => (window as unknown as { __shown: Array<{ title: string; body: string; tag: string }> }).__shown);
+    expect(await shown()).toEqual([]);
+    await ask.click();
+    await expect(page.getByText("Notifications on while this page is open.")).toBeVisible();
+    const agent = await connectAgent("notify");
+    const { command, marker } = heldCommand("notify");
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await expect.poll(async () => (await shown()).length).toBe(1);
+    const [note] = await shown();
+    expect(note?.title).toBe("Approval needed: run_command on local");
+    expect(note?.body).toContain(`medium risk, requested by ${agent.tokenName}`);
+    expect(note?.tag).toBe(await item.getAttribute("id"));
+    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    expect(structured(await call)["status"]).toBe("completed");
+    await agent.close();
+  });
+
   test("deny with a reason: the client gets APPROVAL_DENIED with that reason", async ({ page }) => {
     await openQueue(page);
     const agent = await connectAgent("deny");
