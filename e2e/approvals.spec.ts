@@ -6,7 +6,8 @@
  * held action appears in an open approvals page without reload with its
  * risky span marked, and the person's decision reaches the waiting client.
  */
-import { expect, test, type Page } from "@playwright/test";
+import path from "node:path";
+import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
 import { connectAgent, runCommand, structured } from "./support/mcp-agent";
 
@@ -22,114 +23,199 @@ function card(page: Page, marker: string) {
   return page.locator("article.approval", { hasText: marker });
 }
 
-async function openQueue(page: Page, role: "owner" | "approver" = "approver") {
+/** One sign-in per role for the whole file (argon2id on a shared machine is slow): saved browser state. */
+const STATE = { approver: path.join("test-results", ".approvals-approver.json"), owner: path.join("test-results", ".approvals-owner.json") } as const;
+
+async function saveSignedIn(browser: Browser, role: "owner" | "approver"): Promise<void> {
+  // Explicitly empty: a describe block's storageState would otherwise apply to this context too.
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  const page = await context.newPage();
   await signedInAs(page, role);
+  await context.storageState({ path: STATE[role] });
+  await context.close();
+}
+
+test.beforeAll(async ({ browser }) => {
+  await saveSignedIn(browser, "approver");
+  await saveSignedIn(browser, "owner");
+});
+
+async function openQueue(page: Page) {
   await page.goto("/approvals");
   await expect(page.getByRole("heading", { name: "Approvals", level: 1 })).toBeVisible();
   // The empty state or the list: the queue has loaded.
   await expect(page.locator(".state-empty, article.approval").first()).toBeVisible();
 }
 
-test("a held action appears without reload, its command's risky span highlighted; approve → the waiting client receives the result", async ({ page }) => {
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await openQueue(page);
-  const agent = await connectAgent("approve");
-  const { command, marker } = heldCommand();
-  const call = runCommand(agent, command);
-  const item = card(page, marker);
-  await expect(item).toBeVisible();
-  await expect(item.locator("pre.approval-command")).toHaveText(command);
-  await expect(item.locator("pre.approval-command mark.risky").first()).toContainText("-exec");
-  await expect(item).toContainText(`token ${agent.tokenName}`);
-  await expect(item).toContainText(/session [0-9a-f]{8}/);
-  await expect(item.locator(".badge.risk-medium").first()).toBeVisible();
-  await expect(item).toContainText("dynamic.find-exec");
-  await expect(item.locator(".approval-deadline")).toHaveText(/\dm \d\ds left/);
-  await expect(item).toContainText(/sha256:[0-9a-f]{64}/);
-  await page.screenshot({ path: "test-results/approvals-1280.png", fullPage: true });
+test.describe("as an approver", () => {
+  test.use({ storageState: STATE.approver });
 
-  await item.getByRole("button", { name: "Approve", exact: true }).click();
-  const result = structured(await call);
-  expect(result["status"]).toBe("completed");
-  expect(result["decision"]).toBe("approved");
-  expect(JSON.stringify(result["result"])).toContain(`${marker} .`);
-  await expect(item).toHaveCount(0);
-  await expect(page.getByTestId("approvals-message")).toContainText("Approved run_command on local");
-  await agent.close();
-});
+  test("a held action appears without reload, its command's risky span highlighted; approve → the waiting client receives the result", async ({ page }) => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await openQueue(page);
+    const agent = await connectAgent("approve");
+    const { command, marker } = heldCommand();
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await expect(item.locator("pre.approval-command")).toHaveText(command);
+    await expect(item.locator("pre.approval-command mark.risky").first()).toContainText("-exec");
+    await expect(item).toContainText(`token ${agent.tokenName}`);
+    await expect(item).toContainText(/session [0-9a-f]{8}/);
+    await expect(item.locator(".badge.risk-medium").first()).toBeVisible();
+    await expect(item).toContainText("dynamic.find-exec");
+    await expect(item.locator(".approval-deadline")).toHaveText(/\dm \d\ds left/);
+    await expect(item).toContainText(/sha256:[0-9a-f]{64}/);
+    await page.screenshot({ path: "test-results/approvals-1280.png", fullPage: true });
 
-test("deny with a reason: the client gets APPROVAL_DENIED with that reason", async ({ page }) => {
-  await openQueue(page);
-  const agent = await connectAgent("deny");
-  const { command, marker } = heldCommand();
-  const call = runCommand(agent, command);
-  const item = card(page, marker);
-  await expect(item).toBeVisible();
-  await item.getByRole("button", { name: "Deny…" }).click();
-  const confirm = item.getByRole("button", { name: "Confirm deny" });
-  await expect(confirm).toBeDisabled();
-  await item.getByLabel(/Reason for denying/).fill("not during the freeze");
-  await confirm.click();
-  const result = await call;
-  expect(result.isError).toBe(true);
-  expect(structured(result)["code"]).toBe("APPROVAL_DENIED");
-  expect(String(structured(result)["message"])).toContain("not during the freeze");
-  await expect(item).toHaveCount(0);
-  await agent.close();
-});
-
-test("approve and allow similar: the proposed grant is shown, confirmed, created; the next identical call runs without a person, other options are held", async ({ page }) => {
-  await openQueue(page);
-  const agent = await connectAgent("similar");
-  const { command, marker } = heldCommand("similar");
-  const call = runCommand(agent, command);
-  const item = card(page, marker);
-  await expect(item).toBeVisible();
-  await item.getByRole("button", { name: "Approve and allow similar…" }).click();
-  const form = item.getByRole("form", { name: "Proposed grant" });
-  await expect(form.getByLabel(/Pattern/)).toHaveValue(`find \\. -maxdepth 0 -exec echo ${marker} \\{\\} \\+`);
-  await expect(form.getByLabel("Uses")).toHaveValue("3");
-  await expect(form.getByLabel(/Expires in/)).toHaveValue("60");
-  await expect(form.getByLabel("Up to risk")).toHaveValue("medium");
-  await form.getByLabel("Uses").fill("2");
-  await page.screenshot({ path: "test-results/approvals-allow-similar-1280.png", fullPage: true });
-  await form.getByRole("button", { name: "Approve and create grant" }).click();
-  expect(structured(await call)["decision"]).toBe("approved");
-  await expect(page.getByTestId("approvals-message")).toContainText("created grant");
-  expect(leaseholdCli(["grant", "list"])).toContain(marker);
-
-  // The next identical call: covered by the grant, no person.
-  const again = structured(await runCommand(agent, command));
-  expect(again["decision"]).toBe("grant");
-  expect(again["status"]).toBe("completed");
-  // Other options: held again.
-  const widened = `find . -maxdepth 1 -exec echo ${marker} {} +`;
-  const otherCall = runCommand(agent, widened);
-  const otherItem = page.locator("article.approval", { hasText: widened });
-  await expect(otherItem).toBeVisible();
-  await otherItem.getByRole("button", { name: "Deny…" }).click();
-  await otherItem.getByLabel(/Reason for denying/).fill("other options");
-  await otherItem.getByRole("button", { name: "Confirm deny" }).click();
-  expect(structured(await otherCall)["code"]).toBe("APPROVAL_DENIED");
-  await agent.close();
-});
-
-test("batch: two selected held actions approved together, each waiting client receives its result", async ({ page }) => {
-  await openQueue(page, "owner");
-  const agents = [await connectAgent("batch"), await connectAgent("batch")];
-  const held = agents.map(() => heldCommand("batch"));
-  const calls = agents.map((agent, i) => runCommand(agent, (held[i] as { command: string }).command));
-  for (const h of held) await expect(card(page, h.marker)).toBeVisible();
-  for (const h of held) await card(page, h.marker).getByRole("checkbox").check();
-  await expect(page.getByRole("button", { name: "Approve selected (2)" })).toBeVisible();
-  await page.getByRole("button", { name: "Approve selected (2)" }).click();
-  const results = await Promise.all(calls);
-  results.forEach((r, i) => {
-    expect(structured(r)["decision"]).toBe("approved");
-    expect(JSON.stringify(structured(r)["result"])).toContain((held[i] as { marker: string }).marker);
+    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    const result = structured(await call);
+    expect(result["status"], JSON.stringify(result)).toBe("completed");
+    expect(result["decision"]).toBe("approved");
+    expect(JSON.stringify(result["result"])).toContain(`${marker} .`);
+    await expect(item).toHaveCount(0);
+    await expect(page.getByTestId("approvals-message")).toContainText("Approved run_command on local");
+    await agent.close();
   });
-  await expect(page.getByTestId("approvals-message")).toHaveText("Approved 2 of 2 selected.");
-  for (const agent of agents) await agent.close();
+
+  test("browser notifications: asked for on the button press, then each newly held action notifies (with its operation and host)", async ({ page }) => {
+    // A stand-in for the Notification API that records what the page shows (headless chromium has no notification UI).
+    await page.addInitScript(() => {
+      const shown: Array<{ title: string; body: string; tag: string }> = [];
+      class FakeNotification {
+        static permission = "default";
+        static requestPermission(): Promise<string> {
+          FakeNotification.permission = "granted";
+          return Promise.resolve("granted");
+        }
+        onclick: (() => void) | null = null;
+        constructor(title: string, options: { body?: string; tag?: string } = {}) {
+          shown.push({ title, body: options.body ?? "", tag: options.tag ?? "" });
+        }
+      }
+      Object.assign(window, { Notification: FakeNotification, __shown: shown });
+    });
+    await openQueue(page);
+    const ask = page.getByRole("button", { name: "Notify me of new held actions" });
+    await expect(ask).toBeVisible();
+    const shown = () => page.evaluate(() => (window as unknown as { __shown: Array<{ title: string; body: string; tag: string }> }).__shown);
+    expect(await shown()).toEqual([]);
+    await ask.click();
+    await expect(page.getByText("Notifications on while this page is open.")).toBeVisible();
+    const agent = await connectAgent("notify");
+    const { command, marker } = heldCommand("notify");
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await expect.poll(async () => (await shown()).length).toBe(1);
+    const [note] = await shown();
+    expect(note?.title).toBe("Approval needed: run_command on local");
+    expect(note?.body).toContain(`medium risk, requested by ${agent.tokenName}`);
+    expect(note?.tag).toBe(await item.getAttribute("id"));
+    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    expect(structured(await call)["status"]).toBe("completed");
+    await agent.close();
+  });
+
+  test("deny with a reason: the client gets APPROVAL_DENIED with that reason", async ({ page }) => {
+    await openQueue(page);
+    const agent = await connectAgent("deny");
+    const { command, marker } = heldCommand();
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await item.getByRole("button", { name: "Deny…" }).click();
+    const confirm = item.getByRole("button", { name: "Confirm deny" });
+    await expect(confirm).toBeDisabled();
+    await item.getByLabel(/Reason for denying/).fill("not during the freeze");
+    await confirm.click();
+    const result = await call;
+    expect(result.isError).toBe(true);
+    expect(structured(result)["code"]).toBe("APPROVAL_DENIED");
+    expect(String(structured(result)["message"])).toContain("not during the freeze");
+    await expect(item).toHaveCount(0);
+    await agent.close();
+  });
+
+  test("approve and allow similar: the proposed grant is shown, confirmed, created; the next identical call runs without a person, other options are held", async ({ page }) => {
+    await openQueue(page);
+    const agent = await connectAgent("similar");
+    const { command, marker } = heldCommand("similar");
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await item.getByRole("button", { name: "Approve and allow similar…" }).click();
+    const form = item.getByRole("form", { name: "Proposed grant" });
+    await expect(form.getByLabel(/Pattern/)).toHaveValue(`find \\. -maxdepth 0 -exec echo ${marker} \\{\\} \\+`);
+    await expect(form.getByLabel("Uses")).toHaveValue("3");
+    await expect(form.getByLabel(/Expires in/)).toHaveValue("60");
+    await expect(form.getByLabel("Up to risk")).toHaveValue("medium");
+    await form.getByLabel("Uses").fill("2");
+    await page.screenshot({ path: "test-results/approvals-allow-similar-1280.png", fullPage: true });
+    await form.getByRole("button", { name: "Approve and create grant" }).click();
+    const approved = structured(await call);
+    expect(approved["decision"], JSON.stringify(approved)).toBe("approved");
+    await expect(page.getByTestId("approvals-message")).toContainText("created grant");
+    expect(leaseholdCli(["grant", "list"])).toContain(marker);
+
+    // The next identical call: covered by the grant, no person.
+    const again = structured(await runCommand(agent, command));
+    expect(again["decision"]).toBe("grant");
+    expect(again["status"]).toBe("completed");
+    // Other options: held again.
+    const widened = `find . -maxdepth 1 -exec echo ${marker} {} +`;
+    const otherCall = runCommand(agent, widened);
+    const otherItem = page.locator("article.approval", { hasText: widened });
+    await expect(otherItem).toBeVisible();
+    await otherItem.getByRole("button", { name: "Deny…" }).click();
+    await otherItem.getByLabel(/Reason for denying/).fill("other options");
+    await otherItem.getByRole("button", { name: "Confirm deny" }).click();
+    expect(structured(await otherCall)["code"]).toBe("APPROVAL_DENIED");
+    await agent.close();
+  });
+
+});
+
+test.describe("as an owner", () => {
+  test.use({ storageState: STATE.owner });
+
+  test("batch: two selected held actions approved together, each waiting client receives its result", async ({ page }) => {
+    await openQueue(page);
+    const agents = [await connectAgent("batch"), await connectAgent("batch")];
+    const held = agents.map(() => heldCommand("batch"));
+    // Each agent ends its session once answered: its exclusive lease on "local" goes with it, so the other can run.
+    const calls = agents.map((agent, i) =>
+      runCommand(agent, (held[i] as { command: string }).command).then(async (r) => {
+        await agent.close();
+        return r;
+      }),
+    );
+    for (const h of held) await expect(card(page, h.marker)).toBeVisible();
+    for (const h of held) await card(page, h.marker).getByRole("checkbox").check();
+    await expect(page.getByRole("button", { name: "Approve selected (2)" })).toBeVisible();
+    await page.getByRole("button", { name: "Approve selected (2)" }).click();
+    const results = await Promise.all(calls);
+    results.forEach((r, i) => {
+      expect(structured(r)["decision"], JSON.stringify(structured(r))).toBe("approved");
+      expect(JSON.stringify(structured(r)["result"])).toContain((held[i] as { marker: string }).marker);
+    });
+    await expect(page.getByTestId("approvals-message")).toHaveText("Approved 2 of 2 selected.");
+  });
+
+  test("batch deny with one reason: each selected client gets APPROVAL_DENIED with it", async ({ page }) => {
+    await openQueue(page);
+    const agents = [await connectAgent("batchdeny"), await connectAgent("batchdeny")];
+    const held = agents.map(() => heldCommand("batchdeny"));
+    const calls = agents.map((agent, i) => runCommand(agent, (held[i] as { command: string }).command));
+    for (const h of held) await card(page, h.marker).getByRole("checkbox").check();
+    await page.getByLabel("Reason (needed to deny)").fill("batch: out of hours");
+    await page.getByRole("button", { name: "Deny selected (2)" }).click();
+    for (const r of await Promise.all(calls)) {
+      expect(structured(r)["code"]).toBe("APPROVAL_DENIED");
+      expect(String(structured(r)["message"])).toContain("batch: out of hours");
+    }
+    for (const agent of agents) await agent.close();
+  });
 });
 
 test("auditor: no approvals page and no approve button, and the procedure refuses (403)", async ({ page }) => {
@@ -158,19 +244,24 @@ test("auditor: no approvals page and no approve button, and the procedure refuse
   void call.catch(() => undefined);
 });
 
-test("phone width (390 px): the held action is readable and the approval flow works", async ({ page }) => {
-  await page.setViewportSize({ width: 390, height: 844 });
-  await openQueue(page);
-  const agent = await connectAgent("phone");
-  const { command, marker } = heldCommand("phone");
-  const call = runCommand(agent, command);
-  const item = card(page, marker);
-  await expect(item).toBeVisible();
-  await expect(item.locator("pre.approval-command mark.risky").first()).toBeVisible();
-  // Nothing wider than the screen: the page does not scroll sideways.
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  await page.screenshot({ path: "test-results/approvals-390.png", fullPage: true });
-  await item.getByRole("button", { name: "Approve", exact: true }).click();
-  expect(structured(await call)["status"]).toBe("completed");
-  await agent.close();
+test.describe("on a phone", () => {
+  test.use({ storageState: STATE.approver });
+
+  test("phone width (390 px): the held action is readable and the approval flow works", async ({ page }) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await openQueue(page);
+    const agent = await connectAgent("phone");
+    const { command, marker } = heldCommand("phone");
+    const call = runCommand(agent, command);
+    const item = card(page, marker);
+    await expect(item).toBeVisible();
+    await expect(item.locator("pre.approval-command mark.risky").first()).toBeVisible();
+    // Nothing wider than the screen: the page does not scroll sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: "test-results/approvals-390.png", fullPage: true });
+    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    const result = structured(await call);
+    expect(result["status"], JSON.stringify(result)).toBe("completed");
+    await agent.close();
+  });
 });

@@ -3,6 +3,7 @@
  * token made by the CLI, against the hub the Playwright config started
  * (which runs a real local guest, host "local").
  */
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -27,7 +28,15 @@ export async function connectAgent(prefix = "agent"): Promise<Agent> {
   const transport = new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
   const client = new Client({ name: "leasehold-e2e", version: "1.0.0" });
   await client.connect(transport);
-  return { client, tokenName, close: () => client.close() };
+  return {
+    client,
+    tokenName,
+    // DELETE the session: its host leases end with it (a closed transport alone keeps them until idle).
+    async close() {
+      await transport.terminateSession().catch(() => undefined);
+      await client.close();
+    },
+  };
 }
 
 export function structured(result: CallToolResult): Record<string, unknown> {
@@ -41,12 +50,21 @@ export function structured(result: CallToolResult): Record<string, unknown> {
  */
 export async function runCommand(agent: Agent, command: string): Promise<CallToolResult> {
   const options = { timeout: 120_000, resetTimeoutOnProgress: true };
-  let result = (await agent.client.callTool({ name: "run_command", arguments: { host: "local", command } }, undefined, options)) as CallToolResult;
-  for (let i = 0; i < 10; i += 1) {
+  // The same key on a repeat continues the same action (no second approval).
+  const call = { name: "run_command", arguments: { host: "local", command, idempotency_key: randomUUID() } };
+  let result = (await agent.client.callTool(call, undefined, options)) as CallToolResult;
+  for (let i = 0; i < 60; i += 1) {
     const s = structured(result);
     const pending = s["code"] === "APPROVAL_PENDING" || s["status"] === "dispatched";
-    if (!pending) return result;
-    result = (await agent.client.callTool({ name: "approval_wait", arguments: { action_id: String(s["action_id"]) } }, undefined, options)) as CallToolResult;
+    // Approved while another session holds the host exclusively (HOST_BUSY, retryable): repeat the call with the same key.
+    const busy = s["code"] === "HOST_BUSY";
+    if (!pending && !busy) return result;
+    if (busy) {
+      await new Promise((r) => setTimeout(r, 1000));
+      result = (await agent.client.callTool(call, undefined, options)) as CallToolResult;
+    } else {
+      result = (await agent.client.callTool({ name: "approval_wait", arguments: { action_id: String(s["action_id"]) } }, undefined, options)) as CallToolResult;
+    }
   }
   return result;
 }

@@ -248,10 +248,18 @@ export function ApprovalCard({
                 {r.snippet === null ? null : (
                   <>
                     {" "}
-                    <mark className="risky">
-                      {r.snippet}
-                      {r.snippet_cut ? "…" : ""}
-                    </mark>
+                    {/* Only reasons that raise the risk are marked, as in the command above. */}
+                    {r.level === "read_only" ? (
+                      <Code>
+                        {r.snippet}
+                        {r.snippet_cut ? "…" : ""}
+                      </Code>
+                    ) : (
+                      <mark className="risky">
+                        {r.snippet}
+                        {r.snippet_cut ? "…" : ""}
+                      </mark>
+                    )}
                   </>
                 )}{" "}
                 — {r.message}

@@ -9,8 +9,13 @@ import { ApprovalCard } from "./approval-card";
 import { useDecisions } from "./decide";
 import type { BatchResult, HeldAction } from "./types";
 
-/** How often the queue asks the hub (issue 13: new held actions appear within 2 s, without reload). */
-export const POLL_MS = 1000;
+/**
+ * How often the queue asks the hub. Issue 13 allows up to 2 s; the benchmark's
+ * goal (held → visible ≤ 1 s at p95) needs less: at 1 s it measured p50 848 ms,
+ * p95 1109 ms on the shared test machine, so 500 ms (one small query per
+ * open page per half second).
+ */
+export const POLL_MS = 500;
 const PAGE = 50;
 
 type Permission = "default" | "granted" | "denied" | "unsupported";

@@ -6,9 +6,15 @@
  * narrowest grant, never for critical — ending with the next identical call
  * running without a person while one with other options is held.
  */
+import { createHmac } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createActionPipeline, installActionPipeline, submitAction } from "../../actions";
+import { actionPipelineFor, createActionPipeline, installActionPipeline, submitAction } from "../../actions";
 import { createAdminSession, type AdminRole } from "../../admins";
 import type { Database, DatabaseHandle } from "../../db";
 import { adminUsers, approvals, grants } from "../../db/schema";
@@ -16,7 +22,7 @@ import type { HubRuntime } from "../../hub/runtime";
 import { sha256Hex } from "../../policy/grants";
 import { describeEachDatabase } from "../../../test/support/databases";
 import { rejectionOf } from "../../../test/support/refusals";
-import { insertHost, insertToken, testDeps, uniqueName } from "../../../test/pipeline/support";
+import { insertHost, insertToken, readyForTests, testDeps, uniqueName } from "../../../test/pipeline/support";
 import { TRPCError } from "../init";
 import { appRouter } from "../root";
 
@@ -270,5 +276,41 @@ describeEachDatabase("approvals router", (db) => {
     expect(notices).toEqual([
       { approvalId: String(held.details?.["approval_id"]), actionId: String(held.details?.["action_id"]), host: host.name, operation: "run_command", risk: "medium", deadline: expect.any(Date) },
     ]);
+  });
+
+  it("the hub wires LEASEHOLD_WEBHOOK_URL/SECRET to held actions: a receiver on loopback gets the signed notice with the approval link", async () => {
+    const { handle } = db();
+    const bodies: Array<{ body: string; signature: string }> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        bodies.push({ body: Buffer.concat(chunks).toString("utf8"), signature: String(req.headers["x-leasehold-signature"]) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dataDir = mkdtempSync(path.join(tmpdir(), "lh-webhook-"));
+    try {
+      const secret = "wired-webhook-secret-0123";
+      const runtime = {
+        database: { handle },
+        config: { publicUrl: "http://localhost:8700", dataDir, mcp: { maxHeldPerToken: 20 }, webhook: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, secret } },
+        ledger: { integrator: undefined },
+      } as unknown as HubRuntime;
+      const deps = actionPipelineFor(runtime).deps;
+      const host = await insertHost(handle.db);
+      const token = await insertToken(handle.db);
+      const held = await rejectionOf(submitAction({ ...deps, readiness: readyForTests }, token, { operation: "run_command", arguments: { host: host.name, command: "find . -maxdepth 0 -exec echo wired {} +" }, channel: "mcp" }, { waitMs: 0 }));
+      const approvalId = String(held.details?.["approval_id"]);
+      for (let i = 0; i < 100 && bodies.length === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+      expect(bodies).toHaveLength(1);
+      const [got] = bodies as [{ body: string; signature: string }];
+      expect(got.signature).toBe(`sha256=${createHmac("sha256", secret).update(got.body).digest("hex")}`);
+      expect(JSON.parse(got.body)).toMatchObject({ type: "approval.requested", approval_id: approvalId, host: host.name, operation: "run_command", risk: "medium", url: `http://localhost:8700/approvals#${approvalId}` });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,18 @@
+/**
+ * Benchmarks in the browser (printed, never asserted): the approvals latency
+ * bench and any later `*.bench.ts`. The default config matches only
+ * `*.spec.ts`, so `npm test` never runs these. Run:
+ *   E2E_PORT=8801 npx playwright test -c e2e/bench.config.ts
+ */
+import path from "node:path";
+import { defineConfig } from "@playwright/test";
+import base from "../playwright.config";
+
+export default defineConfig({
+  ...base,
+  testDir: ".",
+  testMatch: "**/*.bench.ts",
+  timeout: 30 * 60_000,
+  outputDir: path.join(import.meta.dirname, "..", "test-results"),
+  webServer: base.webServer === undefined || Array.isArray(base.webServer) ? base.webServer : { ...base.webServer, cwd: path.join(import.meta.dirname, "..") },
+});
