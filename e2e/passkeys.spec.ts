@@ -129,6 +129,10 @@ test("register a passkey, sign in with it, approve a high command with it; verif
   expect(result["decision"]).toBe("approved");
   await expect(item).toHaveCount(0);
   await agent.close();
+  // The action page checks the stored assertion against the registered key, as `leasehold verify` does.
+  await page.goto(`/actions/${String(result["action_id"])}`);
+  await expect(page.getByTestId("approval-passkey")).toContainText("verified: signed by a registered passkey");
+  await page.goto("/approvals");
 
   // An assertion made for one approval (its action hash) is refused for another.
   const second = await connectAgent("passkey-b");

@@ -151,7 +151,8 @@ describeEachDatabase("actions list and detail", (db) => {
     expect((await listActions(d, { query: "approved" })).items.map((i) => i.id)).toContain(actionId);
 
     await d.update(approvals).set({ assertion: { credential_id: "cred-1", signature: "x" } }).where(eq(approvals.actionId, actionId));
-    expect((await actionDetail(d, actionId)).approval).toMatchObject({ assertion_stored: true, passkey: { status: "not_checked", credential_id: "cred-1" } });
+    // A stored assertion is checked, not taken on trust: one naming no registered passkey fails.
+    expect((await actionDetail(d, actionId)).approval).toMatchObject({ assertion_stored: true, passkey: { status: "failed", credential_id: "cred-1", detail: "no registered passkey has this credential id" } });
   });
 
   it("paging: limit and offset walk the list newest first without overlap; bad pages and unknown ids are refused", async () => {

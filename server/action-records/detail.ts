@@ -16,11 +16,13 @@ import { createHash, createPublicKey } from "node:crypto";
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import { hostKeyId, verifyEvidence } from "../../agent-guest/evidence";
 import { executeRows, type Database } from "../db";
-import { actions, adminUsers, agentTokens, approvals, evidence, hosts, jobs } from "../db/schema";
+import { actions, adminUsers, agentTokens, approvals, evidence, hosts, jobs, passkeyCredentials } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { decodeEntry } from "../ledger/entry";
 import { toBytes } from "../ledger/node-store";
 import { pinnedLogIdentity, proveInclusion } from "../ledger/prove";
+import { assertionProblem } from "../ledger/verify-approvals";
+import type { StoredAssertion } from "../passkeys";
 import { verifyReceipt, type Receipt } from "../ledger/receipt";
 import { readJobOutput } from "../hosts/intake";
 import { neutraliseTerminalBytes } from "../text/terminal";
@@ -75,7 +77,7 @@ export interface EvidenceView {
  * key and the action hash; until then it says "not_checked" and never claims
  * a verification.
  */
-export type PasskeyVerdict = { status: "absent" } | { status: "not_checked"; credential_id: string | null } | { status: "verified" | "failed"; credential_id: string | null; detail: string };
+export type PasskeyVerdict = { status: "absent" } | { status: "verified" | "failed"; credential_id: string | null; detail: string };
 
 export interface ApprovalView {
   id: string;
@@ -127,12 +129,32 @@ export interface ActionDetail {
 }
 
 /**
- * Hook for the passkeys helper: replace with the real check. Kept as one
- * named function so the page and `leasehold verify` can share it.
+ * Whether the approval's stored passkey assertion verifies: the same
+ * cryptographic check `leasehold verify` makes offline (server/ledger
+ * verify-approvals.ts `assertionProblem`: challenge derived from this approval
+ * and action hash, relying party, user verification, signature), here
+ * against the credential's public key as the hub stores it. The ledger
+ * bindings (sealed digest, registration entry) are the audit explorer's and
+ * the CLI's to check without trusting the hub.
  */
-export function passkeyVerdictFor(assertion: Record<string, string> | null): PasskeyVerdict {
+export async function passkeyVerdictFor(db: Database, approval: { id: string; actionHash: string; assertion: Record<string, string> | null }): Promise<PasskeyVerdict> {
+  const assertion = approval.assertion;
   if (assertion === null) return { status: "absent" };
-  return { status: "not_checked", credential_id: typeof assertion["credentialId"] === "string" ? assertion["credentialId"] : (assertion["credential_id"] ?? null) };
+  const credentialId = typeof assertion["credential_id"] === "string" ? assertion["credential_id"] : null;
+  if (credentialId === null) return { status: "failed", credential_id: null, detail: "the stored assertion names no credential" };
+  const [credential] = await db.select({ publicKey: passkeyCredentials.publicKey }).from(passkeyCredentials).where(eq(passkeyCredentials.credentialId, credentialId));
+  if (credential === undefined) return { status: "failed", credential_id: credentialId, detail: "no registered passkey has this credential id" };
+  const stored: StoredAssertion = {
+    credential_id: credentialId,
+    authenticator_data: assertion["authenticator_data"] ?? "",
+    client_data_json: assertion["client_data_json"] ?? "",
+    signature: assertion["signature"] ?? "",
+    nonce: assertion["nonce"] ?? "",
+  };
+  const problem = await assertionProblem({ approvalId: approval.id, actionHash: approval.actionHash, assertion: stored, publicKey: credential.publicKey });
+  return problem === null
+    ? { status: "verified", credential_id: credentialId, detail: "signed by a registered passkey over the challenge derived from this approval id and action hash" }
+    : { status: "failed", credential_id: credentialId, detail: problem };
 }
 
 const iso = (d: Date | string | null | undefined): string | null => (d === null || d === undefined ? null : new Date(d).toISOString());
@@ -322,7 +344,7 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
             first_approved_by: approvalRow.firstApprovedBy === null ? null : (deciders.get(approvalRow.firstApprovedBy) ?? approvalRow.firstApprovedBy),
             first_approved_at: iso(approvalRow.firstApprovedAt),
             assertion_stored: approvalRow.assertion !== null,
-            passkey: passkeyVerdictFor(approvalRow.assertion),
+            passkey: await passkeyVerdictFor(db, approvalRow),
           },
     receipt: await receiptFor(db, sealedEvidence ?? [...timeline].reverse().find((e) => e.leaf_index !== null)),
   };

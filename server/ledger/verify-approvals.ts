@@ -179,18 +179,8 @@ export class ApprovalChecker {
     const stored = this.assertions.get(a.approvalId);
     if (stored === undefined) return at("its approval/1 entry seals a passkey assertion, but the export carries no assertion for it");
     if ((await assertionDigest(stored)) !== a.digest) return at("the assertion does not match the assertion_digest sealed in its approval/1 entry (changed after sealing)", stored.line);
-    const clientDataBytes = fromBase64Url(stored.client_data_json)!;
-    let clientData: { type?: unknown; challenge?: unknown; origin?: unknown };
-    try {
-      clientData = JSON.parse(new TextDecoder().decode(clientDataBytes)) as typeof clientData;
-    } catch {
-      return at("clientDataJSON is not JSON", stored.line);
-    }
-    if (clientData.type !== "webauthn.get") return at(`clientDataJSON type is ${String(clientData.type)}, not webauthn.get`, stored.line);
-    const expected = await approvalChallengeBase64Url(a.approvalId, a.actionHash, stored.nonce);
-    if (clientData.challenge !== expected) {
-      return at(`the passkey signed a challenge that is not derived from this approval and its action_hash ${a.actionHash} — it was made for another approval or action`, stored.line);
-    }
+    const challenge = await challengeProblem({ approvalId: a.approvalId, actionHash: a.actionHash, assertion: stored });
+    if (challenge !== null) return at(challenge, stored.line);
     const key = this.keys.get(stored.credential_id);
     if (key === undefined) return at(`signed by passkey ${stored.credential_id}, whose public key the export does not carry — no registered authenticator signed it`, stored.line);
     const keyDigest = await passkeyKeyDigest(stored.credential_id, key.publicKey);
@@ -200,33 +190,84 @@ export class ApprovalChecker {
     const removedAt = this.removed.get(keyDigest);
     if (removedAt !== undefined && removedAt < a.index) return at(`signed by passkey ${stored.credential_id} after it was removed (entry ${removedAt})`, stored.line);
 
-    let host: string;
-    try {
-      host = new URL(String(clientData.origin)).hostname;
-    } catch {
-      return at("clientDataJSON carries no origin", stored.line);
-    }
-    const authData = fromBase64Url(stored.authenticator_data)!;
-    if (authData.length < 37) return at("authenticatorData is too short", stored.line);
-    const rpIdHash = await sha256(utf8.encode(host));
-    if (!rpIdHash.every((b, i) => authData[i] === b)) return at(`authenticatorData is for another relying party than ${host}`, stored.line);
-    const flags = authData[32]!;
-    if ((flags & 0x01) === 0 || (flags & 0x04) === 0) return at("the authenticator did not report user presence and verification", stored.line);
-    const clientHash = await sha256(clientDataBytes);
-    const data = new Uint8Array(authData.length + clientHash.length);
-    data.set(authData);
-    data.set(clientHash, authData.length);
-    let ok: boolean;
-    try {
-      ok = await verifySignature({
-        signature: fromBase64Url(stored.signature)! as Uint8Array<ArrayBuffer>,
-        data: data as Uint8Array<ArrayBuffer>,
-        credentialPublicKey: fromBase64Url(key.publicKey)! as Uint8Array<ArrayBuffer>,
-      });
-    } catch (error) {
-      return at(`the registered public key cannot check the signature: ${(error as Error).message}`, stored.line);
-    }
-    if (!ok) return at(`the passkey signature does not verify with the registered public key of ${stored.credential_id}`, stored.line);
-    return null;
+    const problem = await assertionProblem({ approvalId: a.approvalId, actionHash: a.actionHash, assertion: stored, publicKey: key.publicKey });
+    return problem === null ? null : at(problem, stored.line);
   }
+}
+
+/**
+ * The cryptographic half of checking one approval's passkey assertion: the
+ * clientDataJSON is a `webauthn.get` over the challenge derived from this
+ * approval id and action hash (with the stored nonce), the authenticator
+ * data is for the origin's relying party with user presence and
+ * verification, and the signature verifies with `publicKey` (COSE,
+ * base64url). Returns why not, or null. The export verifier adds the ledger
+ * bindings (sealed digest, registered and not removed); the hub's action page
+ * uses this alone against the stored credential.
+ */
+/** The clientDataJSON of `assertion`, or why it cannot be read. */
+function clientDataOf(assertion: StoredAssertion): { bytes: Uint8Array; json: { type?: unknown; challenge?: unknown; origin?: unknown } } | string {
+  const bytes = fromBase64Url(assertion.client_data_json);
+  if (bytes === undefined) return "clientDataJSON is not base64url";
+  try {
+    return { bytes, json: JSON.parse(new TextDecoder().decode(bytes)) as { type?: unknown; challenge?: unknown; origin?: unknown } };
+  } catch {
+    return "clientDataJSON is not JSON";
+  }
+}
+
+/** Whether the assertion is a `webauthn.get` over the challenge derived from this approval id, action hash and its nonce; why not, or null. */
+export async function challengeProblem(input: { approvalId: string; actionHash: string; assertion: StoredAssertion }): Promise<string | null> {
+  const clientData = clientDataOf(input.assertion);
+  if (typeof clientData === "string") return clientData;
+  if (clientData.json.type !== "webauthn.get") return `clientDataJSON type is ${String(clientData.json.type)}, not webauthn.get`;
+  const expected = await approvalChallengeBase64Url(input.approvalId, input.actionHash, input.assertion.nonce);
+  if (clientData.json.challenge !== expected) {
+    return `the passkey signed a challenge that is not derived from this approval and its action_hash ${input.actionHash} — it was made for another approval or action`;
+  }
+  return null;
+}
+
+/**
+ * The cryptographic half of checking one approval's passkey assertion: the
+ * challenge (above), the authenticator data is for the origin's relying
+ * party with user presence and verification, and the signature verifies
+ * with `publicKey` (COSE, base64url). Returns why not, or null. The export
+ * verifier adds the ledger bindings (sealed digest, registered and not
+ * removed); the hub's action page uses this alone against the stored credential.
+ */
+export async function assertionProblem(input: { approvalId: string; actionHash: string; assertion: StoredAssertion; publicKey: string }): Promise<string | null> {
+  const stored = input.assertion;
+  const challenge = await challengeProblem(input);
+  if (challenge !== null) return challenge;
+  const clientData = clientDataOf(stored);
+  if (typeof clientData === "string") return clientData;
+  let host: string;
+  try {
+    host = new URL(String(clientData.json.origin)).hostname;
+  } catch {
+    return "clientDataJSON carries no origin";
+  }
+  const authData = fromBase64Url(stored.authenticator_data)!;
+  if (authData.length < 37) return "authenticatorData is too short";
+  const rpIdHash = await sha256(utf8.encode(host));
+  if (!rpIdHash.every((b, i) => authData[i] === b)) return `authenticatorData is for another relying party than ${host}`;
+  const flags = authData[32]!;
+  if ((flags & 0x01) === 0 || (flags & 0x04) === 0) return "the authenticator did not report user presence and verification";
+  const clientHash = await sha256(clientData.bytes);
+  const data = new Uint8Array(authData.length + clientHash.length);
+  data.set(authData);
+  data.set(clientHash, authData.length);
+  let ok: boolean;
+  try {
+    ok = await verifySignature({
+      signature: fromBase64Url(stored.signature)! as Uint8Array<ArrayBuffer>,
+      data: data as Uint8Array<ArrayBuffer>,
+      credentialPublicKey: fromBase64Url(input.publicKey)! as Uint8Array<ArrayBuffer>,
+    });
+  } catch (error) {
+    return `the registered public key cannot check the signature: ${(error as Error).message}`;
+  }
+  if (!ok) return `the passkey signature does not verify with the registered public key of ${stored.credential_id}`;
+  return null;
 }

@@ -32,6 +32,7 @@ import { ledgerEntries } from "../db/schema";
 import { describeEachDatabase } from "../../test/support/databases";
 import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "../../test/pipeline/support";
 import { approvalChallenge, approvalChallengeBase64Url, approvalChallengeText, assertionDigest, passkeyKeyDigest, toBase64Url, fromBase64Url } from "./challenge";
+import { passkeyVerdictFor } from "../action-records";
 import { approvalOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, signInOptions, signInWithPasskey, verifyApprovalAssertion } from "./passkeys";
 import { relyingParty, type PasskeySettings } from "./relying-party";
 import { SoftAuthenticator } from "./test-authenticator";
@@ -170,6 +171,15 @@ describeEachDatabase("passkeys", (db) => {
     expect(row.assertion?.["credential_id"]).toBe(authenticator.credentialId);
     const entry = (await allEntries(d)).find((e) => e.type === "approval/1" && e.data.approval_id === held.approvalId);
     expect(entry?.type === "approval/1" && entry.data.assertion_digest).toBe(await assertionDigest(row.assertion as never));
+    // The action page checks the stored assertion the way `leasehold verify` does: verified here,
+    // and failed once a byte of its signature changes.
+    expect(await passkeyVerdictFor(d, row)).toMatchObject({ status: "verified", credential_id: authenticator.credentialId });
+    const sig = String(row.assertion?.["signature"]);
+    const flipped = (sig[5] === "A" ? "B" : "A");
+    const tampered = { ...row, assertion: { ...row.assertion, signature: sig.slice(0, 5) + flipped + sig.slice(6) } as Record<string, string> };
+    expect(await passkeyVerdictFor(d, tampered)).toMatchObject({ status: "failed" });
+    // The same assertion presented for another approval fails its challenge derivation.
+    expect(await passkeyVerdictFor(d, { ...row, id: other.approvalId })).toMatchObject({ status: "failed", detail: expect.stringContaining("made for another approval or action") });
   });
 
   it("fail closed: with a bare-IP public URL a high approval is refused naming LEASEHOLD_PUBLIC_URL", async () => {

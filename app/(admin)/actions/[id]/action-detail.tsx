@@ -120,8 +120,6 @@ export function ActionDetailView({ id }: { id: string }) {
               <dd data-testid="approval-passkey">
                 {a.approval.passkey.status === "absent" ? (
                   <span className="muted">no passkey assertion stored</span>
-                ) : a.approval.passkey.status === "not_checked" ? (
-                  <Badge tone="warn">assertion stored, not verified here yet</Badge>
                 ) : (
                   <Badge tone={a.approval.passkey.status === "verified" ? "ok" : "err"}>{a.approval.passkey.status}: {a.approval.passkey.detail}</Badge>
                 )}
