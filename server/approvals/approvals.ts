@@ -21,7 +21,7 @@ import type { Database, DatabaseHandle } from "../db";
 import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
-import { hashActor } from "../ledger/entry";
+import { digestOf, hashActor } from "../ledger/entry";
 import { assertionDigest, needsPasskey, type StoredAssertion } from "../passkeys/challenge";
 import { verifyApprovalAssertion } from "../passkeys/passkeys";
 import { relyingParty, type PasskeySettings } from "../passkeys/relying-party";
@@ -42,6 +42,13 @@ export interface DecideOptions {
   expectedActionHash?: string;
   /** Approver ≠ requester's owner. */
   fourEyes?: boolean;
+  /**
+   * Four-eyes for `critical` (LEASEHOLD_FOUR_EYES_CRITICAL=1): the first
+   * approval of a critical action is recorded (first_approved_by, its passkey
+   * assertion, sealed as admin/1 `approval.first`) and the action stays held;
+   * a second, different approver completes it.
+   */
+  fourEyesCritical?: boolean;
   /**
    * The passkey rule (issue 13): approving an action at or above
    * `settings.passkeyApprovalRisk` needs `assertion`, a WebAuthn assertion
@@ -183,6 +190,27 @@ async function decide(
         throw passkeyRefusal(row.riskLevel, options.passkey.settings);
       }
     }
+    if (outcome === "approved" && options.fourEyesCritical === true && row.riskLevel === "critical") {
+      if (row.firstApprovedBy === admin.id) {
+        throw new LeaseholdError("POLICY_REFUSED", "four-eyes for critical actions: you already approved this one; a second, different approver must approve it (hub check)", { tier: "hub" });
+      }
+      if (row.firstApprovedBy === null) {
+        const [first] = await tx
+          .update(approvals)
+          .set({ firstApprovedBy: admin.id, firstApprovedAt: new Date(), ...(assertion === undefined ? {} : { firstAssertion: { ...assertion } }) })
+          .where(and(eq(approvals.id, approvalId), eq(approvals.state, "pending")))
+          .returning();
+        if (first === undefined) throw new LeaseholdError("POLICY_REFUSED", `approval ${approvalId} is no longer pending`, { tier: "hub" });
+        await appendEntry(asDb(tx), {
+          type: "admin/1",
+          time: new Date(),
+          action_id: row.actionId,
+          actor: hashActor("admin", admin.id),
+          data: { operation: "approval.first", target_digest: digestOf(`approval:${row.id}`), settings_digest: row.actionHash as `sha256:${string}` },
+        });
+        return first;
+      }
+    }
     const [updated] = await tx
       .update(approvals)
       .set({ state: outcome, decidedBy: admin.id, decidedAt: new Date(), reason, ...(assertion === undefined ? {} : { assertion: { ...assertion } }) })
@@ -244,6 +272,8 @@ export interface ApprovalListing {
   reason: string | null;
   deadline: string;
   requested_at: string;
+  /** Four-eyes for critical: when the first of two approvers approved (null until then). */
+  first_approved_at: string | null;
   channel: string;
   /** Who asked: the token (id and name) or the admin. */
   requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
@@ -347,6 +377,7 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
     reason: approval.reason,
     deadline: approval.deadline.toISOString(),
     requested_at: approval.createdAt.toISOString(),
+    first_approved_at: approval.firstApprovedAt === null ? null : approval.firstApprovedAt.toISOString(),
     channel: action.channel,
     requester: requesterOf(action, tokenName, adminName),
     session_id: action.sessionId,

@@ -121,6 +121,8 @@ export interface ApprovalView {
   actionHash: string;
   state: string;
   reason: string | null;
+  /** Four-eyes for critical: when the first of two approvers approved (absent/null until then). */
+  firstApprovedAt?: Date | null;
   deadline: Date;
   requestedAt: Date;
   channel: string;
@@ -164,6 +166,8 @@ export interface PreparedActionView {
   reason: string | null;
   deadline: string;
   requested_at: string;
+  /** Four-eyes for critical: when the first approver approved; a second, different one must still approve. */
+  first_approved_at: string | null;
   channel: string;
   operation: string;
   capability: string;
@@ -255,6 +259,7 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
     reason: view.reason === null ? null : escapeForTerminal(view.reason),
     deadline: view.deadline.toISOString(),
     requested_at: view.requestedAt.toISOString(),
+    first_approved_at: view.firstApprovedAt == null ? null : view.firstApprovedAt.toISOString(),
     channel: view.channel,
     operation: view.operation,
     capability: view.capability,
@@ -319,6 +324,7 @@ export function renderApproval(input: ApprovalView, now = new Date()): string[] 
   lines.push(`  action ${view.action_id}  (capability ${view.capability})`);
   lines.push(`  action_hash ${view.action_hash}`);
   lines.push(`  requested by ${requesterText(view)}, ${view.session}, channel ${view.channel}, at ${view.requested_at}`);
+  if (view.first_approved_at !== null) lines.push(`  approved once at ${view.first_approved_at}; four-eyes: a second, different approver must approve`);
   if (view.subject !== null) {
     const language = view.subject.language === null ? "" : ` (${view.subject.language})`;
     lines.push(`  ${view.subject.name}${language}, risky spans between ⟦ ⟧:`);
@@ -357,6 +363,7 @@ export function approvalViewOf(a: ApprovalListing): ApprovalView {
     reason: a.reason,
     deadline: new Date(a.deadline),
     requestedAt: new Date(a.requested_at),
+    firstApprovedAt: a.first_approved_at === null ? null : new Date(a.first_approved_at),
     channel: a.channel,
     operation: a.operation,
     capability: a.capability,

@@ -33,6 +33,7 @@ describe("loadConfig", () => {
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
         passkeyApprovalRisk: "high",
+        fourEyesCritical: false,
         publicUrlSet: false,
         webhook: null,
       },
@@ -42,6 +43,8 @@ describe("loadConfig", () => {
   it("LEASEHOLD_PASSKEY_APPROVAL_RISK: high by default, critical or off when set, anything else refused by name", () => {
     expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "critical" } });
     expect(loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "off" }, cwd)).toMatchObject({ ok: true, config: { passkeyApprovalRisk: "off" } });
+    expect(loadConfig({ LEASEHOLD_FOUR_EYES_CRITICAL: "1" }, cwd)).toMatchObject({ ok: true, config: { fourEyesCritical: true } });
+    expect(loadConfig({ LEASEHOLD_FOUR_EYES_CRITICAL: "yes" }, cwd)).toMatchObject({ ok: false });
     const bad = loadConfig({ LEASEHOLD_PASSKEY_APPROVAL_RISK: "medium" }, cwd);
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.variable).toBe("LEASEHOLD_PASSKEY_APPROVAL_RISK");

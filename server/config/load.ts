@@ -46,6 +46,8 @@ export interface HubConfig {
   output: OutputLimits;
   /** Approvals at or above this risk need a passkey assertion (LEASEHOLD_PASSKEY_APPROVAL_RISK, default high); "off" = never. */
   passkeyApprovalRisk: "high" | "critical" | "off";
+  /** A critical action needs two different approvers (LEASEHOLD_FOUR_EYES_CRITICAL=1; default off). */
+  fourEyesCritical?: boolean;
   /** Whether LEASEHOLD_PUBLIC_URL was set (otherwise publicUrl is http://HOST:PORT). */
   publicUrlSet?: boolean;
   /** Approval notifications (LEASEHOLD_WEBHOOK_URL + LEASEHOLD_WEBHOOK_SECRET); null when not set. */
@@ -142,7 +144,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     return { ok: false, variable: missing, message: `${missing} must be set together with ${missing === "LEASEHOLD_WEBHOOK_URL" ? "LEASEHOLD_WEBHOOK_SECRET" : "LEASEHOLD_WEBHOOK_URL"} (an unsigned or unaddressed webhook is refused)` };
   }
   const webhook: WebhookConfig | null = e.LEASEHOLD_WEBHOOK_URL === undefined || e.LEASEHOLD_WEBHOOK_SECRET === undefined ? null : { url: e.LEASEHOLD_WEBHOOK_URL, secret: e.LEASEHOLD_WEBHOOK_SECRET };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
 }
 
 /** A URL safe to print: the password is never shown. */

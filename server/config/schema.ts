@@ -31,6 +31,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES",
   "LEASEHOLD_OUTPUT_RETENTION_S",
   "LEASEHOLD_PASSKEY_APPROVAL_RISK",
+  "LEASEHOLD_FOUR_EYES_CRITICAL",
   "LEASEHOLD_WEBHOOK_URL",
   "LEASEHOLD_WEBHOOK_SECRET",
 ] as const;
@@ -140,6 +141,8 @@ export const environmentSchema = z.object({
   // Approvals at or above this risk need a passkey signature over the action (server/passkeys);
   // "off" lets a person approve anything without one (the CLI can then approve high-risk actions).
   LEASEHOLD_PASSKEY_APPROVAL_RISK: z.enum(["high", "critical", "off"], { message: "must be high, critical or off" }).default("high"),
+  // Four-eyes for critical actions: two different approvers (server/approvals decide()).
+  LEASEHOLD_FOUR_EYES_CRITICAL: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("0"),
   // Approval notifications (server/approvals/webhook.ts): each new held action is POSTed as a
   // small JSON to this URL, signed with HMAC-SHA256 under the secret (X-Leasehold-Signature).
   // Both or neither: a URL without a secret is refused at start-up.

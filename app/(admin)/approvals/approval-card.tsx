@@ -187,6 +187,11 @@ export function ApprovalCard({
       <p className="muted approval-who">
         Requested by <strong>{requesterText(item)}</strong> · {item.session} · via {item.channel} · {new Date(item.requested_at).toLocaleTimeString()}
       </p>
+      {item.first_approved_at === null ? null : (
+        <p className="approval-first" data-testid="approval-first">
+          Approved once at {new Date(item.first_approved_at).toLocaleTimeString()}: four-eyes is on for critical actions, so a second, different approver must approve it.
+        </p>
+      )}
       {item.subject === null ? null : <Subject subject={item.subject} />}
       <dl className="approval-details">
         <dt>Host</dt>

@@ -93,7 +93,7 @@ export const approvalsCommand = {
       // LEASEHOLD_PASSKEY_APPROVAL_RISK are refused ("needs a passkey signature") — approve them in the browser.
       const row =
         parsed.sub === "approve"
-          ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null, { passkey: { settings: passkeySettingsOf(config) } })
+          ? await approve(handle.db, parsed.id, admin, parsed.reason ?? null, { passkey: { settings: passkeySettingsOf(config) }, fourEyesCritical: config.fourEyesCritical === true })
           : await deny(handle.db, parsed.id, admin, parsed.reason ?? "");
       return [`approval ${row.id} (action ${row.actionId}) ${row.state} by ${admin.username} (action_hash ${row.actionHash})`];
     });

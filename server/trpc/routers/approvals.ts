@@ -76,6 +76,7 @@ export const approvalsRouter = createRouter({
         const row = await approve(ctx.runtime.database.handle.db, input.approvalId, approver(ctx.session), input.reason ?? null, {
           expectedActionHash: input.actionHash,
           fourEyes: fourEyes(ctx.runtime),
+          fourEyesCritical: ctx.runtime.config.fourEyesCritical === true,
           passkey: passkey(ctx, input.assertion),
         });
         return { id: row.id, state: row.state };
@@ -108,6 +109,7 @@ export const approvalsRouter = createRouter({
                 ? await approve(db, item.approvalId, approver(ctx.session), input.reason ?? null, {
                     expectedActionHash: item.actionHash,
                     fourEyes: fourEyes(ctx.runtime),
+          fourEyesCritical: ctx.runtime.config.fourEyesCritical === true,
                     // Each item carries its own assertion (its own challenge); without one a high item is refused alone.
                     passkey: passkey(ctx, item.assertion),
                   })
@@ -145,7 +147,13 @@ export const approvalsRouter = createRouter({
           ctx.runtime.database.handle.db,
           input.approvalId,
           approver(ctx.session),
-          { expectedActionHash: input.actionHash, fourEyes: fourEyes(ctx.runtime), reason: input.reason ?? null, passkey: passkey(ctx, input.assertion) },
+          {
+            expectedActionHash: input.actionHash,
+            fourEyes: fourEyes(ctx.runtime),
+            fourEyesCritical: ctx.runtime.config.fourEyesCritical === true,
+            reason: input.reason ?? null,
+            passkey: passkey(ctx, input.assertion),
+          },
           { ...input.grant, expiresAt: new Date(input.grant.expiresAt) },
         );
         return { approval: { id: approval.id, state: approval.state }, grant: { id: grant.id, pattern: grant.argumentPattern, usesRemaining: grant.usesRemaining, expiresAt: grant.expiresAt.toISOString() } };

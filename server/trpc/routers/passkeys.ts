@@ -107,6 +107,7 @@ export const passkeysRouter = createRouter({
         const row = await approve(ctx.runtime.database.handle.db, input.approvalId, { id: ctx.session.adminId, username: ctx.session.username }, input.reason ?? null, {
           expectedActionHash: input.actionHash,
           fourEyes: actionPipelineFor(ctx.runtime).deps.settings?.fourEyes ?? false,
+          fourEyesCritical: ctx.runtime.config.fourEyesCritical === true,
           passkey: { settings: settings(ctx), assertion: input.assertion as AuthenticationResponseJSON },
         });
         return { id: row.id, state: row.state, passkeyVerified: row.assertion !== null };
