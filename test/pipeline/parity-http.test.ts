@@ -110,14 +110,13 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     client.callTool({ name, arguments: args as Record<string, unknown> }, CallToolResultSchema, { timeout: 60_000 });
 
   beforeAll(async () => {
-    hub = await startHub(HUB_ENV);
-    address = { url: hub.url, port: hub.port, dataDir: hub.dataDir };
-    const made = await runCli(["admin", "create", "--name", ADMIN], cliEnv(address));
-    expect(made.code, made.stderr).toBe(0);
-    // Admin sessions come from signing in; this hub has no sign-in endpoint yet, so the test writes
-    // the session row the way sign-in would (createAdminSession), with the hub stopped (PGlite is the hub's).
-    await hub.stop();
-    const handle = await openPglite(path.join(hub.dataDir, "pg"));
+    // Before the hub's first start: `leasehold admin create` (the CLI opens the new data directory's
+    // database itself), then the admin's session row as signing in would write it (createAdminSession):
+    // this hub has no sign-in endpoint yet, and while it runs its PGlite is the hub's alone.
+    const dataDir = path.join(tempDir("lh-parity-"), "data");
+    const made = await runCli(["admin", "create", "--name", ADMIN], { LEASEHOLD_DATA_DIR: dataDir });
+    expect(made.code, made.stderr + made.stdout).toBe(0);
+    const handle = await openPglite(path.join(dataDir, "pg"));
     let cookie: string;
     try {
       const [admin] = await handle.db.select({ id: adminUsers.id }).from(adminUsers).where(eq(adminUsers.username, ADMIN));
@@ -125,16 +124,23 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     } finally {
       await handle.close();
     }
-    hub = await startHub({ ...HUB_ENV, LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port) });
+    hub = await startHub({ ...HUB_ENV, LEASEHOLD_DATA_DIR: dataDir });
+    address = { url: hub.url, port: hub.port, dataDir: hub.dataDir };
     const token = await createTokenViaCli(address, ["--name", "parity", "--expires", "1h"]);
     expect(token.secret).toMatch(/^lh_/);
     ({ client } = await connectClient(hub.url, token.secret));
     trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${hub.url}/api/trpc`, headers: { cookie } })] });
-    await waitFor(`host ${HOST} online`, async () => {
-      const listing = (await mcpCall("hosts_list", {})).structuredContent as { hosts?: Array<{ name: string; online: boolean }> };
-      return listing.hosts?.find((h) => h.name === HOST && h.online);
-    }, 60_000, 300);
-  }, 180_000);
+    const started = Date.now();
+    try {
+      await waitFor(`host ${HOST} online`, async () => {
+        const listing = (await mcpCall("hosts_list", {})).structuredContent as { hosts?: Array<{ name: string; online: boolean }> };
+        return listing.hosts?.find((h) => h.name === HOST && h.online);
+      }, 120_000, 300);
+    } catch (error) {
+      throw new Error(`${String(error)}\nhub:\n${hub.output().slice(-4000)}`, { cause: error });
+    }
+    console.log(`parity hub: host ${HOST} online ${((Date.now() - started) / 1000).toFixed(1)} s after the hub answered`);
+  }, 300_000);
 
   afterAll(async () => {
     await client?.close();
