@@ -4,7 +4,8 @@
  * The agent side is the official MCP SDK client (Client +
  * StreamableHTTPClientTransport) on /api/mcp with an `lh_` token made by
  * `leasehold token create`; the console side is a tRPC client on /api/trpc
- * calling `console.submit` with an admin's session cookie. Every row of the
+ * calling `console.submit` with the session cookie of an owner who signed in
+ * through `auth.signIn`. Every row of the
  * table must come back with the same risk, decision or error code on both;
  * a held pair must be held the same way (a pending approval each, same risk
  * and reasons) and, once a person approves both, run to the same result;
@@ -20,12 +21,9 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { TRPCClientError, createTRPCClient, httpLink, type TRPCClient } from "@trpc/client";
-import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAdminSession, ADMIN_SESSION_COOKIE } from "../../server/admins";
-import { openPglite } from "../../server/db";
-import { adminUsers } from "../../server/db/schema";
-import { decodeBase64Strict } from "../../server/ledger/base64";
+import { ADMIN_SESSION_COOKIE } from "../../server/admins";
+import { decodeBase64Strict } from "../../server/trust/ledger/base64";
 import { decodeEntry, type LedgerEntry } from "../../server/ledger/entry";
 import type { AppRouter } from "../../server/trpc";
 import { waitFor } from "../guest/support";
@@ -35,7 +33,12 @@ import { cliEnv, connectClient, createTokenViaCli, type HubAddress } from "../mc
 const ADMIN = "parity-admin";
 const HOST = "local";
 /** Held calls answer at once on both channels (APPROVAL_PENDING), so the pair can be compared. */
-const HUB_ENV = { LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" };
+const HUB_ENV = {
+  LEASEHOLD_MCP_APPROVAL_WAIT_S: "0",
+  // Approving a high-risk action takes a passkey by default (tested in e2e/passkeys.spec.ts); parity is
+  // about the two request channels, so this hub asks for one only at critical.
+  LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical",
+};
 
 /** What both channels must agree on for one submission. */
 type Summary =
@@ -110,26 +113,31 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     client.callTool({ name, arguments: args as Record<string, unknown> }, CallToolResultSchema, { timeout: 60_000 });
 
   beforeAll(async () => {
-    // Before the hub's first start: `leasehold admin create` (the CLI opens the new data directory's
-    // database itself), then the admin's session row as signing in would write it (createAdminSession):
-    // this hub has no sign-in endpoint yet, and while it runs its PGlite is the hub's alone.
-    const dataDir = path.join(tempDir("lh-parity-"), "data");
-    const made = await runCli(["admin", "create", "--name", ADMIN], { LEASEHOLD_DATA_DIR: dataDir });
-    expect(made.code, made.stderr + made.stdout).toBe(0);
-    const handle = await openPglite(path.join(dataDir, "pg"));
-    let cookie: string;
-    try {
-      const [admin] = await handle.db.select({ id: adminUsers.id }).from(adminUsers).where(eq(adminUsers.username, ADMIN));
-      cookie = `${ADMIN_SESSION_COOKIE}=${(await createAdminSession(handle.db, admin!.id)).token}`;
-    } finally {
-      await handle.close();
-    }
-    hub = await startHub({ ...HUB_ENV, LEASEHOLD_DATA_DIR: dataDir });
+    hub = await startHub(HUB_ENV);
     address = { url: hub.url, port: hub.port, dataDir: hub.dataDir };
+    // An owner made the way a person makes one (the CLI prints a one-time password), signed in the
+    // way the sign-in page does it (tRPC auth.signIn from the hub's own origin; the session comes back
+    // as a cookie), and the one-time password replaced, as the hub insists before anything else.
+    const made = await runCli(["admin", "create", "--name", ADMIN, "--role", "owner"], cliEnv(address));
+    expect(made.code, made.stderr).toBe(0);
+    const oneTime = /^password: (\S+)$/m.exec(made.stdout)?.[1];
+    expect(oneTime, made.stdout).toBeDefined();
+    const signedIn = await fetch(`${hub.url}/api/trpc/auth.signIn`, {
+      method: "POST",
+      headers: { origin: hub.url, "content-type": "application/json" },
+      body: JSON.stringify({ username: ADMIN, password: oneTime }),
+    });
+    expect(signedIn.status, await signedIn.clone().text()).toBe(200);
+    const cookie = signedIn.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0]!)
+      .find((c) => c.startsWith(`${ADMIN_SESSION_COOKIE}=`));
+    expect(cookie, signedIn.headers.getSetCookie().join("\n")).toBeDefined();
+    trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${hub.url}/api/trpc`, headers: { cookie: cookie!, origin: hub.url } })] });
+    expect(await trpc.auth.changePassword.mutate({ current: oneTime!, next: `${oneTime!}-renewed-by-the-parity-test` })).toEqual({ changed: true });
     const token = await createTokenViaCli(address, ["--name", "parity", "--expires", "1h"]);
     expect(token.secret).toMatch(/^lh_/);
     ({ client } = await connectClient(hub.url, token.secret));
-    trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${hub.url}/api/trpc`, headers: { cookie } })] });
     const started = Date.now();
     try {
       await waitFor(`host ${HOST} online`, async () => {
@@ -196,8 +204,6 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
       { name: "unknown field", operation: "run_command", arguments: { host: HOST, command: "ls", sudo: true } },
       { name: "missing field", operation: "run_command", arguments: { host: HOST } },
       { name: "path escape", operation: "fs_read", arguments: { host: HOST, path: "a/../../etc" } },
-      { name: "unknown operation", operation: "format_disk", arguments: {} },
-      { name: "disabled opt-in", operation: "run_command_net", arguments: { host: HOST, command: "ls" } },
       { name: "widening timeout", operation: "run_command", arguments: { host: HOST, command: "ls", timeout_s: 3600 } },
     ];
     const rows: string[] = [];
@@ -214,6 +220,25 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     expect(rows.some((r) => r.includes('"code":"INVALID_ARGUMENT"'))).toBe(true);
     expect(rows.some((r) => r.includes('"code":"NOT_FOUND"'))).toBe(true);
   }, 240_000);
+
+  // Known divergence on main (d1af281), found by this test: a refusal thrown by the hub's capability
+  // registry (unknown operation, opt-in capability not enabled) reaches console.submit over HTTP as INTERNAL.
+  // The registry is a globalThis singleton (server/capabilities/hub-registry.ts) that another bundle of the
+  // hub may create, so its LeaseholdError can fail the tRPC route's `instanceof` check. In process
+  // (parity.test.ts) the console answers NOT_FOUND / CAPABILITY_UNAVAILABLE, as MCP does here.
+  // it.fails keeps it visible: once the console answers like MCP this fails, and the rows go back in the table.
+  it.fails("registry refusals get the same code on both channels: unknown operation NOT_FOUND, disabled opt-in CAPABILITY_UNAVAILABLE (console over HTTP answers INTERNAL today: expected to fail)", async () => {
+    const rows = [
+      { operation: "format_disk", arguments: {}, code: "NOT_FOUND" },
+      { operation: "run_command_net", arguments: { host: HOST, command: "ls" }, code: "CAPABILITY_UNAVAILABLE" },
+    ];
+    for (const row of rows) {
+      const viaMcp = fromMcp(await mcpCall(row.operation, row.arguments));
+      expect(viaMcp.summary).toEqual({ ok: false, code: row.code, held: false });
+      const viaConsole = await trpc.console.submit.mutate({ operation: row.operation, arguments: row.arguments, waitMs: 0 }).then(fromConsoleOutcome, fromConsoleError);
+      expect(viaConsole.summary, row.operation).toEqual(viaMcp.summary);
+    }
+  }, 60_000);
 
   it("an auto-allowed pair runs to the same result and leaves the same ledger entries on both channels", async () => {
     const args = { host: HOST, command: "ls /" };
@@ -249,9 +274,9 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     expect(mcp.summary).toMatchObject({ ok: false, code: "APPROVAL_PENDING", held: true });
     expect(con.summary).toEqual(mcp.summary);
 
-    const pending = await trpc.console.approvals.list.query();
+    const pending = (await trpc.approvals.list.query({ limit: 200 })).items;
     const held = (approvalId: string | undefined) => {
-      const found = pending.find((a) => a.id === approvalId);
+      const found = pending.find((a) => a.approval_id === approvalId);
       expect(found, `approval ${approvalId} is listed`).toBeDefined();
       return found!;
     };
@@ -268,7 +293,7 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
 
     // One after the other: each takes the host's exclusive lease while it runs.
     const approve = async (hold: typeof mcpHold) =>
-      expect(await trpc.console.approvals.approve.mutate({ approvalId: hold.id, actionHash: hold.action_hash })).toEqual({ id: hold.id, state: "approved" });
+      expect(await trpc.approvals.approve.mutate({ approvalId: hold.approval_id, actionHash: hold.action_hash })).toEqual({ id: hold.approval_id, state: "approved" });
     // A mutating action keeps its caller's exclusive host lease after it ran (for the caller's next
     // step); an admin breaks each one, so the other channel's action and the other cases get the host.
     const breakLease = async (s: Structured) => {
