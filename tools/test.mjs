@@ -3,7 +3,8 @@
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
 // type-checks, lints, runs unit and database tests against PGlite AND a
 // throwaway PostgreSQL server, then the browser tests, and ends with one
-// summary line.
+// summary line. vitest runs in shuffled order (vitest.config.ts) with a seed
+// printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -12,6 +13,7 @@ import { ensureDebianPackages } from "./lib/apt.mjs";
 import { ensureNodeModules } from "./lib/deps.mjs";
 import { startTemporaryPostgres } from "./lib/postgres.mjs";
 import { watchForLeftoverWorkspaces } from "./lib/leftover-mounts.mjs";
+import { chooseSeed, seedLine } from "./lib/test-seed.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
@@ -46,6 +48,18 @@ function run(cmd, args, env = {}) {
 
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
 const began = Date.now();
+
+// The shuffle seed: LEASEHOLD_TEST_SEED repeats an order, else a fresh one.
+let seed;
+try {
+  seed = chooseSeed();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(2);
+}
+console.log(seedLine(seed));
+// vitest gets it as --sequence.seed; the hubs and CLIs the tests start refuse unknown LEASEHOLD_* settings.
+delete process.env.LEASEHOLD_TEST_SEED;
 const cleanUpWorkspaces = watchForLeftoverWorkspaces(root);
 
 await step("setup", () => {
@@ -69,7 +83,8 @@ try {
   await step("unit and database tests (vitest: PGlite + PostgreSQL)", () => {
     const out = path.join(cache, "vitest.json");
     fs.rmSync(out, { force: true });
-    const ok = run(bin("vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${out}`], {
+    console.log(seedLine(seed));
+    const ok = run(bin("vitest"), ["run", `--sequence.seed=${seed}`, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`], {
       // Database tests run on both; without this URL the PostgreSQL half fails.
       TEST_POSTGRES_URL: postgres?.url ?? "",
     });
@@ -108,4 +123,5 @@ const failedSteps = results.filter((r) => !r.ok).length;
 console.log(`total time ${((Date.now() - began) / 1000).toFixed(1)} s; ${failedSteps} failed step(s)`);
 if (failedSteps > 0 && totals.failed === 0) totals.failed = failedSteps;
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+console.log(seedLine(seed));
 process.exit(failedSteps === 0 && totals.failed === 0 ? 0 : 1);

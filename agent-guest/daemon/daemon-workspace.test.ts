@@ -74,12 +74,18 @@ describe.skipIf(process.getuid?.() !== 0)("guest daemon: the bounded workspace's
   }, 60_000);
 
   it("a non-empty workspace_root that is not its mount: run() refuses with one line (CONFIG_INVALID) and the files stay", async () => {
+    // Its own operator's file in a directory it makes, removed afterwards: the cases run in any order.
+    fs.mkdirSync(ws, { recursive: true, mode: 0o755 });
     fs.writeFileSync(path.join(ws, "operator.txt"), "mine\n");
-    const e = await rejectionOf(daemon().run());
-    expect(e.code).toBe("CONFIG_INVALID");
-    expect(e.message).toMatch(/is not empty/);
-    expect(e.message).not.toContain("\n");
-    expect(fs.readFileSync(path.join(ws, "operator.txt"), "utf8")).toBe("mine\n");
-    expect(mountAt(ws)).toBeNull();
+    try {
+      const e = await rejectionOf(daemon().run());
+      expect(e.code).toBe("CONFIG_INVALID");
+      expect(e.message).toMatch(/is not empty/);
+      expect(e.message).not.toContain("\n");
+      expect(fs.readFileSync(path.join(ws, "operator.txt"), "utf8")).toBe("mine\n");
+      expect(mountAt(ws)).toBeNull();
+    } finally {
+      if (mountAt(ws) === null) fs.rmSync(path.join(ws, "operator.txt"), { force: true });
+    }
   }, 60_000);
 });

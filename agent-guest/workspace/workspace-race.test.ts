@@ -95,7 +95,8 @@ describe.skipIf(process.getuid?.() !== 0)("workspace: the root guest never chown
     const attacker = spawn(attackerBin, [parent, sentinel], { uid: ATTACKER_UID, gid: ATTACKER_UID, stdio: ["ignore", "pipe", "pipe"] });
     let report = "";
     attacker.stdout.on("data", (d: Buffer) => (report += d.toString()));
-    const exited = new Promise<number | null>((resolve) => attacker.on("exit", (code) => resolve(code)));
+    // "close", not "exit": the attacker's report can still be in the pipe when "exit" fires (seen under load).
+    const exited = new Promise<number | null>((resolve) => attacker.on("close", (code) => resolve(code)));
     const pid = attacker.pid!;
     const workspace = Workspace.open(ws);
     const outcomes = { written: 0, refused: 0, other: 0 };

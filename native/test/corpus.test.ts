@@ -186,142 +186,146 @@ afterAll(() => {
 
 const count = (cls: string) => counts.set(cls, (counts.get(cls) ?? 0) + 1);
 
-describe("hostile corpus: syscall and file attempts", () => {
-  it.each(corpus)("%s: %s %s → %s", async (cls, op, arg, expected) => {
-    const r = await probe(wd, op, arg);
-    expect(r.stdout.toString().trim().split("\n").pop()).toBe(expected);
-    expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
-    count(cls);
+// The corpus cases run in any order (shuffled, like the whole suite); the host checks count and
+// inspect what the whole corpus did, so they run after it: this one block keeps that order.
+describe("native corpus, then the host checks", { shuffle: false }, () => {
+  describe("hostile corpus: syscall and file attempts", { shuffle: true }, () => {
+    it.each(corpus)("%s: %s %s → %s", async (cls, op, arg, expected) => {
+      const r = await probe(wd, op, arg);
+      expect(r.stdout.toString().trim().split("\n").pop()).toBe(expected);
+      expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
+      count(cls);
+    });
+    it.each(inetCorpus)("%s with a TCP port listed: %s %s → %s", async (cls, op, arg, expected) => {
+      const r = await probe(wd, op, arg, withPorts);
+      expect(r.stdout.toString().trim().split("\n").pop()).toBe(expected);
+      expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
+      count(cls);
+    });
   });
-  it.each(inetCorpus)("%s with a TCP port listed: %s %s → %s", async (cls, op, arg, expected) => {
-    const r = await probe(wd, op, arg, withPorts);
-    expect(r.stdout.toString().trim().split("\n").pop()).toBe(expected);
-    expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
-    count(cls);
-  });
-});
 
-describe("hostile corpus: kills, limits and escapes", () => {
-  it("arch check: the host kernel's own answer to int 0x80 is known (runs, or SIGSEGV without IA32 emulation)", () => {
-    expect({ runs: hostRunsInt80, segv: hostSegvInt80 }).not.toEqual({ runs: false, segv: false });
-  });
-  it.skipIf(!hostRunsInt80)("arch check: an i386 syscall via int 0x80 is killed with SIGSYS (host kernel has IA32 emulation)", async () => {
-    const r = await probe(wd, "i386_int80");
-    expect(r.exit.signal).toBe("SIGSYS");
-    count("seccomp arch");
-  });
-  it.skipIf(!hostSegvInt80)("arch check: kernel without IA32 emulation kills int 0x80 with SIGSEGV, in the lease as on the host (seccomp never sees it)", async () => {
-    const r = await probe(wd, "i386_int80");
-    expect(r.exit.signal).toBe("SIGSEGV");
-    count("seccomp arch");
-  });
-  it("arch check: socket(AF_VSOCK) through the x32 ABI is killed with SIGSYS (seccomp runs before the kernel's own x32 check)", async () => {
-    // The host's answer: ENOSYS on a kernel without x32, or the socket where x32 exists.
-    const host = spawnSync(PROBE, ["x32_vsock"], { encoding: "utf8" });
-    expect(["ERR ENOSYS", "OK", "ERR EAFNOSUPPORT"]).toContain(host.stdout.trim());
-    const r = await probe(wd, "x32_vsock");
-    expect(r.exit.signal).toBe("SIGSYS");
-    expect(r.stdout.toString()).toBe("");
-    count("seccomp arch");
-  });
-  it("fork bomb is capped at pids.max with EAGAIN and reported", async () => {
-    const r = await probe(wd, "fork_bomb", "", { pids_max: 16 });
-    expect(r.stdout.toString()).toMatch(/ERR EAGAIN/);
-    expect(r.exit.pids_exhausted).toBe(true);
-    expect(r.enforcement.cgroup.pids_max).toBe(16);
-    count("fork bomb");
-  });
-  it("memory bomb is OOM-killed inside the cgroup and reported", async () => {
-    const r = await probe(wd, "mem_bomb", "", { memory_bytes: 48 << 20 });
-    expect(r.exit.signal).toBe("SIGKILL");
-    expect(r.exit.oom_killed).toBe(true);
-    expect(r.enforcement.cgroup.memory_max).toBe(48 << 20);
-    count("memory bomb");
-  });
-  it("CPU hog is throttled to its quota", async () => {
-    const r = await probe(wd, "cpu_hog", "600", { cpus: 0.2 });
-    expect(r.stdout.toString().trim()).toBe("OK");
-    expect(r.enforcement.cgroup.cpu_quota_us).toBe(20_000);
-    expect(r.cgroup_stats.cpu_nr_throttled).toBeGreaterThan(0);
-    expect(r.timing.cpu_ms).toBeLessThan(400);
-    count("cpu hog");
-  });
-  it("filling /tmp stops at the tmpfs cap (ENOSPC), inodes too", async () => {
-    const r = await probe(wd, "disk_fill", "/tmp/fill", { tmpfs_tmp_bytes: 4 << 20 });
-    expect(r.stdout.toString().trim()).toBe(E("ENOSPC"));
-    const r2 = await probe(wd, "inode_fill", "", { tmpfs_tmp_inodes: 64 });
-    expect(r2.stdout.toString().trim()).toBe(E("ENOSPC"));
-    count("disk fill");
-    count("disk fill");
-  });
-  it("running past the deadline kills the whole cgroup", async () => {
-    const t0 = Date.now();
-    const r = await probe(wd, "sleep", "30", { timeout_ms: 300 });
-    expect(r.exit.timed_out).toBe(true);
-    expect(r.exit.signal).toBe("SIGKILL");
-    expect(Date.now() - t0).toBeLessThan(3000);
-    expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
-    count("deadline");
-  });
-  it("setuid binaries do not raise privileges (nosuid, no_new_privs, unmapped owner)", async () => {
-    const r = await launch({ ...basePolicy(wd), argv: [join(BIN_DIR, "probe-suid"), "ids"] });
-    expect(r.stdout.toString().trim()).toBe("uid=1000 euid=1000 gid=1000 egid=1000");
-    const su = await launch({ ...basePolicy(wd), argv: ["/usr/bin/su", "-c", "id"] });
-    expect(su.exit.code).not.toBe(0);
-    expect(su.stdout.toString()).not.toMatch(/uid=0/);
-    const chmod = await probe(wd, "chmod_suid");
-    expect(chmod.stdout.toString().trim()).toBe(E("EPERM")); // seccomp: no setuid bit even on its own file…
-    const exec = await probe(wd, "exec", "/work/s");
-    expect(exec.stdout.toString().trim()).toBe(E("EACCES")); // …and the workdir is noexec and not exec-allowed
-    count("setuid"); count("setuid"); count("setuid"); count("setuid");
-  });
-  it("symlinks in the workdir resolve inside the sandbox, not on the host", async () => {
-    for (const [link, expected] of [["/work/shadow-link", E("ENOENT")], ["/work/hub-link", E("ENOENT")], ["/work/up-link/etc/shadow", E("ENOENT")]] as const) {
-      const r = await probe(wd, "read", link);
-      expect(r.stdout.toString().trim()).toBe(expected);
+  describe("hostile corpus: kills, limits and escapes", { shuffle: true }, () => {
+    it("arch check: the host kernel's own answer to int 0x80 is known (runs, or SIGSEGV without IA32 emulation)", () => {
+      expect({ runs: hostRunsInt80, segv: hostSegvInt80 }).not.toEqual({ runs: false, segv: false });
+    });
+    it.skipIf(!hostRunsInt80)("arch check: an i386 syscall via int 0x80 is killed with SIGSYS (host kernel has IA32 emulation)", async () => {
+      const r = await probe(wd, "i386_int80");
+      expect(r.exit.signal).toBe("SIGSYS");
+      count("seccomp arch");
+    });
+    it.skipIf(!hostSegvInt80)("arch check: kernel without IA32 emulation kills int 0x80 with SIGSEGV, in the lease as on the host (seccomp never sees it)", async () => {
+      const r = await probe(wd, "i386_int80");
+      expect(r.exit.signal).toBe("SIGSEGV");
+      count("seccomp arch");
+    });
+    it("arch check: socket(AF_VSOCK) through the x32 ABI is killed with SIGSYS (seccomp runs before the kernel's own x32 check)", async () => {
+      // The host's answer: ENOSYS on a kernel without x32, or the socket where x32 exists.
+      const host = spawnSync(PROBE, ["x32_vsock"], { encoding: "utf8" });
+      expect(["ERR ENOSYS", "OK", "ERR EAFNOSUPPORT"]).toContain(host.stdout.trim());
+      const r = await probe(wd, "x32_vsock");
+      expect(r.exit.signal).toBe("SIGSYS");
+      expect(r.stdout.toString()).toBe("");
+      count("seccomp arch");
+    });
+    it("fork bomb is capped at pids.max with EAGAIN and reported", async () => {
+      const r = await probe(wd, "fork_bomb", "", { pids_max: 16 });
+      expect(r.stdout.toString()).toMatch(/ERR EAGAIN/);
+      expect(r.exit.pids_exhausted).toBe(true);
+      expect(r.enforcement.cgroup.pids_max).toBe(16);
+      count("fork bomb");
+    });
+    it("memory bomb is OOM-killed inside the cgroup and reported", async () => {
+      const r = await probe(wd, "mem_bomb", "", { memory_bytes: 48 << 20 });
+      expect(r.exit.signal).toBe("SIGKILL");
+      expect(r.exit.oom_killed).toBe(true);
+      expect(r.enforcement.cgroup.memory_max).toBe(48 << 20);
+      count("memory bomb");
+    });
+    it("CPU hog is throttled to its quota", async () => {
+      const r = await probe(wd, "cpu_hog", "600", { cpus: 0.2 });
+      expect(r.stdout.toString().trim()).toBe("OK");
+      expect(r.enforcement.cgroup.cpu_quota_us).toBe(20_000);
+      expect(r.cgroup_stats.cpu_nr_throttled).toBeGreaterThan(0);
+      expect(r.timing.cpu_ms).toBeLessThan(400);
+      count("cpu hog");
+    });
+    it("filling /tmp stops at the tmpfs cap (ENOSPC), inodes too", async () => {
+      const r = await probe(wd, "disk_fill", "/tmp/fill", { tmpfs_tmp_bytes: 4 << 20 });
+      expect(r.stdout.toString().trim()).toBe(E("ENOSPC"));
+      const r2 = await probe(wd, "inode_fill", "", { tmpfs_tmp_inodes: 64 });
+      expect(r2.stdout.toString().trim()).toBe(E("ENOSPC"));
+      count("disk fill");
+      count("disk fill");
+    });
+    it("running past the deadline kills the whole cgroup", async () => {
+      const t0 = Date.now();
+      const r = await probe(wd, "sleep", "30", { timeout_ms: 300 });
+      expect(r.exit.timed_out).toBe(true);
+      expect(r.exit.signal).toBe("SIGKILL");
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(r.withdrawal).toEqual({ verified_empty: true, removed: true });
+      count("deadline");
+    });
+    it("setuid binaries do not raise privileges (nosuid, no_new_privs, unmapped owner)", async () => {
+      const r = await launch({ ...basePolicy(wd), argv: [join(BIN_DIR, "probe-suid"), "ids"] });
+      expect(r.stdout.toString().trim()).toBe("uid=1000 euid=1000 gid=1000 egid=1000");
+      const su = await launch({ ...basePolicy(wd), argv: ["/usr/bin/su", "-c", "id"] });
+      expect(su.exit.code).not.toBe(0);
+      expect(su.stdout.toString()).not.toMatch(/uid=0/);
+      const chmod = await probe(wd, "chmod_suid");
+      expect(chmod.stdout.toString().trim()).toBe(E("EPERM")); // seccomp: no setuid bit even on its own file…
+      const exec = await probe(wd, "exec", "/work/s");
+      expect(exec.stdout.toString().trim()).toBe(E("EACCES")); // …and the workdir is noexec and not exec-allowed
+      count("setuid"); count("setuid"); count("setuid"); count("setuid");
+    });
+    it("symlinks in the workdir resolve inside the sandbox, not on the host", async () => {
+      for (const [link, expected] of [["/work/shadow-link", E("ENOENT")], ["/work/hub-link", E("ENOENT")], ["/work/up-link/etc/shadow", E("ENOENT")]] as const) {
+        const r = await probe(wd, "read", link);
+        expect(r.stdout.toString().trim()).toBe(expected);
+        count("symlink escape");
+      }
+      const w = await probe(wd, "write", "/work/up-link/etc/owned");
+      expect(w.stdout.toString().trim()).toBe(E("EROFS"));
       count("symlink escape");
-    }
-    const w = await probe(wd, "write", "/work/up-link/etc/owned");
-    expect(w.stdout.toString().trim()).toBe(E("EROFS"));
-    count("symlink escape");
+    });
+    it("host processes cannot be signalled; kill(-1) and kill(1) stay inside", async () => {
+      const victim = spawn("sleep", ["60"], { stdio: "ignore" });
+      try {
+        const r = await probe(wd, "kill", String(victim.pid));
+        expect(r.stdout.toString().trim()).toBe(E("ESRCH"));
+        const all = await probe(wd, "kill_all");
+        expect(all.stdout.toString().trim()).toBe("OK"); // every process it can see: only its own sandbox
+        const init = await probe(wd, "kill_init");
+        expect(init.stdout.toString().trim()).toBe("OK"); // PID 1 of its own namespace ignores it
+        expect(victim.exitCode).toBeNull();
+        expect(() => process.kill(victim.pid!, 0)).not.toThrow();
+        count("signal host"); count("signal host"); count("signal host");
+      } finally {
+        victim.kill("SIGKILL");
+      }
+    });
+    it("writes inside the workdir land there, owned by the lease uid, and nowhere else", async () => {
+      const r = await launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "echo ok > /work/out.txt && cat /work/out.txt"] });
+      expect(r.stdout.toString()).toBe("ok\n");
+      expect(readFileSync(join(wd, "out.txt"), "utf8")).toBe("ok\n");
+      count("write outside workdir");
+    });
   });
-  it("host processes cannot be signalled; kill(-1) and kill(1) stay inside", async () => {
-    const victim = spawn("sleep", ["60"], { stdio: "ignore" });
-    try {
-      const r = await probe(wd, "kill", String(victim.pid));
-      expect(r.stdout.toString().trim()).toBe(E("ESRCH"));
-      const all = await probe(wd, "kill_all");
-      expect(all.stdout.toString().trim()).toBe("OK"); // every process it can see: only its own sandbox
-      const init = await probe(wd, "kill_init");
-      expect(init.stdout.toString().trim()).toBe("OK"); // PID 1 of its own namespace ignores it
-      expect(victim.exitCode).toBeNull();
-      expect(() => process.kill(victim.pid!, 0)).not.toThrow();
-      count("signal host"); count("signal host"); count("signal host");
-    } finally {
-      victim.kill("SIGKILL");
-    }
-  });
-  it("writes inside the workdir land there, owned by the lease uid, and nowhere else", async () => {
-    const r = await launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "echo ok > /work/out.txt && cat /work/out.txt"] });
-    expect(r.stdout.toString()).toBe("ok\n");
-    expect(readFileSync(join(wd, "out.txt"), "utf8")).toBe("ok\n");
-    count("write outside workdir");
-  });
-});
 
-describe("host unchanged", () => {
-  it("host files, hostname, sandbox-shaped host mounts and lease cgroups are as before the corpus", () => {
-    expect(hostState(sentinel)).toBe(before);
-    expect(sandboxShapedMounts()).toEqual(mountsBefore);
-    // other test files may hold leases concurrently: check ours only
-    const ours = new Set(seenLeases);
-    expect(seenLeases.length).toBeGreaterThan(100);
-    // Lease directories are named "lh.<pidns>.<pid>.<starttime>.<lease id>".
-    expect(leaseCgroups().filter((d) => ours.has(d.split("/").pop()!.split(".").pop()!))).toEqual([]);
-    expect(existsSync(join(TEST_ROOT, "x"))).toBe(false);
-  });
-  it("corpus size: at least 100 attempts in at least 15 classes", () => {
-    expect([...counts.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(100);
-    expect(counts.size).toBeGreaterThanOrEqual(15);
+  describe("host unchanged", () => {
+    it("host files, hostname, sandbox-shaped host mounts and lease cgroups are as before the corpus", () => {
+      expect(hostState(sentinel)).toBe(before);
+      expect(sandboxShapedMounts()).toEqual(mountsBefore);
+      // other test files may hold leases concurrently: check ours only
+      const ours = new Set(seenLeases);
+      expect(seenLeases.length).toBeGreaterThan(100);
+      // Lease directories are named "lh.<pidns>.<pid>.<starttime>.<lease id>".
+      expect(leaseCgroups().filter((d) => ours.has(d.split("/").pop()!.split(".").pop()!))).toEqual([]);
+      expect(existsSync(join(TEST_ROOT, "x"))).toBe(false);
+    });
+    it("corpus size: at least 100 attempts in at least 15 classes", () => {
+      expect([...counts.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(100);
+      expect(counts.size).toBeGreaterThanOrEqual(15);
+    });
   });
 });

@@ -157,6 +157,13 @@ describeEachDatabase("actions list and detail", (db) => {
 
   it("paging: limit and offset walk the list newest first without overlap; bad pages and unknown ids are refused", async () => {
     const d = db().handle.db;
+    // Three actions of its own, so there are pages to walk whatever ran before (the cases run in any order).
+    const deps = testDeps(db().handle);
+    const h = await enrolledHost(d);
+    const caller = await insertToken(d);
+    for (let i = 0; i < 3; i++) {
+      await submitAction(deps, caller, { operation: "run_command", arguments: { host: h.host.name, command: `echo page-${i}` }, channel: "mcp" }, { waitMs: 0 });
+    }
     const first = await listActions(d, { limit: 2 });
     const second = await listActions(d, { limit: 2, offset: 2 });
     expect(first.total).toBeGreaterThanOrEqual(3);

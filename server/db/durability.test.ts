@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../../test/support/databases";
 import { startTemporaryPostgres, type TemporaryPostgres } from "../../tools/lib/postgres.mjs";
@@ -49,25 +49,32 @@ describe("the hub refuses a real server that can lose acknowledged commits", () 
     }
   });
 
+  // Each case starts its own server with fsync off: one case turns fsync back on, so sharing a server
+  // would make the other case's verdict depend on the order they run in.
+  async function withFsyncOffServer(fn: (server: TemporaryPostgres) => Promise<void>): Promise<void> {
+    const server = await startTemporaryPostgres({ fsync: "off" });
+    try {
+      await fn(server);
+    } finally {
+      server.stop();
+    }
+  }
+
   describe("on a server started with fsync off", () => {
-    let server: TemporaryPostgres | undefined;
-    beforeAll(async () => {
-      server = await startTemporaryPostgres({ fsync: "off" });
-    });
-    afterAll(() => server?.stop());
+    it("refuses fsync = off", () =>
+      withFsyncOffServer(async (server) => {
+        await expectRefusal(server.url, "fsync");
+      }));
 
-    it("refuses fsync = off", async () => {
-      await expectRefusal(server!.url, "fsync");
-    });
-
-    it("refuses full_page_writes = off", async () => {
-      const admin = postgres(server!.url, { max: 1, onnotice: () => undefined });
-      await admin.unsafe("alter system set fsync = on");
-      await admin.unsafe("alter system set full_page_writes = off");
-      await admin.unsafe("select pg_reload_conf()");
-      await admin.end();
-      await new Promise((r) => setTimeout(r, 300));
-      await expectRefusal(server!.url, "full_page_writes");
-    });
+    it("refuses full_page_writes = off", () =>
+      withFsyncOffServer(async (server) => {
+        const admin = postgres(server.url, { max: 1, onnotice: () => undefined });
+        await admin.unsafe("alter system set fsync = on");
+        await admin.unsafe("alter system set full_page_writes = off");
+        await admin.unsafe("select pg_reload_conf()");
+        await admin.end();
+        await new Promise((r) => setTimeout(r, 300));
+        await expectRefusal(server.url, "full_page_writes");
+      }));
   });
 });

@@ -107,7 +107,10 @@ describe("guest agent end to end [postgres]", () => {
   }, 60_000);
 
   it("a read-only command is auto-allowed and runs: scrubbed output, evidence that verifies with the host key, a receipt that verifies", async () => {
-    const outcome = await run("local", "echo hello-from-the-sandbox; cat /proc/self/uid_map");
+    // A token of its own: the shared caller may already hold a lease on "local" from another case (any order),
+    // which this action would reuse without a lease/1 entry of its own.
+    const own = await insertToken(handle.db);
+    const outcome = await submitAction(deps, own, { operation: "run_command", arguments: { host: "local", command: "echo hello-from-the-sandbox; cat /proc/self/uid_map" }, channel: "mcp" }, { waitMs: 0 });
     expect(outcome.status).toBe("completed");
     expect(outcome.decision).toBe("auto_allow");
     const result = outcome.result!;

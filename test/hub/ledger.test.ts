@@ -51,19 +51,7 @@ describe("the ledger through a running hub", () => {
   });
 
   it("witnesses cosign over HTTP; export → verify passes; one changed byte fails and is located", async () => {
-    // Register a witness and make the log non-empty (registration is itself sealed).
-    const witness = generateSignerKey("witness.test/e2e", SIGNATURE_TYPE.cosignatureV1);
-    const added = await runCli(["ledger", "witness", "add", witness.verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
-    expect(added.code, added.stderr).toBe(0);
-    expect(added.stdout).toContain("registered");
-    const note = await settledCheckpoint();
-    const logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
-    const size = Number(note.split("\n")[1]);
-    const proof = (await (await fetch(`${hub.url}/api/ledger/proof/consistency?from=0&to=${size}`)).json()) as { proof: string[] };
-    const signed = witnessCosign(initialWitnessState(note.split("\n")[0]!), note, proof.proof.map((p) => decodeBase64Strict(p)!), logKey, witness.signer);
-    if (!signed.ok) throw new Error(signed.reason);
-    const post = await fetch(`${hub.url}/api/ledger/cosignature`, { method: "POST", body: JSON.stringify({ size, line: signed.line }) });
-    expect(post.status, await post.clone().text()).toBe(200);
+    const { witness, note, size, line, logKey } = await registerAndCosign("witness.test/e2e");
     const bad = await fetch(`${hub.url}/api/ledger/cosignature`, { method: "POST", body: "{" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { code: string }).code).toBe("INVALID_ARGUMENT");
@@ -76,7 +64,7 @@ describe("the ledger through a running hub", () => {
     // Stored beside its checkpoint, not appended: proofs against that checkpoint (and so receipts) carry it.
     const served = (await (await fetch(`${hub.url}/api/ledger/proof/inclusion?index=0&size=${size}`)).json()) as { checkpoint: string };
     expect(served.checkpoint.startsWith(note.slice(0, note.indexOf("\n\n") + 2))).toBe(true);
-    expect(served.checkpoint).toContain(`\n${signed.line}\n`);
+    expect(served.checkpoint).toContain(`\n${line}\n`);
     const dir = tempDir();
     // Runs inside the hub (control socket), but a relative path is the caller's.
     const out = await runCli(["export", "--out", "log.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
@@ -130,11 +118,16 @@ describe("the ledger through a running hub", () => {
   }, 120_000);
 
   it("verify --checkpoint catches an export cut at an earlier checkpoint with a recomputed end line; --witness names a missing cosignature", async () => {
+    // A witness of this case's own cosigns one checkpoint, then the log grows past it (another sealed
+    // registration): at least two checkpoints to cut between, and a final one this witness did not cosign.
+    const lagging = await registerAndCosign("witness.test/lagging");
+    const grown = await runCli(["ledger", "witness", "add", generateSignerKey("witness.test/growth", SIGNATURE_TYPE.cosignatureV1).verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    expect(grown.code, grown.stderr).toBe(0);
     const dir = tempDir();
-    const logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
+    const logKey = lagging.logKey;
     const keyFile = path.join(dir, "log.pub");
     fs.writeFileSync(keyFile, `${logKey}\n`);
-    const head = await waitForGuestCosignature(0);
+    const head = await waitForGuestCosignature(lagging.size + 1);
     const exported = await runCli(["export", "--out", "full.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
     expect(exported.code, exported.stderr).toBe(0);
     // What an auditor saves: the newest checkpoint, with its cosignatures, from the CLI.
@@ -159,16 +152,19 @@ describe("the ledger through a running hub", () => {
     expect(whole.code, whole.stdout).toBe(0);
     expect(whole.stdout).toMatch(/consistent with the supplied checkpoint \(size \d+/);
 
-    // The guest's witness key (registered at enrolment) cosigned the final checkpoint; the e2e witness did not.
+    // The guest's witness key (registered at enrolment) cosigned the final checkpoint; the lagging witness did not.
     const witnesses = await runCli(["ledger", "witness", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
     const guestKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.includes("/leasehold-guest/"))!;
-    const e2eKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.startsWith("witness.test/e2e+"))!;
+    const laggingKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.startsWith("witness.test/lagging+"))!;
+    expect(laggingKey).toBe(lagging.witness.verifier);
     const byGuest = await runCli(["verify", full, "--key", keyFile, "--witness", guestKey]);
     expect(byGuest.code, byGuest.stdout).toBe(0);
     expect(byGuest.stdout).toMatch(/final:\s+the final checkpoint \(size \d+\) is cosigned by every witness given: .*\/leasehold-guest\//);
-    const notBy = await runCli(["verify", full, "--key", keyFile, "--witness", e2eKey]);
+    const notBy = await runCli(["verify", full, "--key", keyFile, "--witness", laggingKey]);
     expect(notBy.code, notBy.stdout).toBe(1);
-    expect(notBy.stdout).toMatch(/FAILED: line \d+: the final checkpoint \(size \d+\) carries no cosignature by a witness given with --witness: witness\.test\/e2e \(key id [0-9a-f]{8}\) last cosigned the checkpoint at size \d+/);
+    expect(notBy.stdout).toMatch(
+      new RegExp(`FAILED: line \\d+: the final checkpoint \\(size ${head.size}\\) carries no cosignature by a witness given with --witness: witness\\.test/lagging \\(key id [0-9a-f]{8}\\) last cosigned the checkpoint at size ${lagging.size}\\b`),
+    );
     console.log(
       [
         `$ leasehold verify cut.export --key log.pub          # cut at size ${cutAt}, end line recomputed`,
@@ -179,7 +175,7 @@ describe("the ledger through a running hub", () => {
         whole.stdout,
         `$ leasehold verify full.export --key log.pub --witness <local guest's key>`,
         byGuest.stdout,
-        `$ leasehold verify full.export --key log.pub --witness <witness.test/e2e key>`,
+        `$ leasehold verify full.export --key log.pub --witness <witness.test/lagging key>`,
         notBy.stdout,
       ].join("\n"),
     );
@@ -198,6 +194,28 @@ describe("the ledger through a running hub", () => {
     expect(r.code).toBe(2);
   });
 });
+
+/**
+ * Registers a witness named `name` (a sealed step, so the log grows), waits
+ * for the log to settle and posts that witness's cosignature of the newest
+ * checkpoint over HTTP. Each case that needs a cosigning witness makes its
+ * own, so the cases pass in any order.
+ */
+async function registerAndCosign(name: string) {
+  const witness = generateSignerKey(name, SIGNATURE_TYPE.cosignatureV1);
+  const added = await runCli(["ledger", "witness", "add", witness.verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+  expect(added.code, added.stderr).toBe(0);
+  expect(added.stdout).toContain("registered");
+  const note = await settledCheckpoint();
+  const logKey = (await (await fetch(`${hub.url}/api/ledger/key`)).text()).trim();
+  const size = Number(note.split("\n")[1]);
+  const proof = (await (await fetch(`${hub.url}/api/ledger/proof/consistency?from=0&to=${size}`)).json()) as { proof: string[] };
+  const signed = witnessCosign(initialWitnessState(note.split("\n")[0]!), note, proof.proof.map((p) => decodeBase64Strict(p)!), logKey, witness.signer);
+  if (!signed.ok) throw new Error(signed.reason);
+  const post = await fetch(`${hub.url}/api/ledger/cosignature`, { method: "POST", body: JSON.stringify({ size, line: signed.line }) });
+  expect(post.status, await post.clone().text()).toBe(200);
+  return { witness, note, size, line: signed.line, logKey };
+}
 
 async function checkpointNote(): Promise<string> {
   const res = await fetch(`${hub.url}/api/ledger/checkpoint`);

@@ -21,7 +21,15 @@ function errorCode(error: unknown): Summary {
   throw error;
 }
 
-describeEachDatabase("channel parity: MCP entry point vs tRPC console", (db) => {
+/*
+ * In process, on both databases: the pipeline's entry point called directly
+ * (as the MCP tool handler calls it, channel "mcp") against the tRPC console
+ * router's caller. The same comparison through the real MCP HTTP endpoint
+ * with a token and the console over HTTP with an admin session is
+ * parity-http.test.ts; this one also covers inputs MCP's own protocol
+ * refuses before any tool runs (non-object arguments).
+ */
+describeEachDatabase("channel parity in process: the pipeline entry point (channel mcp) vs the tRPC console router", (db) => {
   it("the same input gives the same result and the same error code on both channels", async () => {
     const handle = db().handle;
     const deps = testDeps(handle);

@@ -60,7 +60,7 @@ export function listedInputSchema(tool: HubTool, token: Pick<AgentToken, "hosts"
   return { ...schema, properties: { ...schema.properties, host: { ...host, enum: [...token.hosts] } } } as OperationInputSchema;
 }
 
-export type ToolDecision = { ok: true; tool: HubTool } | { ok: false; code: "FORBIDDEN" | "NOT_FOUND"; message: string; hint: string };
+export type ToolDecision = { ok: true; tool: HubTool } | { ok: false; code: "FORBIDDEN" | "NOT_FOUND" | "CAPABILITY_UNAVAILABLE"; message: string; hint: string };
 
 export function decideTool(scope: Scope, name: string): ToolDecision {
   const mutating = isMutatingName(name);
@@ -68,6 +68,7 @@ export function decideTool(scope: Scope, name: string): ToolDecision {
   if (scope.readOnly && mutating) return { ok: false, code: "FORBIDDEN", message: `tool ${name} changes things and this token is read-only`, hint: "use a token created without --read-only" };
   if (scope.tools !== null && !scope.tools.includes(name)) return { ok: false, code: "FORBIDDEN", message: `tool ${name} is outside this token's tool scope`, hint: `this token may call: ${scope.tools.join(", ")}` };
   const tool = servedTools().find((t) => t.name === name);
-  if (!tool) return { ok: false, code: "NOT_FOUND", message: `tool ${name} is not served by this hub: its capability is not enabled`, hint: "tools/list shows the tools this token may call" };
+  // The same code the pipeline (and so the console) gives for an opt-in capability that is not enabled.
+  if (!tool) return { ok: false, code: "CAPABILITY_UNAVAILABLE", message: `tool ${name} is not served by this hub: its capability is not enabled`, hint: "tools/list shows the tools this token may call" };
   return { ok: true, tool };
 }

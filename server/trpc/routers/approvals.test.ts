@@ -20,7 +20,7 @@ import type { Database, DatabaseHandle } from "../../db";
 import { adminUsers, approvals, grants } from "../../db/schema";
 import type { HubRuntime } from "../../hub/runtime";
 import { sha256Hex } from "../../policy/grants";
-import { describeEachDatabase } from "../../../test/support/databases";
+import { describeEachDatabase, openTestDatabase } from "../../../test/support/databases";
 import { rejectionOf } from "../../../test/support/refusals";
 import { insertHost, insertToken, readyForTests, testDeps, uniqueName } from "../../../test/pipeline/support";
 import { TRPCError } from "../init";
@@ -70,47 +70,53 @@ function leaseholdCode(error: TRPCError): string | undefined {
 
 describeEachDatabase("approvals router", (db) => {
   it("list: fair across requesters (a later request of another token is on the first page) and each item is the prepared action in full, scrubbed", async () => {
-    const { handle } = db();
-    const runtime = runtimeFor(handle);
-    const owner = await callerAs(handle, runtime, "owner");
-    const host = await insertHost(handle.db);
-    const flood = await insertToken(handle.db);
-    const other = await insertToken(handle.db);
-    for (let i = 0; i < 4; i += 1) await hold(handle, flood, host.name, { command: `find . -maxdepth 0 -exec echo flood-${i} {} +` });
-    const late = await hold(handle, other, host.name, {
-      command: "find . -maxdepth 0 -exec echo late {} +",
-      cwd: "sub",
-      env: { GITHUB_TOKEN: GH_TOKEN, MODE: "fast" },
-      stdin: "hello\u001b[31m",
-    });
-    const page = await owner.approvals.list({ limit: 2 });
-    expect(page.items.map((i) => i.action_id)).toContain(late.actionId);
-    expect(page.has_more).toBe(true);
-    expect(page.by_requester.find((r) => r.requester.id === flood.tokenId)?.count).toBeGreaterThanOrEqual(4);
-    const second = await owner.approvals.list({ offset: 2, limit: 2 });
-    expect(second.items.map((i) => i.action_id)).not.toContain(late.actionId);
+    // A database of its own: pending approvals other cases left (they run in any order) would fill the two-item page.
+    const fresh = await openTestDatabase(db().kind);
+    try {
+      const { handle } = fresh;
+      const runtime = runtimeFor(handle);
+      const owner = await callerAs(handle, runtime, "owner");
+      const host = await insertHost(handle.db);
+      const flood = await insertToken(handle.db);
+      const other = await insertToken(handle.db);
+      for (let i = 0; i < 4; i += 1) await hold(handle, flood, host.name, { command: `find . -maxdepth 0 -exec echo flood-${i} {} +` });
+      const late = await hold(handle, other, host.name, {
+        command: "find . -maxdepth 0 -exec echo late {} +",
+        cwd: "sub",
+        env: { GITHUB_TOKEN: GH_TOKEN, MODE: "fast" },
+        stdin: "hello\u001b[31m",
+      });
+      const page = await owner.approvals.list({ limit: 2 });
+      expect(page.items.map((i) => i.action_id)).toContain(late.actionId);
+      expect(page.has_more).toBe(true);
+      expect(page.by_requester.find((r) => r.requester.id === flood.tokenId)?.count).toBeGreaterThanOrEqual(4);
+      const second = await owner.approvals.list({ offset: 2, limit: 2 });
+      expect(second.items.map((i) => i.action_id)).not.toContain(late.actionId);
 
-    const item = page.items.find((i) => i.action_id === late.actionId);
-    expect(item).toBeDefined();
-    if (item === undefined) return;
-    expect(item.approval_id).toBe(late.approvalId);
-    expect(item.action_hash).toBe(late.actionHash);
-    expect(item.risk).toBe("medium");
-    expect(item.host).toBe(host.name);
-    expect(item.requester).toMatchObject({ kind: "token", id: other.tokenId });
-    expect(item.session).toMatch(/^session [0-9a-f]{8}$/);
-    expect(item.subject?.name).toBe("command");
-    expect(item.subject?.segments.map((s) => s.text).join("")).toBe("find . -maxdepth 0 -exec echo late {} +");
-    expect(item.subject?.segments.filter((s) => s.risky).map((s) => s.text).join("|")).toMatch(/-exec/);
-    expect(item.cwd).toBe("sub");
-    expect(item.env).toEqual([
-      { name: "GITHUB_TOKEN", value: "[REDACTED:github_token]" },
-      { name: "MODE", value: "fast" },
-    ]);
-    expect(JSON.stringify(page)).not.toContain(GH_TOKEN);
-    expect(item.stdin).toMatchObject({ bytes: Buffer.byteLength("hello\u001b[31m"), sha256: sha256Hex("hello\u001b[31m"), preview: "hello⟨ESC⟩[31m", cut: false });
-    expect(item.reasons.some((r) => r.level === "medium" && r.rule === "dynamic.find-exec")).toBe(true);
-    expect(Date.parse(item.deadline)).toBeGreaterThan(Date.now());
+      const item = page.items.find((i) => i.action_id === late.actionId);
+      expect(item).toBeDefined();
+      if (item === undefined) return;
+      expect(item.approval_id).toBe(late.approvalId);
+      expect(item.action_hash).toBe(late.actionHash);
+      expect(item.risk).toBe("medium");
+      expect(item.host).toBe(host.name);
+      expect(item.requester).toMatchObject({ kind: "token", id: other.tokenId });
+      expect(item.session).toMatch(/^session [0-9a-f]{8}$/);
+      expect(item.subject?.name).toBe("command");
+      expect(item.subject?.segments.map((s) => s.text).join("")).toBe("find . -maxdepth 0 -exec echo late {} +");
+      expect(item.subject?.segments.filter((s) => s.risky).map((s) => s.text).join("|")).toMatch(/-exec/);
+      expect(item.cwd).toBe("sub");
+      expect(item.env).toEqual([
+        { name: "GITHUB_TOKEN", value: "[REDACTED:github_token]" },
+        { name: "MODE", value: "fast" },
+      ]);
+      expect(JSON.stringify(page)).not.toContain(GH_TOKEN);
+      expect(item.stdin).toMatchObject({ bytes: Buffer.byteLength("hello\u001b[31m"), sha256: sha256Hex("hello\u001b[31m"), preview: "hello⟨ESC⟩[31m", cut: false });
+      expect(item.reasons.some((r) => r.level === "medium" && r.rule === "dynamic.find-exec")).toBe(true);
+      expect(Date.parse(item.deadline)).toBeGreaterThan(Date.now());
+    } finally {
+      await fresh.dispose();
+    }
   });
 
   it("approve and deny are bound to the hash shown: another hash is refused and changes nothing; deny needs a reason", async () => {

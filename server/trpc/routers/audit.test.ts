@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../../test/support/databases";
 import { createAdminSession, type AdminRole } from "../../admins";
 import { serveAuditExport } from "../../audit/export-http";
@@ -59,7 +59,9 @@ describeEachDatabase("audit explorer router and export", (getDb) => {
     return appRouter.createCaller({ runtime, headers: new Headers({ cookie }) });
   };
 
-  it("setup: a log of 40 entries of several types, integrated in batches, the last checkpoint cosigned by a witness", async () => {
+  // The log every case reads: 40 entries of several types, integrated in batches, the last checkpoint
+  // cosigned by a witness. A hook, not a case: the cases run in any order and all need it first.
+  beforeAll(async () => {
     const { db } = getDb().handle;
     runtime = { database: { handle: getDb().handle }, config: { publicUrl: "http://localhost:8803", dataDir: "/nonexistent" }, ledger: { key } } as unknown as HubRuntime;
     const samples = sampleEntries();
