@@ -22,11 +22,25 @@ export interface LeaseholdErrorInit {
 }
 
 /**
+ * A process-wide brand. The hub runs several copies of this module — its own
+ * bundle and each Next.js route bundle — and objects on globalThis (the
+ * runtime, the capability registry) throw errors made by whichever copy
+ * built them. `instanceof LeaseholdError` checks the brand, so a refusal
+ * keeps its stable code whichever copy catches it (without it, a registry
+ * refusal reached the console as INTERNAL).
+ */
+const BRAND = Symbol.for("leasehold.LeaseholdError");
+
+/**
  * An error with a stable code. Thrown inside `server/`, turned into
  * `ErrorPayload` at the edges; anything that is not a LeaseholdError reaches
  * a client only as a generic INTERNAL error so nothing leaks.
  */
 export class LeaseholdError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly hint: string | undefined;
@@ -41,6 +55,7 @@ export class LeaseholdError extends Error {
     this.hint = init.hint;
     this.tier = init.tier;
     this.details = init.details;
+    Object.defineProperty(this, BRAND, { value: true });
   }
 
   toPayload(): ErrorPayload {

@@ -221,13 +221,10 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     expect(rows.some((r) => r.includes('"code":"NOT_FOUND"'))).toBe(true);
   }, 240_000);
 
-  // Known divergence on main (d1af281), found by this test: a refusal thrown by the hub's capability
-  // registry (unknown operation, opt-in capability not enabled) reaches console.submit over HTTP as INTERNAL.
-  // The registry is a globalThis singleton (server/capabilities/hub-registry.ts) that another bundle of the
-  // hub may create, so its LeaseholdError can fail the tRPC route's `instanceof` check. In process
-  // (parity.test.ts) the console answers NOT_FOUND / CAPABILITY_UNAVAILABLE, as MCP does here.
-  // it.fails keeps it visible: once the console answers like MCP this fails, and the rows go back in the table.
-  it.fails("registry refusals get the same code on both channels: unknown operation NOT_FOUND, disabled opt-in CAPABILITY_UNAVAILABLE (console over HTTP answers INTERNAL today: expected to fail)", async () => {
+  // Found by this test: a refusal thrown by the hub's capability registry (a globalThis singleton built by
+  // another bundle of the hub) reached console.submit over HTTP as INTERNAL, because its LeaseholdError was
+  // another module copy's. LeaseholdError's `instanceof` now checks a process-wide brand (server/trust).
+  it("registry refusals get the same code on both channels: unknown operation NOT_FOUND, disabled opt-in CAPABILITY_UNAVAILABLE", async () => {
     const rows = [
       { operation: "format_disk", arguments: {}, code: "NOT_FOUND" },
       { operation: "run_command_net", arguments: { host: HOST, command: "ls" }, code: "CAPABILITY_UNAVAILABLE" },
