@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { ConfirmAction } from "../../_components/confirm-action";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -60,20 +61,16 @@ export function GrantsView() {
                     <td data-label="Uses left">{g.usesRemaining}</td>
                     <td data-label="Until">{new Date(g.expiresAt).toLocaleString()}</td>
                     <td>
-                      {confirming === g.id ? (
-                        <span className="form-row tight">
-                          <button className="danger" type="button" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: g.id })}>
-                            Confirm revoke
-                          </button>
-                          <button type="button" onClick={() => setConfirming(null)}>
-                            Keep
-                          </button>
-                        </span>
-                      ) : (
-                        <button className="danger" type="button" onClick={() => setConfirming(g.id)} aria-label={`Revoke grant for ${g.tool} on ${g.host}`}>
-                          Revoke
-                        </button>
-                      )}
+                      <ConfirmAction
+                        id={g.id}
+                        confirming={confirming}
+                        setConfirming={setConfirming}
+                        label="Revoke"
+                        confirmLabel="Confirm revoke"
+                        ariaLabel={`Revoke grant for ${g.tool} on ${g.host}`}
+                        pending={revoke.isPending}
+                        onConfirm={() => revoke.mutate({ id: g.id })}
+                      />
                     </td>
                   </tr>
                 ))}

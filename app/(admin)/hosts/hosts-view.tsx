@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { CopyButton } from "../../_components/copy-button";
 import { useReauth, needsReauth } from "../../_components/reauth-prompt";
+import { ConfirmAction } from "../../_components/confirm-action";
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -104,20 +105,15 @@ function HostList({ owner }: { owner: boolean }) {
                       <td data-label="Until">{new Date(l.expires_at).toLocaleTimeString()} (idle {new Date(l.idle_expires_at).toLocaleTimeString()})</td>
                       {owner ? (
                         <td>
-                          {confirming === l.id ? (
-                            <span className="form-row tight">
-                              <button className="danger" type="button" disabled={breakLease.isPending} onClick={() => breakLease.mutate({ leaseId: l.id })}>
-                                Confirm break
-                              </button>
-                              <button type="button" onClick={() => setConfirming(null)}>
-                                Keep
-                              </button>
-                            </span>
-                          ) : (
-                            <button className="danger" type="button" onClick={() => setConfirming(l.id)}>
-                              Break lease
-                            </button>
-                          )}
+                          <ConfirmAction
+                            id={l.id}
+                            confirming={confirming}
+                            setConfirming={setConfirming}
+                            label="Break lease"
+                            confirmLabel="Confirm break"
+                            pending={breakLease.isPending}
+                            onConfirm={() => breakLease.mutate({ leaseId: l.id })}
+                          />
                         </td>
                       ) : null}
                     </tr>

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { CopyButton } from "../../_components/copy-button";
 import { needsReauth, useReauth } from "../../_components/reauth-prompt";
+import { ConfirmAction } from "../../_components/confirm-action";
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -80,19 +81,17 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
                 </td>
                 <td data-label="Expires">{t.expiresAt === null ? "never" : new Date(t.expiresAt).toLocaleString()}</td>
                 <td>
-                  {t.status !== "active" ? null : confirming === t.id ? (
-                    <span className="form-row tight">
-                      <button className="danger" type="button" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: t.id })}>
-                        Confirm revoke
-                      </button>
-                      <button type="button" onClick={() => setConfirming(null)}>
-                        Keep
-                      </button>
-                    </span>
-                  ) : (
-                    <button className="danger" type="button" onClick={() => setConfirming(t.id)} aria-label={`Revoke ${t.name}`}>
-                      Revoke
-                    </button>
+                  {t.status !== "active" ? null : (
+                    <ConfirmAction
+                      id={t.id}
+                      confirming={confirming}
+                      setConfirming={setConfirming}
+                      label="Revoke"
+                      confirmLabel="Confirm revoke"
+                      ariaLabel={`Revoke ${t.name}`}
+                      pending={revoke.isPending}
+                      onConfirm={() => revoke.mutate({ id: t.id })}
+                    />
                   )}
                 </td>
               </tr>
