@@ -37,14 +37,17 @@ async function runCommand(client: Client, command: string): Promise<Record<strin
 }
 
 /** The id of the one pending approval the CLI lists for run_command on local. */
-async function pendingApprovalId(): Promise<string> {
+/** The pending approval whose command carries `text` (other specs on the same hub may leave pending ones). */
+async function pendingApprovalId(text: string): Promise<string> {
   for (let i = 0; i < 60; i++) {
     const listed = leaseholdCli(["approvals", "list"]);
-    const id = /^([0-9a-f-]{36}) {2}run_command on local {2}risk \S+ {2}pending/m.exec(listed)?.[1];
-    if (id !== undefined) return id;
+    // One block per approval, each starting with its id line.
+    const blocks = listed.split(/\n(?=[0-9a-f-]{36} {2})/);
+    const block = blocks.find((b) => /^[0-9a-f-]{36} {2}run_command on local {2}risk \S+ {2}pending/.test(b) && b.includes(text));
+    if (block !== undefined) return block.slice(0, 36);
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error("no pending approval appeared");
+  throw new Error(`no pending approval for ${text} appeared`);
 }
 
 async function waitForGuest(page: Page): Promise<void> {
@@ -86,7 +89,7 @@ test("an MCP client's actions (one held, approved by an owner) reach the hub", a
     // A medium-risk command (find -exec) is held for a person: approve it from the CLI while the client waits.
     // (high and critical would need a passkey signature in the browser: e2e/passkeys.spec.ts.)
     const held = runCommand(mcp.client, `find . -maxdepth 0 -exec echo held-${marker} {} +`);
-    const approvalId = await pendingApprovalId();
+    const approvalId = await pendingApprovalId(`held-${marker}`);
     leaseholdCli(["approvals", "approve", approvalId, "--reason", "e2e cleanup", "--as", ownerName]);
     const approved = await held;
     expect(approved["decision"]).toBe("approved");
@@ -196,7 +199,7 @@ test("the console runs ls on host local through the pipeline and shows the outpu
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("console-held")).toContainText("held for approval");
   await expect(page.getByTestId("console-held")).toContainText("Waiting for a person to decide");
-  leaseholdCli(["approvals", "approve", await pendingApprovalId(), "--reason", "console e2e", "--as", ownerName]);
+  leaseholdCli(["approvals", "approve", await pendingApprovalId(`console-${marker}`), "--reason", "console e2e", "--as", ownerName]);
   await expect(page.getByTestId("console-result")).toContainText("approved", { timeout: 60_000 });
   await expect(page.getByTestId("console-exit")).toHaveText("exit 0");
   await page.getByTestId("console-action-link").click();
