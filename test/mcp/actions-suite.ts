@@ -95,11 +95,20 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       hub = await startHub({ ...env, LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port) });
     }
 
-    async function pendingApprovalOn(host: string): Promise<string> {
+    /**
+     * The pending approval on `host` — of `actionId` when given: other cases may leave pending
+     * approvals on the same host, and the suite runs in shuffled order.
+     */
+    async function pendingApprovalOn(host: string, actionId?: string): Promise<string> {
       for (let i = 0; i < 50; i++) {
         if (pg !== undefined) {
-          const found = (await listApprovals(pg.db)).find((a) => a.host === host);
+          const found = (await listApprovals(pg.db)).find((a) => a.host === host && (actionId === undefined || a.action_id === actionId));
           if (found) return found.id;
+        } else if (actionId !== undefined) {
+          // `approvals show` takes the action id and prints the approval id first.
+          const shown = await runCli(["approvals", "show", actionId], cliEnv(address));
+          const id = /^([0-9a-f-]{36})/.exec(shown.stdout.trim())?.[1];
+          if (shown.code === 0 && id !== undefined) return id;
         } else {
           const listed = await runCli(["approvals", "list"], cliEnv(address));
           const line = listed.stdout.split("\n").find((l) => l.includes(` on ${host} `));
@@ -107,7 +116,7 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
         }
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`no pending approval on ${host}`);
+      throw new Error(`no pending approval on ${host}${actionId === undefined ? "" : ` for action ${actionId}`}`);
     }
 
     async function decide(approvalId: string, verdict: "approve" | "deny", reason?: string): Promise<void> {
@@ -254,7 +263,7 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       const expiringId = structured(toExpire.result).action_id!;
       expect(structured(await client.callTool({ name: "approval_status", arguments: { action_id: deniedId } }))).toMatchObject({ state: "held", approval: { state: "pending" } });
 
-      await decide(await pendingApprovalOn("h2"), "deny", "not on a Friday");
+      await decide(await pendingApprovalOn("h2", deniedId), "deny", "not on a Friday");
       const denied = await client.callTool({ name: "approval_wait", arguments: { action_id: deniedId } });
       expect(denied.isError).toBe(true);
       expect(structured(denied)).toMatchObject({ code: "APPROVAL_DENIED", retryable: false, action_id: deniedId });
@@ -262,7 +271,7 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       expect(structured(await client.callTool({ name: "approval_status", arguments: { action_id: deniedId } }))).toMatchObject({ state: "denied", approval: { state: "denied", reason: "not on a Friday" } });
 
       // The hub's approval deadline is 5 minutes and not configurable: move this one's into the past.
-      const approvalId = await pendingApprovalOn("h3");
+      const approvalId = await pendingApprovalOn("h3", expiringId);
       const sessionId = transport.sessionId!;
       await editDatabase(async (db) => {
         await db.update(approvals).set({ deadline: sql`now() - interval '1 second'` }).where(eq(approvals.id, approvalId));
