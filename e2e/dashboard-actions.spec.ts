@@ -178,7 +178,7 @@ test("the actions list finds the action by command text; its page shows timeline
 test("the console runs ls on host local through the pipeline and shows the output; a held command waits for approval, then shows its result and action link", async ({ page }) => {
   await signedInAs(page, "owner");
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.getByRole("link", { name: "Console" }).click();
+  await page.getByRole("link", { name: "Console", exact: true }).click();
   await expect(page).toHaveURL(/\/console$/);
   await expect(page.getByLabel("Host")).toHaveValue("local");
   await page.getByLabel("Operation").selectOption("run_command");
@@ -211,8 +211,8 @@ test("the console runs ls on host local through the pipeline and shows the outpu
 test("an auditor sees actions but has no console: no nav link, the page redirects, the procedures refuse", async ({ page, context }) => {
   await signedInAs(page, "auditor");
   await page.goto("/");
-  await expect(page.getByRole("link", { name: "Actions" })).toBeVisible();
-  await expect(page.getByRole("link", { name: "Console" })).toHaveCount(0);
+  await expect(page.getByRole("link", { name: "Actions", exact: true })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Console", exact: true })).toHaveCount(0);
   // The pending-approvals figure is shown, but not as a link to a queue an auditor cannot open.
   await expect(page.getByTestId("dash-pending")).not.toHaveAttribute("href", /.*/);
   await page.goto("/actions");
