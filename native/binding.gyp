@@ -15,7 +15,7 @@
       "target_name": "leasehold-sandbox",
       "type": "executable",
       "sources": [
-        "src/helper.c", "src/util.c", "src/user.c", "src/mount.c", "src/net.c",
+        "src/helper.c", "src/util.c", "src/user.c", "src/mount.c", "src/net.c", "src/netlink.c",
         "src/caps.c", "src/landlock.c", "src/seccomp.c", "src/init.c"
       ],
       "cflags": ["-Wall", "-Wextra", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-Wno-format-truncation"],

@@ -10,7 +10,7 @@ import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { LeaseholdError } from "../server/trust";
+import { LeaseholdError, parseEgressRule } from "../server/trust";
 import { projectPath } from "../common/paths/index";
 
 // Found from the checkout root, not from this file: the guest also runs
@@ -41,6 +41,7 @@ interface NativeAddon {
     timeoutMs: number; memoryBytes: number; pidsMax: number; cpuQuotaUs: number; cpuPeriodUs: number;
     onProgress?: (stdoutTotal: number | bigint, stderrTotal: number | bigint) => void; progressEveryMs: number;
     faultUnreadable?: string;
+    netEgress: boolean; testUnguardedEgress?: boolean;
   }): Promise<NativeResult>;
   landlockAbi(): number;
   seccompAvailable(): boolean;
@@ -73,6 +74,34 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
 });
 const MiB = 1024 * 1024;
 
+/** An egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443". */
+const egressRule = z.string().max(64).refine((s) => parseEgressRule(s)?.text === s, {
+  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443",
+});
+/** RFC 1123 host name, lower case (one spelling per name in the sandbox's /etc/hosts and the evidence). */
+const hostName = z.string().max(253).regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, {
+  message: "must be an RFC 1123 host name in lower case",
+});
+/** A single address in canonical text (dotted quad without leading zeros, RFC 5952 IPv6); IPv6 forms
+ * with an embedded IPv4 part (::/96, ::ffff:0:0/96) are refused: they have two spellings. */
+export function canonicalHostAddress(text: string): string | undefined {
+  const v6 = text.includes(":");
+  const rule = parseEgressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
+  if (rule === undefined || rule.text !== (v6 ? `[${text}/128]:1` : `${text}/32:1`)) return undefined;
+  // The two ranges C's inet_ntop writes with a dotted IPv4 tail (::a.b.c.d, ::ffff:a.b.c.d).
+  if (v6 && ((rule.network >> 32n === 0n && (rule.network >> 16n) !== 0n) || rule.network >> 32n === 0xffffn)) return undefined;
+  return text;
+}
+const hostAddress = z.string().max(39).refine((s) => canonicalHostAddress(s) === s, {
+  message: "must be one IPv4 or IPv6 address in canonical text (no IPv4-mapped IPv6)",
+});
+/** Names the guest resolved (outside the sandbox, when the lease starts) → the sandbox's /etc/hosts. */
+const hostsEntries = z
+  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(16) }).strict())
+  .max(64)
+  .refine((h) => new Set(h.map((e) => e.name)).size === h.length, { message: "each name once" })
+  .refine((h) => h.reduce((n, e) => n + e.addresses.length, 0) <= 256, { message: "at most 256 name/address pairs" });
+
 /** A compiled sandbox policy (capability ∩ token scope ∩ request ∩ host ceiling). */
 export const SandboxPolicy = z
   .object({
@@ -88,8 +117,15 @@ export const SandboxPolicy = z
      * one that does not exist inside makes exec_error "ENOENT" */
     cwd: absPath.refine((s) => s === "/work" || s.startsWith("/work/"), { message: "must be /work or below it" }).default("/work"),
     stdin: z.union([z.string(), z.instanceof(Uint8Array)]).default(""),
-    /** "none": empty network namespace. Egress allow-lists need the BPF tier (not this launcher). */
-    network: z.union([z.literal("none"), z.object({ egress: z.array(z.string()).min(1) }).strict()]).default("none"),
+    /** "none": a network namespace with loopback only. Egress: the same namespace plus one veth pair to the
+     * host (native/README.md "Network path"); the allow-list is enforced by the BPF tier, and a lease whose
+     * allow-list is not attached in the kernel never starts. `hosts` become the sandbox's /etc/hosts. */
+    network: z
+      .union([
+        z.literal("none"),
+        z.object({ egress: z.array(egressRule).min(1).max(256), hosts: hostsEntries.optional() }).strict(),
+      ])
+      .default("none"),
     memory_bytes: z.number().int().min(8 * MiB).max(64 * 1024 * MiB),
     cpus: z.number().min(0.01).max(256),
     pids_max: z.number().int().min(2).max(65536),
@@ -256,6 +292,9 @@ export interface LaunchResult {
      * type only so read-backs recorded before it existed still type-check; launch() always sets it. */
     netns_owner_init?: boolean | null;
   };
+  /** The lease's network path: null for network "none" (loopback only). Optional in the type only so
+   * results recorded before it existed still type-check; launch() always sets it. */
+  network?: LeaseNetwork | null;
   /** Counters read after the run; each null when it could not be read (a line in `limitations` names the file). */
   cgroup_stats: {
     oom_kill: number | null; memory_failcnt: number | null; memory_max_usage: number | null; pids_events_max: number | null;
@@ -266,6 +305,24 @@ export interface LaunchResult {
    * of it reached the host); null when PID 1 could not measure it (e.g. killed at the deadline). */
   throwaway_writes: { tmp_bytes: number; tmp_inodes: number } | null;
   limitations: string[];
+}
+
+/** An egress lease's network as the helper built and read it back (native/README.md "Network path"). */
+export interface LeaseNetwork {
+  /** who enforced the egress allow-list: "bpf", or "test-unguarded" (the test seam, never in production) */
+  guard: string;
+  /** the host end of the lease's veth pair, lh<slot> (gone with the lease's network namespace) */
+  host_interface: string;
+  /** the sandbox's eth0 address with prefix, and its default gateway (the host end) */
+  ipv4: { address: string; gateway: string };
+  /** null when the host has no usable IPv6 (then the lease has none either) */
+  ipv6: { address: string; gateway: string } | null;
+  /** read back from the host end's sysctls: IPv4 forwarding on lh<slot> only; IPv6 per-interface
+   * forwarding (force_forwarding, Linux >= 6.17) — false means IPv6 reaches only the host end unless the
+   * operator enables global IPv6 forwarding */
+  forwarding: { ipv4: boolean; ipv6: boolean };
+  /** what the sandbox's /etc/hosts maps, besides localhost */
+  hosts: { name: string; addresses: string[] }[];
 }
 
 export interface LaunchOptions {
@@ -286,6 +343,13 @@ export interface LaunchOptions {
    * the environment when it loaded (native/SECURITY.md).
    */
   testFaults?: { unreadable_cgroup_files: string[] };
+  /**
+   * Tests only: run an egress lease WITHOUT its kernel allow-list, to test the
+   * veth path on its own. Refused by the addon unless
+   * LEASEHOLD_NATIVE_FAULT_INJECTION=1 was set when it loaded; the result's
+   * `network.guard` then says "test-unguarded" (native/SECURITY.md).
+   */
+  testUnguardedEgress?: boolean;
 }
 
 const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map(([k, v]) => [v, k]));
@@ -307,7 +371,10 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   const put = (k: string, v: string | number) => { parts.push(Buffer.from(`${k}\0${v}\0`)); };
   put("uid", uid); put("gid", uid);
   put("workdir", policy.workdir); put("cwd", policy.cwd); put("workdir_access", policy.workdir_access ?? "rw");
-  put("net", "none");
+  put("net", policy.network === "none" ? "none" : "egress");
+  if (policy.network !== "none") {
+    for (const h of policy.network.hosts ?? []) for (const a of h.addresses) put("host", `${a} ${h.name}`);
+  }
   put("tmp_bytes", policy.tmpfs_tmp_bytes); put("tmp_inodes", policy.tmpfs_tmp_inodes);
   const ll = policy.landlock;
   const useLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
@@ -332,6 +399,23 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   // (git, pip and friends want one), a UTF-8 locale (C.UTF-8 is built into glibc).
   for (const [k, v] of Object.entries({ HOME: "/tmp", LANG: "C.UTF-8", ...policy.env })) put("env", `${k}=${v}`);
   return Buffer.concat(parts);
+}
+
+/** The egress path from the helper's read-back lines (`net_*`); every field must be there. */
+function leaseNetwork(rb: Map<string, string>, hosts: { name: string; addresses: string[] }[]): LeaseNetwork {
+  const pair = (v: string | undefined) => {
+    const [address, gateway] = (v ?? "").split(" ");
+    return address && gateway ? { address, gateway } : null;
+  };
+  const guard = rb.get("net_guard");
+  const hostIf = rb.get("net_if");
+  const ipv4 = pair(rb.get("net_ipv4"));
+  if (!guard || !hostIf || !ipv4) throw unenforceable("egress lease ran but its network path was not read back");
+  return {
+    guard, host_interface: hostIf, ipv4, ipv6: pair(rb.get("net_ipv6")),
+    forwarding: { ipv4: rb.get("net_forwarding4") === "1", ipv6: rb.get("net_forwarding6") === "1" },
+    hosts: hosts.map((h) => ({ name: h.name, addresses: [...h.addresses] })),
+  };
 }
 
 function parseReadback(text: string): Map<string, string> {
@@ -433,7 +517,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
     throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
   }
   const policy = parsed.data;
-  checkEnforceable(policy);
+  // The test seam skips only the egress check (the addon refuses the seam unless fault injection is on).
+  checkEnforceable(options.testUnguardedEgress && policy.network !== "none" ? { ...policy, network: "none" } : policy);
   const a = loadAddon();
   startupSweep ??= sweepStaleLeases();
   // Root changes the workdir's owner for the run and back: through a
@@ -471,6 +556,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       progressEveryMs: Math.max(10, Math.round(options.progressEveryMs ?? 1000)),
       ...(options.onProgress === undefined ? {} : { onProgress: progressRelay(options.onProgress) }),
       ...(options.testFaults === undefined ? {} : { faultUnreadable: options.testFaults.unreadable_cgroup_files.join(" ") }),
+      netEgress: policy.network !== "none",
+      ...(options.testUnguardedEgress ? { testUnguardedEgress: true } : {}),
     });
   } finally {
     if (chown) { try { fchownSync(wdFd, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
@@ -512,6 +599,9 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const throwaway = tmpBytes !== undefined && tmpInodes !== undefined ? { tmp_bytes: Number(tmpBytes), tmp_inodes: Number(tmpInodes) } : null;
   if (!throwaway) limitations.push("throwaway writes (/tmp) not measured: the sandbox's PID 1 did not report them");
   const netnsOwner = rb.get("netns_owner_init");
+  const network = policy.network === "none" ? null : leaseNetwork(rb, policy.network.hosts ?? []);
+  if (network && network.ipv6 && !network.forwarding.ipv6)
+    limitations.push(`IPv6 reaches only the host end (${network.ipv6.gateway}): this kernel has no per-interface IPv6 forwarding (force_forwarding, Linux 6.17); beyond it needs the operator's net.ipv6.conf.all.forwarding=1`);
   const signal = native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null;
   return {
     lease_id: leaseId,
@@ -557,6 +647,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cap_bounding: rb.get("CapBnd") ?? "",
       netns_owner_init: netnsOwner === undefined ? null : netnsOwner === "1",
     },
+    network,
     cgroup_stats: {
       oom_kill: oomKill, memory_failcnt: counter(cg.memoryFailcnt), memory_max_usage: counter(cg.memoryMaxUsage),
       pids_events_max: pidsEventsMax, cpu_nr_periods: counter(cg.cpuNrPeriods), cpu_nr_throttled: counter(cg.cpuNrThrottled),

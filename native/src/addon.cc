@@ -193,6 +193,18 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
     }
     std::strcpy(job->req.fault_unreadable, list.c_str());
   }
+  job->req.net_egress = in.Get("netEgress").ToBoolean().Value() ? 1 : 0;
+  // Test seam (native/SECURITY.md): an egress lease without its BPF
+  // allow-list, for the veth plumbing tests only; behind the same gate.
+  if (in.Get("testUnguardedEgress").ToBoolean().Value()) {
+    if (!g_fault_injection) {
+      delete job;
+      Napi::Error::New(env, "testUnguardedEgress: fault injection is off (LEASEHOLD_NATIVE_FAULT_INJECTION=1 was not set when the addon loaded)")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    job->req.test_unguarded_egress = 1;
+  }
   Napi::Value onProgress = in.Get("onProgress");
   if (onProgress.IsFunction()) {
     job->progress = ProgressTsfn::New(env, onProgress.As<Napi::Function>(), "leasehold-launch-progress", 8, 1, nullptr);

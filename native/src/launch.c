@@ -134,10 +134,14 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
 
   int rc = lh_cgroup_create(&res->cgroup, req->lease_id, &req->limits, err, sizeof err);
   if (rc < 0) { set_failure(res, "cgroup", -rc, err); goto withdraw; }
+  /* 1 once the lease's egress allow-list is attached to its cgroup by the
+   * BPF lease API (bpf_guard.h); nothing sets it before that exists, so an
+   * egress lease is refused below. */
+  int lease_net_enforced = 0;
 
   /* The helper joins these before it drops root, so everything it starts is
    * accounted and can be killed as a unit. */
-  size_t extra = 4 * (sizeof res->cgroup.memory + 32);
+  size_t extra = 4 * (sizeof res->cgroup.memory + 32) + 64;
   config = malloc(req->config_len + extra);
   if (!config) { set_failure(res, "agent", ENOMEM, "config"); goto withdraw; }
   memcpy(config, req->config, req->config_len);
@@ -155,6 +159,20 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   }
   clen += (size_t)sprintf(config + clen, "cg2") + 1;
   clen += (size_t)sprintf(config + clen, "%s", res->cgroup.v2) + 1;
+  /* Egress is fail-closed: the helper refuses an egress config without a
+   * net_guard record, and only this point adds one — after the lease's
+   * allow-list is attached in the kernel, or for the test seam. */
+  if (req->net_egress) {
+    const char *guard = NULL;
+    if (lease_net_enforced) guard = "bpf";
+    else if (req->test_unguarded_egress) guard = "test-unguarded";
+    if (!guard) {
+      set_failure(res, "network", EPERM, "egress lease without its BPF allow-list attached: refused");
+      goto withdraw;
+    }
+    clen += (size_t)sprintf(config + clen, "net_guard") + 1;
+    clen += (size_t)sprintf(config + clen, "%s", guard) + 1;
+  }
 
   if (pipe2(cfg_pipe, O_CLOEXEC) < 0 || pipe2(st_pipe, O_CLOEXEC) < 0 || pipe2(in_pipe, O_CLOEXEC) < 0 ||
       pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {

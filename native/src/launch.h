@@ -30,6 +30,17 @@ struct lh_launch_request {
    * its environment at load time (native/SECURITY.md). It can only make a
    * counter unknown, never make one look measured. */
   char fault_unreadable[256];
+  /* The policy has network egress (index.ts): the helper builds the lease's
+   * veth path only when this launch appends a `net_guard` record, which it
+   * does only once the lease's egress allow-list is attached in the kernel
+   * (BPF). Otherwise the launch is refused before anything is spawned. */
+  int net_egress;
+  /* Test seam, 0 in production: lets an egress lease run WITHOUT its BPF
+   * allow-list so the veth plumbing can be tested on its own. The addon sets
+   * it only when LEASEHOLD_NATIVE_FAULT_INJECTION=1 was in its environment
+   * at load time (native/SECURITY.md); the helper then reports net_guard
+   * "test-unguarded", which the evidence carries. */
+  int test_unguarded_egress;
 };
 
 struct lh_launch_result {
