@@ -392,7 +392,11 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
     if ((d === "/usr/local" || d.startsWith("/usr/local/")) && !policy.ro_binds.includes(d) && existsSync(d)) put("ro", d);
   }
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
-  for (const p of ll.tcp_connect) put("tcp_connect", p);
+  // Landlock (ABI >= 4) handles TCP connect for every lease: an egress lease may connect to its rules'
+  // ports (which addresses is the BPF allow-list's to decide), a lease without egress to its own list only.
+  const tcpConnect = new Set(ll.tcp_connect);
+  if (policy.network !== "none") for (const r of policy.network.egress) { const rule = parseEgressRule(r); if (rule) tcpConnect.add(rule.port); }
+  for (const p of tcpConnect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
   // A usable environment unless the policy says otherwise: HOME in the throwaway /tmp

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -39,6 +40,9 @@ static char config_buf[LH_MAX_CONFIG];
 /* 1/0: the sandbox's network namespace is owned by the helper's user
  * namespace, measured by PID 1 while still host root; -1 unmeasured. */
 static int netns_owner_init = -1;
+/* Read end of a pipe whose write end only the helper holds: PID 1 sees it
+ * hang up once the helper is gone (see sandbox_pid1). */
+static int helper_alive_fd = -1;
 
 int path_within(const char *path, const char *dir) {
   size_t n = strlen(dir);
@@ -317,6 +321,15 @@ static _Noreturn void sandbox_pid1(void) {
   int memfd_locked = lock_memfd_noexec(); /* needs host root: before the identity drop */
   netns_owner_init = netns_owned_by_own_userns();
   drop_privs_enter_userns(cfg.lease_uid, cfg.lease_gid);
+  /* The kernel clears the parent-death signal when credentials change, so
+   * the one set above is gone now: set it again, then check the helper did
+   * not die in between (its pipe end would have hung up). Without this a
+   * killed agent left PID 1 and the workload running until the cgroup
+   * sweep, and with them the lease's network namespace and its lh<N>. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("init", errno, "PR_SET_PDEATHSIG after the identity drop");
+  struct pollfd hp = {.fd = helper_alive_fd, .events = POLLIN};
+  if (poll(&hp, 1, 0) != 0) _exit(125); /* hung up (or readable: never written) — the helper is gone */
+  close(helper_alive_fd);
   /* Not dumpable: the workload (same uid) must not reach PID 1 through
    * /proc/1/mem or /proc/1/fd (the status pipe). */
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) fail("identity", errno, "PR_SET_DUMPABLE 0");
@@ -372,9 +385,16 @@ int main(void) {
   /* This process is small and single-threaded: a plain fork is cheap and
    * safe here (unlike in Node's process). The child is PID 1 of the new pid
    * namespace. */
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) < 0) fail("helper", errno, "pipe2");
   pid_t p1 = fork_into_v2_cgroup();
   if (p1 < 0) fail("namespaces", errno, "fork pid 1");
-  if (p1 == 0) sandbox_pid1();
+  if (p1 == 0) {
+    close(alive[1]);
+    helper_alive_fd = alive[0];
+    sandbox_pid1();
+  }
+  close(alive[0]); /* alive[1] stays open until the helper exits */
   report("P %d", (int)p1);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); close(devnull); }
