@@ -48,6 +48,8 @@ interface NativeAddon {
   }): Promise<NativeResult>;
   bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
   bpfAbi(): { rule: number; file: number };
+  bpfLeaseAdd(spec: { cgroupPath: string; cgroupId: bigint; exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean }): object;
+  bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
   seccompAvailable(): boolean;
   sweepStaleLeases(): NativeSweep;
@@ -264,11 +266,14 @@ export function needsBpf(policy: SandboxPolicy): boolean {
 }
 
 export const MAX_EXEC_ALLOW_FILES = 65_536;
-/** Where an inside path of `exec_allow` is on the host: the workspace is bound at /work, the
- * sandbox's /tmp is a fresh tmpfs (nothing there when the lease starts), everything else at the same path. */
+/** Where an inside path of `exec_allow` is on the host: the workspace is bound at /work, `ro_binds`
+ * at their own path (also below /tmp), the rest of the sandbox's /tmp is a fresh tmpfs (nothing there
+ * when the lease starts), system directories at the same path. */
 function hostPathOf(policy: SandboxPolicy, inside: string): string | null {
-  if (inside === "/work" || inside.startsWith("/work/")) return policy.workdir + inside.slice("/work".length);
-  if (inside === "/tmp" || inside.startsWith("/tmp/")) return null;
+  const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+  if (within(inside, "/work")) return policy.workdir + inside.slice("/work".length);
+  if (policy.ro_binds.some((r) => within(inside, r))) return inside;
+  if (within(inside, "/tmp")) return null;
   return inside;
 }
 
@@ -306,6 +311,49 @@ export function compileExecAllowList(policy: SandboxPolicy): { dev: bigint; ino:
     if (host !== null) walk(host, 0);
   }
   return [...seen.values()];
+}
+
+/** The addon's record sizes for the packed lh_bpf_rule / lh_bpf_file (bpf/lease_abi.test.ts compares them). */
+export function bpfAbiSizes(): { rule: number; file: number } {
+  return loadAddon().bpfAbi();
+}
+
+export interface BpfLeaseHandle {
+  /** Only once the cgroup holds no process: detaches, deletes the entries, returns the denials. */
+  withdraw(): { denials: BpfDenial[]; dropped: number };
+}
+
+/**
+ * Puts a cgroup v2 directory the caller manages (tests, benchmarks) under the lease programs,
+ * exactly as launch() does for its own leases. `exec`: the allowed files (exec enforced when
+ * given); `egress`: the allowed destinations (network enforced when given). Needs tier A or B.
+ */
+export function addBpfLease(cgroupPath: string, opts: { exec?: { dev: bigint; ino: bigint }[]; egress?: readonly string[] }): BpfLeaseHandle {
+  const a = loadAddon();
+  if (bpfStatus().tier === "C") throw unenforceable(`BPF lease on tier C: ${bpfStatus().detail}`);
+  const rules = (opts.egress ?? []).map((t) => {
+    const r = parseEgressRule(t);
+    if (!r) throw new LeaseholdError("INVALID_ARGUMENT", `not a canonical egress rule: ${t}`, { tier: "guest" });
+    return r;
+  });
+  let handle: object | null;
+  try {
+    handle = a.bpfLeaseAdd({
+      cgroupPath, cgroupId: statSync(cgroupPath, { bigint: true }).ino,
+      exec: packExecFiles(opts.exec ?? []), egress: packEgressRules(rules),
+      execEnforced: opts.exec !== undefined, netEnforced: opts.egress !== undefined,
+    });
+  } catch (e) {
+    throw unenforceable((e as Error).message, { stage: "bpf", errno: errnoName(Number((e as { errno?: number }).errno ?? 0)) });
+  }
+  return {
+    withdraw() {
+      if (handle === null) throw new Error("BPF lease already withdrawn");
+      const r = a.bpfLeaseWithdraw(handle);
+      handle = null;
+      return { denials: r.denials.map(bpfDenial), dropped: num(r.dropped) };
+    },
+  };
 }
 
 /** One denial the lease's BPF programs made, from the ring buffer. */

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 extern "C" {
@@ -74,6 +75,25 @@ void EmitProgress(void* ctx, uint64_t out_total, uint64_t err_total) {
   auto* job = static_cast<Job*>(ctx);
   auto* p = new Progress{out_total, err_total};
   if (job->progress.NonBlockingCall(p) != napi_ok) delete p;
+}
+
+Napi::Array DenialsToJs(Napi::Env env, const lh_bpf_denial* ds, size_t n) {
+  Napi::Array denials = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    const lh_bpf_denial& d = ds[i];
+    Napi::Object x = Napi::Object::New(env);
+    x.Set("kind", Napi::Number::New(env, d.kind));
+    x.Set("pid", Napi::Number::New(env, d.pid));
+    x.Set("family", Napi::Number::New(env, d.family));
+    x.Set("proto", Napi::Number::New(env, d.proto));
+    x.Set("port", Napi::Number::New(env, d.port));
+    x.Set("addr", Napi::Buffer<uint8_t>::Copy(env, d.addr, sizeof d.addr));
+    x.Set("dev", U64(env, d.dev));
+    x.Set("ino", U64(env, d.ino));
+    x.Set("comm", Napi::String::New(env, d.comm, strnlen(d.comm, sizeof d.comm)));
+    denials.Set(static_cast<uint32_t>(i), x);
+  }
+  return denials;
 }
 
 void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job) {
@@ -142,22 +162,7 @@ void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job)
     bpf.Set("enforced", Napi::Boolean::New(env, r.bpf_enforced != 0));
     bpf.Set("withdrawn", Napi::Boolean::New(env, r.bpf_withdrawn != 0));
     bpf.Set("dropped", U64(env, r.bpf_dropped));
-    Napi::Array denials = Napi::Array::New(env, r.bpf_n_denials);
-    for (size_t i = 0; i < r.bpf_n_denials; i++) {
-      const lh_bpf_denial& d = r.bpf_denials[i];
-      Napi::Object x = Napi::Object::New(env);
-      x.Set("kind", Napi::Number::New(env, d.kind));
-      x.Set("pid", Napi::Number::New(env, d.pid));
-      x.Set("family", Napi::Number::New(env, d.family));
-      x.Set("proto", Napi::Number::New(env, d.proto));
-      x.Set("port", Napi::Number::New(env, d.port));
-      x.Set("addr", Napi::Buffer<uint8_t>::Copy(env, d.addr, sizeof d.addr));
-      x.Set("dev", U64(env, d.dev));
-      x.Set("ino", U64(env, d.ino));
-      x.Set("comm", Napi::String::New(env, d.comm, strnlen(d.comm, sizeof d.comm)));
-      denials.Set(static_cast<uint32_t>(i), x);
-    }
-    bpf.Set("denials", denials);
+    bpf.Set("denials", DenialsToJs(env, r.bpf_denials, r.bpf_n_denials));
     o.Set("bpf", bpf);
     job->deferred.Resolve(o);
   }
@@ -337,6 +342,53 @@ Napi::Value BpfStatus(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// A BPF lease on a cgroup the caller manages (tests, benchmarks): the same
+// lh_bpf_lease_add a launch makes. Returns a handle for bpfLeaseWithdraw,
+// which the caller may call only once the cgroup holds no process.
+Napi::Value BpfLeaseAdd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object in = info[0].As<Napi::Object>();
+  std::string path = in.Get("cgroupPath").As<Napi::String>().Utf8Value();
+  auto ex = in.Get("exec").As<Napi::Buffer<char>>();
+  auto eg = in.Get("egress").As<Napi::Buffer<char>>();
+  if (ex.Length() % sizeof(lh_bpf_file) || eg.Length() % sizeof(lh_bpf_rule)) {
+    Napi::TypeError::New(env, "exec / egress are not whole records").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  lh_bpf_lease_spec spec{};
+  spec.cgroup_id = GetU64(in, "cgroupId");
+  spec.cgroup_path = path.c_str();
+  spec.exec_enforced = in.Get("execEnforced").ToBoolean().Value() ? 1 : 0;
+  spec.exec = reinterpret_cast<const lh_bpf_file*>(ex.Data());
+  spec.n_exec = ex.Length() / sizeof(lh_bpf_file);
+  spec.net_enforced = in.Get("netEnforced").ToBoolean().Value() ? 1 : 0;
+  spec.egress = reinterpret_cast<const lh_bpf_rule*>(eg.Data());
+  spec.n_egress = eg.Length() / sizeof(lh_bpf_rule);
+  lh_bpf_lease* lease = nullptr;
+  char err[512] = "";
+  int rc = lh_bpf_lease_add(&spec, &lease, err, sizeof err);
+  if (rc < 0) {
+    Napi::Error e = Napi::Error::New(env, std::string("bpf lease: ") + err);
+    e.Set("errno", Napi::Number::New(env, -rc));
+    e.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::External<lh_bpf_lease>::New(env, lease);
+}
+
+Napi::Value BpfLeaseWithdraw(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* lease = info[0].As<Napi::External<lh_bpf_lease>>().Data();
+  std::vector<lh_bpf_denial> ds(LH_LAUNCH_MAX_DENIALS);
+  size_t n = 0;
+  uint64_t dropped = 0;
+  lh_bpf_lease_withdraw(lease, ds.data(), ds.size(), &n, &dropped);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("denials", DenialsToJs(env, ds.data(), n));
+  o.Set("dropped", U64(env, dropped));
+  return o;
+}
+
 // Layout of the records shared with native/bpf-abi.ts, as this compiler laid them out.
 Napi::Value BpfAbi(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -361,6 +413,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cgroupMode", Napi::Function::New(env, CgroupMode));
   exports.Set("bpfStatus", Napi::Function::New(env, BpfStatus));
   exports.Set("bpfAbi", Napi::Function::New(env, BpfAbi));
+  exports.Set("bpfLeaseAdd", Napi::Function::New(env, BpfLeaseAdd));
+  exports.Set("bpfLeaseWithdraw", Napi::Function::New(env, BpfLeaseWithdraw));
   return exports;
 }
 
