@@ -145,7 +145,9 @@ static void read_config(void) {
       cfg.net_egress = !strcmp(v, "egress");
     }
     else if (!strcmp(k, "net_guard")) {
-      if (cfg.net_guard) fail("config", EINVAL, "net_guard given twice");
+      /* launch.c appends it as the very last record, after the cgroup
+       * records it adds itself: one anywhere else did not come from there. */
+      if (cfg.net_guard || off != len) fail("config", EINVAL, "net_guard: only launch.c's, as the last record");
       cfg.net_guard = v;
     }
     else if (!strcmp(k, "host")) {

@@ -5,16 +5,18 @@
 // its own joined to the host by a veth the test makes, with its own subnet,
 // IPv4 (and IPv6) forwarding on the test's host-end interface only and a route
 // back to the lease pool. Everything is removed afterwards, also on failure.
-// The launches run in a child process with the unguarded-egress test seam
-// (LEASEHOLD_NATIVE_FAULT_INJECTION=1 there only): they test the plumbing,
-// not the allow-list, which is the BPF tier's.
+// Every egress lease here runs under its BPF allow-list (an egress lease
+// never starts without it): allowed address:port pairs get their echo, a
+// port or address outside the list is EPERM and recorded.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launch, sweepStaleLeases, type LaunchResult, type SandboxPolicyInput } from "../index";
+import { HELPER_PATH, launch, sweepStaleLeases, type LaunchResult, type SandboxPolicyInput } from "../index";
 import { basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
+import { probeTier } from "./bpf-helpers";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -39,6 +41,10 @@ const NAME = "echo.egress.test";
 // IPv6 forwards per input interface only with force_forwarding (Linux 6.17);
 // without it the lease's IPv6 stops at the host end (the operator's global setting).
 const FF6 = existsSync("/proc/sys/net/ipv6/conf/all/force_forwarding");
+// Egress needs BPF tier A or B: on a tier C host these fail, unless the kernel
+// itself lacks the program types (then the titles name the skip).
+const { status: bpf, skip } = probeTier();
+const title = (t: string) => (skip ? `${t} — skipped: ${skip}` : t);
 
 const ip = (...args: string[]) => execFileSync("ip", args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
 const inNs = (...args: string[]) => ip("netns", "exec", NS, ...args);
@@ -104,13 +110,12 @@ afterAll(() => {
 });
 
 type Outcome = { ok: true; result: Omit<LaunchResult, "stdout" | "stderr"> & { stdout: string; stderr: string } } | { ok: false; error: { code: string | null; message: string } };
-/** Runs launches in a child with the test seam on; resolves with their outcomes. `child` sees the process. */
-function runInChild(spec: { runs: SandboxPolicyInput[]; parallel?: boolean; guard?: "none" }, child?: (p: ChildProcess) => void): Promise<Outcome[]> {
-  const env = { ...process.env, LEASEHOLD_NATIVE_FAULT_INJECTION: "1" };
-  const p = spawn(process.execPath, ["--import", "tsx", join(here, "fixtures", "egress-launch.ts"), JSON.stringify(spec)], {
-    cwd: root, env, stdio: ["ignore", "pipe", "inherit"],
+/** Runs one launch in a child process (an agent the test can kill); `child` sees the process. */
+function runInChild(policy: SandboxPolicyInput, child: (p: ChildProcess) => void): Promise<Outcome[]> {
+  const p = spawn(process.execPath, ["--import", "tsx", join(here, "fixtures", "egress-launch.ts"), JSON.stringify({ runs: [policy] })], {
+    cwd: root, stdio: ["ignore", "pipe", "inherit"],
   });
-  child?.(p);
+  child(p);
   let out = "";
   p.stdout.on("data", (b: Buffer) => { out += b.toString(); });
   return new Promise((resolve, reject) => {
@@ -121,10 +126,7 @@ function runInChild(spec: { runs: SandboxPolicyInput[]; parallel?: boolean; guar
     });
   });
 }
-function launched(o: Outcome | undefined): Extract<Outcome, { ok: true }>["result"] {
-  if (!o?.ok) throw new Error(`launch failed: ${JSON.stringify(o)}`);
-  return o.result;
-}
+const text = (r: LaunchResult) => ({ ...r, stdout: r.stdout.toString(), stderr: r.stderr.toString() });
 
 const hosts = [{ name: NAME, addresses: [SRV4, SRV6] }];
 const egressPolicy = (argv: string[], extra: Partial<SandboxPolicyInput> = {}): SandboxPolicyInput => ({
@@ -145,15 +147,15 @@ const slotOf = (addr: string) => {
   return ((c! << 8) + d! - 2) / 4;
 };
 
-describe("egress lease network path (veth per lease; unguarded test seam, plumbing only)", () => {
-  it("reaches a TCP and a UDP echo server by name over IPv4; the lease's addresses, gateway and host end follow the pool plan", async () => {
-    const [o] = await runInChild({ runs: [egressPolicy(probes(`4 tcp ${NAME} ${TCP_PORT}`, `4 udp ${NAME} ${UDP_PORT}`))] });
-    const r = launched(o);
+describe("egress lease network path (veth per lease, under the BPF allow-list)", () => {
+  it.skipIf(skip !== "")(title("reaches a TCP and a UDP echo server by name over IPv4; the lease's addresses, gateway and host end follow the pool plan"), async () => {
+    const r = text(await launch(egressPolicy(probes(`4 tcp ${NAME} ${TCP_PORT}`, `4 udp ${NAME} ${UDP_PORT}`))));
     console.log(`[egress] IPv4 probes: ${r.stdout.trim().replace(/\n/g, " | ")}; network ${JSON.stringify(r.network)}`);
     expect(r.exit.code).toBe(0);
     expect(r.stdout.split("\n").filter(Boolean)).toEqual([`OK tcp4 ${SRV4} echo:hi-tcp4`, `OK udp4 ${SRV4} echo:hi-udp4`]);
     const n = r.network!;
-    expect(n.guard).toBe("test-unguarded");
+    expect(n.guard).toBe("bpf");
+    expect(r.bpf).toMatchObject({ tier: bpf.tier, enforced: true, denials: [] });
     const slot = slotOf(n.ipv4.address);
     expect(Number.isInteger(slot) && slot >= 0 && slot < 16384).toBe(true);
     expect(n.host_interface).toBe(`lh${slot}`);
@@ -165,16 +167,28 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
     expect(r.enforcement.netns_owner_init).toBe(false);
   });
 
-  it.skipIf(!FF6)(FF6 ? "reaches the TCP and UDP echo servers by name over IPv6 (per-interface force_forwarding on the host end)"
-    : "IPv6 egress beyond the host end — skipped: this kernel has no per-interface IPv6 forwarding (force_forwarding, Linux 6.17)", async () => {
-    const [o] = await runInChild({ runs: [egressPolicy(probes(`6 tcp ${NAME} ${TCP_PORT}`, `6 udp ${NAME} ${UDP_PORT}`))] });
-    const r = launched(o);
+  it.skipIf(!FF6 || skip !== "")(title(FF6 ? "reaches the TCP and UDP echo servers by name over IPv6 (per-interface force_forwarding on the host end)"
+    : "IPv6 egress beyond the host end — skipped: this kernel has no per-interface IPv6 forwarding (force_forwarding, Linux 6.17)"), async () => {
+    const r = text(await launch(egressPolicy(probes(`6 tcp ${NAME} ${TCP_PORT}`, `6 udp ${NAME} ${UDP_PORT}`))));
     console.log(`[egress] IPv6 probes: ${r.stdout.trim().replace(/\n/g, " | ")}`);
     expect(r.stdout.split("\n").filter(Boolean)).toEqual([`OK tcp6 ${SRV6} echo:hi-tcp6`, `OK udp6 ${SRV6} echo:hi-udp6`]);
     expect(r.limitations.filter((l) => l.includes("IPv6"))).toEqual([]);
   });
 
-  it("names resolve from the sandbox's read-only /etc/hosts only; /etc/resolv.conf names no nameserver", async () => {
+  it.skipIf(skip !== "")(title("a port or address outside the allow-list is EPERM (TCP connect, UDP sendto, IPv4 and IPv6, also the host end) and each denial is recorded"), async () => {
+    const r = text(await launch(egressPolicy(
+      probes(`4 tcp ${NAME} 7008`, `4 udp ${NAME} 7009`, `6 tcp ${NAME} 7008`, `4 tcp @gateway ${TCP_PORT}`, `4 tcp ${NAME} ${TCP_PORT}`),
+      { network: { egress: [`${SRV4}/32:${TCP_PORT}`, `[${SRV6}/128]:${TCP_PORT}`, `${SRV4}/32:${UDP_PORT}`], hosts } },
+    )));
+    console.log(`[egress] outside the allow-list: ${r.stdout.trim().replace(/\n/g, " | ")}`);
+    expect(r.stdout.split("\n").filter(Boolean)).toEqual(["ERR tcp4 EPERM", "ERR udp4 EPERM", "ERR tcp6 EPERM", "ERR tcp4 EPERM", `OK tcp4 ${SRV4} echo:hi-tcp4`]);
+    const denied = r.bpf.denials.map((d) => `${d.kind} ${d.protocol ?? "-"} ${d.address ?? "-"} ${d.port ?? "-"}`);
+    expect(denied).toEqual(expect.arrayContaining([
+      `connect tcp ${SRV4} 7008`, `sendmsg udp ${SRV4} 7009`, `connect tcp ${SRV6} 7008`, `connect tcp ${r.network!.ipv4.gateway} ${TCP_PORT}`,
+    ]));
+  });
+
+  it.skipIf(skip !== "")(title("names resolve from the sandbox's read-only /etc/hosts only; /etc/resolv.conf names no nameserver"), async () => {
     const script = [
       "cat /etc/hosts", "echo ---", "cat /etc/resolv.conf", "echo ---",
       `getent ahostsv4 ${NAME} | head -1`, `getent ahostsv6 ${NAME} | head -1`,
@@ -182,8 +196,7 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
       "echo x >> /etc/hosts 2>/dev/null; echo write_hosts=$?",
       "echo x >> /etc/resolv.conf 2>/dev/null; echo write_resolv=$?",
     ].join("; ");
-    const [o] = await runInChild({ runs: [egressPolicy(["/bin/sh", "-c", script])] });
-    const r = launched(o);
+    const r = text(await launch(egressPolicy(["/bin/sh", "-c", script])));
     const [hostsFile, resolv, rest] = r.stdout.split("---\n");
     expect(hostsFile).toBe(`127.0.0.1 localhost leasehold\n::1 localhost\n${SRV4} ${NAME}\n${SRV6} ${NAME}\n`);
     expect(resolv).not.toMatch(/^\s*nameserver/m);
@@ -194,9 +207,8 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
     expect(rest).toMatch(/write_resolv=[12]\n/);
   });
 
-  it("concurrent egress leases get distinct slots, interfaces and addresses, and each reaches the server", async () => {
-    const runs = Array.from({ length: 4 }, () => egressPolicy(probes(`4 tcp ${NAME} ${TCP_PORT}`)));
-    const rs = (await runInChild({ runs, parallel: true })).map(launched);
+  it.skipIf(skip !== "")(title("concurrent egress leases get distinct slots, interfaces and addresses, and each reaches the server"), async () => {
+    const rs = (await Promise.all(Array.from({ length: 4 }, () => launch(egressPolicy(probes(`4 tcp ${NAME} ${TCP_PORT}`)))))).map(text);
     const ifs = rs.map((r) => r.network!.host_interface);
     console.log(`[egress] 4 concurrent leases: ${ifs.join(" ")}`);
     expect(new Set(ifs).size).toBe(4);
@@ -204,10 +216,10 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
     for (const r of rs) expect(r.stdout.trim()).toBe(`OK tcp4 ${SRV4} echo:hi-tcp4`);
   });
 
-  it("lh<N> exists on the host with the host-end address and forwarding only while the lease runs, global forwarding untouched; it is gone afterwards", async () => {
+  it.skipIf(skip !== "")(title("lh<N> exists on the host with the host-end address and forwarding only while the lease runs, global forwarding untouched; it is gone afterwards"), async () => {
     const addrFile = join(wd, `addr-${Date.now()}`);
     const inside = `/work/${addrFile.split("/").pop()!}`;
-    const done = runInChild({ runs: [egressPolicy(probes(`addr:${inside}`, `4 tcp ${NAME} ${TCP_PORT}`))] });
+    const done = launch(egressPolicy(probes(`addr:${inside}`, `4 tcp ${NAME} ${TCP_PORT}`)));
     for (let i = 0; i < 400 && !existsSync(addrFile); i++) await sleep(25);
     const addr = readFileSync(addrFile, "utf8").trim();
     const slot = slotOf(addr);
@@ -219,7 +231,7 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
       global4: sysctl("net/ipv4/ip_forward"), global6: sysctl("net/ipv6/conf/all/forwarding"),
     };
     writeFileSync(`${addrFile}.go`, "");
-    const r = launched((await done)[0]);
+    const r = text(await done);
     expect(r.network!.host_interface).toBe(lh);
     expect(shown[0]!.addr_info.map((a) => `${a.local}/${a.prefixlen}`)).toEqual(expect.arrayContaining([
       `${plan4(slot, 1)}/30`, `${plan6(slot, 1)}/126`,
@@ -235,11 +247,11 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
     rmSync(`${addrFile}.go`, { force: true });
   });
 
-  it("a launching process killed mid-lease (SIGKILL) leaves no lh* interface behind", async () => {
+  it.skipIf(skip !== "")(title("a launching process killed mid-lease (SIGKILL) leaves no lh* interface behind"), async () => {
     const addrFile = join(wd, `crash-${Date.now()}`);
     const inside = `/work/${addrFile.split("/").pop()!}`;
     let child: ChildProcess | undefined;
-    const done = runInChild({ runs: [egressPolicy(probes(`addr:${inside}`, `4 tcp ${NAME} ${TCP_PORT}`))] }, (p) => { child = p; });
+    const done = runInChild(egressPolicy(probes(`addr:${inside}`, `4 tcp ${NAME} ${TCP_PORT}`)), (p) => { child = p; });
     const settled = done.then(() => "exited", () => "killed");
     for (let i = 0; i < 400 && !existsSync(addrFile); i++) await sleep(25);
     const lh = `lh${slotOf(readFileSync(addrFile, "utf8").trim())}`;
@@ -256,29 +268,40 @@ describe("egress lease network path (veth per lease; unguarded test seam, plumbi
 });
 
 describe("egress is fail-closed without its kernel allow-list", () => {
-  it("without the test seam an egress lease is refused UNENFORCEABLE before anything runs (this process: fault injection off)", async () => {
-    expect(process.env["LEASEHOLD_NATIVE_FAULT_INJECTION"]).toBeUndefined();
-    const marker = join(wd, `ran-${Date.now()}`);
-    await expect(launch(egressPolicy(["/bin/sh", "-c", `touch /work/${marker.split("/").pop()!}`]))).rejects.toMatchObject({ code: "UNENFORCEABLE" });
-    await expect(launch(egressPolicy(["/bin/true"]), { testUnguardedEgress: true })).rejects.toThrow(/fault injection is off/);
-    expect(existsSync(marker)).toBe(false);
+  it("launch.c refuses an egress config whose BPF allow-list is not attached, before spawning anything (addon called directly)", async () => {
+    const addon = createRequire(import.meta.url)(join(root, "native", "build", "Release", "leasehold_native.node")) as {
+      launch(req: Record<string, unknown>): Promise<{ failed: boolean; failStage: string; failErrno: number; failMessage: string; sandboxPid: number; cgroup: { withdrawnRemoved: boolean } }>;
+    };
+    const marker = `ran-${Date.now()}`;
+    const config = Buffer.concat([
+      ["uid", "1610612999"], ["gid", "1610612999"], ["workdir", wd], ["net", "egress"], ["arg", "/bin/sh"], ["arg", "-c"], ["arg", `touch /work/${marker}`],
+    ].map(([k, v]) => Buffer.from(`${k}\0${v}\0`)));
+    const r = await addon.launch({
+      helper: HELPER_PATH, leaseId: `egressgate${process.pid}`, config, stdin: Buffer.alloc(0), stdoutMax: 1024, stderrMax: 1024,
+      timeoutMs: 5000, memoryBytes: 64 << 20, pidsMax: 16, cpuQuotaUs: 100_000, cpuPeriodUs: 100_000, progressEveryMs: 1000,
+      netEgress: true, // and no `bpf` request
+    });
+    expect(r).toMatchObject({ failed: true, failStage: "network", failErrno: 1, sandboxPid: 0 });
+    expect(r.failMessage).toMatch(/without its BPF allow-list/);
+    expect(r.cgroup.withdrawnRemoved).toBe(true);
+    expect(existsSync(join(wd, marker))).toBe(false);
   });
 
-  it("the helper itself refuses an egress config without net_guard, and an unknown net value (nothing spawned)", () => {
-    const helper = join(root, "native", "build", "Release", "leasehold-sandbox");
-    const run = (records: [string, string][]) => {
+  it("the helper itself refuses an egress config without net_guard, a net_guard not last, an unknown net value and bad hosts lines (nothing spawned)", () => {
+    const status = (records: [string, string][]) => {
       const cfg = Buffer.concat(records.map(([k, v]) => Buffer.from(`${k}\0${v}\0`)));
-      // fd 3 = config, fd 4 = status (protocol.h); the helper fails before touching cgroups.
-      const out = execFileSync("/bin/sh", ["-c", `exec "$0" 3<&0 4>&1 </dev/null`, helper], { input: cfg, encoding: "utf8" }).toString();
-      return out;
+      // fd 3 = config, fd 4 = status (protocol.h); each case fails before any cgroup or namespace.
+      try {
+        return execFileSync("/bin/sh", ["-c", 'exec "$0" 3<&0 4>&1 </dev/null', HELPER_PATH], { input: cfg, encoding: "utf8" });
+      } catch (e) { return String((e as { stdout?: string }).stdout ?? ""); }
     };
     const base: [string, string][] = [["uid", "1234567"], ["gid", "1234567"], ["workdir", wd], ["arg", "/bin/true"]];
-    const status = (records: [string, string][]) => {
-      try { return run(records); } catch (e) { return String((e as { stdout?: string }).stdout ?? ""); }
-    };
     expect(status([...base, ["net", "egress"]])).toMatch(/^E network 1 egress lease without its kernel allow-list/);
-    expect(status([...base, ["net", "host"]])).toMatch(/^E config 22 net/);
-    expect(status([...base, ["net", "egress"], ["net_guard", "x"], ["host", "10.0.0.1 bad_name"]])).toMatch(/^E config 22 host/);
-    expect(status([...base, ["net", "egress"], ["net_guard", "x"], ["host", "010.0.0.1 ok.test"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["net_guard", "bpf"], ["cg2", "/x"]])).toMatch(/^E config 22 net_guard: only launch.c's/);
+    expect(status([...base, ["net", "host"]])).toMatch(/^E config 22 net\n/);
+    expect(status([...base, ["net", "egress"], ["host", "10.0.0.1 bad_name"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["host", "010.0.0.1 ok.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["host", "10.0.0.1 ok.test\n10.6.6.6 evil.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["host", "10.0.0.1 ok.test"]])).toMatch(/^E config 22 net_guard\/host records need net egress/);
   });
 });

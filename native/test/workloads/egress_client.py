@@ -1,6 +1,7 @@
 # Egress probes run inside a lease: for each "<4|6> <tcp|udp> <name> <port>"
 # argument, resolves <name> (only /etc/hosts can answer: the lease has no
-# nameserver), sends a marker and prints one line:
+# nameserver; "@gateway" is the lease's IPv4 default gateway), sends a marker
+# and prints one line:
 #   OK <proto><family> <address> <reply>   or   ERR <proto><family> <errno name>
 # An optional first argument "addr:<path>" writes the lease's own IPv4
 # source address towards the first probe's server to <path> and then waits
@@ -12,11 +13,21 @@ hold = None
 if args and args[0].startswith("addr:"):
     hold = args.pop(0)[5:]
 
+def default_gateway4():
+    # The lease's own default route (the host end of its veth), from /proc/net/route.
+    for line in open("/proc/net/route").read().splitlines()[1:]:
+        f = line.split()
+        if f[1] == "00000000":
+            return socket.inet_ntoa(int(f[2], 16).to_bytes(4, "little"))
+    raise OSError(errno.ENETUNREACH, "no default route")
+
 def probe(fam, proto, name, port):
     family = socket.AF_INET if fam == "4" else socket.AF_INET6
     kind = socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM
     tag = proto + fam
     try:
+        if name == "@gateway":
+            name = default_gateway4()
         addr = socket.getaddrinfo(name, int(port), family, kind)[0][4]
     except socket.gaierror as e:
         return f"ERR {tag} resolve:{e.args[0]}"
