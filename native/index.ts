@@ -278,11 +278,14 @@ let bpfCache: BpfStatus | undefined;
  * The BPF tier this process enforces, detected once (cached): tier A only when `bpf` is an active
  * LSM, the LSM programs load and a self-test in a throwaway cgroup is really denied; else tier B
  * when its programs load and the same self-test passes; else C. The first call loads the programs
- * (~0.5 s); nothing is pinned, everything goes when the process exits.
+ * (~0.4 s); nothing is pinned, everything goes when the process exits. `LEASEHOLD_BPF_TIER`
+ * ("B" or "C") caps the tier for the whole process (read at that first call).
  */
 export function bpfStatus(): BpfStatus {
   if (bpfCache) return bpfCache;
-  const r = loadAddon().bpfStatus();
+  // An operator (or a test) may cap the tier, never raise it: a weaker tier only refuses more.
+  const cap = process.env["LEASEHOLD_BPF_TIER"];
+  const r = loadAddon().bpfStatus(cap === "A" || cap === "B" || cap === "C" ? cap : undefined);
   const tier = r.tier === "A" || r.tier === "B" ? r.tier : "C";
   bpfCache = { tier, object_sha256: tier === "C" || !r.objectSha256 ? null : r.objectSha256, detail: r.detail };
   return bpfCache;

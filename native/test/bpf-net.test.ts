@@ -96,7 +96,7 @@ describe("BPF egress allow-list (process placed in a lease cgroup, test-created 
     expect(w.denials).toEqual([]);
   });
 
-  it.skipIf(skip !== "")(title("through launch(): an egress lease's denied destination gets EPERM and is in result.bpf; an allowed one gets past the hook"), async () => {
+  it.skipIf(skip !== "")(title("through launch(): an egress lease's denied destination (other port, or other address) gets EPERM and is in result.bpf; an allowed one gets past the hook"), async () => {
     const wd = makeWorkdir();
     try {
       // An egress lease has a routed network path (a veth to the host, which forwards): the allowed
