@@ -145,9 +145,10 @@ export async function bootVm({ files, body, append = [], timeoutMs = 240_000 }) 
     const timer = setTimeout(() => qemu.kill("SIGKILL"), timeoutMs);
     await new Promise((res) => qemu.once("exit", res));
     clearTimeout(timer);
-    // SeaBIOS clears the terminal (ESC c, ESC [2J) just before the guest's first line.
-    // eslint-disable-next-line no-control-regex
-    const lines = out.replace(/\x1b(?:\[[0-9;?]*[A-Za-z]|c)/g, "").split(/\r?\n/).filter((l) => l.startsWith("LH-VM"));
+    // The guest's first line shares the terminal line with the firmware's last
+    // output and its screen-clearing escapes (and that line's CR LF is sometimes
+    // lost): a result line is read from where "LH-VM" begins.
+    const lines = out.split(/\r?\n/).filter((l) => l.includes("LH-VM")).map((l) => l.slice(l.indexOf("LH-VM")));
     return { lines, console: out, ms: Date.now() - t0, kernel: vm.kernel, append: cmdline };
   } finally {
     rmSync(dir, { recursive: true, force: true });
