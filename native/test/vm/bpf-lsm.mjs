@@ -6,10 +6,12 @@
 // that and fall back to tier B). Both command lines come from the guest
 // kernel's CONFIG_LSM (run.mjs lsmCommandLines) and are returned.
 // Usage: node native/test/vm/bpf-lsm.mjs [--concurrent]
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { ensureDebianPackages } from "../../../tools/lib/apt.mjs";
 import { buildBpfDriver } from "../bpf/build.mjs";
 import { bootVm, lsmCommandLines } from "./run.mjs";
 import { setupVm } from "./setup.mjs";
@@ -33,9 +35,25 @@ export async function runBpfLsmVms({ concurrent = false, timeoutMs = 120_000 } =
     const interp = b.deps.find((d) => d.host === b.ldso);
     const guestLdso = interp ? interp.guest.replace(/^\/usr\//, "/") : "/lib64/ld-linux-x86-64.so.2";
     const files = [{ guest: GUEST_DRIVER, host: b.driver }, { guest: GUEST_RAN, host: b.ran }, ...b.deps];
+    // The driver's scratch files (the exec allow-list) on an ext4 NVMe disk:
+    // a block device whose major is not 0, so the kernel's device encoding
+    // (MAJOR << 20 | MINOR) and stat()'s differ and the loader's conversion
+    // is exercised both ways (allowed exec, denial events). One image per
+    // boot: the boots may run at once.
+    const disk = (name) => {
+      const img = join(dir, `${name}.img`);
+      execFileSync("truncate", ["-s", "32M", img]);
+      execFileSync("mkfs.ext4", ["-q", "-F", img], { stdio: ["ignore", "ignore", "pipe"] });
+      return img;
+    };
     // The driver makes its own network namespace and brings its loopback up.
-    const body = (tier) => `${GUEST_DRIVER} --expect-tier ${tier} --ldso ${guestLdso} --dynamic ${GUEST_RAN} --dir /tmp`;
-    const boot = (tier, append) => bootVm({ files, body: body(tier), append: [append], timeoutMs });
+    const body = (tier) => `i=0; while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+mkdir -p /mnt/disk && mount -t ext4 /dev/nvme0n1 /mnt/disk
+echo "LH-VM-DISK /dev/nvme0n1 major:minor(hex)=$(stat -c %t:%T /dev/nvme0n1) mounted=$(grep -c ' /mnt/disk ext4 ' /proc/mounts) waited=$((i * 100))ms"
+${GUEST_DRIVER} --expect-tier ${tier} --ldso ${guestLdso} --dynamic ${GUEST_RAN} --dir /mnt/disk`;
+    ensureDebianPackages(["e2fsprogs"], { quiet: true }); // mkfs.ext4
+    const images = { A: disk("with-bpf"), B: disk("without-bpf") };
+    const boot = (tier, append) => bootVm({ files, body: body(tier), append: [append], disk: images[tier], timeoutMs });
     const t1 = Date.now();
     let withBpf, withoutBpf;
     if (concurrent) [withBpf, withoutBpf] = await Promise.all([boot("A", lsm.withBpf), boot("B", lsm.withoutBpf)]);

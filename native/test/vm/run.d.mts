@@ -6,5 +6,5 @@ export declare function kernelLsmList(configPath: string): string[];
 export declare function lsmCommandLines(configPath: string): { default: string[]; withBpf: string; withoutBpf: string };
 export declare function dynamicDeps(binary: string): VmFile[];
 export declare function gcc(args: string[]): void;
-export declare function bootVm(options: { files: VmFile[]; body: string; append?: string[]; timeoutMs?: number }): Promise<VmRun>;
+export declare function bootVm(options: { files: VmFile[]; body: string; append?: string[]; disk?: string; timeoutMs?: number }): Promise<VmRun>;
 export declare function runVm(options?: { timeoutMs?: number }): Promise<VmRun>;

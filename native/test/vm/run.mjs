@@ -126,9 +126,12 @@ function buildInitramfs(dir, busybox, files, body) {
  * One boot. `files`: [{ guest, host }] copied into the initramfs (guest paths
  * below /usr or /etc). `body`: stage-2 shell after the common mounts; its
  * last command's status is printed as "LH-VM-DONE rc=N". `append`: extra
- * kernel command-line words. Resolves with { lines, console, ms, kernel, append }.
+ * kernel command-line words. `disk`: a raw disk image attached as an NVMe
+ * drive (the cloud kernel's NVMe driver and ext4 are built in, virtio is a
+ * module): /dev/nvme0n1 in the guest, a real block device (major 259) where
+ * tmpfs has major 0. Resolves with { lines, console, ms, kernel, append }.
  */
-export async function bootVm({ files, body, append = [], timeoutMs = 240_000 }) {
+export async function bootVm({ files, body, append = [], disk, timeoutMs = 240_000 }) {
   const vm = setupVm();
   const dir = mkdtempSync(join(tmpdir(), "leasehold-vm-"));
   try {
@@ -138,6 +141,7 @@ export async function bootVm({ files, body, append = [], timeoutMs = 240_000 }) 
     const qemu = spawn(vm.qemu, [
       "-accel", "tcg", "-nographic", "-no-reboot", "-m", "256M", "-smp", "1",
       "-kernel", vm.kernel, "-initrd", initrd, "-append", cmdline,
+      ...(disk ? ["-drive", `file=${disk},if=none,id=lhdisk,format=raw`, "-device", "nvme,serial=leasehold,drive=lhdisk"] : []),
     ], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     qemu.stdout.on("data", (b) => { out += b.toString(); });
