@@ -71,6 +71,11 @@ __u32 lease_levels = 0;
  * counts its own in lh_lease_value.drops). */
 __u64 drops_total = 0;
 
+/* Never used at run time: puts struct lh_event into each object's BTF (a
+ * local's type would not be), so bpf/lease_abi.test.ts can check the event
+ * layout against what the kernel side was compiled with. */
+struct lh_event *lh_event_btf __attribute__((unused));
+
 /* The lease the current task belongs to, through its ancestors (see
  * lease_abi.h): a task in a child cgroup of a lease is still in the lease. */
 static __always_inline struct lh_lease_value *lease_of_current(__u64 *cgid) {
