@@ -1,3 +1,2 @@
 /** Types for build.mjs. */
-export declare const BPF_GUARD_SOURCES: string[];
 export declare function buildBpfDriver(dir: string): { driver: string; ran: string; ldso: string; deps: { guest: string; host: string }[] };

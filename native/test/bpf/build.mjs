@@ -5,28 +5,20 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BPF_BUILD_DIR, buildBpf } from "../../../bpf/build.mjs";
-import { dynamicDeps, gcc, STATIC_CFLAGS } from "../vm/run.mjs";
+import { bpfGuardArgs, dynamicDeps, gcc, STATIC_CFLAGS } from "../vm/run.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const native = join(here, "..", "..");
-const repo = join(native, "..");
-/** The loader's sources, exactly as the addon compiles them. */
-export const BPF_GUARD_SOURCES = ["bpf_guard.c"].map((f) => join(native, "src", f));
 
 /**
  * Builds into `dir`. Returns { driver, ran, ldso, deps }: the static driver,
  * the dynamic target, the dynamic loader ran's PT_INTERP names, and every
- * shared object ran loads (for a guest). buildBpf ensures clang, llvm,
- * bpftool, libbpf-dev, libelf-dev and zlib1g-dev (libbpf.a, libelf.a, libz.a).
+ * shared object ran loads (for a guest).
  */
 export function buildBpfDriver(dir) {
-  buildBpf({ quiet: true });
   mkdirSync(dir, { recursive: true });
   const driver = join(dir, "lh-bpf-driver");
   const ran = join(dir, "lh-bpf-ran");
-  gcc([...STATIC_CFLAGS, "-I", BPF_BUILD_DIR, "-I", join(repo, "bpf"), "-o", driver, join(here, "driver.c"), ...BPF_GUARD_SOURCES,
-    "-lbpf", "-lelf", "-lz", "-lpthread"]);
+  gcc([...STATIC_CFLAGS, "-o", driver, join(here, "driver.c"), ...bpfGuardArgs()]);
   gcc(["-std=gnu11", "-O2", "-Wall", "-Wextra", "-o", ran, join(here, "ran.c")]);
   const deps = dynamicDeps(ran);
   const interp = deps.find((d) => /\/ld-linux[^/]*\.so/.test(d.host));

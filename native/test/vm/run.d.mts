@@ -2,6 +2,8 @@
 export interface VmRun { lines: string[]; console: string; ms: number; kernel: string; append: string }
 export interface VmFile { guest: string; host: string }
 export declare const STATIC_CFLAGS: string[];
+export declare const BPF_GUARD_SOURCES: string[];
+export declare function bpfGuardArgs(): string[];
 export declare function kernelLsmList(configPath: string): string[];
 export declare function lsmCommandLines(configPath: string): { default: string[]; withBpf: string; withoutBpf: string };
 export declare function dynamicDeps(binary: string): VmFile[];

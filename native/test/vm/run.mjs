@@ -22,6 +22,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { BPF_BUILD_DIR, buildBpf } from "../../../bpf/build.mjs";
 import { setupVm } from "./setup.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +30,20 @@ const native = join(here, "..", "..");
 const src = (f) => join(native, "src", f);
 export const STATIC_CFLAGS = ["-static", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-format-truncation"];
 const HELPER_SOURCES = ["helper.c", "util.c", "user.c", "mount.c", "net.c", "caps.c", "landlock.c", "seccomp.c", "init.c"].map(src);
+/** The BPF lease loader's sources (launch.c calls it), as the addon compiles them. */
+export const BPF_GUARD_SOURCES = ["bpf_guard.c"].map(src);
+
+/**
+ * gcc arguments that compile and statically link the real loader: its
+ * sources, the bpf/ skeletons (built first by bpf/build.mjs, which also
+ * ensures clang, llvm, bpftool, libbpf-dev, libelf-dev and zlib1g-dev:
+ * libbpf.a, libelf.a, libz.a) and the libraries. Put them after the
+ * program's own sources.
+ */
+export function bpfGuardArgs() {
+  buildBpf({ quiet: true });
+  return ["-I", BPF_BUILD_DIR, "-I", join(native, "..", "bpf"), ...BPF_GUARD_SOURCES, "-lbpf", "-lelf", "-lz", "-lpthread"];
+}
 const BASE_APPEND = ["console=ttyS0", "rdinit=/init", "panic=-1", "quiet", "loglevel=3"];
 
 // initramfs root (rootfs) cannot be pivot_root'ed away from, and the cgroup
@@ -171,7 +186,8 @@ export async function runVm({ timeoutMs = 240_000 } = {}) {
     const bin = (n) => join(dir, n);
     gcc([...STATIC_CFLAGS, "-o", bin("helper"), ...HELPER_SOURCES, "-lseccomp"]);
     gcc([...STATIC_CFLAGS, "-o", bin("probe"), join(native, "test", "workloads", "probe.c")]);
-    gcc([...STATIC_CFLAGS, "-o", bin("driver"), join(here, "driver.c"), src("launch.c"), src("cgroup.c"), "-lpthread"]);
+    // launch.c puts BPF-guarded leases under the loader: it links in, unused by these checks.
+    gcc([...STATIC_CFLAGS, "-o", bin("driver"), join(here, "driver.c"), src("launch.c"), src("cgroup.c"), ...bpfGuardArgs()]);
     return await bootVm({
       files: [
         { guest: "/usr/libexec/leasehold-sandbox", host: bin("helper") },
