@@ -174,7 +174,10 @@ export async function bootVm({ files, body, append = [], disk, timeoutMs = 240_0
   }
 }
 
-const CGROUP_BODY = `[ -w /proc/sys/kernel/unprivileged_userns_clone ] && echo 1 > /proc/sys/kernel/unprivileged_userns_clone
+// lo up as on any real host: the loader's self-test connects over loopback in
+// the agent's own network namespace (with lo down it finds no tier).
+const CGROUP_BODY = `ip link set lo up
+[ -w /proc/sys/kernel/unprivileged_userns_clone ] && echo 1 > /proc/sys/kernel/unprivileged_userns_clone
 echo "+memory +pids +cpu" > /sys/fs/cgroup/cgroup.subtree_control
 echo "LH-VM-INFO kernel=$(uname -r) mounts=$(grep cgroup /proc/mounts | tr '\\n' ';') root_subtree_control=$(cat /sys/fs/cgroup/cgroup.subtree_control)"
 /usr/bin/lh-vm-driver`;
@@ -195,6 +198,8 @@ export async function runVm({ timeoutMs = 240_000 } = {}) {
         { guest: "/usr/bin/lh-vm-driver", host: bin("driver") },
       ],
       body: CGROUP_BODY,
+      // Explicit, not the kernel's default: the launcher's BPF lease check (bpf_launch) needs tier A.
+      append: [lsmCommandLines(setupVm().config).withBpf],
       timeoutMs,
     });
   } finally {
