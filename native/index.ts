@@ -86,30 +86,28 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
 });
 const MiB = 1024 * 1024;
 
-/** An egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443". */
-const egressRule = z.string().max(64).refine((s) => parseEgressRule(s)?.text === s, {
-  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443",
+/** An address egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443".
+ * Always with a prefix: a name rule is resolved by the guest before launch, never passed here. */
+const egressRule = z.string().max(64).refine((s) => s.includes("/") && parseEgressRule(s)?.text === s, {
+  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443 (names are resolved before launch)",
 });
 /** RFC 1123 host name, lower case (one spelling per name in the sandbox's /etc/hosts and the evidence). */
 const hostName = z.string().max(253).regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, {
   message: "must be an RFC 1123 host name in lower case",
 });
-/** A single address in canonical text (dotted quad without leading zeros, RFC 5952 IPv6); IPv6 forms
- * with an embedded IPv4 part (::/96, ::ffff:0:0/96) are refused: they have two spellings. */
+/** A single address in canonical text (dotted quad without leading zeros; RFC 5952 IPv6, hex groups
+ * only — an IPv4-mapped address is written ::ffff:c000:201), the spelling of server/trust/egress.ts. */
 export function canonicalHostAddress(text: string): string | undefined {
   const v6 = text.includes(":");
-  const rule = parseEgressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
-  if (rule === undefined || rule.text !== (v6 ? `[${text}/128]:1` : `${text}/32:1`)) return undefined;
-  // The two ranges C's inet_ntop writes with a dotted IPv4 tail (::a.b.c.d, ::ffff:a.b.c.d).
-  if (v6 && ((rule.network >> 32n === 0n && (rule.network >> 16n) !== 0n) || rule.network >> 32n === 0xffffn)) return undefined;
-  return text;
+  const rule = v6 ? `[${text}/128]:1` : `${text}/32:1`;
+  return parseEgressRule(rule)?.text === rule ? text : undefined;
 }
 const hostAddress = z.string().max(39).refine((s) => canonicalHostAddress(s) === s, {
-  message: "must be one IPv4 or IPv6 address in canonical text (no IPv4-mapped IPv6)",
+  message: "must be one IPv4 or IPv6 address in canonical text",
 });
 /** Names the guest resolved (outside the sandbox, when the lease starts) → the sandbox's /etc/hosts. */
 const hostsEntries = z
-  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(16) }).strict())
+  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(32) }).strict())
   .max(64)
   .refine((h) => new Set(h.map((e) => e.name)).size === h.length, { message: "each name once" })
   .refine((h) => h.reduce((n, e) => n + e.addresses.length, 0) <= 256, { message: "at most 256 name/address pairs" });
