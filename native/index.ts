@@ -49,6 +49,7 @@ interface NativeAddon {
   }): Promise<NativeResult>;
   bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
   bpfAbi(): { rule: number; file: number };
+  bpfProgramStats(): { name: string; runCnt: number | bigint; runTimeNs: number | bigint }[];
   bpfLeaseAdd(spec: { cgroupPath: string; cgroupId: bigint; exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean }): object;
   bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
@@ -345,6 +346,11 @@ export function compileExecAllowList(policy: SandboxPolicy): { dev: bigint; ino:
 /** The addon's record sizes for the packed lh_bpf_rule / lh_bpf_file (bpf/lease_abi.test.ts compares them). */
 export function bpfAbiSizes(): { rule: number; file: number } {
   return loadAddon().bpfAbi();
+}
+
+/** Run count and total run time of each enforcing program (they grow only while kernel.bpf_stats_enabled is 1). */
+export function bpfProgramStats(): { name: string; run_cnt: number; run_time_ns: number }[] {
+  return loadAddon().bpfProgramStats().map((p) => ({ name: p.name, run_cnt: num(p.runCnt), run_time_ns: num(p.runTimeNs) }));
 }
 
 export interface BpfLeaseHandle {

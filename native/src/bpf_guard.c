@@ -660,7 +660,8 @@ static void detect(void) {
     if (!listed) detail_add("tier A refused: %s", why);
     rc = load_lsm(why, sizeof why);
     if (rc < 0) {
-      detail_add("%stier A refused: %s", listed ? "" : "; ", why);
+      if (listed) detail_add("tier A refused: %s", why);
+      else detail_add("; and %s", why);
     } else if (!listed) {
       detail_add(" (the LSM programs loaded, but without bpf in the LSM list they would enforce nothing)");
     } else if (open_ringbuf(why, sizeof why) < 0 || self_test(why, sizeof why) < 0) {
@@ -717,4 +718,26 @@ void lh_bpf_init(char max_tier, struct lh_bpf_status *st) {
   pthread_mutex_unlock(&first);
   pthread_once(&g_once, detect_once);
   if (st) *st = g_status;
+}
+
+int lh_bpf_prog_stats(struct lh_bpf_prog_stat *out, int max) {
+  int n = 0;
+  pthread_mutex_lock(&g_mu);
+  struct bpf_object *obj = g.tier == 'A' ? g.lsm->obj : g.tier == 'B' ? g.cg->obj : NULL;
+  struct bpf_program *p;
+  if (obj) {
+    bpf_object__for_each_program(p, obj) {
+      if (n >= max) break;
+      struct bpf_prog_info info;
+      __u32 len = sizeof info;
+      memset(&info, 0, sizeof info);
+      if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len)) continue;
+      snprintf(out[n].name, sizeof out[n].name, "%s", bpf_program__name(p));
+      out[n].run_cnt = info.run_cnt;
+      out[n].run_time_ns = info.run_time_ns;
+      n++;
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return n;
 }
