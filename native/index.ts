@@ -48,6 +48,7 @@ interface NativeAddon {
   }): Promise<NativeResult>;
   bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
   bpfAbi(): { rule: number; file: number };
+  bpfProgramStats(): { name: string; runCnt: number | bigint; runTimeNs: number | bigint }[];
   bpfLeaseAdd(spec: { cgroupPath: string; cgroupId: bigint; exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean }): object;
   bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
@@ -250,11 +251,14 @@ let bpfCache: BpfStatus | undefined;
  * The BPF tier this process enforces, detected once (cached): tier A only when `bpf` is an active
  * LSM, the LSM programs load and a self-test in a throwaway cgroup is really denied; else tier B
  * when its programs load and the same self-test passes; else C. The first call loads the programs
- * (~0.5 s); nothing is pinned, everything goes when the process exits.
+ * (~0.4 s); nothing is pinned, everything goes when the process exits. `LEASEHOLD_BPF_TIER`
+ * ("B" or "C") caps the tier for the whole process (read at that first call).
  */
 export function bpfStatus(): BpfStatus {
   if (bpfCache) return bpfCache;
-  const r = loadAddon().bpfStatus();
+  // An operator (or a test) may cap the tier, never raise it: a weaker tier only refuses more.
+  const cap = process.env["LEASEHOLD_BPF_TIER"];
+  const r = loadAddon().bpfStatus(cap === "A" || cap === "B" || cap === "C" ? cap : undefined);
   const tier = r.tier === "A" || r.tier === "B" ? r.tier : "C";
   bpfCache = { tier, object_sha256: tier === "C" || !r.objectSha256 ? null : r.objectSha256, detail: r.detail };
   return bpfCache;
@@ -316,6 +320,11 @@ export function compileExecAllowList(policy: SandboxPolicy): { dev: bigint; ino:
 /** The addon's record sizes for the packed lh_bpf_rule / lh_bpf_file (bpf/lease_abi.test.ts compares them). */
 export function bpfAbiSizes(): { rule: number; file: number } {
   return loadAddon().bpfAbi();
+}
+
+/** Run count and total run time of each enforcing program (they grow only while kernel.bpf_stats_enabled is 1). */
+export function bpfProgramStats(): { name: string; run_cnt: number; run_time_ns: number }[] {
+  return loadAddon().bpfProgramStats().map((p) => ({ name: p.name, run_cnt: num(p.runCnt), run_time_ns: num(p.runTimeNs) }));
 }
 
 export interface BpfLeaseHandle {
@@ -513,6 +522,13 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   }
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
   for (const p of ll.tcp_connect) put("tcp_connect", p);
+  // Landlock (ABI ≥ 4) judges TCP connects by port before the BPF hook judges address and port:
+  // an egress lease's own ports must pass it, or no TCP egress could work at all. Other ports stay
+  // refused by Landlock (EACCES, no BPF event: see bpf/README.md).
+  if (policy.network !== "none" && useLandlock && probeKernel().landlock_abi >= 4) {
+    const extra = new Set(policy.network.egress.map((r) => parseEgressRule(r)?.port ?? 0).filter((p) => p > 0 && !ll.tcp_connect.includes(p)));
+    for (const p of extra) put("tcp_connect", p);
+  }
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
   // A usable environment unless the policy says otherwise: HOME in the throwaway /tmp
