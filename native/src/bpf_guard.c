@@ -660,7 +660,8 @@ static void detect(void) {
     if (!listed) detail_add("tier A refused: %s", why);
     rc = load_lsm(why, sizeof why);
     if (rc < 0) {
-      detail_add("%stier A refused: %s", listed ? "" : "; ", why);
+      if (listed) detail_add("tier A refused: %s", why);
+      else detail_add("; and %s", why);
     } else if (!listed) {
       detail_add(" (the LSM programs loaded, but without bpf in the LSM list they would enforce nothing)");
     } else if (open_ringbuf(why, sizeof why) < 0 || self_test(why, sizeof why) < 0) {
