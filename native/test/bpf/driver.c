@@ -311,18 +311,26 @@ int main(int argc, char **argv) {
   /* The scratch files: two copies of this (static) program and two of the
    * dynamic ran.c, one of each on the allow-list, on the file system of
    * `--dir` (so its device numbers are the ones converted). */
-  char dir[PATH_MAX], allowed[PATH_MAX + 16], denied[PATH_MAX + 16], dyn_allowed[PATH_MAX + 16], dyn_denied[PATH_MAX + 16];
+  char dir[PATH_MAX], allowed[PATH_MAX + 16], denied[PATH_MAX + 16], dyn_allowed[PATH_MAX + 16], dyn_denied[PATH_MAX + 16],
+      script[PATH_MAX + 16];
   snprintf(dir, sizeof dir, "%s/lh-bpf-driver.XXXXXX", scratch ? scratch : "/tmp");
   int setup = mkdtemp(dir) ? 0 : -errno;
   snprintf(allowed, sizeof allowed, "%s/allowed", dir);
   snprintf(denied, sizeof denied, "%s/denied", dir);
   snprintf(dyn_allowed, sizeof dyn_allowed, "%s/dyn-allowed", dir);
   snprintf(dyn_denied, sizeof dyn_denied, "%s/dyn-denied", dir);
+  snprintf(script, sizeof script, "%s/script", dir);
   if (!setup) setup = copy_file("/proc/self/exe", allowed);
   if (!setup) setup = copy_file("/proc/self/exe", denied);
   int have_dyn = dynamic && ldso && access(ldso, X_OK) == 0;
   if (!setup && have_dyn) setup = copy_file(dynamic, dyn_allowed);
   if (!setup && have_dyn) setup = copy_file(dynamic, dyn_denied);
+  if (!setup) {
+    /* A script off the list whose interpreter is on it: the kernel runs
+     * `allowed --ran <script>`, which exits RAN. */
+    FILE *f = fopen(script, "w");
+    setup = f && fprintf(f, "#!%s --ran\n", allowed) > 0 && fclose(f) == 0 && chmod(script, 0755) == 0 ? 0 : -EIO;
+  }
 
   char mnt[PATH_MAX] = "";
   int cgm = cgroup2_mount(mnt, sizeof mnt);
@@ -374,6 +382,14 @@ int main(int argc, char **argv) {
   check("exec_ldso", have_dyn && is_exec_denied(ws) && is_ran(ws2), "%s %s: in lease %s (want %s), outside %s",
         ldso ? ldso : "no --ldso given", dyn_denied, have_dyn ? outcome(ws) : "not run", tier == 'A' ? "errno=EPERM" : "signal=KILL",
         have_dyn ? outcome(ws2) : "not run");
+  /* Tier A's bprm_check_security sees the script itself (and then its
+   * interpreter); tier B's exec tracepoint sees only the final image, the
+   * allowed interpreter: the script runs there. A known tier B hole (bpf/
+   * README.md), kept visible: this check expects it, so closing it shows. */
+  char *argv_script[] = {script, NULL};
+  ws = in_child(in, op_exec, argv_script);
+  check("exec_script", tier == 'A' ? is_eperm(ws) : is_ran(ws), "%s (#!%s --ran): %s (want %s)", script, allowed, outcome(ws),
+        tier == 'A' ? "errno=EPERM" : "ran: tier B's known #! hole");
   ws = in_child(in, op_nested, argv_denied);
   int nested_exec = !(WIFEXITED(ws) && WEXITSTATUS(ws) == NEST_REFUSED);
   check("exec_nested", is_exec_denied(ws) || !nested_exec, "%s then %s: %s", nested_dir, denied, outcome(ws));
@@ -439,7 +455,7 @@ int main(int argc, char **argv) {
   size_t n = 0;
   uint64_t dropped = 0;
   if (lease) lh_bpf_lease_withdraw(lease, dn, sizeof dn / sizeof dn[0], &n, &dropped);
-  struct lh_bpf_file fd_denied = file_id(denied), fd_ldso = file_id(ldso ? ldso : "/"); /* stat follows the loader's symlink */
+  struct lh_bpf_file fd_denied = file_id(denied), fd_script = file_id(script), fd_ldso = file_id(ldso ? ldso : "/"); /* stat follows the loader's symlink */
   unsigned count[6] = {0}, strays = 0;
   char strays_detail[512] = "";
   size_t sl = 0;
@@ -450,7 +466,8 @@ int main(int argc, char **argv) {
     int fits = 0;
     switch (d->kind) {
     case LH_DENY_EXEC:
-      fits = (d->dev == fd_denied.dev && d->ino == fd_denied.ino) || (d->dev == fd_ldso.dev && d->ino == fd_ldso.ino);
+      fits = (d->dev == fd_denied.dev && d->ino == fd_denied.ino) || (d->dev == fd_ldso.dev && d->ino == fd_ldso.ino) ||
+             (tier == 'A' && d->dev == fd_script.dev && d->ino == fd_script.ino);
       break;
     case LH_DENY_CONNECT:
       fits = d->port == P_DENY && (d->family == 4 || d->family == 6);
@@ -473,7 +490,7 @@ int main(int argc, char **argv) {
       if (sl >= sizeof strays_detail) sl = sizeof strays_detail - 1;
     }
   }
-  unsigned want_exec = 1 + (unsigned)have_dyn + (unsigned)nested_exec, want_connect = 4, want_sendmsg = 2, want_socket = raw_refused;
+  unsigned want_exec = 1 + (unsigned)have_dyn + (unsigned)nested_exec + (tier == 'A'), want_connect = 4, want_sendmsg = 2, want_socket = raw_refused;
   check("events", lease && count[LH_DENY_EXEC] == want_exec && count[LH_DENY_CONNECT] == want_connect &&
                       count[LH_DENY_SENDMSG] == want_sendmsg && count[LH_DENY_SOCKET] == want_socket && count[LH_DENY_FILE] == 0 &&
                       dropped == 0 && strays == 0,
@@ -484,7 +501,7 @@ int main(int argc, char **argv) {
 
   rmdir(nested_dir);
   rmdir(lease_dir);
-  unlink(allowed), unlink(denied), unlink(dyn_allowed), unlink(dyn_denied), rmdir(dir);
+  unlink(allowed), unlink(denied), unlink(dyn_allowed), unlink(dyn_denied), unlink(script), rmdir(dir);
   printf("LH-VM-RESULT %s %d/%d tier=%c\n", passed == total ? "PASS" : "FAIL", passed, total, tier ? tier : '?');
   fflush(stdout);
   return passed == total ? 0 : 1;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildBpfDriver } from "./build.mjs";
 
 const CHECKS = [
-  "detect", "lease_add", "exec_allowed", "exec_denied", "exec_dynamic", "exec_ldso", "exec_nested",
+  "detect", "lease_add", "exec_allowed", "exec_denied", "exec_dynamic", "exec_ldso", "exec_script", "exec_nested",
   "tcp4_allowed", "tcp4_denied", "udp4_allowed", "udp4_denied", "udp4_connect_denied",
   "tcp6_allowed", "tcp6_denied", "udp6_allowed", "udp6_denied", "mapped_denied", "raw", "outside", "events",
 ];

@@ -17,7 +17,7 @@ import { setupVm } from "./setup.mjs";
 
 const SKIP = process.env["LEASEHOLD_VM_TESTS"] === "skip";
 const CHECKS = [
-  "detect", "lease_add", "exec_allowed", "exec_denied", "exec_dynamic", "exec_ldso", "exec_nested",
+  "detect", "lease_add", "exec_allowed", "exec_denied", "exec_dynamic", "exec_ldso", "exec_script", "exec_nested",
   "tcp4_allowed", "tcp4_denied", "udp4_allowed", "udp4_denied", "udp4_connect_denied",
   "tcp6_allowed", "tcp6_denied", "udp6_allowed", "udp6_denied", "mapped_denied", "raw", "outside", "events",
 ];
@@ -55,7 +55,7 @@ function expectAllPass(lines: string[], tier: "A" | "B") {
 }
 
 describe("lease allow-list programs in a VM (Debian cloud kernel, BPF-LSM)", () => {
-  it.skipIf(SKIP)(title("bpf in lsm=: tier A detected; disallowed exec, ld.so, nested cgroup, TCP/UDP/IPv6/v4-mapped egress and raw+packet sockets refused with EPERM, each as one event; allowed ones and an outside process unaffected"), async () => {
+  it.skipIf(SKIP)(title("bpf in lsm=: tier A detected; disallowed exec, ld.so, #! script, nested cgroup, TCP/UDP/IPv6/v4-mapped egress and raw+packet sockets refused with EPERM, each as one event; allowed ones and an outside process unaffected"), async () => {
     const r = await bothBoots();
     const boot = r.withBpf;
     console.log(`[native vm] ${boot.append} in ${(boot.ms / 1000).toFixed(1)}s\n${boot.lines.join("\n")}`);
@@ -66,7 +66,8 @@ describe("lease allow-list programs in a VM (Debian cloud kernel, BPF-LSM)", () 
     expect(checks.get("exec_ldso")).toMatch(/in lease errno=EPERM .* outside ran/);
     expect(checks.get("exec_nested")).toMatch(/: errno=EPERM$/);
     expect(checks.get("raw")).toMatch(/inet-raw:errno=EPERM inet6-raw:errno=EPERM packet:errno=EPERM /);
-    expect(checks.get("events")).toMatch(/exec=3 connect=4 sendmsg=2 socket=3 file=0 dropped=0 .*strays=0$/);
+    expect(checks.get("exec_script")).toMatch(/: errno=EPERM /); // the #! script itself is off the list
+    expect(checks.get("events")).toMatch(/exec=4 connect=4 sendmsg=2 socket=3 file=0 dropped=0 .*strays=0$/);
   }, 240_000);
 
   it.skipIf(SKIP)(title("bpf not in lsm=: tier A refused with the reason, tier B enforces (disallowed exec killed with SIGKILL, egress EPERM, inet raw sockets refused), each denial one event"), async () => {
@@ -82,6 +83,7 @@ describe("lease allow-list programs in a VM (Debian cloud kernel, BPF-LSM)", () 
     expect(checks.get("exec_denied")).toMatch(/: signal=KILL /);
     expect(checks.get("exec_ldso")).toMatch(/in lease signal=KILL .* outside ran/);
     expect(checks.get("exec_nested")).toMatch(/: signal=KILL$/);
+    expect(checks.get("exec_script")).toMatch(/: ran /); // tier B's known #! hole, visible (bpf/README.md)
     expect(checks.get("events")).toMatch(/exec=3 connect=4 sendmsg=2 socket=2 file=0 dropped=0 .*strays=0$/);
   }, 240_000);
 });
