@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -505,7 +507,7 @@ void lh_bpf_lease_withdraw(struct lh_bpf_lease *lease, struct lh_bpf_denial *den
 struct selftest_child {
   char procs[PATH_MAX + 32];
   struct sockaddr_in allowed, denied;
-  int join_err, allowed_err, denied_err, udp_err, exec_err;
+  int join_err, net_err, allowed_err, denied_err, udp_err, exec_err;
 };
 
 static int errno_of(long r) { return r < 0 ? errno : 0; }
@@ -518,6 +520,25 @@ static int selftest_child_main(void *arg) {
   c->join_err = fd < 0 ? errno : errno_of(write(fd, "0", 1));
   if (fd >= 0) close(fd);
   if (c->join_err) _exit(90);
+  /* A network namespace of its own with loopback up: the test does not
+   * depend on (or open a port in) the caller's network, where lo may be down. */
+  c->net_err = unshare(CLONE_NEWNET) < 0 ? errno : 0;
+  if (!c->net_err) {
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    int ctl = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (ctl < 0 || ioctl(ctl, SIOCGIFFLAGS, &ifr) < 0) c->net_err = errno;
+    else {
+      ifr.ifr_flags |= IFF_UP;
+      if (ioctl(ctl, SIOCSIFFLAGS, &ifr) < 0) c->net_err = errno;
+    }
+    if (ctl >= 0) close(ctl);
+  }
+  int lfd = c->net_err ? -1 : socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!c->net_err && (lfd < 0 || bind(lfd, (struct sockaddr *)&c->allowed, sizeof c->allowed) < 0 || listen(lfd, 4) < 0))
+    c->net_err = errno;
+  if (c->net_err) _exit(91);
   int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   c->allowed_err = s < 0 ? errno : errno_of(connect(s, (struct sockaddr *)&c->allowed, sizeof c->allowed));
   if (s >= 0) close(s);
@@ -547,16 +568,8 @@ static int self_test(char *why, size_t len) {
   struct stat st;
   stat(dir, &st);
   int ok = -1;
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t alen = sizeof a;
-  if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 4) < 0 ||
-      getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
-    snprintf(why, len, "self-test listener: %s", strerror(errno));
-    if (lfd >= 0) close(lfd);
-    rmdir(dir);
-    return -1;
-  }
+  /* The child listens on this in its own network namespace, so any port is free. */
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   struct lh_bpf_rule rule = {.family = 4, .prefix = 32, .port = ntohs(a.sin_port)};
   memcpy(rule.addr, &a.sin_addr, 4);
   struct lh_bpf_lease_spec spec = {.cgroup_id = (uint64_t)st.st_ino, .cgroup_path = dir, .exec_enforced = 1,
@@ -566,7 +579,6 @@ static int self_test(char *why, size_t len) {
   int rc = add_locked(&spec, &lease, err, sizeof err);
   if (rc < 0) {
     snprintf(why, len, "self-test lease: %s", err);
-    close(lfd);
     rmdir(dir);
     return -1;
   }
@@ -605,6 +617,7 @@ static int self_test(char *why, size_t len) {
     int exec_denied = g.tier == 'A' ? c->exec_err == EPERM && WIFEXITED(status)
                                     : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     if (c->join_err) snprintf(why, len, "self-test: joining %s: %s", c->procs, strerror(c->join_err));
+    else if (c->net_err) snprintf(why, len, "self-test: a private network namespace with loopback up: %s", strerror(c->net_err));
     else if (c->allowed_err) snprintf(why, len, "self-test: allowed connect to 127.0.0.1:%u failed: %s", rule.port, strerror(c->allowed_err));
     else if (c->denied_err != EPERM) snprintf(why, len, "self-test: connect to 127.0.0.2:%u was not refused (%s)", rule.port, c->denied_err ? strerror(c->denied_err) : "it succeeded");
     else if (c->udp_err != EPERM) snprintf(why, len, "self-test: UDP sendto 127.0.0.2:%u was not refused (%s)", rule.port, c->udp_err ? strerror(c->udp_err) : "it succeeded");
@@ -618,7 +631,6 @@ static int self_test(char *why, size_t len) {
   }
   free(c);
   free(stack);
-  close(lfd);
   /* The child has been reaped; the cgroup empties as soon as the kernel notices. */
   for (int i = 0; i < 100 && rmdir(dir) < 0 && errno == EBUSY; i++) usleep(2000);
   return ok;
@@ -638,9 +650,13 @@ static int lsm_listed(char *why, size_t len) {
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
   buf[n > 0 ? n : 0] = 0;
-  for (char *t = strtok(buf, ",\n"); t; t = strtok(NULL, ",\n"))
+  buf[strcspn(buf, "\n")] = 0;
+  char list[512];
+  memcpy(list, buf, sizeof list); /* strtok cuts buf; the message shows the whole list */
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
     if (!strcmp(t, "bpf")) return 1;
-  snprintf(why, len, "bpf is not in the active LSM list (%s)", buf);
+  snprintf(why, len, "bpf is not in the active LSM list (%s)", list);
   return 0;
 }
 

@@ -13,7 +13,16 @@ beforeAll(() => { setupNative(); wd = makeWorkdir(); });
 afterAll(() => removeWorkdir(wd));
 
 const fdCount = () => readdirSync("/proc/self/fd").length;
-const mountCount = () => readFileSync("/proc/self/mountinfo", "utf8").split("\n").length;
+// Mounts in the host's namespace that a launch could leak (a sandbox mount
+// propagating out). Other test files run alongside and legitimately add
+// network-namespace handles (nsfs under /run/netns, from `ip netns add`) and
+// ext4 workspace volumes; those are not the launcher's and are left out.
+const mountCount = () => readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => {
+  const [before, after = ""] = line.split(" - ");
+  const mountPoint = before?.split(" ")[4] ?? "";
+  const fsType = after.split(" ")[0] ?? "";
+  return line !== "" && fsType !== "nsfs" && fsType !== "ext4" && !mountPoint.startsWith("/run/netns");
+}).length;
 const layout = currentLayout();
 function leaseDirs(): number {
   let n = 0;
