@@ -26,11 +26,13 @@ export const WORKERS = [
   { capability: "code", capability_api: 1, worker_abi: 1, version: "1.0.0" },
   { capability: "host", capability_api: 1, worker_abi: 1, version: "1.0.0" },
   { capability: "workspace", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  // Ready only where the tier is A or B (readiness compares the policy's min_tier with the host's).
+  { capability: "egress-shell", capability_api: 1, worker_abi: 1, version: "1.0.0" },
 ] as const;
 
 export function workerDigest(): string {
   const h = createHash("sha256");
-  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts")];
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts"), projectPath("agent-guest", "egress", "resolve.ts")];
   for (const file of files) {
     h.update(`${path.basename(file)}\0`);
     h.update(fs.readFileSync(file));
