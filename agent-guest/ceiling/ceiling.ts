@@ -221,6 +221,32 @@ export function checkEgressBeforeResolution(rules: readonly string[], ceiling: H
 }
 
 /**
+ * The job's name rules as resolved, against the ceiling: a name the ceiling
+ * names is allowed whatever it resolved to; any other name only when every
+ * address it resolved to (/32 or /128, its port) lies inside a ceiling
+ * address rule, else POLICY_REFUSED naming the address. Returns the address
+ * rules ceiling NAME rules vouch for (`intersectPolicy` admits those).
+ */
+export function checkResolvedNames(names: readonly ResolvedName[], ceiling: HostCeiling): Set<string> {
+  const ceilingEgress = ceiling.egress.map((t) => parseEgressRule(t) as EgressRule);
+  const vouched = new Set<string>();
+  names.forEach((resolved) => {
+    const rule = parseEgressRule(resolved.rule);
+    if (rule === undefined || rule.kind !== "name") throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.rule} is not a name rule`, { tier: "guest", details: { field: "network.egress" } });
+    const named = egressRuleAllowedBy(rule, ceilingEgress);
+    resolved.addresses.forEach((address) => {
+      const single = hostEgressRule(address, rule.port);
+      if (single === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.name} resolved to ${address}, not an address`, { tier: "guest", details: { field: "network.egress" } });
+      if (named) vouched.add(single.text);
+      else if (!egressRuleAllowedBy(single, ceilingEgress)) {
+        beyond(`network.egress`, `= ${resolved.rule} resolved to ${address}, which the host ceiling's egress list does not cover (it does not name ${resolved.rule} either)`, resolved.rule, ceiling.egress);
+      }
+    });
+  });
+  return vouched;
+}
+
+/**
  * The policy the sandbox gets: the job's own policy when every field lies
  * within the ceiling (a fresh copy), or POLICY_REFUSED naming the field; or
  * UNENFORCEABLE for egress on a tier-C host. Never a clamped policy.
@@ -261,22 +287,7 @@ export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: 
   });
 
   if (job.network !== "none") {
-    const names = host.names ?? [];
-    // Addresses a ceiling NAME rule vouches for (the name resolved to them), with that rule's port.
-    const vouched = new Set<string>();
-    names.forEach((resolved) => {
-      const rule = parseEgressRule(resolved.rule);
-      if (rule === undefined || rule.kind !== "name") throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.rule} is not a name rule`, { tier: "guest", details: { field: "network.egress" } });
-      const named = egressRuleAllowedBy(rule, ceilingEgress);
-      resolved.addresses.forEach((address) => {
-        const single = hostEgressRule(address, rule.port);
-        if (single === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.name} resolved to ${address}, not an address`, { tier: "guest", details: { field: "network.egress" } });
-        if (named) vouched.add(single.text);
-        else if (!egressRuleAllowedBy(single, ceilingEgress)) {
-          beyond(`network.egress`, `= ${resolved.rule} resolved to ${address}, which the host ceiling's egress list does not cover (it does not name ${resolved.rule} either)`, resolved.rule, ceiling.egress);
-        }
-      });
-    });
+    const vouched = checkResolvedNames(host.names ?? [], ceiling);
     job.network.egress.forEach((text, i) => {
       const entry = parseJobRule(text, i);
       if (entry.kind === "name") {

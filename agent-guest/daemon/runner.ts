@@ -24,7 +24,7 @@
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
-import { checkEgressBeforeResolution, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
+import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";
@@ -319,6 +319,7 @@ export async function runJob(
     const resolution = hasNameRules(compiledEgress)
       ? await resolveEgressNames(compiledEgress, { ...(ctx.lookup ? { lookup: ctx.lookup } : {}), ...(ctx.resolveTimeoutMs ? { timeoutMs: ctx.resolveTimeoutMs } : {}) })
       : undefined;
+    if (resolution !== undefined) checkResolvedNames(resolution.names, ctx.ceiling);
     const requested = sandboxPolicyFor(job, ctx, resolution);
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
