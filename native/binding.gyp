@@ -2,8 +2,9 @@
   "targets": [
     {
       "target_name": "leasehold_native",
-      "sources": ["src/addon.cc", "src/launch.c", "src/cgroup.c"],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "sources": ["src/addon.cc", "src/launch.c", "src/cgroup.c", "src/bpf_guard.c"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../bpf", "../bpf/build"],
+      "libraries": ["-lbpf", "-lelf", "-lz"],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],
       "cflags": ["-Wall", "-Wextra", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-Wno-format-truncation"],
       "cflags_c": ["-std=gnu11"],
@@ -15,7 +16,7 @@
       "target_name": "leasehold-sandbox",
       "type": "executable",
       "sources": [
-        "src/helper.c", "src/util.c", "src/user.c", "src/mount.c", "src/net.c",
+        "src/helper.c", "src/util.c", "src/user.c", "src/mount.c", "src/net.c", "src/netlink.c",
         "src/caps.c", "src/landlock.c", "src/seccomp.c", "src/init.c"
       ],
       "cflags": ["-Wall", "-Wextra", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-Wno-format-truncation"],

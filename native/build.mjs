@@ -7,6 +7,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ensureDebianPackages } from "../tools/lib/apt.mjs";
+import { BPF_BUILD_DIR, bpfPrograms, buildBpf } from "../bpf/build.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = join(here, "build", "Release");
@@ -21,6 +22,13 @@ function sourcesDigest() {
     h.update(f + "\0");
     h.update(readFileSync(join(here, f)));
   }
+  // The skeletons embed the BPF objects the addon loads: a changed program is a changed addon.
+  for (const p of bpfPrograms()) {
+    const skel = `${p.replace(/\.bpf\.c$/, "")}.skel.h`;
+    h.update(skel + "\0");
+    h.update(readFileSync(join(BPF_BUILD_DIR, skel)));
+  }
+  h.update(readFileSync(join(here, "..", "bpf", "lease_abi.h")));
   h.update(process.version);
   return h.digest("hex");
 }
@@ -28,6 +36,8 @@ function sourcesDigest() {
 /** Ensures the build deps and rebuilds only when sources changed. Returns the one-line summary. */
 export function buildNative({ quiet = false } = {}) {
   ensureDebianPackages(NATIVE_DEBIAN_PACKAGES, { quiet: true });
+  // The addon compiles the BPF skeletons in: they come first.
+  buildBpf({ quiet: true });
   const digest = sourcesDigest();
   const built =
     existsSync(join(outDir, "leasehold_native.node")) && existsSync(join(outDir, "leasehold-sandbox"));

@@ -4,13 +4,15 @@
  * cannot enforce is refused with UNENFORCEABLE and the reason — never run
  * weaker. Values under `enforcement` are read back from the kernel.
  */
-import { closeSync, constants as fsConstants, existsSync, fchownSync, fstatSync, openSync, readFileSync, readlinkSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, fchownSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../server/trust";
+import { parseEgressRule, type EgressRule } from "../server/trust/egress";
+import { addressText, BPF_DENIAL_KINDS, packEgressRules, packExecFiles } from "./bpf-abi";
 import { projectPath } from "../common/paths/index";
 
 // Found from the checkout root, not from this file: the guest also runs
@@ -33,6 +35,7 @@ interface NativeResult {
   failed: boolean; failStage: string; failErrno: number; failMessage: string; execErrno: number;
   reportedExit: boolean; exitCode: number; termSignal: number; timedOut: boolean; helperStatus: number;
   stdout: Buffer; stdoutTotal: number; stderr: Buffer; stderrTotal: number; readback: string;
+  bpf: { enforced: boolean; withdrawn: boolean; dropped: number | bigint; denials: NativeDenial[] };
   sandboxPid: number; wallMs: number; setupMs: number; cpuUserMs: number; cpuSysMs: number; cgroup: NativeCgroup;
 }
 interface NativeAddon {
@@ -41,12 +44,22 @@ interface NativeAddon {
     timeoutMs: number; memoryBytes: number; pidsMax: number; cpuQuotaUs: number; cpuPeriodUs: number;
     onProgress?: (stdoutTotal: number | bigint, stderrTotal: number | bigint) => void; progressEveryMs: number;
     faultUnreadable?: string;
+    netEgress: boolean;
+    bpf?: { exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean };
   }): Promise<NativeResult>;
+  bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
+  bpfAbi(): { rule: number; file: number };
+  bpfLeaseAdd(spec: { cgroupPath: string; cgroupId: bigint; exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean }): object;
+  bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
   seccompAvailable(): boolean;
   sweepStaleLeases(): NativeSweep;
   leaseOwnerPrefix(): string;
   cgroupMode(): { mode: "v1" | "v2" | ""; why: string };
+}
+interface NativeDenial {
+  kind: number; pid: number; family: number; proto: number; port: number; addr: Buffer;
+  dev: number | bigint; ino: number | bigint; comm: string;
 }
 interface NativeSweep {
   removed: number; killed: number; liveOwn: number; liveOther: number; foreign: number;
@@ -73,6 +86,34 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
 });
 const MiB = 1024 * 1024;
 
+/** An egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443". */
+const egressRule = z.string().max(64).refine((s) => parseEgressRule(s)?.text === s, {
+  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443",
+});
+/** RFC 1123 host name, lower case (one spelling per name in the sandbox's /etc/hosts and the evidence). */
+const hostName = z.string().max(253).regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, {
+  message: "must be an RFC 1123 host name in lower case",
+});
+/** A single address in canonical text (dotted quad without leading zeros, RFC 5952 IPv6); IPv6 forms
+ * with an embedded IPv4 part (::/96, ::ffff:0:0/96) are refused: they have two spellings. */
+export function canonicalHostAddress(text: string): string | undefined {
+  const v6 = text.includes(":");
+  const rule = parseEgressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
+  if (rule === undefined || rule.text !== (v6 ? `[${text}/128]:1` : `${text}/32:1`)) return undefined;
+  // The two ranges C's inet_ntop writes with a dotted IPv4 tail (::a.b.c.d, ::ffff:a.b.c.d).
+  if (v6 && ((rule.network >> 32n === 0n && (rule.network >> 16n) !== 0n) || rule.network >> 32n === 0xffffn)) return undefined;
+  return text;
+}
+const hostAddress = z.string().max(39).refine((s) => canonicalHostAddress(s) === s, {
+  message: "must be one IPv4 or IPv6 address in canonical text (no IPv4-mapped IPv6)",
+});
+/** Names the guest resolved (outside the sandbox, when the lease starts) → the sandbox's /etc/hosts. */
+const hostsEntries = z
+  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(16) }).strict())
+  .max(64)
+  .refine((h) => new Set(h.map((e) => e.name)).size === h.length, { message: "each name once" })
+  .refine((h) => h.reduce((n, e) => n + e.addresses.length, 0) <= 256, { message: "at most 256 name/address pairs" });
+
 /** A compiled sandbox policy (capability ∩ token scope ∩ request ∩ host ceiling). */
 export const SandboxPolicy = z
   .object({
@@ -88,8 +129,18 @@ export const SandboxPolicy = z
      * one that does not exist inside makes exec_error "ENOENT" */
     cwd: absPath.refine((s) => s === "/work" || s.startsWith("/work/"), { message: "must be /work or below it" }).default("/work"),
     stdin: z.union([z.string(), z.instanceof(Uint8Array)]).default(""),
-    /** "none": empty network namespace. Egress allow-lists need the BPF tier (not this launcher). */
-    network: z.union([z.literal("none"), z.object({ egress: z.array(z.string()).min(1) }).strict()]).default("none"),
+    /** "none": a network namespace with loopback only. Egress: the same namespace plus one veth pair to the
+     * host (native/README.md "Network path"); the allow-list is enforced by the BPF tier, and a lease whose
+     * allow-list is not attached in the kernel never starts. `hosts` become the sandbox's /etc/hosts. */
+    network: z
+      .union([
+        z.literal("none"),
+        z.object({ egress: z.array(egressRule).min(1).max(256), hosts: hostsEntries.optional() }).strict(),
+      ])
+      .default("none"),
+    /** exec allow-list enforced in the kernel too (BPF tier): only regular files that were below
+     * `exec_allow` when the lease started may be exec'd, whatever Landlock allows. */
+    exec_kernel: z.boolean().optional(),
     memory_bytes: z.number().int().min(8 * MiB).max(64 * 1024 * MiB),
     cpus: z.number().min(0.01).max(256),
     pids_max: z.number().int().min(2).max(65536),
@@ -188,10 +239,14 @@ function unenforceable(reason: string, details?: Record<string, unknown>): Lease
 }
 
 /** Throws UNENFORCEABLE when any part of the policy cannot be enforced here. */
-export function checkEnforceable(policy: SandboxPolicy, probe: KernelProbe = probeKernel()): void {
+export function checkEnforceable(policy: SandboxPolicy, probe: KernelProbe = probeKernel(), bpf: () => BpfStatus = bpfStatus): void {
   if (!probe.root) throw unenforceable("the launcher must run as root to create namespaces and cgroups");
-  if (policy.network !== "none")
-    throw unenforceable("network egress allow-lists need the BPF tier (cgroup connect/sendmsg hooks); this launcher enforces only network \"none\"");
+  if (needsBpf(policy)) {
+    const st = bpf();
+    if (st.tier === "C") {
+      throw unenforceable(`${policy.network !== "none" ? "network egress allow-lists" : "a kernel exec allow-list (exec_kernel)"} need BPF tier A or B; this host is tier C: ${st.detail}`, { bpf_tier: "C" });
+    }
+  }
   if (!probe.seccomp) throw unenforceable("kernel has no seccomp filter support");
   if (!probe.user_namespaces) throw unenforceable("user namespaces are disabled (user.max_user_namespaces=0)");
   for (const c of ["memory", "pids", "cpu"] as const) {
@@ -207,6 +262,156 @@ export function checkEnforceable(policy: SandboxPolicy, probe: KernelProbe = pro
     throw unenforceable(`TCP port rules need Landlock ABI 4 (kernel has ${probe.landlock_abi})`);
   if (needsLandlock && ll.scope && probe.landlock_abi < 6)
     throw unenforceable(`signal/abstract-socket scoping needs Landlock ABI 6 (kernel has ${probe.landlock_abi})`);
+}
+
+export interface BpfStatus {
+  /** "A": BPF-LSM hooks; "B": cgroup socket hooks + exec kill; "C": neither (Landlock + seccomp + empty netns) */
+  tier: "A" | "B" | "C";
+  /** SHA-256 of the BPF object that enforces the tier (null for C) */
+  object_sha256: string | null;
+  /** what was tried and why a stronger tier was refused */
+  detail: string;
+}
+
+let bpfCache: BpfStatus | undefined;
+/**
+ * The BPF tier this process enforces, detected once (cached): tier A only when `bpf` is an active
+ * LSM, the LSM programs load and a self-test in a throwaway cgroup is really denied; else tier B
+ * when its programs load and the same self-test passes; else C. The first call loads the programs
+ * (~0.5 s); nothing is pinned, everything goes when the process exits.
+ */
+export function bpfStatus(): BpfStatus {
+  if (bpfCache) return bpfCache;
+  const r = loadAddon().bpfStatus();
+  const tier = r.tier === "A" || r.tier === "B" ? r.tier : "C";
+  bpfCache = { tier, object_sha256: tier === "C" || !r.objectSha256 ? null : r.objectSha256, detail: r.detail };
+  return bpfCache;
+}
+
+/** A policy the BPF programs must guard: egress (exec + network) or exec_kernel (exec only). */
+export function needsBpf(policy: SandboxPolicy): boolean {
+  return policy.network !== "none" || policy.exec_kernel === true;
+}
+
+export const MAX_EXEC_ALLOW_FILES = 65_536;
+/** Where an inside path of `exec_allow` is on the host: the workspace is bound at /work, `ro_binds`
+ * at their own path (also below /tmp), the rest of the sandbox's /tmp is a fresh tmpfs (nothing there
+ * when the lease starts), system directories at the same path. */
+function hostPathOf(policy: SandboxPolicy, inside: string): string | null {
+  const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+  if (within(inside, "/work")) return policy.workdir + inside.slice("/work".length);
+  if (policy.ro_binds.some((r) => within(inside, r))) return inside;
+  if (within(inside, "/tmp")) return null;
+  return inside;
+}
+
+/**
+ * Every regular file below the policy's exec_allow directories, recursively, as (st_dev, ino):
+ * the kernel allow-list. Symbolic links inside are not followed (their targets are judged by
+ * their own place). More than MAX_EXEC_ALLOW_FILES files: UNENFORCEABLE (the map is bounded).
+ */
+export function compileExecAllowList(policy: SandboxPolicy): { dev: bigint; ino: bigint }[] {
+  const seen = new Map<string, { dev: bigint; ino: bigint }>();
+  const visitedDirs = new Set<string>();
+  const walk = (dir: string, depth: number) => {
+    if (depth > 64) return;
+    let st;
+    try { st = statSync(dir, { bigint: true }); } catch { return; }
+    const key = `${st.dev}:${st.ino}`;
+    if (!st.isDirectory() || visitedDirs.has(key)) return;
+    visitedDirs.add(key);
+    let names: string[];
+    try { names = readdirSync(dir); } catch { return; }
+    for (const name of names) {
+      const p = join(dir, name);
+      let l;
+      try { l = lstatSync(p, { bigint: true }); } catch { continue; }
+      if (l.isDirectory()) walk(p, depth + 1);
+      else if (l.isFile()) {
+        seen.set(`${l.dev}:${l.ino}`, { dev: l.dev, ino: l.ino });
+        if (seen.size > MAX_EXEC_ALLOW_FILES)
+          throw unenforceable(`exec_allow holds more than ${MAX_EXEC_ALLOW_FILES} files (at ${dir}); the kernel allow-list is bounded`, { stage: "bpf" });
+      }
+    }
+  };
+  for (const d of policy.exec_allow) {
+    const host = hostPathOf(policy, d);
+    if (host !== null) walk(host, 0);
+  }
+  return [...seen.values()];
+}
+
+/** The addon's record sizes for the packed lh_bpf_rule / lh_bpf_file (bpf/lease_abi.test.ts compares them). */
+export function bpfAbiSizes(): { rule: number; file: number } {
+  return loadAddon().bpfAbi();
+}
+
+export interface BpfLeaseHandle {
+  /** Only once the cgroup holds no process: detaches, deletes the entries, returns the denials. */
+  withdraw(): { denials: BpfDenial[]; dropped: number };
+}
+
+/**
+ * Puts a cgroup v2 directory the caller manages (tests, benchmarks) under the lease programs,
+ * exactly as launch() does for its own leases. `exec`: the allowed files (exec enforced when
+ * given); `egress`: the allowed destinations (network enforced when given). Needs tier A or B.
+ */
+export function addBpfLease(cgroupPath: string, opts: { exec?: { dev: bigint; ino: bigint }[]; egress?: readonly string[] }): BpfLeaseHandle {
+  const a = loadAddon();
+  if (bpfStatus().tier === "C") throw unenforceable(`BPF lease on tier C: ${bpfStatus().detail}`);
+  const rules = (opts.egress ?? []).map((t) => {
+    const r = parseEgressRule(t);
+    if (!r) throw new LeaseholdError("INVALID_ARGUMENT", `not a canonical egress rule: ${t}`, { tier: "guest" });
+    return r;
+  });
+  let handle: object | null;
+  try {
+    handle = a.bpfLeaseAdd({
+      cgroupPath, cgroupId: statSync(cgroupPath, { bigint: true }).ino,
+      exec: packExecFiles(opts.exec ?? []), egress: packEgressRules(rules),
+      execEnforced: opts.exec !== undefined, netEnforced: opts.egress !== undefined,
+    });
+  } catch (e) {
+    throw unenforceable((e as Error).message, { stage: "bpf", errno: errnoName(Number((e as { errno?: number }).errno ?? 0)) });
+  }
+  return {
+    withdraw() {
+      if (handle === null) throw new Error("BPF lease already withdrawn");
+      const r = a.bpfLeaseWithdraw(handle);
+      handle = null;
+      return { denials: r.denials.map(bpfDenial), dropped: num(r.dropped) };
+    },
+  };
+}
+
+/** One denial the lease's BPF programs made, from the ring buffer. */
+export interface BpfDenial {
+  kind: "exec" | "connect" | "sendmsg" | "socket" | "file";
+  pid: number;
+  comm: string;
+  /** connect/sendmsg: canonical text of the destination */
+  address?: string;
+  port?: number;
+  protocol?: "tcp" | "udp";
+  /** connect/sendmsg: 4 or 6; socket: the AF_* number */
+  family?: number;
+  /** socket: the SOCK_* type and protocol number that were refused */
+  socket_type?: number;
+  socket_protocol?: number;
+  /** exec/file: the image's device (stat() encoding) and inode */
+  dev?: number;
+  ino?: number;
+}
+
+function bpfDenial(d: NativeDenial): BpfDenial {
+  const kind = BPF_DENIAL_KINDS[d.kind as keyof typeof BPF_DENIAL_KINDS] ?? "exec";
+  const base = { kind, pid: d.pid, comm: d.comm };
+  if (kind === "connect" || kind === "sendmsg") {
+    const protocol = d.proto === 6 ? "tcp" as const : d.proto === 17 ? "udp" as const : undefined;
+    return { ...base, address: addressText(d.family, d.addr), port: d.port, family: d.family, ...(protocol ? { protocol } : {}) };
+  }
+  if (kind === "socket") return { ...base, family: d.family, socket_type: d.proto, socket_protocol: d.port };
+  return { ...base, dev: num(d.dev), ino: num(d.ino) };
 }
 
 export interface LaunchResult {
@@ -256,6 +461,9 @@ export interface LaunchResult {
      * type only so read-backs recorded before it existed still type-check; launch() always sets it. */
     netns_owner_init?: boolean | null;
   };
+  /** The lease's network path: null for network "none" (loopback only). Optional in the type only so
+   * results recorded before it existed still type-check; launch() always sets it. */
+  network?: LeaseNetwork | null;
   /** Counters read after the run; each null when it could not be read (a line in `limitations` names the file). */
   cgroup_stats: {
     oom_kill: number | null; memory_failcnt: number | null; memory_max_usage: number | null; pids_events_max: number | null;
@@ -265,7 +473,35 @@ export interface LaunchResult {
   /** What the workload left in its throwaway /tmp when it ended (discarded with the lease, nothing
    * of it reached the host); null when PID 1 could not measure it (e.g. killed at the deadline). */
   throwaway_writes: { tmp_bytes: number; tmp_inodes: number } | null;
+  /** The host's BPF tier and, when this lease was under the programs (egress or exec_kernel), its denials. */
+  bpf: {
+    tier: "A" | "B" | "C";
+    object_sha256: string | null;
+    /** the lease's cgroup was guarded by the programs for the whole run */
+    enforced: boolean;
+    denials: BpfDenial[];
+    /** denials lost: ring buffer full, beyond the per-lease bound, or not collected */
+    denials_dropped: number;
+  };
   limitations: string[];
+}
+
+/** An egress lease's network as the helper built and read it back (native/README.md "Network path"). */
+export interface LeaseNetwork {
+  /** who enforced the egress allow-list: "bpf" (the only value the helper is ever given) */
+  guard: string;
+  /** the host end of the lease's veth pair, lh<slot> (gone with the lease's network namespace) */
+  host_interface: string;
+  /** the sandbox's eth0 address with prefix, and its default gateway (the host end) */
+  ipv4: { address: string; gateway: string };
+  /** null when the host has no usable IPv6 (then the lease has none either) */
+  ipv6: { address: string; gateway: string } | null;
+  /** read back from the host end's sysctls: IPv4 forwarding on lh<slot> only; IPv6 per-interface
+   * forwarding (force_forwarding, Linux >= 6.17) — false means IPv6 reaches only the host end unless the
+   * operator enables global IPv6 forwarding */
+  forwarding: { ipv4: boolean; ipv6: boolean };
+  /** what the sandbox's /etc/hosts maps, besides localhost */
+  hosts: { name: string; addresses: string[] }[];
 }
 
 export interface LaunchOptions {
@@ -307,7 +543,10 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   const put = (k: string, v: string | number) => { parts.push(Buffer.from(`${k}\0${v}\0`)); };
   put("uid", uid); put("gid", uid);
   put("workdir", policy.workdir); put("cwd", policy.cwd); put("workdir_access", policy.workdir_access ?? "rw");
-  put("net", "none");
+  put("net", policy.network === "none" ? "none" : "egress");
+  if (policy.network !== "none") {
+    for (const h of policy.network.hosts ?? []) for (const a of h.addresses) put("host", `${a} ${h.name}`);
+  }
   put("tmp_bytes", policy.tmpfs_tmp_bytes); put("tmp_inodes", policy.tmpfs_tmp_inodes);
   const ll = policy.landlock;
   const useLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
@@ -325,6 +564,7 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
     if ((d === "/usr/local" || d.startsWith("/usr/local/")) && !policy.ro_binds.includes(d) && existsSync(d)) put("ro", d);
   }
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
+  // An egress lease's helper leaves TCP connect to the BPF allow-list (landlock.c) and ignores these.
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
@@ -332,6 +572,23 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   // (git, pip and friends want one), a UTF-8 locale (C.UTF-8 is built into glibc).
   for (const [k, v] of Object.entries({ HOME: "/tmp", LANG: "C.UTF-8", ...policy.env })) put("env", `${k}=${v}`);
   return Buffer.concat(parts);
+}
+
+/** The egress path from the helper's read-back lines (`net_*`); every field must be there. */
+function leaseNetwork(rb: Map<string, string>, hosts: { name: string; addresses: string[] }[]): LeaseNetwork {
+  const pair = (v: string | undefined) => {
+    const [address, gateway] = (v ?? "").split(" ");
+    return address && gateway ? { address, gateway } : null;
+  };
+  const guard = rb.get("net_guard");
+  const hostIf = rb.get("net_if");
+  const ipv4 = pair(rb.get("net_ipv4"));
+  if (!guard || !hostIf || !ipv4) throw unenforceable("egress lease ran but its network path was not read back");
+  return {
+    guard, host_interface: hostIf, ipv4, ipv6: pair(rb.get("net_ipv6")),
+    forwarding: { ipv4: rb.get("net_forwarding4") === "1", ipv6: rb.get("net_forwarding6") === "1" },
+    hosts: hosts.map((h) => ({ name: h.name, addresses: [...h.addresses] })),
+  };
 }
 
 function parseReadback(text: string): Map<string, string> {
@@ -435,6 +692,11 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const policy = parsed.data;
   checkEnforceable(policy);
   const a = loadAddon();
+  const useBpf = needsBpf(policy);
+  const egress: EgressRule[] = policy.network === "none" ? [] : policy.network.egress.map((r) => parseEgressRule(r) as EgressRule);
+  const bpfRequest = useBpf
+    ? { exec: packExecFiles(compileExecAllowList(policy)), egress: packEgressRules(egress), execEnforced: true, netEnforced: policy.network !== "none" }
+    : undefined;
   startupSweep ??= sweepStaleLeases();
   // Root changes the workdir's owner for the run and back: through a
   // descriptor opened without following a symlink, never by path, so a
@@ -471,6 +733,8 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       progressEveryMs: Math.max(10, Math.round(options.progressEveryMs ?? 1000)),
       ...(options.onProgress === undefined ? {} : { onProgress: progressRelay(options.onProgress) }),
       ...(options.testFaults === undefined ? {} : { faultUnreadable: options.testFaults.unreadable_cgroup_files.join(" ") }),
+      netEgress: policy.network !== "none",
+      ...(bpfRequest === undefined ? {} : { bpf: bpfRequest }),
     });
   } finally {
     if (chown) { try { fchownSync(wdFd, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
@@ -512,6 +776,14 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const throwaway = tmpBytes !== undefined && tmpInodes !== undefined ? { tmp_bytes: Number(tmpBytes), tmp_inodes: Number(tmpInodes) } : null;
   if (!throwaway) limitations.push("throwaway writes (/tmp) not measured: the sandbox's PID 1 did not report them");
   const netnsOwner = rb.get("netns_owner_init");
+  const network = policy.network === "none" ? null : leaseNetwork(rb, policy.network.hosts ?? []);
+  if (network && network.ipv6 && !network.forwarding.ipv6)
+    limitations.push(`IPv6 reaches only the host end (${network.ipv6.gateway}): this kernel has no per-interface IPv6 forwarding (force_forwarding, Linux 6.17); beyond it needs the operator's net.ipv6.conf.all.forwarding=1`);
+  const bst = bpfStatus();
+  const bpfDenials = native.bpf.denials.map(bpfDenial);
+  const bpfDropped = num(native.bpf.dropped);
+  if (useBpf && !native.bpf.withdrawn) limitations.push("BPF lease kept attached (its cgroup was not verified empty): its denials were not collected");
+  if (bpfDropped > 0) limitations.push(`${bpfDropped} BPF denial record(s) lost (ring buffer full or per-lease bound reached)`);
   const signal = native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null;
   return {
     lease_id: leaseId,
@@ -557,6 +829,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cap_bounding: rb.get("CapBnd") ?? "",
       netns_owner_init: netnsOwner === undefined ? null : netnsOwner === "1",
     },
+    network,
     cgroup_stats: {
       oom_kill: oomKill, memory_failcnt: counter(cg.memoryFailcnt), memory_max_usage: counter(cg.memoryMaxUsage),
       pids_events_max: pidsEventsMax, cpu_nr_periods: counter(cg.cpuNrPeriods), cpu_nr_throttled: counter(cg.cpuNrThrottled),
@@ -564,6 +837,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
     },
     withdrawal: { verified_empty: cg.withdrawnEmpty, removed: cg.withdrawnRemoved },
     throwaway_writes: throwaway,
+    bpf: { tier: bst.tier, object_sha256: bst.object_sha256, enforced: native.bpf.enforced, denials: bpfDenials, denials_dropped: bpfDropped },
     limitations,
   };
 }

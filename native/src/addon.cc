@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 extern "C" {
@@ -50,6 +51,7 @@ struct Job {
   lh_launch_request req{};
   lh_launch_result res{};
   std::string config, stdin_bytes;
+  std::string bpf_exec, bpf_egress;  // packed lh_bpf_file / lh_bpf_rule records (native/bpf-abi.ts)
 };
 
 uint64_t GetU64(const Napi::Object& o, const char* key) {
@@ -73,6 +75,25 @@ void EmitProgress(void* ctx, uint64_t out_total, uint64_t err_total) {
   auto* job = static_cast<Job*>(ctx);
   auto* p = new Progress{out_total, err_total};
   if (job->progress.NonBlockingCall(p) != napi_ok) delete p;
+}
+
+Napi::Array DenialsToJs(Napi::Env env, const lh_bpf_denial* ds, size_t n) {
+  Napi::Array denials = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    const lh_bpf_denial& d = ds[i];
+    Napi::Object x = Napi::Object::New(env);
+    x.Set("kind", Napi::Number::New(env, d.kind));
+    x.Set("pid", Napi::Number::New(env, d.pid));
+    x.Set("family", Napi::Number::New(env, d.family));
+    x.Set("proto", Napi::Number::New(env, d.proto));
+    x.Set("port", Napi::Number::New(env, d.port));
+    x.Set("addr", Napi::Buffer<uint8_t>::Copy(env, d.addr, sizeof d.addr));
+    x.Set("dev", U64(env, d.dev));
+    x.Set("ino", U64(env, d.ino));
+    x.Set("comm", Napi::String::New(env, d.comm, strnlen(d.comm, sizeof d.comm)));
+    denials.Set(static_cast<uint32_t>(i), x);
+  }
+  return denials;
 }
 
 void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job) {
@@ -137,6 +158,12 @@ void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job)
     cg.Set("withdrawnEmpty", Napi::Boolean::New(env, r.withdrawn_empty != 0));
     cg.Set("withdrawnRemoved", Napi::Boolean::New(env, r.withdrawn_removed != 0));
     o.Set("cgroup", cg);
+    Napi::Object bpf = Napi::Object::New(env);
+    bpf.Set("enforced", Napi::Boolean::New(env, r.bpf_enforced != 0));
+    bpf.Set("withdrawn", Napi::Boolean::New(env, r.bpf_withdrawn != 0));
+    bpf.Set("dropped", U64(env, r.bpf_dropped));
+    bpf.Set("denials", DenialsToJs(env, r.bpf_denials, r.bpf_n_denials));
+    o.Set("bpf", bpf);
     job->deferred.Resolve(o);
   }
   lh_launch_free(&job->res);
@@ -192,6 +219,35 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
       return env.Undefined();
     }
     std::strcpy(job->req.fault_unreadable, list.c_str());
+  }
+  job->req.net_egress = in.Get("netEgress").ToBoolean().Value() ? 1 : 0;
+  // A BPF lease: packed records whose layout native/bpf-abi.ts shares with
+  // bpf_guard.h (checked by bpf/lease_abi.test.ts).
+  Napi::Value bpfV = in.Get("bpf");
+  if (bpfV.IsObject()) {
+    Napi::Object b = bpfV.As<Napi::Object>();
+    Napi::Value ex = b.Get("exec"), eg = b.Get("egress");
+    const char* why = nullptr;
+    if (!ex.IsBuffer() || !eg.IsBuffer()) why = "bpf.exec and bpf.egress must be Buffers";
+    else if (ex.As<Napi::Buffer<char>>().Length() % sizeof(lh_bpf_file) != 0 ||
+             eg.As<Napi::Buffer<char>>().Length() % sizeof(lh_bpf_rule) != 0)
+      why = "bpf.exec / bpf.egress are not whole records";
+    if (why != nullptr) {
+      delete job;
+      Napi::TypeError::New(env, why).ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    auto exb = ex.As<Napi::Buffer<char>>();
+    auto egb = eg.As<Napi::Buffer<char>>();
+    job->bpf_exec.assign(exb.Data(), exb.Length());
+    job->bpf_egress.assign(egb.Data(), egb.Length());
+    job->req.bpf = 1;
+    job->req.bpf_exec_enforced = b.Get("execEnforced").ToBoolean().Value() ? 1 : 0;
+    job->req.bpf_net_enforced = b.Get("netEnforced").ToBoolean().Value() ? 1 : 0;
+    job->req.bpf_exec = reinterpret_cast<const lh_bpf_file*>(job->bpf_exec.data());
+    job->req.bpf_n_exec = job->bpf_exec.size() / sizeof(lh_bpf_file);
+    job->req.bpf_egress = reinterpret_cast<const lh_bpf_rule*>(job->bpf_egress.data());
+    job->req.bpf_n_egress = job->bpf_egress.size() / sizeof(lh_bpf_rule);
   }
   Napi::Value onProgress = in.Get("onProgress");
   if (onProgress.IsFunction()) {
@@ -267,6 +323,82 @@ Napi::Value CgroupMode(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// Loads and self-tests the lease programs once per process (the first call
+// takes the time: ~0.5 s here), then answers from memory. Synchronous: meant
+// for start-up and health. Optional argument: the strongest tier allowed
+// ("A", "B", "C"), honoured only by the first call.
+Napi::Value BpfStatus(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  char max = 0;
+  if (info.Length() > 0 && info[0].IsString()) {
+    std::string m = info[0].As<Napi::String>().Utf8Value();
+    if (m == "A" || m == "B" || m == "C") max = m[0];
+  }
+  lh_bpf_status st{};
+  lh_bpf_init(max, &st);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("tier", Napi::String::New(env, std::string(1, st.tier)));
+  o.Set("objectSha256", Napi::String::New(env, st.object_sha256));
+  o.Set("detail", Napi::String::New(env, st.detail));
+  return o;
+}
+
+// A BPF lease on a cgroup the caller manages (tests, benchmarks): the same
+// lh_bpf_lease_add a launch makes. Returns a handle for bpfLeaseWithdraw,
+// which the caller may call only once the cgroup holds no process.
+Napi::Value BpfLeaseAdd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object in = info[0].As<Napi::Object>();
+  std::string path = in.Get("cgroupPath").As<Napi::String>().Utf8Value();
+  auto ex = in.Get("exec").As<Napi::Buffer<char>>();
+  auto eg = in.Get("egress").As<Napi::Buffer<char>>();
+  if (ex.Length() % sizeof(lh_bpf_file) || eg.Length() % sizeof(lh_bpf_rule)) {
+    Napi::TypeError::New(env, "exec / egress are not whole records").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  lh_bpf_lease_spec spec{};
+  spec.cgroup_id = GetU64(in, "cgroupId");
+  spec.cgroup_path = path.c_str();
+  spec.exec_enforced = in.Get("execEnforced").ToBoolean().Value() ? 1 : 0;
+  spec.exec = reinterpret_cast<const lh_bpf_file*>(ex.Data());
+  spec.n_exec = ex.Length() / sizeof(lh_bpf_file);
+  spec.net_enforced = in.Get("netEnforced").ToBoolean().Value() ? 1 : 0;
+  spec.egress = reinterpret_cast<const lh_bpf_rule*>(eg.Data());
+  spec.n_egress = eg.Length() / sizeof(lh_bpf_rule);
+  lh_bpf_lease* lease = nullptr;
+  char err[512] = "";
+  int rc = lh_bpf_lease_add(&spec, &lease, err, sizeof err);
+  if (rc < 0) {
+    Napi::Error e = Napi::Error::New(env, std::string("bpf lease: ") + err);
+    e.Set("errno", Napi::Number::New(env, -rc));
+    e.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::External<lh_bpf_lease>::New(env, lease);
+}
+
+Napi::Value BpfLeaseWithdraw(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* lease = info[0].As<Napi::External<lh_bpf_lease>>().Data();
+  std::vector<lh_bpf_denial> ds(LH_LAUNCH_MAX_DENIALS);
+  size_t n = 0;
+  uint64_t dropped = 0;
+  lh_bpf_lease_withdraw(lease, ds.data(), ds.size(), &n, &dropped);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("denials", DenialsToJs(env, ds.data(), n));
+  o.Set("dropped", U64(env, dropped));
+  return o;
+}
+
+// Layout of the records shared with native/bpf-abi.ts, as this compiler laid them out.
+Napi::Value BpfAbi(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rule", Napi::Number::New(env, sizeof(lh_bpf_rule)));
+  o.Set("file", Napi::Number::New(env, sizeof(lh_bpf_file)));
+  return o;
+}
+
 Napi::Value LeaseOwnerPrefix(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), lh_cgroup_owner_prefix());
 }
@@ -280,6 +412,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sweepStaleLeases", Napi::Function::New(env, SweepStaleLeases));
   exports.Set("leaseOwnerPrefix", Napi::Function::New(env, LeaseOwnerPrefix));
   exports.Set("cgroupMode", Napi::Function::New(env, CgroupMode));
+  exports.Set("bpfStatus", Napi::Function::New(env, BpfStatus));
+  exports.Set("bpfAbi", Napi::Function::New(env, BpfAbi));
+  exports.Set("bpfLeaseAdd", Napi::Function::New(env, BpfLeaseAdd));
+  exports.Set("bpfLeaseWithdraw", Napi::Function::New(env, BpfLeaseWithdraw));
   return exports;
 }
 

@@ -16,7 +16,10 @@ struct sandbox_config {
   int workdir_ro;             /* 1: "observe" lease, the workspace is bound read-only */
   const char *cwd;            /* working directory inside, LH_WORKSPACE or below */
   const char *hostname;
-  int unshare_net;            /* 1 = empty network namespace */
+  /* The lease always gets a network namespace of its own (helper.c). */
+  int net_egress;             /* 1 = plus one veth pair to the host (net.c) */
+  const char *net_guard;      /* who enforces the egress allow-list: "bpf", or the test seam's name */
+  const char *hosts[LH_MAX_ITEMS]; int n_hosts; /* "<address> <name>" lines for /etc/hosts, validated */
   int sock_inet;              /* 1 = AF_INET/AF_INET6 sockets allowed (seccomp) */
   uint64_t tmp_bytes;
   uint64_t tmp_inodes;

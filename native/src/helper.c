@@ -18,8 +18,10 @@
 #include "seccomp.h"
 #include "user.h"
 #include "util.h"
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -38,6 +40,9 @@ static char config_buf[LH_MAX_CONFIG];
 /* 1/0: the sandbox's network namespace is owned by the helper's user
  * namespace, measured by PID 1 while still host root; -1 unmeasured. */
 static int netns_owner_init = -1;
+/* Read end of a pipe whose write end only the helper holds: PID 1 sees it
+ * hang up once the helper is gone (see sandbox_pid1). */
+static int helper_alive_fd = -1;
 
 int path_within(const char *path, const char *dir) {
   size_t n = strlen(dir);
@@ -59,6 +64,40 @@ static unsigned long long parse_u64(const char *key, const char *v) {
   unsigned long long x = strtoull(v, &end, 10);
   if (errno || *end || end == v) fail("config", EINVAL, key);
   return x;
+}
+
+/* RFC 1123 host name: dot-separated labels of 1-63 letters, digits and
+ * hyphens, not starting or ending with a hyphen, 253 characters at most. */
+static int valid_hostname(const char *n, size_t len) {
+  if (len == 0 || len > 253) return 0;
+  size_t label = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = n[i];
+    if (c == '.') {
+      if (label == 0 || n[i - 1] == '-') return 0;
+      label = 0;
+      continue;
+    }
+    int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '-' && label > 0)) return 0;
+    if (++label > 63) return 0;
+  }
+  return label > 0 && n[len - 1] != '-';
+}
+
+/* "<address> <name>": the address in the one spelling inet_ntop gives it
+ * (index.ts sends only canonical text), so the file says exactly what the
+ * evidence says. Anything else could smuggle lines into /etc/hosts. */
+static int valid_hosts_line(const char *v) {
+  const char *sp = strchr(v, ' ');
+  if (!sp || sp == v || (size_t)(sp - v) >= INET6_ADDRSTRLEN) return 0;
+  char addr[INET6_ADDRSTRLEN], canon[INET6_ADDRSTRLEN];
+  memcpy(addr, v, (size_t)(sp - v));
+  addr[sp - v] = 0;
+  unsigned char bin[16];
+  int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
+  if (inet_pton(fam, addr, bin) != 1 || !inet_ntop(fam, bin, canon, sizeof canon) || strcmp(addr, canon)) return 0;
+  return valid_hostname(sp + 1, strlen(sp + 1));
 }
 
 #define PUSH(arr, n, v)                                             \
@@ -99,7 +138,22 @@ static void read_config(void) {
       cfg.workdir_ro = !strcmp(v, "ro");
     }
     else if (!strcmp(k, "hostname")) cfg.hostname = v;
-    else if (!strcmp(k, "net")) cfg.unshare_net = !strcmp(v, "none");
+    else if (!strcmp(k, "net")) {
+      /* Anything but these two is refused: an unknown value must never
+       * leave the workload in the host's network namespace. */
+      if (strcmp(v, "none") && strcmp(v, "egress")) fail("config", EINVAL, "net");
+      cfg.net_egress = !strcmp(v, "egress");
+    }
+    else if (!strcmp(k, "net_guard")) {
+      /* launch.c appends it as the very last record, after the cgroup
+       * records it adds itself: one anywhere else did not come from there. */
+      if (cfg.net_guard || off != len) fail("config", EINVAL, "net_guard: only launch.c's, as the last record");
+      cfg.net_guard = v;
+    }
+    else if (!strcmp(k, "host")) {
+      if (!valid_hosts_line(v)) fail("config", EINVAL, "host: want '<canonical address> <RFC 1123 name>'");
+      PUSH(cfg.hosts, cfg.n_hosts, v);
+    }
     else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
     else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
     else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
@@ -125,6 +179,13 @@ static void read_config(void) {
   }
   cfg.argv[cfg.argc] = NULL;
   cfg.envp[cfg.envc] = NULL;
+  /* net_guard is appended by launch.c (host side) only once the lease's
+   * egress allow-list is attached in the kernel; without it an egress lease
+   * would reach whatever the host routes to. */
+  if (cfg.net_egress && (!cfg.net_guard || !*cfg.net_guard))
+    fail("network", EPERM, "egress lease without its kernel allow-list (no net_guard from the launcher): refused");
+  if (!cfg.net_egress && (cfg.net_guard || cfg.n_hosts))
+    fail("config", EINVAL, "net_guard/host records need net egress");
   if (cfg.argc == 0) fail("config", EINVAL, "empty argv");
   if (!cfg.workdir_host) fail("config", EINVAL, "no workdir");
   /* cwd is only chdir'ed to: the workspace itself is always at /work. */
@@ -208,6 +269,24 @@ static void report_readback(int landlock_abi, int seccomp_rules) {
   report("K pid_in_sandbox %d", (int)getpid());
 }
 
+/* What the lease's network is, for the evidence: the host end's name and
+ * both ends' addresses, and the forwarding values read back. */
+static void report_egress(const struct lh_egress *e) {
+  char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+  report("K net_guard %s", cfg.net_guard);
+  report("K net_if %s", e->host_if);
+  inet_ntop(AF_INET, &e->host4, a, sizeof a);
+  inet_ntop(AF_INET, &e->inside4, b, sizeof b);
+  report("K net_ipv4 %s/30 %s", b, a);
+  if (e->ipv6) {
+    inet_ntop(AF_INET6, &e->host6, a, sizeof a);
+    inet_ntop(AF_INET6, &e->inside6, b, sizeof b);
+    report("K net_ipv6 %s/126 %s", b, a);
+  }
+  report("K net_forwarding4 %d", e->forwarding4);
+  report("K net_forwarding6 %d", e->forwarding6);
+}
+
 static _Noreturn void exec_workload(void) {
   sigset_t none;
   sigemptyset(&none);
@@ -240,10 +319,19 @@ static _Noreturn void sandbox_pid1(void) {
   close(cfg.workdir_fd);
   for (int i = 0; i < cfg.n_ro_binds; i++) close(cfg.ro_bind_fds[i]);
   if (sethostname(cfg.hostname, strlen(cfg.hostname)) < 0) fail("uts", errno, "sethostname");
-  if (cfg.unshare_net) setup_loopback();
+  setup_loopback();
   int memfd_locked = lock_memfd_noexec(); /* needs host root: before the identity drop */
   netns_owner_init = netns_owned_by_own_userns();
   drop_privs_enter_userns(cfg.lease_uid, cfg.lease_gid);
+  /* The kernel clears the parent-death signal when credentials change, so
+   * the one set above is gone now: set it again, then check the helper did
+   * not die in between (its pipe end would have hung up). Without this a
+   * killed agent left PID 1 and the workload running until the cgroup
+   * sweep, and with them the lease's network namespace and its lh<N>. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("init", errno, "PR_SET_PDEATHSIG after the identity drop");
+  struct pollfd hp = {.fd = helper_alive_fd, .events = POLLIN};
+  if (poll(&hp, 1, 0) != 0) _exit(125); /* hung up (or readable: never written) — the helper is gone */
+  close(helper_alive_fd);
   /* Not dumpable: the workload (same uid) must not reach PID 1 through
    * /proc/1/mem or /proc/1/fd (the status pipe). */
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) fail("identity", errno, "PR_SET_DUMPABLE 0");
@@ -280,16 +368,35 @@ int main(void) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("helper", errno, "PR_SET_PDEATHSIG");
   if (getppid() == 1) fail("helper", ESRCH, "agent went away");
   /* The network namespace belongs to a user namespace of its own (see
-   * net.c), so the kernel never broadcasts host uevents into it. */
-  if (cfg.unshare_net) enter_private_netns();
+   * net.c), so the kernel never broadcasts host uevents into it. An egress
+   * lease also gets its veth pair: the host half is set up from here, still
+   * in the host's network namespace, then the helper joins the lease's. */
+  if (cfg.net_egress) {
+    struct lh_egress eg;
+    int nsfd = open_private_netns();
+    egress_setup_host(nsfd, &eg);
+    if (setns(nsfd, CLONE_NEWNET) < 0) fail("net", errno, "setns(lease netns)");
+    close(nsfd);
+    egress_setup_inside(&eg);
+    report_egress(&eg);
+  } else {
+    enter_private_netns();
+  }
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (unshare(flags) < 0) fail("namespaces", errno, "unshare(mnt,pid,ipc,uts,cgroup)");
   /* This process is small and single-threaded: a plain fork is cheap and
    * safe here (unlike in Node's process). The child is PID 1 of the new pid
    * namespace. */
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) < 0) fail("helper", errno, "pipe2");
   pid_t p1 = fork_into_v2_cgroup();
   if (p1 < 0) fail("namespaces", errno, "fork pid 1");
-  if (p1 == 0) sandbox_pid1();
+  if (p1 == 0) {
+    close(alive[1]);
+    helper_alive_fd = alive[0];
+    sandbox_pid1();
+  }
+  close(alive[0]); /* alive[1] stays open until the helper exits */
   report("P %d", (int)p1);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); close(devnull); }

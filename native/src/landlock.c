@@ -102,7 +102,11 @@ int apply_landlock(const struct sandbox_config *cfg, const char *interpreter) {
   struct ll_ruleset_attr attr = {.handled_access_fs = handled};
   size_t attr_size = sizeof(uint64_t);
   if (abi >= 4) {
-    attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+    /* An egress lease's connects (TCP and UDP, by address and port) are the
+     * BPF allow-list's to decide, which records every denial for the
+     * evidence; Landlock refusing first (port only, EACCES, unrecorded)
+     * would hide them. Binding stays Landlock's. */
+    attr.handled_access_net = LL_NET_BIND_TCP | (cfg->net_egress ? 0 : LL_NET_CONNECT_TCP);
     attr_size = 2 * sizeof(uint64_t);
   } else if (cfg->n_tcp_bind || cfg->n_tcp_connect) {
     fail("landlock", ENOSYS, "TCP rules need Landlock ABI 4");
@@ -145,7 +149,7 @@ int apply_landlock(const struct sandbox_config *cfg, const char *interpreter) {
   if (cfg->n_ll_exec && interpreter && interpreter[0])
     add_path_rule(ruleset, interpreter, LL_FS_EXECUTE | LL_FS_READ_FILE, handled, 1);
 
-  for (int i = 0; i < cfg->n_tcp_connect; i++) {
+  for (int i = 0; i < cfg->n_tcp_connect && !cfg->net_egress; i++) {
     struct ll_net_port_attr p = {.allowed_access = LL_NET_CONNECT_TCP, .port = cfg->tcp_connect[i]};
     if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &p, 0) < 0) fail("landlock", errno, "tcp connect rule");
   }

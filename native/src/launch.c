@@ -94,7 +94,9 @@ static void handle_status_line(struct lh_launch_result *res, char *line, int *re
 void lh_launch_free(struct lh_launch_result *res) {
   free(res->out);
   free(res->err);
+  free(res->bpf_denials);
   res->out = res->err = NULL;
+  res->bpf_denials = NULL;
 }
 
 /* posix_spawn applies the dup2s in order: a source that is itself one of
@@ -127,6 +129,7 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   char *config = NULL;
   int status_eof = 0;
   pid_t helper = -1;
+  struct lh_bpf_lease *bpf_lease = NULL;
   struct capture out = {-1, NULL, 0, req->stdout_max, 0}, errc = {-1, NULL, 0, req->stderr_max, 0};
   out.buf = malloc(req->stdout_max ? req->stdout_max : 1);
   errc.buf = malloc(req->stderr_max ? req->stderr_max : 1);
@@ -135,9 +138,23 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   int rc = lh_cgroup_create(&res->cgroup, req->lease_id, &req->limits, err, sizeof err);
   if (rc < 0) { set_failure(res, "cgroup", -rc, err); goto withdraw; }
 
+  /* The lease's programs guard its cgroup before the helper joins it, so
+   * the workload's first instruction already runs under them. */
+  if (req->bpf) {
+    struct lh_bpf_status bst;
+    lh_bpf_init(0, &bst);
+    struct lh_bpf_lease_spec spec = {
+        .cgroup_id = res->cgroup.v2_id, .cgroup_path = res->cgroup.v2,
+        .exec_enforced = req->bpf_exec_enforced, .exec = req->bpf_exec, .n_exec = req->bpf_n_exec,
+        .net_enforced = req->bpf_net_enforced, .egress = req->bpf_egress, .n_egress = req->bpf_n_egress};
+    rc = lh_bpf_lease_add(&spec, &bpf_lease, err, sizeof err);
+    if (rc < 0) { set_failure(res, "bpf", -rc, err); goto withdraw; }
+    res->bpf_enforced = 1;
+  }
+
   /* The helper joins these before it drops root, so everything it starts is
    * accounted and can be killed as a unit. */
-  size_t extra = 4 * (sizeof res->cgroup.memory + 32);
+  size_t extra = 4 * (sizeof res->cgroup.memory + 32) + 64;
   config = malloc(req->config_len + extra);
   if (!config) { set_failure(res, "agent", ENOMEM, "config"); goto withdraw; }
   memcpy(config, req->config, req->config_len);
@@ -155,6 +172,17 @@ void lh_launch(const struct lh_launch_request *req, struct lh_launch_result *res
   }
   clen += (size_t)sprintf(config + clen, "cg2") + 1;
   clen += (size_t)sprintf(config + clen, "%s", res->cgroup.v2) + 1;
+  /* Egress is fail-closed: the helper refuses an egress config without a
+   * net_guard record, and only this point adds one — after the lease's
+   * egress allow-list was attached in the kernel above. */
+  if (req->net_egress) {
+    if (!(bpf_lease && res->bpf_enforced && req->bpf_net_enforced)) {
+      set_failure(res, "network", EPERM, "egress lease without its BPF allow-list attached: refused");
+      goto withdraw;
+    }
+    clen += (size_t)sprintf(config + clen, "net_guard") + 1;
+    clen += (size_t)sprintf(config + clen, "bpf") + 1;
+  }
 
   if (pipe2(cfg_pipe, O_CLOEXEC) < 0 || pipe2(st_pipe, O_CLOEXEC) < 0 || pipe2(in_pipe, O_CLOEXEC) < 0 ||
       pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -326,6 +354,16 @@ withdraw:
   if (res->cgroup.created) {
     lh_cgroup_read_stats(&res->cgroup, &res->stats, req->fault_unreadable);
     lh_cgroup_withdraw(&res->cgroup, &res->withdrawn_empty, &res->withdrawn_removed);
+  }
+  /* After the kill and the empty check: nothing of the lease can act any
+   * more, so every denial is in the ring buffer. A cgroup that could not be
+   * verified empty keeps its programs (deliberately leaked) rather than let
+   * what may still run in it go unguarded. */
+  if (bpf_lease && res->withdrawn_empty) {
+    res->bpf_denials = calloc(LH_LAUNCH_MAX_DENIALS, sizeof *res->bpf_denials);
+    lh_bpf_lease_withdraw(bpf_lease, res->bpf_denials, res->bpf_denials ? LH_LAUNCH_MAX_DENIALS : 0, &res->bpf_n_denials,
+                          &res->bpf_dropped);
+    res->bpf_withdrawn = 1;
   }
   lh_cgroup_forget(&res->cgroup); /* not live any more: a leftover is the sweep's */
   if (!res->failed && !res->reported_exit && !res->timed_out && helper > 0 && !res->exec_errno) {

@@ -3,6 +3,7 @@
  * withdrawal. Runs on a thread of its own, never on Node's JS thread. */
 #ifndef LEASEHOLD_LAUNCH_H
 #define LEASEHOLD_LAUNCH_H
+#include "bpf_guard.h"
 #include "cgroup.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +31,23 @@ struct lh_launch_request {
    * its environment at load time (native/SECURITY.md). It can only make a
    * counter unknown, never make one look measured. */
   char fault_unreadable[256];
+  /* The policy has network egress (index.ts): the helper builds the lease's
+   * veth path only when this launch appends a `net_guard` record, which it
+   * does only once the lease's egress allow-list is attached in the kernel
+   * (bpf_net_enforced below, added without error). Otherwise the launch is
+   * refused before anything is spawned. */
+  int net_egress;
+  /* BPF lease (bpf_guard.h): 1 puts the lease's cgroup under the lease
+   * programs before anything runs in it; a failure refuses the launch
+   * (stage "bpf"). The arrays stay owned by the caller. */
+  int bpf;
+  int bpf_exec_enforced;
+  const struct lh_bpf_file *bpf_exec; size_t bpf_n_exec;
+  int bpf_net_enforced;
+  const struct lh_bpf_rule *bpf_egress; size_t bpf_n_egress;
 };
+
+#define LH_LAUNCH_MAX_DENIALS 1024
 
 struct lh_launch_result {
   int failed;                 /* containment could not be applied: nothing ran */
@@ -51,6 +68,12 @@ struct lh_launch_result {
   struct lh_cgroup cgroup;
   struct lh_cgroup_stats stats;
   int withdrawn_empty, withdrawn_removed;
+  /* BPF lease: enforced = its programs guarded the whole run; withdrawn = its
+   * entries are gone (only after the cgroup was verified empty: a lease whose
+   * processes may still live keeps its programs). Denials malloc'd. */
+  int bpf_enforced, bpf_withdrawn;
+  struct lh_bpf_denial *bpf_denials; size_t bpf_n_denials;
+  uint64_t bpf_dropped;
 };
 
 /* Fills `res` (allocations: res->out, res->err; free with lh_launch_free). */

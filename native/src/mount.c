@@ -95,7 +95,25 @@ static const char *const etc_entries[] = {
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "localtime",
     "alternatives", "ssl", "ca-certificates", "mime.types", "protocols", "services", NULL};
 
-static void setup_etc(void) {
+/* /etc/hosts: localhost, then the names the guest resolved (outside the
+ * sandbox, when the lease started) for an egress lease, one validated
+ * "<address> <name>" line each (helper.c). It lives on the root tmpfs,
+ * which is made read-only after pivot_root, like every generated file here. */
+static void write_hosts(const struct sandbox_config *cfg) {
+  static char buf[LH_MAX_ITEMS * 320 + 128];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "127.0.0.1 localhost leasehold\n::1 localhost\n");
+  for (int i = 0; i < cfg->n_hosts; i++) {
+    size_t l = strlen(cfg->hosts[i]);
+    if (n + l + 2 > sizeof buf) fail("mount", E2BIG, "/etc/hosts");
+    memcpy(buf + n, cfg->hosts[i], l);
+    n += l;
+    buf[n++] = '\n';
+  }
+  buf[n] = 0;
+  write_new_file(NEWROOT "/etc/hosts", buf);
+}
+
+static void setup_etc(const struct sandbox_config *cfg) {
   char src[PATH_MAX], dst[PATH_MAX];
   struct stat st;
   ensure_dir(NEWROOT "/etc", 0755);
@@ -120,7 +138,12 @@ static void setup_etc(void) {
                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
   write_new_file(NEWROOT "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
   write_new_file(NEWROOT "/etc/hostname", "leasehold\n");
-  write_new_file(NEWROOT "/etc/hosts", "127.0.0.1 localhost leasehold\n::1 localhost\n");
+  write_hosts(cfg);
+  /* No nameserver: names an egress lease may use are in /etc/hosts, so the
+   * workload needs no DNS, and a resolver query cannot carry data out.
+   * (glibc falls back to 127.0.0.1, the lease's own loopback, where nothing
+   * answers unless the workload itself listens there.) */
+  write_new_file(NEWROOT "/etc/resolv.conf", "# leasehold: no DNS in this sandbox; names are in /etc/hosts\n");
 }
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
@@ -219,7 +242,7 @@ void setup_newroot(const struct sandbox_config *cfg) {
   static const char *const tops[] = {"bin", "sbin", "lib", "lib64", "lib32", "libx32", NULL};
   int usr_local = hide_usr_local();
   for (int i = 0; tops[i]; i++) mirror_top_level(tops[i]);
-  setup_etc();
+  setup_etc(cfg);
   setup_dev();
 
   ensure_dir(NEWROOT "/proc", 0555);

@@ -14,7 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const native = join(here, "..", "..");
 const src = (f) => join(native, "src", f);
 const CFLAGS = ["-static", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-format-truncation"];
-const HELPER_SOURCES = ["helper.c", "util.c", "user.c", "mount.c", "net.c", "caps.c", "landlock.c", "seccomp.c", "init.c"].map(src);
+const HELPER_SOURCES = ["helper.c", "util.c", "user.c", "mount.c", "net.c", "netlink.c", "caps.c", "landlock.c", "seccomp.c", "init.c"].map(src);
 
 const STAGE1 = `#!/bin/busybox sh
 # initramfs root (rootfs) cannot be pivot_root'ed away from: copy into a tmpfs and switch_root.
