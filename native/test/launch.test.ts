@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/errors/index";
-import { checkEnforceable, launch, leaseCgroupPrefix, probeKernel, SandboxPolicy } from "../index";
+import { bpfStatus, checkEnforceable, launch, leaseCgroupPrefix, probeKernel, SandboxPolicy } from "../index";
 import { basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
 import { currentLayout } from "./layout";
 
@@ -36,8 +36,15 @@ describe("probe and refusals", () => {
     expect(p.cgroup.v2_mount).toBe(layout.v2Mount);
     expect(p.cgroup.unavailable_reason).toBeNull();
   });
-  it("an egress allow-list is refused UNENFORCEABLE (needs the BPF tier)", async () => {
-    await expect(launch({ ...basePolicy(wd), network: { egress: ["10.0.0.0/8:443"] } })).rejects.toMatchObject({ code: "UNENFORCEABLE" });
+  it("an egress allow-list needs BPF tier A or B: UNENFORCEABLE on tier C, under the programs where the host has them", async () => {
+    const policy = SandboxPolicy.parse({ ...basePolicy(wd), network: { egress: ["10.0.0.0/8:443"] } });
+    const tierC = () => ({ tier: "C" as const, object_sha256: null, detail: "test" });
+    expect(() => checkEnforceable(policy, probeKernel(), tierC)).toThrow(/need BPF tier A or B/);
+    if (bpfStatus().tier === "C") {
+      await expect(launch(policy)).rejects.toMatchObject({ code: "UNENFORCEABLE" });
+    } else {
+      expect((await launch(policy)).bpf).toMatchObject({ tier: bpfStatus().tier, enforced: true, denials: [] });
+    }
   });
   it("a Landlock rule on a kernel without Landlock is refused, not run weaker", () => {
     const policy = SandboxPolicy.parse({ ...basePolicy(wd), landlock: { fs: [{ path: "/work", access: "rw" }] } });
