@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../server/trust";
-import { parseEgressRule, type EgressRule } from "../server/trust/egress";
+import { parseEgressRule, type AddressEgressRule } from "../server/trust/egress";
+
+/** An address rule (CIDR:port) in canonical text; a name rule is resolved by the guest before it reaches a sandbox. */
+function parseAddressRule(text: string): AddressEgressRule | undefined {
+  const rule = parseEgressRule(text);
+  return rule?.kind === "address" ? rule : undefined;
+}
 import { addressText, BPF_DENIAL_KINDS, packEgressRules, packExecFiles } from "./bpf-abi";
 import { projectPath } from "../common/paths/index";
 
@@ -87,7 +93,7 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
 const MiB = 1024 * 1024;
 
 /** An egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443". */
-const egressRule = z.string().max(64).refine((s) => parseEgressRule(s)?.text === s, {
+const egressRule = z.string().max(64).refine((s) => parseAddressRule(s)?.text === s, {
   message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443",
 });
 /** RFC 1123 host name, lower case (one spelling per name in the sandbox's /etc/hosts and the evidence). */
@@ -98,7 +104,7 @@ const hostName = z.string().max(253).regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,6
  * with an embedded IPv4 part (::/96, ::ffff:0:0/96) are refused: they have two spellings. */
 export function canonicalHostAddress(text: string): string | undefined {
   const v6 = text.includes(":");
-  const rule = parseEgressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
+  const rule = parseAddressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
   if (rule === undefined || rule.text !== (v6 ? `[${text}/128]:1` : `${text}/32:1`)) return undefined;
   // The two ranges C's inet_ntop writes with a dotted IPv4 tail (::a.b.c.d, ::ffff:a.b.c.d).
   if (v6 && ((rule.network >> 32n === 0n && (rule.network >> 16n) !== 0n) || rule.network >> 32n === 0xffffn)) return undefined;
@@ -360,7 +366,7 @@ export function addBpfLease(cgroupPath: string, opts: { exec?: { dev: bigint; in
   const a = loadAddon();
   if (bpfStatus().tier === "C") throw unenforceable(`BPF lease on tier C: ${bpfStatus().detail}`);
   const rules = (opts.egress ?? []).map((t) => {
-    const r = parseEgressRule(t);
+    const r = parseAddressRule(t);
     if (!r) throw new LeaseholdError("INVALID_ARGUMENT", `not a canonical egress rule: ${t}`, { tier: "guest" });
     return r;
   });
@@ -693,7 +699,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   checkEnforceable(policy);
   const a = loadAddon();
   const useBpf = needsBpf(policy);
-  const egress: EgressRule[] = policy.network === "none" ? [] : policy.network.egress.map((r) => parseEgressRule(r) as EgressRule);
+  const egress: AddressEgressRule[] = policy.network === "none" ? [] : policy.network.egress.map((r) => parseAddressRule(r) as AddressEgressRule);
   const bpfRequest = useBpf
     ? { exec: packExecFiles(compileExecAllowList(policy)), egress: packEgressRules(egress), execEnforced: true, netEnforced: policy.network !== "none" }
     : undefined;

@@ -26,7 +26,7 @@ import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } fro
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
 import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
-import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
+import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";
 import { Workspace } from "../workspace/index";
 import type { VerifiedJob } from "./verify-job";
@@ -246,6 +246,21 @@ const WORKSPACE_OPS: Record<string, WorkspaceOp> = {
   },
 };
 
+/**
+ * The kernel side of the lease, from the launch's own read-back: the tier and
+ * BPF object the loader proved at start-up, whether the lease was under the
+ * programs for the whole run, and — when it was — every denial they reported.
+ */
+export function bpfReadback(result: Pick<LaunchResult, "bpf">): BpfReadback {
+  const b = result.bpf;
+  return {
+    tier: b.tier,
+    attached: b.enforced,
+    ...(b.object_sha256 === null ? {} : { object_sha256: b.object_sha256 }),
+    ...(b.enforced ? { denials: b.denials, denials_dropped: b.denials_dropped } : {}),
+  };
+}
+
 function common(job: VerifiedJob, ctx: RunnerContext) {
   return {
     action_id: job.action_id,
@@ -340,7 +355,7 @@ export async function runJob(
     const envelope = buildLaunchEvidence({
       ...common(job, ctx),
       launch: result,
-      bpf: { tier: ctx.tier, attached: false },
+      bpf: bpfReadback(result),
       artifacts: [
         { name: "stdout", content: stdout, truncated: result.stdout_truncated || pair.stdoutTruncated },
         { name: "stderr", content: stderr, truncated: result.stderr_truncated || pair.stderrTruncated },

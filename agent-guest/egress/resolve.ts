@@ -28,7 +28,8 @@ export type Lookup = (name: string) => Promise<readonly LookupAddress[]>;
 export const systemLookup: Lookup = (name) => dns.promises.lookup(name, { all: true, family: 0, order: "verbatim" });
 
 export const DEFAULT_RESOLVE_TIMEOUT_MS = 5_000;
-export const MAX_ADDRESSES_PER_NAME = 32;
+/** What the sandbox's /etc/hosts takes per name (native SandboxPolicy `hosts`). */
+export const MAX_ADDRESSES_PER_NAME = 16;
 
 /** One name rule of the job and what its name resolved to (canonical text, sorted, unique). */
 export interface ResolvedEgressName {

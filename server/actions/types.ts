@@ -121,6 +121,13 @@ export interface ActionCompletion {
     key_id: string;
     state: string;
     tier: string | null;
+    /** The BPF object of the host's tier (hex SHA-256); absent when the host has none (tier C) or it was not measured. */
+    bpf_object_sha256?: string;
+    /** Every denial the lease's BPF programs reported (the signed envelope's list); absent when no program watched the lease. */
+    denials?: unknown[];
+    denials_dropped?: number;
+    /** Egress names the guest resolved for the lease, with the addresses the sandbox got. */
+    resolved_names?: { name: string; addresses: string[] }[];
     redactions: { count: number; kinds: string[] };
     limitations: string[];
     /** The signed envelope's content (verify with the host key and the stored signature). */
