@@ -55,6 +55,7 @@ interface NativeAddon {
   }): Promise<NativeResult>;
   bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
   bpfAbi(): { rule: number; file: number };
+  bpfProgramStats(): { name: string; runCnt: number | bigint; runTimeNs: number | bigint }[];
   bpfLeaseAdd(spec: { cgroupPath: string; cgroupId: bigint; exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean }): object;
   bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
@@ -92,30 +93,28 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
 });
 const MiB = 1024 * 1024;
 
-/** An egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443". */
-const egressRule = z.string().max(64).refine((s) => parseAddressRule(s)?.text === s, {
-  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443",
+/** An address egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443".
+ * Always with a prefix: a name rule is resolved by the guest before launch, never passed here. */
+const egressRule = z.string().max(64).refine((s) => s.includes("/") && parseEgressRule(s)?.text === s, {
+  message: "must be a canonical CIDR:port rule, e.g. 10.0.0.0/8:443 or [2001:db8::/32]:443 (names are resolved before launch)",
 });
 /** RFC 1123 host name, lower case (one spelling per name in the sandbox's /etc/hosts and the evidence). */
 const hostName = z.string().max(253).regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, {
   message: "must be an RFC 1123 host name in lower case",
 });
-/** A single address in canonical text (dotted quad without leading zeros, RFC 5952 IPv6); IPv6 forms
- * with an embedded IPv4 part (::/96, ::ffff:0:0/96) are refused: they have two spellings. */
+/** A single address in canonical text (dotted quad without leading zeros; RFC 5952 IPv6, hex groups
+ * only — an IPv4-mapped address is written ::ffff:c000:201), the spelling of server/trust/egress.ts. */
 export function canonicalHostAddress(text: string): string | undefined {
   const v6 = text.includes(":");
-  const rule = parseAddressRule(v6 ? `[${text}/128]:1` : `${text}/32:1`);
-  if (rule === undefined || rule.text !== (v6 ? `[${text}/128]:1` : `${text}/32:1`)) return undefined;
-  // The two ranges C's inet_ntop writes with a dotted IPv4 tail (::a.b.c.d, ::ffff:a.b.c.d).
-  if (v6 && ((rule.network >> 32n === 0n && (rule.network >> 16n) !== 0n) || rule.network >> 32n === 0xffffn)) return undefined;
-  return text;
+  const rule = v6 ? `[${text}/128]:1` : `${text}/32:1`;
+  return parseEgressRule(rule)?.text === rule ? text : undefined;
 }
 const hostAddress = z.string().max(39).refine((s) => canonicalHostAddress(s) === s, {
-  message: "must be one IPv4 or IPv6 address in canonical text (no IPv4-mapped IPv6)",
+  message: "must be one IPv4 or IPv6 address in canonical text",
 });
 /** Names the guest resolved (outside the sandbox, when the lease starts) → the sandbox's /etc/hosts. */
 const hostsEntries = z
-  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(16) }).strict())
+  .array(z.object({ name: hostName, addresses: z.array(hostAddress).min(1).max(32) }).strict())
   .max(64)
   .refine((h) => new Set(h.map((e) => e.name)).size === h.length, { message: "each name once" })
   .refine((h) => h.reduce((n, e) => n + e.addresses.length, 0) <= 256, { message: "at most 256 name/address pairs" });
@@ -284,11 +283,14 @@ let bpfCache: BpfStatus | undefined;
  * The BPF tier this process enforces, detected once (cached): tier A only when `bpf` is an active
  * LSM, the LSM programs load and a self-test in a throwaway cgroup is really denied; else tier B
  * when its programs load and the same self-test passes; else C. The first call loads the programs
- * (~0.5 s); nothing is pinned, everything goes when the process exits.
+ * (~0.4 s); nothing is pinned, everything goes when the process exits. `LEASEHOLD_BPF_TIER`
+ * ("B" or "C") caps the tier for the whole process (read at that first call).
  */
 export function bpfStatus(): BpfStatus {
   if (bpfCache) return bpfCache;
-  const r = loadAddon().bpfStatus();
+  // An operator (or a test) may cap the tier, never raise it: a weaker tier only refuses more.
+  const cap = process.env["LEASEHOLD_BPF_TIER"];
+  const r = loadAddon().bpfStatus(cap === "A" || cap === "B" || cap === "C" ? cap : undefined);
   const tier = r.tier === "A" || r.tier === "B" ? r.tier : "C";
   bpfCache = { tier, object_sha256: tier === "C" || !r.objectSha256 ? null : r.objectSha256, detail: r.detail };
   return bpfCache;
@@ -350,6 +352,11 @@ export function compileExecAllowList(policy: SandboxPolicy): { dev: bigint; ino:
 /** The addon's record sizes for the packed lh_bpf_rule / lh_bpf_file (bpf/lease_abi.test.ts compares them). */
 export function bpfAbiSizes(): { rule: number; file: number } {
   return loadAddon().bpfAbi();
+}
+
+/** Run count and total run time of each enforcing program (they grow only while kernel.bpf_stats_enabled is 1). */
+export function bpfProgramStats(): { name: string; run_cnt: number; run_time_ns: number }[] {
+  return loadAddon().bpfProgramStats().map((p) => ({ name: p.name, run_cnt: num(p.runCnt), run_time_ns: num(p.runTimeNs) }));
 }
 
 export interface BpfLeaseHandle {

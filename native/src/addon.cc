@@ -390,6 +390,23 @@ Napi::Value BpfLeaseWithdraw(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// Run counts and times of the enforcing programs (bpf.bench.ts; they grow
+// only while kernel.bpf_stats_enabled is 1).
+Napi::Value BpfProgramStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  lh_bpf_prog_stat st[16];
+  int n = lh_bpf_prog_stats(st, 16);
+  Napi::Array a = Napi::Array::New(env, n);
+  for (int i = 0; i < n; i++) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", Napi::String::New(env, st[i].name));
+    o.Set("runCnt", U64(env, st[i].run_cnt));
+    o.Set("runTimeNs", U64(env, st[i].run_time_ns));
+    a.Set(static_cast<uint32_t>(i), o);
+  }
+  return a;
+}
+
 // Layout of the records shared with native/bpf-abi.ts, as this compiler laid them out.
 Napi::Value BpfAbi(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -414,6 +431,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cgroupMode", Napi::Function::New(env, CgroupMode));
   exports.Set("bpfStatus", Napi::Function::New(env, BpfStatus));
   exports.Set("bpfAbi", Napi::Function::New(env, BpfAbi));
+  exports.Set("bpfProgramStats", Napi::Function::New(env, BpfProgramStats));
   exports.Set("bpfLeaseAdd", Napi::Function::New(env, BpfLeaseAdd));
   exports.Set("bpfLeaseWithdraw", Napi::Function::New(env, BpfLeaseWithdraw));
   return exports;

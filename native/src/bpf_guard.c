@@ -308,7 +308,11 @@ static void delete_entries(struct lh_bpf_lease *l) {
   for (int i = 0; i < l->n_links; i++) bpf_link__destroy(l->links[i]);
   l->n_links = 0;
   bpf_map_delete_elem(g.fd_leases, &l->cgid);
-  for (size_t i = 0; i < l->n_exec; i++) bpf_map_delete_elem(g.fd_exec, &l->exec_keys[i]);
+  __u32 count = (__u32)l->n_exec;
+  size_t done = 0;
+  if (count && bpf_map_delete_batch(g.fd_exec, l->exec_keys, &count, NULL) == 0) done = l->n_exec;
+  else if (count <= l->n_exec) done = count;
+  for (size_t i = done; i < l->n_exec; i++) bpf_map_delete_elem(g.fd_exec, &l->exec_keys[i]);
   for (size_t i = 0; i < l->n_eg; i++) bpf_map_delete_elem(l->eg_family[i] == 4 ? g.fd_eg4 : g.fd_eg6, &l->eg_keys[i]);
 }
 
@@ -375,11 +379,24 @@ static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease 
   }
   uint8_t one = 1;
   for (size_t i = 0; i < n_ex; i++) {
-    struct lh_file_key *k = &l->exec_keys[l->n_exec];
-    memset(k, 0, sizeof *k);
+    struct lh_file_key *k = &l->exec_keys[i];
     k->cgid = l->cgid;
     k->dev = kernel_dev(spec->exec[i].dev);
     k->ino = spec->exec[i].ino;
+  }
+  /* One syscall for the whole list (a default /usr/bin list is ~700 files);
+   * what the batch did not take goes one by one, for the precise error. */
+  if (n_ex) {
+    uint8_t *ones = malloc(n_ex);
+    __u32 count = (__u32)n_ex;
+    if (ones) {
+      memset(ones, 1, n_ex);
+      if (bpf_map_update_batch(g.fd_exec, l->exec_keys, ones, &count, NULL) == 0 || count <= n_ex) l->n_exec = count;
+      free(ones);
+    }
+  }
+  for (size_t i = l->n_exec; i < n_ex; i++) {
+    struct lh_file_key *k = &l->exec_keys[i];
     if (bpf_map_update_elem(g.fd_exec, k, &one, BPF_ANY)) {
       rc = -errno;
       snprintf(err, errlen, "exec allow-list entry %zu: %s (map holds at most %d for all leases)", i, strerror(-rc),
@@ -643,7 +660,8 @@ static void detect(void) {
     if (!listed) detail_add("tier A refused: %s", why);
     rc = load_lsm(why, sizeof why);
     if (rc < 0) {
-      detail_add("%stier A refused: %s", listed ? "" : "; ", why);
+      if (listed) detail_add("tier A refused: %s", why);
+      else detail_add("; and %s", why);
     } else if (!listed) {
       detail_add(" (the LSM programs loaded, but without bpf in the LSM list they would enforce nothing)");
     } else if (open_ringbuf(why, sizeof why) < 0 || self_test(why, sizeof why) < 0) {
@@ -700,4 +718,26 @@ void lh_bpf_init(char max_tier, struct lh_bpf_status *st) {
   pthread_mutex_unlock(&first);
   pthread_once(&g_once, detect_once);
   if (st) *st = g_status;
+}
+
+int lh_bpf_prog_stats(struct lh_bpf_prog_stat *out, int max) {
+  int n = 0;
+  pthread_mutex_lock(&g_mu);
+  struct bpf_object *obj = g.tier == 'A' ? g.lsm->obj : g.tier == 'B' ? g.cg->obj : NULL;
+  struct bpf_program *p;
+  if (obj) {
+    bpf_object__for_each_program(p, obj) {
+      if (n >= max) break;
+      struct bpf_prog_info info;
+      __u32 len = sizeof info;
+      memset(&info, 0, sizeof info);
+      if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len)) continue;
+      snprintf(out[n].name, sizeof out[n].name, "%s", bpf_program__name(p));
+      out[n].run_cnt = info.run_cnt;
+      out[n].run_time_ns = info.run_time_ns;
+      n++;
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return n;
 }

@@ -74,6 +74,11 @@ int lh_bpf_lease_add(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease *
  * rest counted in *dropped with the ring buffer's own losses) and frees it. */
 void lh_bpf_lease_withdraw(struct lh_bpf_lease *lease, struct lh_bpf_denial *denials, size_t max, size_t *n,
                            uint64_t *dropped);
+/* Run statistics of the enforcing object's programs (kernel.bpf_stats_enabled
+ * must be 1 for run_cnt/run_time_ns to grow). Returns how many were filled
+ * (0 on tier C). Read through this process's own program fds. */
+struct lh_bpf_prog_stat { char name[32]; uint64_t run_cnt, run_time_ns; };
+int lh_bpf_prog_stats(struct lh_bpf_prog_stat *out, int max);
 #ifdef __cplusplus
 }
 #endif

@@ -85,18 +85,21 @@ static int valid_hostname(const char *n, size_t len) {
   return label > 0 && n[len - 1] != '-';
 }
 
-/* "<address> <name>": the address in the one spelling inet_ntop gives it
- * (index.ts sends only canonical text), so the file says exactly what the
- * evidence says. Anything else could smuggle lines into /etc/hosts. */
+/* "<address> <name>": one address the kernel's parser accepts, written only
+ * with lower-case hex digits, dots and colons (index.ts sends the canonical
+ * text of server/trust/egress.ts, which the file then repeats verbatim, as
+ * the evidence does), one space, one RFC 1123 name. Nothing else can reach
+ * /etc/hosts: no second line, no option, no alias list. */
 static int valid_hosts_line(const char *v) {
   const char *sp = strchr(v, ' ');
   if (!sp || sp == v || (size_t)(sp - v) >= INET6_ADDRSTRLEN) return 0;
-  char addr[INET6_ADDRSTRLEN], canon[INET6_ADDRSTRLEN];
+  char addr[INET6_ADDRSTRLEN];
   memcpy(addr, v, (size_t)(sp - v));
   addr[sp - v] = 0;
+  if (strspn(addr, "0123456789abcdef.:") != strlen(addr)) return 0;
   unsigned char bin[16];
   int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
-  if (inet_pton(fam, addr, bin) != 1 || !inet_ntop(fam, bin, canon, sizeof canon) || strcmp(addr, canon)) return 0;
+  if (inet_pton(fam, addr, bin) != 1) return 0;
   return valid_hostname(sp + 1, strlen(sp + 1));
 }
 

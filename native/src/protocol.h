@@ -3,12 +3,19 @@
  * Wire format between the addon (host side, a thread of the guest agent) and
  * the single-threaded helper `leasehold-sandbox` it spawns.
  *
- * fd 3 (helper reads): "key\0value\0" pairs until EOF. Keys below.
+ * fd 3 (helper reads): "key\0value\0" pairs until EOF (keys: helper.c
+ * read_config; an unknown key is refused). Network: `net` none|egress;
+ * for egress, `host` "<canonical address> <RFC 1123 name>" per /etc/hosts
+ * line, and `net_guard` bpf — appended by launch.c only, as the last
+ * record, once the lease's BPF egress allow-list is attached.
  * fd 4 (helper writes): one record per line, each shorter than PIPE_BUF so
  * concurrent writers (helper, its PID 1, the workload before exec) never
  * interleave:
  *   P <host pid of sandbox PID 1>
  *   K <key> <value>           a value read back from the kernel inside
+ *                             (egress: net_guard, net_if lh<N>, net_ipv4 and
+ *                             net_ipv6 "<inside>/<len> <gateway>",
+ *                             net_forwarding4|6 0|1 — before P)
  *   R                         containment complete, workload about to start
  *   K tmp_bytes|tmp_inodes N  (after R, before X) what the workload left in
  *                             the throwaway /tmp

@@ -300,7 +300,9 @@ describe("egress is fail-closed without its kernel allow-list", () => {
     expect(status([...base, ["net", "egress"], ["net_guard", "bpf"], ["cg2", "/x"]])).toMatch(/^E config 22 net_guard: only launch.c's/);
     expect(status([...base, ["net", "host"]])).toMatch(/^E config 22 net\n/);
     expect(status([...base, ["net", "egress"], ["host", "10.0.0.1 bad_name"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
-    expect(status([...base, ["net", "egress"], ["host", "010.0.0.1 ok.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["host", "10.0.0.1x ok.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["host", "FD00::1 ok.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
+    expect(status([...base, ["net", "egress"], ["host", "10.0.0.1 ok.test other.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
     expect(status([...base, ["net", "egress"], ["host", "10.0.0.1 ok.test\n10.6.6.6 evil.test"], ["net_guard", "bpf"]])).toMatch(/^E config 22 host/);
     expect(status([...base, ["host", "10.0.0.1 ok.test"]])).toMatch(/^E config 22 net_guard\/host records need net egress/);
   });

@@ -48,6 +48,8 @@ static void put(const char *k, const char *v) {
 
 static int seq;
 static const char *faults = ""; /* lh_launch_request.fault_unreadable for the next run */
+static const struct lh_bpf_file *bpf_exec; /* non-NULL: the next run is a BPF lease with this exec allow-list */
+static size_t bpf_n_exec;
 
 /* Counters not read, as "name:errno" list, for the detail line. */
 static const char *unread_list(const struct lh_cgroup_stats *st, int *n) {
@@ -95,6 +97,12 @@ static void run(struct lh_launch_result *res, const char *const *argv, uint64_t 
   req.limits.cpu_quota_us = quota_us;
   req.limits.cpu_period_us = 100000;
   snprintf(req.fault_unreadable, sizeof req.fault_unreadable, "%s", faults);
+  if (bpf_exec) {
+    req.bpf = 1;
+    req.bpf_exec_enforced = 1;
+    req.bpf_exec = bpf_exec;
+    req.bpf_n_exec = bpf_n_exec;
+  }
   lh_launch(&req, res);
   if (res->out_len < 4096) res->out[res->out_len] = 0; else res->out[4095] = 0;
   if (res->err_len < 4096) res->err[res->err_len] = 0; else res->err[4095] = 0;
@@ -210,6 +218,33 @@ int main(void) {
     run(&r, argv, 64ull << 20, 8, 100000, 500);
     check("deadline", r.timed_out && r.withdrawn_empty && r.withdrawn_removed, "timed_out=%d wall_ms=%.0f empty=%d removed=%d",
           r.timed_out, r.wall_ms, r.withdrawn_empty, r.withdrawn_removed);
+    lh_launch_free(&r);
+  }
+  {
+    /* The launcher's BPF lease on a kernel that enforces LSM programs (this
+     * boot's lsm= ends in bpf): the lease's programs guard the cgroup before
+     * the helper's PID 1 is cloned into it, so inside the full sandbox (user
+     * namespace, pivot_root, seccomp) an exec off the allow-list fails with
+     * EPERM (sh reports 126), the allowed busybox runs, and the denial comes
+     * back in the result after the cgroup was verified empty. */
+    struct stat bb, pr;
+    int st_ok = stat("/usr/bin/busybox", &bb) == 0 && stat(PROBE, &pr) == 0;
+    struct lh_bpf_file allow[1] = {{bb.st_dev, bb.st_ino}};
+    struct lh_bpf_status bst;
+    lh_bpf_init(0, &bst);
+    bpf_exec = allow;
+    bpf_n_exec = 1;
+    const char *const argv[] = {"/usr/bin/busybox", "sh", "-c", PROBE "; echo rc=$?", NULL};
+    run(&r, argv, 64ull << 20, 16, 100000, 10000);
+    bpf_exec = NULL;
+    const struct lh_bpf_denial *d = r.bpf_n_denials ? &r.bpf_denials[0] : NULL;
+    check("bpf_launch", st_ok && bst.tier == 'A' && !r.failed && r.bpf_enforced && r.bpf_withdrawn && r.withdrawn_removed &&
+                            strstr(r.out, "rc=126") && r.bpf_n_denials == 1 && d->kind == LH_DENY_EXEC && d->ino == pr.st_ino &&
+                            d->dev == pr.st_dev && r.bpf_dropped == 0,
+          "tier=%c failed=%d(%s %s) enforced=%d withdrawn=%d removed=%d stdout=%s stderr=%s denials=%zu first=[kind=%u dev=%llx ino=%llu comm=%.16s] (want %s %llx:%llu) dropped=%llu",
+          bst.tier, r.failed, r.fail_stage, r.fail_message, r.bpf_enforced, r.bpf_withdrawn, r.withdrawn_removed, r.out, r.err,
+          r.bpf_n_denials, d ? d->kind : 0, d ? (unsigned long long)d->dev : 0, d ? (unsigned long long)d->ino : 0, d ? d->comm : "",
+          PROBE, (unsigned long long)pr.st_dev, (unsigned long long)pr.st_ino, (unsigned long long)r.bpf_dropped);
     lh_launch_free(&r);
   }
   {

@@ -1,7 +1,8 @@
 // cgroup v2 controller path, tested for real: this machine's cgroup2 has no
 // controllers, so a Debian cloud kernel boots under qemu (TCG) with a pure
 // cgroup2 hierarchy and memory/pids/cpu enabled, and a static driver runs the
-// real host side (launch.c, cgroup.c) and the real helper there. ~5-10 s.
+// real host side (launch.c, cgroup.c, and the BPF loader launch.c calls,
+// with `bpf` in lsm= so tier A enforces) and the real helper there. ~5-10 s.
 // Never skipped silently: when qemu or the kernel package cannot be had the
 // test FAILS with the install command; LEASEHOLD_VM_TESTS=skip skips it
 // knowingly, and the skip is named in the run's summary.
@@ -10,9 +11,9 @@ import { runVm } from "./run.mjs";
 import { setupVm } from "./setup.mjs";
 
 const SKIP = process.env["LEASEHOLD_VM_TESTS"] === "skip";
-const CHECKS = ["mode", "limits", "run", "withdraw", "oom", "counters", "unread", "pids", "cpu", "deadline", "sweep", "sibling", "refuse"];
+const CHECKS = ["mode", "limits", "run", "withdraw", "oom", "counters", "unread", "pids", "cpu", "deadline", "bpf_launch", "sweep", "sibling", "refuse"];
 const NAME =
-  "limits written and read back in v2, OOM and pids exhaustion detected, counters read (and an unreadable one reported unread), deadline kill, sweep, sibling placement, fail-closed refusal";
+  "limits written and read back in v2, OOM and pids exhaustion detected, counters read (and an unreadable one reported unread), deadline kill, a BPF lease (tier A) refusing an exec inside the full sandbox, sweep, sibling placement, fail-closed refusal";
 
 describe("cgroup v2 controllers in a VM (pure cgroup2, +memory +pids +cpu)", () => {
   it.skipIf(SKIP)(SKIP ? `${NAME} — skipped: LEASEHOLD_VM_TESTS=skip` : NAME, async () => {
@@ -33,6 +34,7 @@ describe("cgroup v2 controllers in a VM (pure cgroup2, +memory +pids +cpu)", () 
     expect(byCheck.get("counters")).toMatch(/unread=none /);
     expect(byCheck.get("unread")).toMatch(/unread=memory\.events\/oom_kill:5,memory\.events\/oom:5,memory\.events\/max:5,pids\.events\/max:5 /);
     expect(byCheck.get("pids")).toMatch(/pids\.events max=[1-9]/);
+    expect(byCheck.get("bpf_launch")).toMatch(/tier=A .*stdout=rc=126\| .*denials=1 first=\[kind=1 /);
     expect(r.lines).toContain(`LH-VM-RESULT PASS ${CHECKS.length}/${CHECKS.length}`);
   }, 240_000);
 });
