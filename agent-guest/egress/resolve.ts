@@ -29,7 +29,7 @@ export const systemLookup: Lookup = (name) => dns.promises.lookup(name, { all: t
 
 export const DEFAULT_RESOLVE_TIMEOUT_MS = 5_000;
 /** What the sandbox's /etc/hosts takes per name (native SandboxPolicy `hosts`). */
-export const MAX_ADDRESSES_PER_NAME = 16;
+export const MAX_ADDRESSES_PER_NAME = 32;
 
 /** One name rule of the job and what its name resolved to (canonical text, sorted, unique). */
 export interface ResolvedEgressName {

@@ -121,7 +121,7 @@ export const EvidenceEnvelope = z
      * found in its /etc/hosts). Absent when the policy named no host.
      */
     resolved_names: z
-      .array(z.object({ name: z.string().min(1).max(253), addresses: z.array(z.string().min(2).max(39)).min(1).max(16) }).strict())
+      .array(z.object({ name: z.string().min(1).max(253), addresses: z.array(z.string().min(2).max(39)).min(1).max(32) }).strict())
       .max(64)
       .optional(),
     redactions: z.object({ count: nonNegInt, kinds: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)).max(64) }).strict(),
