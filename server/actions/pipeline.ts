@@ -194,6 +194,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   });
   await step(trace, "resolve", async () => {
     const ready = await deps.readiness.check({ manifest: resolution.manifest, operation: resolution.operation, host });
+    if (!ready.ready && ready.unenforceable === true) {
+      throw new LeaseholdError("UNENFORCEABLE", `capability ${resolution.manifest.id} cannot be enforced on ${host.name}: ${ready.reason}`, { tier: "hub", details: { host: host.name } });
+    }
     if (!ready.ready) throw new LeaseholdError("CAPABILITY_UNAVAILABLE", `capability ${resolution.manifest.id} is not ready on ${host.name}: ${ready.reason}`, { tier: "hub", retryable: true });
   });
 

@@ -57,7 +57,8 @@ export type ActionProgress =
  * tests pass their own explicit check.
  */
 export interface ReadinessCheck {
-  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string }>;
+  /** `unenforceable`: the host established a tier, but one too weak for the capability's policy (e.g. egress on tier C). */
+  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string; unenforceable?: boolean }>;
 }
 
 export interface PipelineSettings {
