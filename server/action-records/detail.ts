@@ -154,6 +154,8 @@ export interface ActionDetail {
   requester: { kind: "token" | "admin" | "unknown"; name: string | null };
   action_hash: string;
   arguments: Record<string, unknown>;
+  /** The compiled policy's network ("none", or the egress rules — addresses and names — the job carried); null when not recorded. */
+  network: { mode: "none" } | { mode: "egress"; egress: string[] } | null;
   risk: { level: string; reasons: unknown };
   state: string;
   decision: ActionDecision;
@@ -327,7 +329,14 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
   const timeline = await timelineOf(db, actionId);
   const sealedEvidence = timeline.find((e) => e.type === "evidence/1");
   const result = (action.result ?? {}) as { completion?: { key_id?: string; error?: { code: string; message: string } | null }; error?: { code: string; message: string } };
-  const prepared = action.prepared as { arguments?: Record<string, unknown> };
+  const prepared = action.prepared as { arguments?: Record<string, unknown>; policy?: { network?: unknown } };
+  const policyNetwork = prepared.policy?.network as { mode?: unknown; egress?: unknown } | undefined;
+  const network: ActionDetail["network"] =
+    policyNetwork?.mode === "none"
+      ? { mode: "none" }
+      : policyNetwork?.mode === "egress" && Array.isArray(policyNetwork.egress) && policyNetwork.egress.every((r) => typeof r === "string")
+        ? { mode: "egress", egress: policyNetwork.egress as string[] }
+        : null;
 
   const names = async (ids: Array<string | null>) => {
     const wanted = ids.filter((id): id is string => id !== null);
@@ -349,6 +358,7 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
     requester: action.tokenId !== null ? { kind: "token", name: token?.name ?? null } : action.adminId !== null ? { kind: "admin", name: admin?.name ?? null } : { kind: "unknown", name: null },
     action_hash: action.actionHash,
     arguments: prepared.arguments ?? {},
+    network,
     risk: { level: action.riskLevel, reasons: action.riskReasons },
     state: action.state,
     decision: row.decision,

@@ -86,6 +86,12 @@ export function ActionDetailView({ id }: { id: string }) {
           </dl>
           <h3 className="detail-sub">Arguments</h3>
           <Code block>{shown(a.arguments)}</Code>
+          {a.network === null ? null : (
+            <p data-testid="action-network">
+              <span className="muted">Network</span>{" "}
+              {a.network.mode === "none" ? "none" : <>egress allow-list <Code>{shownText(a.network.egress.join(", "))}</Code></>}
+            </p>
+          )}
           {reasons.length === 0 ? null : (
             <>
               <h3 className="detail-sub">Risk reasons</h3>
