@@ -5,7 +5,7 @@
  * byte offsets and sizes. bpf/lease_abi.test.ts compares every entry with
  * what gcc makes of the C headers and with the BTF of the built objects.
  */
-import type { EgressRule } from "../server/trust/egress";
+import type { AddressEgressRule } from "../server/trust/egress";
 
 export interface StructLayout {
   readonly size: number;
@@ -55,7 +55,7 @@ export function packExecFiles(files: readonly { dev: bigint; ino: bigint }[]): B
 }
 
 /** Egress rules for the addon: address in network byte order, port in host (little-endian) order. */
-export function packEgressRules(rules: readonly EgressRule[]): Buffer {
+export function packEgressRules(rules: readonly AddressEgressRule[]): Buffer {
   const L = BPF_ABI.lh_bpf_rule;
   const b = Buffer.alloc(L.size * rules.length);
   rules.forEach((r, i) => {

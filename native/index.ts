@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { LeaseholdError } from "../server/trust";
-import { parseEgressRule, type EgressRule } from "../server/trust/egress";
+import { parseEgressRule, type AddressEgressRule } from "../server/trust/egress";
+
+/** An address rule (CIDR:port) in canonical text; a name rule is resolved by the guest before it reaches a sandbox. */
+function parseAddressRule(text: string): AddressEgressRule | undefined {
+  const rule = parseEgressRule(text);
+  return rule?.kind === "address" ? rule : undefined;
+}
 import { addressText, BPF_DENIAL_KINDS, packEgressRules, packExecFiles } from "./bpf-abi";
 import { projectPath } from "../common/paths/index";
 
@@ -367,7 +373,7 @@ export function addBpfLease(cgroupPath: string, opts: { exec?: { dev: bigint; in
   const a = loadAddon();
   if (bpfStatus().tier === "C") throw unenforceable(`BPF lease on tier C: ${bpfStatus().detail}`);
   const rules = (opts.egress ?? []).map((t) => {
-    const r = parseEgressRule(t);
+    const r = parseAddressRule(t);
     if (!r) throw new LeaseholdError("INVALID_ARGUMENT", `not a canonical egress rule: ${t}`, { tier: "guest" });
     return r;
   });
@@ -700,7 +706,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   checkEnforceable(policy);
   const a = loadAddon();
   const useBpf = needsBpf(policy);
-  const egress: EgressRule[] = policy.network === "none" ? [] : policy.network.egress.map((r) => parseEgressRule(r) as EgressRule);
+  const egress: AddressEgressRule[] = policy.network === "none" ? [] : policy.network.egress.map((r) => parseAddressRule(r) as AddressEgressRule);
   const bpfRequest = useBpf
     ? { exec: packExecFiles(compileExecAllowList(policy)), egress: packEgressRules(egress), execEnforced: true, netEnforced: policy.network !== "none" }
     : undefined;

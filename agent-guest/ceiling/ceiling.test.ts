@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
 import type { SandboxPolicy } from "../../native/index";
-import { intersectPolicy, loadCeiling, parseCeiling, type HostCeiling } from "./index";
+import { checkEgressBeforeResolution, intersectPolicy, loadCeiling, parseCeiling, type HostCeiling } from "./index";
 
 const MiB = 1024 * 1024;
 
@@ -96,7 +96,7 @@ describe("intersectPolicy", () => {
     expect(intersectPolicy(job({ network: { egress: ["10.0.0.0/8:443"] } }), ceiling, { tier: "B" }).network).toEqual({ egress: ["10.0.0.0/8:443"] });
   });
 
-  it("refuses a malformed egress entry in the job as INVALID_ARGUMENT", () => {
+  it("refuses a name left in the sandbox policy's egress (the sandbox takes resolved addresses only) as INVALID_ARGUMENT", () => {
     expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["example.com:443"] } }), ceiling, { tier: "A" })).code).toBe("INVALID_ARGUMENT");
   });
 
@@ -122,6 +122,58 @@ describe("egress entries: the hub's one format (server/trust/egress.ts)", () => 
     const e = thrownBy(() => intersectPolicy(job({ network: { egress: ["[2001:db8::]/32:443"] } }), ceiling, { tier: "A" }));
     expect(e.code).toBe("INVALID_ARGUMENT");
     expect(e.message).toContain("[<ipv6>/<len>]:<port>");
+  });
+});
+
+describe("names in the ceiling and in jobs (name:port)", () => {
+  const named = parseCeiling({ ...ceilingJson, egress: ["10.0.0.0/8:443", "api.example.test:443", "db.example.test:5432"] });
+  const resolved = (rule: string, addresses: string[]) => {
+    const [name = "", port = "0"] = rule.split(":");
+    return { rule, name, port: Number(port), addresses };
+  };
+
+  it("a ceiling accepts name rules and refuses names not in canonical form", () => {
+    expect(named.egress).toContain("api.example.test:443");
+    expect(() => parseCeiling({ ...ceilingJson, egress: ["API.example.test:443"] })).toThrow(/egress\.0/);
+    expect(() => parseCeiling({ ...ceilingJson, egress: ["api.example.test.:443"] })).toThrow(/egress\.0/);
+  });
+
+  it("before resolution: a name the ceiling names passes; a name it does not name passes only when the ceiling has address rules on its port", () => {
+    expect(() => checkEgressBeforeResolution(["api.example.test:443", "10.1.0.0/16:443"], named, { tier: "B" })).not.toThrow();
+    // Not named, but 10.0.0.0/8:443 may cover what it resolves to: decided after resolution.
+    expect(() => checkEgressBeforeResolution(["other.example.test:443"], named, { tier: "B" })).not.toThrow();
+    const e = thrownBy(() => checkEgressBeforeResolution(["other.example.test:8080"], named, { tier: "B" }));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.details).toMatchObject({ field: "network.egress[0]" });
+    // Same name, another port: not covered.
+    expect(thrownBy(() => checkEgressBeforeResolution(["db.example.test:5433"], named, { tier: "B" })).code).toBe("POLICY_REFUSED");
+  });
+
+  it("before resolution on tier C: within the ceiling is UNENFORCEABLE, beyond it is POLICY_REFUSED (the ceiling is checked first, no lookup either way)", () => {
+    expect(thrownBy(() => checkEgressBeforeResolution(["api.example.test:443"], named, { tier: "C" })).code).toBe("UNENFORCEABLE");
+    expect(thrownBy(() => checkEgressBeforeResolution(["elsewhere.test:22"], named, { tier: "C" })).code).toBe("POLICY_REFUSED");
+    expect(() => checkEgressBeforeResolution([], named, { tier: "C" })).not.toThrow();
+  });
+
+  it("after resolution: addresses of a name the ceiling names are allowed wherever they are; of an unnamed name only inside ceiling address rules", () => {
+    const api = resolved("api.example.test:443", ["203.0.113.7", "2001:db9::7"]);
+    const out = intersectPolicy(job({ network: { egress: ["203.0.113.7/32:443", "[2001:db9::7/128]:443"] } }), named, { tier: "B", names: [api] });
+    expect(out.network).toEqual({ egress: ["203.0.113.7/32:443", "[2001:db9::7/128]:443"] });
+
+    const inside = resolved("other.example.test:443", ["10.9.9.9"]);
+    expect(intersectPolicy(job({ network: { egress: ["10.9.9.9/32:443"] } }), named, { tier: "B", names: [inside] }).network).toEqual({ egress: ["10.9.9.9/32:443"] });
+
+    // One address outside 10.0.0.0/8: the whole name is refused, naming the address.
+    const straddles = resolved("other.example.test:443", ["10.9.9.9", "198.51.100.1"]);
+    const e = thrownBy(() => intersectPolicy(job({ network: { egress: ["10.9.9.9/32:443", "198.51.100.1/32:443"] } }), named, { tier: "B", names: [straddles] }));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.message).toContain("198.51.100.1");
+  });
+
+  it("a named name vouches only for its own addresses and port", () => {
+    const api = resolved("api.example.test:443", ["203.0.113.7"]);
+    expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["203.0.113.8/32:443"] } }), named, { tier: "B", names: [api] })).code).toBe("POLICY_REFUSED");
+    expect(thrownBy(() => intersectPolicy(job({ network: { egress: ["203.0.113.7/32:80"] } }), named, { tier: "B", names: [api] })).code).toBe("POLICY_REFUSED");
   });
 });
 

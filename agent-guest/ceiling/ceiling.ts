@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { LeaseholdError, egressRuleAllowedBy, parseEgressRule, type EgressRule } from "../../server/trust";
+import { LeaseholdError, MAX_EGRESS_RULE_LENGTH, egressRuleAllowedBy, hostEgressRule, parseEgressRule, type EgressRule } from "../../server/trust";
 import type { SandboxPolicy } from "../../native/index";
 
 /**
@@ -23,6 +23,19 @@ import type { SandboxPolicy } from "../../native/index";
  * within the ceiling but needs a kernel tier this host lacks (tier C) is
  * UNENFORCEABLE — checked after the ceiling, so a request beyond the ceiling
  * is reported as such on every host.
+ *
+ * Names (`name:port`) in the ceiling and in jobs: a job's name rule is within
+ * the ceiling when the ceiling carries the same name rule (same name, same
+ * port) — then every address the name resolves to at lease start is allowed
+ * on that port, whatever it is, because the operator named the name, not an
+ * address range. Otherwise it is within the ceiling only when EVERY address
+ * it resolved to, as a /32 or /128 with the rule's port, is covered by an
+ * address rule of the ceiling — an operator who allows only 10.0.0.0/8 keeps
+ * that promise whatever a job names. The first case is decided before
+ * resolution (`checkEgressBeforeResolution`, with the tier check after it),
+ * the second after it (`intersectPolicy` with the resolved names); a name
+ * the ceiling neither names nor has any address rule for on that port is
+ * refused before any lookup is made.
  */
 
 const MiB = 1024 * 1024;
@@ -39,8 +52,8 @@ const absPath = z
   });
 const port = z.number().int().min(1).max(65535);
 /** The one spelling of server/trust/egress.ts: what a job's compiled policy carries. */
-const EGRESS_FORMAT = "<ipv4>/<len>:<port> or [<ipv6>/<len>]:<port> (RFC 5952 lower case), host bits clear";
-const egressText = z.string().max(64).refine((text) => parseEgressRule(text) !== undefined, { message: `must be ${EGRESS_FORMAT}` });
+const EGRESS_FORMAT = "<ipv4>/<len>:<port> or [<ipv6>/<len>]:<port> (RFC 5952 lower case, host bits clear) or <name>:<port> (lower-case RFC 1123 host name)";
+const egressText = z.string().max(MAX_EGRESS_RULE_LENGTH).refine((text) => parseEgressRule(text) !== undefined, { message: `must be ${EGRESS_FORMAT}` });
 
 export const HostCeiling = z
   .object({
@@ -160,12 +173,88 @@ function checkMax(field: string, asked: number, allowed: number): void {
   if (!(asked <= allowed)) beyond(field, `= ${asked} exceeds the host ceiling maximum ${allowed}`, asked, allowed);
 }
 
+/** A job's name rule with the addresses the guest resolved it to (agent-guest/egress). */
+export interface ResolvedName {
+  rule: string;
+  name: string;
+  port: number;
+  addresses: readonly string[];
+}
+
+function unenforceableEgress(tier: HostTier): never {
+  throw new LeaseholdError(
+    "UNENFORCEABLE",
+    "network egress allow-lists need kernel tier A or B (BPF connect/sendmsg hooks); this host runs tier C (Landlock + seccomp + empty network namespace) and refuses rather than run with open or no network",
+    { tier: "guest", details: { field: "network", host_tier: tier } },
+  );
+}
+
+function parseJobRule(text: string, i: number): EgressRule {
+  const entry = parseEgressRule(text);
+  if (entry === undefined) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] '${text}' is not ${EGRESS_FORMAT}`, {
+      tier: "guest",
+      details: { field: `network.egress[${i}]` },
+    });
+  }
+  return entry;
+}
+
+/**
+ * The job's compiled egress list (addresses and names) against the ceiling,
+ * before any name is resolved: an address rule must be covered by a ceiling
+ * address rule; a name rule by the same ceiling name rule, or — decided
+ * after resolution — by ceiling address rules on its port (refused here when
+ * the ceiling has none on that port). Then the tier: egress on tier C is
+ * UNENFORCEABLE, and no name is looked up for a job that cannot run.
+ */
+export function checkEgressBeforeResolution(rules: readonly string[], ceiling: HostCeiling, host: { tier: HostTier }): void {
+  if (rules.length === 0) return;
+  const ceilingEgress = ceiling.egress.map((t) => parseEgressRule(t) as EgressRule);
+  rules.forEach((text, i) => {
+    const entry = parseJobRule(text, i);
+    if (egressRuleAllowedBy(entry, ceilingEgress)) return;
+    if (entry.kind === "name" && ceilingEgress.some((c) => c.kind === "address" && c.port === entry.port)) return;
+    beyond(`network.egress[${i}]`, `= ${text} is not covered by the host ceiling's egress list`, text, ceiling.egress);
+  });
+  if (host.tier === "C") unenforceableEgress(host.tier);
+}
+
+/**
+ * The job's name rules as resolved, against the ceiling: a name the ceiling
+ * names is allowed whatever it resolved to; any other name only when every
+ * address it resolved to (/32 or /128, its port) lies inside a ceiling
+ * address rule, else POLICY_REFUSED naming the address. Returns the address
+ * rules ceiling NAME rules vouch for (`intersectPolicy` admits those).
+ */
+export function checkResolvedNames(names: readonly ResolvedName[], ceiling: HostCeiling): Set<string> {
+  const ceilingEgress = ceiling.egress.map((t) => parseEgressRule(t) as EgressRule);
+  const vouched = new Set<string>();
+  names.forEach((resolved) => {
+    const rule = parseEgressRule(resolved.rule);
+    if (rule === undefined || rule.kind !== "name") throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.rule} is not a name rule`, { tier: "guest", details: { field: "network.egress" } });
+    const named = egressRuleAllowedBy(rule, ceilingEgress);
+    resolved.addresses.forEach((address) => {
+      const single = hostEgressRule(address, rule.port);
+      if (single === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): ${resolved.name} resolved to ${address}, not an address`, { tier: "guest", details: { field: "network.egress" } });
+      if (named) vouched.add(single.text);
+      else if (!egressRuleAllowedBy(single, ceilingEgress)) {
+        beyond(`network.egress`, `= ${resolved.rule} resolved to ${address}, which the host ceiling's egress list does not cover (it does not name ${resolved.rule} either)`, resolved.rule, ceiling.egress);
+      }
+    });
+  });
+  return vouched;
+}
+
 /**
  * The policy the sandbox gets: the job's own policy when every field lies
  * within the ceiling (a fresh copy), or POLICY_REFUSED naming the field; or
  * UNENFORCEABLE for egress on a tier-C host. Never a clamped policy.
+ * `host.names`: the job's name rules as resolved; the policy's egress
+ * then holds their /32 and /128 rules, allowed by the ceiling as the file
+ * comment says.
  */
-export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: { tier: HostTier }): SandboxPolicy {
+export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: { tier: HostTier; names?: readonly ResolvedName[] }): SandboxPolicy {
   const readable = [...ceiling.exec_dirs, ...(ceiling.read_only_paths ?? [])];
   checkPath("workdir", job.workdir, [ceiling.workspace_root]);
   job.exec_allow.forEach((d, i) => checkPath(`exec_allow[${i}]`, d, ceiling.exec_dirs));
@@ -198,25 +287,20 @@ export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: 
   });
 
   if (job.network !== "none") {
+    const vouched = checkResolvedNames(host.names ?? [], ceiling);
     job.network.egress.forEach((text, i) => {
-      const entry = parseEgressRule(text);
-      if (entry === undefined) {
-        throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] '${text}' is not ${EGRESS_FORMAT}`, {
+      const entry = parseJobRule(text, i);
+      if (entry.kind === "name") {
+        throw new LeaseholdError("INVALID_ARGUMENT", `host ceiling (guest check): network.egress[${i}] '${text}' is a name; the sandbox takes resolved addresses only`, {
           tier: "guest",
           details: { field: `network.egress[${i}]` },
         });
       }
-      if (!egressRuleAllowedBy(entry, ceilingEgress)) {
+      if (!egressRuleAllowedBy(entry, ceilingEgress) && !vouched.has(entry.text)) {
         beyond(`network.egress[${i}]`, `= ${text} is not covered by the host ceiling's egress list`, text, ceiling.egress);
       }
     });
-    if (host.tier === "C") {
-      throw new LeaseholdError(
-        "UNENFORCEABLE",
-        "network egress allow-lists need kernel tier A or B (BPF connect/sendmsg hooks); this host runs tier C (Landlock + seccomp + empty network namespace) and refuses rather than run with open or no network",
-        { tier: "guest", details: { field: "network", host_tier: host.tier } },
-      );
-    }
+    if (host.tier === "C") unenforceableEgress(host.tier);
   }
   return structuredClone(job);
 }

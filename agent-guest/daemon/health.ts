@@ -2,9 +2,13 @@
  * What this host can enforce, measured once at start-up: the native probe
  * (Landlock ABI, seccomp, user namespaces, cgroup controllers) and a
  * self-test launch of /bin/true whose read-back must show every namespace,
- * seccomp, Landlock and no_new_privs really in force. The tier is C: the
- * BPF allow-list programs (tiers A/B) do not exist yet, so egress
- * allow-lists are refused with UNENFORCEABLE.
+ * seccomp, Landlock and no_new_privs really in force. The tier is the BPF
+ * loader's own verdict (native `bpfStatus()`: A only when the LSM programs
+ * load AND a self-test in a throwaway cgroup is denied, B when the
+ * cgroup-BPF programs pass the same self-test, else C), reported with the
+ * SHA-256 of the BPF object that enforces it and the loader's detail (what
+ * was tried, why a stronger tier was refused). On tier C egress allow-lists
+ * are refused with UNENFORCEABLE.
  *
  * Worker digest: sha256 over the sandbox helper binary, the launcher addon
  * and the guest's runner and workspace modules — what actually executes a
@@ -13,7 +17,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { HELPER_PATH, launch, probeKernel, type KernelProbe } from "../../native/index";
+import { HELPER_PATH, bpfStatus, launch, probeKernel, type BpfStatus, type KernelProbe } from "../../native/index";
 import type { GuestHealthReport } from "../../server/trust";
 import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
@@ -26,11 +30,13 @@ export const WORKERS = [
   { capability: "code", capability_api: 1, worker_abi: 1, version: "1.0.0" },
   { capability: "host", capability_api: 1, worker_abi: 1, version: "1.0.0" },
   { capability: "workspace", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  // Ready only where the tier is A or B (readiness compares the policy's min_tier with the host's).
+  { capability: "egress-shell", capability_api: 1, worker_abi: 1, version: "1.0.0" },
 ] as const;
 
 export function workerDigest(): string {
   const h = createHash("sha256");
-  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts")];
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts"), projectPath("agent-guest", "egress", "resolve.ts")];
   for (const file of files) {
     h.update(`${path.basename(file)}\0`);
     h.update(fs.readFileSync(file));
@@ -60,7 +66,9 @@ export function summariseCeiling(ceiling: HostCeiling): CeilingSummary {
 }
 
 export interface Measured {
-  tier: "C" | null;
+  tier: "A" | "B" | "C" | null;
+  /** The BPF loader's verdict (null when it could not be asked: the probe failed first). */
+  bpf: BpfStatus | null;
   ceiling: CeilingSummary;
   kernel_features: string[];
   probe: KernelProbe | { error: string };
@@ -80,7 +88,7 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   try {
     probe = probeKernel();
   } catch (error) {
-    return { tier: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
+    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
   }
   // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
@@ -107,14 +115,22 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   } catch (error) {
     detail = error instanceof Error ? error.message : String(error);
   }
-  return { tier: selfTest === "pass" ? "C" : null, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
+  let bpf: BpfStatus | null;
+  try {
+    bpf = bpfStatus();
+  } catch (error) {
+    // The loader itself failed (not "tier C": that is a verdict): no BPF tier can be claimed.
+    bpf = { tier: "C", object_sha256: null, detail: `BPF loader failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  // The sandbox self-test gates every tier; the BPF tier says how much more than C this host enforces.
+  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
 }
 
 export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean): GuestHealthReport {
   return {
     tier: m.tier,
     kernel_features: m.kernel_features,
-    probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail, ceiling: m.ceiling },
+    probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail, ceiling: m.ceiling, ...(m.bpf === null ? {} : { bpf: m.bpf }) },
     workers: WORKERS.map((w) => ({ ...w, digest: m.digest, self_test: m.self_test })),
     witness,
     accepting_jobs: accepting,

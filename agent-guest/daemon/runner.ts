@@ -5,7 +5,11 @@
  *   1 map the hashed prepared action to a sandbox policy (a table keyed by
  *     capability.operation — no if-trees over names elsewhere)
  *   2 intersect with the host ceiling: beyond it → POLICY_REFUSED naming the
- *     field; egress on this tier → UNENFORCEABLE; nothing is clamped
+ *     field; egress on this tier → UNENFORCEABLE; nothing is clamped. Names
+ *     in the egress list are resolved here, outside the sandbox, after the
+ *     ceiling and tier checks that need no addresses (agent-guest/egress):
+ *     the sandbox gets exactly the resolved addresses and an /etc/hosts for
+ *     them; a name that does not resolve fails the job (EGRESS_NAME_UNRESOLVED)
  *   3 launch in the native sandbox (workspace operations instead go through
  *     agent-guest/workspace — a user-space path check, never a shell)
  *   4 scrub stdout/stderr (credentials, then DLP) over the WHOLE capture, the
@@ -20,8 +24,9 @@
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
-import { intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
-import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
+import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
+import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
+import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";
 import { Workspace } from "../workspace/index";
 import type { VerifiedJob } from "./verify-job";
@@ -33,6 +38,9 @@ export interface RunnerContext {
   tier: HostTier;
   /** sha256:… of the worker the guest runs (sandbox helper, addon, this runner). */
   workerDigest: string;
+  /** How egress names are resolved (default: node:dns lookup, both families); tests pass their own. */
+  lookup?: Lookup;
+  resolveTimeoutMs?: number;
 }
 
 export interface JobOutcome {
@@ -112,8 +120,13 @@ export function cwdInside(cwd: unknown, workspaceRoot: string): string {
  */
 const HOST_INSPECT_SCRIPT = "uname -srvm; echo; cat /proc/uptime /proc/loadavg; echo; df -kP /usr 2>/dev/null || true";
 
+function shellCommand(a: Args, ctx: RunnerContext): ReturnType<SandboxBuilder> {
+  return { argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"], ctx.ceiling.workspace_root) };
+}
+
 const SANDBOXED: Record<string, SandboxBuilder> = {
-  "shell.run_command": (a, _job, ctx) => ({ argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"], ctx.ceiling.workspace_root) }),
+  "shell.run_command": (a, _job, ctx) => shellCommand(a, ctx),
+  "egress-shell.run_command_net": (a, _job, ctx) => shellCommand(a, ctx),
   "code.run_code": (a) => {
     const build = LANGUAGES[String(a["language"])];
     if (build === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `unsupported language ${JSON.stringify(a["language"])}`, { tier: "guest" });
@@ -122,7 +135,23 @@ const SANDBOXED: Record<string, SandboxBuilder> = {
   "host.host_inspect": () => ({ argv: ["/bin/sh", "-c", HOST_INSPECT_SCRIPT], env: {}, stdin: "", cwd: "/work" }),
 };
 
-export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxPolicyInput {
+/**
+ * The sandbox's network: "none", or the address rules the kernel enforces —
+ * the compiled list with every name replaced by the addresses it resolved to
+ * — and the names for the sandbox's /etc/hosts.
+ */
+function sandboxNetwork(job: VerifiedJob, resolution: ResolvedEgress | undefined): SandboxPolicyInput["network"] {
+  const p = job.policy;
+  if (p.network.mode === "none") return "none";
+  if (resolution === undefined) {
+    if (hasNameRules(p.network.egress)) throw new LeaseholdError("INTERNAL", "egress names were not resolved before the sandbox policy was built", { tier: "guest" });
+    return { egress: [...p.network.egress] };
+  }
+  const network = { egress: resolution.egress, ...(resolution.hosts.length > 0 ? { hosts: resolution.hosts } : {}) };
+  return network;
+}
+
+export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext, resolution?: ResolvedEgress): SandboxPolicyInput {
   const build = SANDBOXED[`${job.capability.id}.${job.operation}`];
   if (build === undefined) throw new LeaseholdError("UNENFORCEABLE", `this guest has no sandboxed worker for ${job.capability.id}.${job.operation}`, { tier: "guest" });
   const p = job.policy;
@@ -130,7 +159,7 @@ export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext): SandboxP
   return {
     ...build(job.arguments, job, ctx),
     workdir: ctx.ceiling.workspace_root,
-    network: p.network.mode === "none" ? "none" : { egress: [...p.network.egress] },
+    network: sandboxNetwork(job, resolution),
     memory_bytes: p.memory_bytes,
     cpus: p.cpu_millis / 1000,
     pids_max: p.pids_limit,
@@ -160,7 +189,12 @@ export const HOST_FACTS_SHOWN = [
   "programs and libraries installed under /usr (without /usr/local)",
 ] as const;
 
-export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResult, "throwaway_writes">, output: { terminalControls: boolean } = { terminalControls: false }): Record<string, unknown> {
+export function sandboxReport(
+  writesWorkspace: boolean,
+  result: Pick<LaunchResult, "throwaway_writes">,
+  output: { terminalControls: boolean } = { terminalControls: false },
+  network: SandboxPolicyInput["network"] = "none",
+): Record<string, unknown> {
   const t = result.throwaway_writes;
   const discarded = t === null
     ? "what it wrote to /tmp was not measured; /tmp was discarded when the job ended"
@@ -180,7 +214,12 @@ export function sandboxReport(writesWorkspace: boolean, result: Pick<LaunchResul
       // clipboard write or a window title, or other C0 controls): whoever shows
       // it to a person neutralises them (server/text/terminal.ts).
       terminal_controls: output.terminalControls,
-      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp, and there is no network (Unix sockets only).`,
+      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp, and ${
+        network === undefined || network === "none"
+          ? "there is no network (Unix sockets only)."
+          : "the network reaches only the egress allow-list below, enforced in the kernel; names resolve only through /etc/hosts (no DNS)."
+      }`,
+      ...(network === undefined || network === "none" ? {} : { egress: [...network.egress] }),
     },
   };
 }
@@ -206,6 +245,21 @@ const WORKSPACE_OPS: Record<string, WorkspaceOp> = {
     return { content: Buffer.from(JSON.stringify(r.entries)), structured: { path: r.path, offset: r.offset, limit: r.limit, total: r.total, has_more: r.has_more } };
   },
 };
+
+/**
+ * The kernel side of the lease, from the launch's own read-back: the tier and
+ * BPF object the loader proved at start-up, whether the lease was under the
+ * programs for the whole run, and — when it was — every denial they reported.
+ */
+export function bpfReadback(result: Pick<LaunchResult, "bpf">): BpfReadback {
+  const b = result.bpf;
+  return {
+    tier: b.tier,
+    attached: b.enforced,
+    ...(b.object_sha256 === null ? {} : { object_sha256: b.object_sha256 }),
+    ...(b.enforced ? { denials: b.denials, denials_dropped: b.denials_dropped } : {}),
+  };
+}
 
 function common(job: VerifiedJob, ctx: RunnerContext) {
   return {
@@ -274,11 +328,18 @@ export async function runJob(
       if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
       return await runWorkspace(job, ctx, workspaceOp);
     }
-    const requested = sandboxPolicyFor(job, ctx);
+    const compiledEgress = job.policy.network.mode === "egress" ? job.policy.network.egress : [];
+    // Ceiling and tier first: a job this host must refuse makes no DNS query.
+    checkEgressBeforeResolution(compiledEgress, ctx.ceiling, { tier: ctx.tier });
+    const resolution = hasNameRules(compiledEgress)
+      ? await resolveEgressNames(compiledEgress, { ...(ctx.lookup ? { lookup: ctx.lookup } : {}), ...(ctx.resolveTimeoutMs ? { timeoutMs: ctx.resolveTimeoutMs } : {}) })
+      : undefined;
+    if (resolution !== undefined) checkResolvedNames(resolution.names, ctx.ceiling);
+    const requested = sandboxPolicyFor(job, ctx, resolution);
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
-    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier });
+    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: resolution?.names ?? [] });
     options.onLaunch?.();
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
@@ -294,18 +355,22 @@ export async function runJob(
     const envelope = buildLaunchEvidence({
       ...common(job, ctx),
       launch: result,
-      bpf: { tier: ctx.tier, attached: false },
+      bpf: bpfReadback(result),
       artifacts: [
         { name: "stdout", content: stdout, truncated: result.stdout_truncated || pair.stdoutTruncated },
         { name: "stderr", content: stderr, truncated: result.stderr_truncated || pair.stderrTruncated },
       ],
       redactions: pair.report,
+      ...(resolution !== undefined ? { resolvedNames: resolution.hosts } : {}),
     });
     return {
       kind: "ran",
       streams: { stdout, stderr },
       evidence: signEvidence(envelope, ctx.hostKey),
-      structured: sandboxReport(job.writesWorkspace, result, { terminalControls: pair.terminalControls }),
+      structured: {
+        ...sandboxReport(job.writesWorkspace, result, { terminalControls: pair.terminalControls }, policy.network),
+        ...(resolution !== undefined ? { resolved_names: resolution.hosts } : {}),
+      },
       error: null,
     };
   } catch (error) {

@@ -206,3 +206,79 @@ describe("signing and verifying", () => {
     expect(() => signEvidence(launched(), rsa.privateKey)).toThrow(LeaseholdError);
   });
 });
+
+describe("egress leases: tier, BPF object, denials and resolved names", () => {
+  const SHA = "ef".repeat(32);
+  function egressEvidence(denials: number, dropped: number) {
+    return buildLaunchEvidence({
+      action_id: "act_net",
+      action_hash: HASH,
+      host_id: "local",
+      producer: { capability: "egress-shell", version: "1.0.0", worker_digest: `sha256:${"cd".repeat(32)}` },
+      launch: readback(),
+      bpf: {
+        tier: "B",
+        attached: true,
+        object_sha256: SHA,
+        denials: Array.from({ length: denials }, (_, i) => ({ kind: "connect" as const, pid: 100 + i, comm: "python3", address: "10.77.0.2", port: 9, protocol: "tcp" as const, family: 4 })),
+        denials_dropped: dropped,
+      },
+      artifacts: [{ name: "stdout", content: Buffer.from("ok\n"), truncated: false }],
+      redactions: { count: 0, kinds: [] },
+      resolvedNames: [{ name: "api.example.test", addresses: ["10.77.0.2", "fd00::2"] }],
+    });
+  }
+
+  it("lists every denial with the tier and the object digest, and the resolved names; signed and verified as v1", () => {
+    const env = egressEvidence(2, 0);
+    expect(env.enforcement?.bpf).toEqual({
+      tier: "B",
+      attached: true,
+      object_sha256: SHA,
+      denials: [
+        { kind: "connect", pid: 100, comm: "python3", address: "10.77.0.2", port: 9, protocol: "tcp", family: 4 },
+        { kind: "connect", pid: 101, comm: "python3", address: "10.77.0.2", port: 9, protocol: "tcp", family: 4 },
+      ],
+      denials_dropped: 0,
+    });
+    expect(env.resolved_names).toEqual([{ name: "api.example.test", addresses: ["10.77.0.2", "fd00::2"] }]);
+    expect(env.limitations.some((l) => l.includes("denial"))).toBe(false);
+    const { privateKey, publicKey } = generateHostKeyPair();
+    const verified = verifyEvidence(signEvidence(env, privateKey), publicKey);
+    expect(verified.ok).toBe(true);
+  });
+
+  it("beyond 256 denials the rest are counted with the ring buffer's losses, and a limitation says so", () => {
+    const env = egressEvidence(300, 5);
+    expect(env.enforcement?.bpf?.denials).toHaveLength(256);
+    expect(env.enforcement?.bpf?.denials_dropped).toBe(49);
+    expect(env.limitations).toContain("49 denial(s) not listed (lost by the ring buffer or beyond the 256 an envelope lists)");
+  });
+
+  it("an attached lease without denials read back says so; a denial outside the schema is refused", () => {
+    const env = buildLaunchEvidence({
+      action_id: "a",
+      action_hash: HASH,
+      host_id: "local",
+      producer: { capability: "egress-shell", version: "1.0.0" },
+      launch: readback(),
+      bpf: { tier: "B", attached: true, object_sha256: SHA },
+      artifacts: [],
+      redactions: { count: 0, kinds: [] },
+    });
+    expect(env.limitations).toContain("BPF denials not read back");
+    expect(env.resolved_names).toBeUndefined();
+    expect(() =>
+      buildLaunchEvidence({
+        action_id: "a",
+        action_hash: HASH,
+        host_id: "local",
+        producer: { capability: "egress-shell", version: "1.0.0" },
+        launch: readback(),
+        bpf: { tier: "B", attached: true, object_sha256: SHA, denials: [{ kind: "teleport" as "exec", pid: 1, comm: "x" }], denials_dropped: 0 },
+        artifacts: [],
+        redactions: { count: 0, kinds: [] },
+      }),
+    ).toThrow(LeaseholdError);
+  });
+});

@@ -32,6 +32,32 @@ const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 const nonNegInt = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const shortText = z.string().min(1).max(256);
 
+/** At most this many denials are listed in one envelope; the rest are counted in `denials_dropped`. */
+export const MAX_EVIDENCE_DENIALS = 256;
+
+/**
+ * One denial the BPF programs reported for the lease (native LaunchResult
+ * `bpf.denials`): what was refused, by which process. `address` is the
+ * canonical text of the destination (RFC 5952 for IPv6).
+ */
+const BpfDenialSchema = z
+  .object({
+    kind: z.enum(["exec", "connect", "sendmsg", "socket", "file"]),
+    pid: nonNegInt,
+    comm: z.string().max(16),
+    address: z.string().min(1).max(64).optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    protocol: z.enum(["tcp", "udp"]).optional(),
+    family: z.number().int().min(0).max(255).optional(),
+    /** socket: the SOCK_* type and protocol number that were refused */
+    socket_type: z.number().int().min(0).max(0xffff).optional(),
+    socket_protocol: z.number().int().min(0).max(0xffff).optional(),
+    dev: nonNegInt.optional(),
+    ino: nonNegInt.optional(),
+  })
+  .strict();
+export type EvidenceDenial = z.infer<typeof BpfDenialSchema>;
+
 export const EvidenceEnvelope = z
   .object({
     schema: z.literal(EVIDENCE_SCHEMA),
@@ -79,11 +105,24 @@ export const EvidenceEnvelope = z
             tier: z.enum(["A", "B", "C"]),
             attached: z.boolean(),
             object_sha256: sha256Hex.optional(),
+            /** What the programs refused during the lease, in the order reported (absent: not measured). */
+            denials: z.array(BpfDenialSchema).max(MAX_EVIDENCE_DENIALS).optional(),
+            /** Denials not listed: lost by the ring buffer or beyond the listed maximum. */
+            denials_dropped: nonNegInt.optional(),
           })
           .strict()
           .optional(),
       })
       .strict()
+      .optional(),
+    /**
+     * Egress names the guest resolved outside the sandbox when the lease
+     * started, each with every address the sandbox was allowed for it (and
+     * found in its /etc/hosts). Absent when the policy named no host.
+     */
+    resolved_names: z
+      .array(z.object({ name: z.string().min(1).max(253), addresses: z.array(z.string().min(2).max(39)).min(1).max(32) }).strict())
+      .max(64)
       .optional(),
     redactions: z.object({ count: nonNegInt, kinds: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)).max(64) }).strict(),
     timing: z
@@ -122,6 +161,9 @@ export interface BpfReadback {
   tier: "A" | "B" | "C";
   attached: boolean;
   object_sha256?: string;
+  /** The launch's denials (native `LaunchResult.bpf`); absent when no program watched the lease. */
+  denials?: readonly EvidenceDenial[];
+  denials_dropped?: number;
 }
 
 export interface EvidenceCommon {
@@ -138,6 +180,8 @@ export interface LaunchEvidenceInput extends EvidenceCommon {
   /** Scrubbed outputs: the bytes that leave the host, with the launcher's truncation flag. */
   artifacts: Array<{ name: string; content: Uint8Array; truncated: boolean }>;
   redactions: { count: number; kinds: string[] };
+  /** Names resolved for the lease's egress list (agent-guest/egress). */
+  resolvedNames?: ReadonlyArray<{ name: string; addresses: readonly string[] }>;
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -190,6 +234,16 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
   if (!input.bpf.attached) {
     limitations.push(`no BPF program enforced this lease (tier ${input.bpf.tier}): exec/file/connect allow-lists rest on Landlock and the empty network namespace`);
   }
+  if (input.bpf.denials !== undefined) {
+    const listed = input.bpf.denials.slice(0, MAX_EVIDENCE_DENIALS).map((d) => ({ ...d }));
+    const beyond = input.bpf.denials.length - listed.length;
+    const reportedDropped = isCount(input.bpf.denials_dropped) ? input.bpf.denials_dropped : 0;
+    bpf.denials = listed;
+    bpf.denials_dropped = reportedDropped + beyond;
+    if (bpf.denials_dropped > 0) limitations.push(`${bpf.denials_dropped} denial(s) not listed (lost by the ring buffer or beyond the ${MAX_EVIDENCE_DENIALS} an envelope lists)`);
+  } else if (input.bpf.attached) {
+    limitations.push("BPF denials not read back");
+  }
   enforcement.bpf = bpf;
 
   // An unread OOM counter is unknown, not "no OOM kill": leave the field out.
@@ -212,6 +266,9 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
     })),
     exit,
     enforcement,
+    ...(input.resolvedNames !== undefined && input.resolvedNames.length > 0
+      ? { resolved_names: input.resolvedNames.map((n) => ({ name: n.name, addresses: [...n.addresses] })) }
+      : {}),
     redactions: { count: input.redactions.count, kinds: [...new Set(input.redactions.kinds)].sort() },
     timing,
     limitations: [...new Set(limitations)],

@@ -10,5 +10,6 @@ export {
   hostKeyId,
   rawPublicKey,
   generateHostKeyPair,
+  MAX_EVIDENCE_DENIALS,
 } from "./envelope";
-export type { LaunchReadback, BpfReadback, EvidenceCommon, LaunchEvidenceInput, VerifyResult } from "./envelope";
+export type { LaunchReadback, BpfReadback, EvidenceCommon, LaunchEvidenceInput, VerifyResult, EvidenceDenial } from "./envelope";

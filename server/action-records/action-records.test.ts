@@ -95,6 +95,8 @@ describeEachDatabase("actions list and detail", (db) => {
     expect((await listActions(d, { query: `${marker}%` })).items).toEqual([]);
 
     const detail = await actionDetail(d, outcome.action_id);
+    // The compiled policy's network, shown beside the arguments (run_command has none).
+    expect(detail.network).toEqual({ mode: "none" });
     expect(detail.timeline.map((e) => e.type)).toEqual(["decision/1", "lease/1", "dispatch/1", "evidence/1"]);
     expect(detail.timeline.every((e) => e.leaf_index !== null && e.invalid === null)).toBe(true);
     const stdout = detail.output.find((s) => s.name === "stdout");

@@ -14,7 +14,7 @@
  */
 import { createHash, createPublicKey } from "node:crypto";
 import { asc, eq, inArray, sql } from "drizzle-orm";
-import { hostKeyId, verifyEvidence } from "../../agent-guest/evidence";
+import { EvidenceEnvelope, hostKeyId, verifyEvidence } from "../../agent-guest/evidence";
 import { executeRows, type Database } from "../db";
 import { actions, adminUsers, agentTokens, approvals, evidence, hosts, jobs, passkeyCredentials } from "../db/schema";
 import { LeaseholdError } from "../errors";
@@ -69,6 +69,45 @@ export interface EvidenceView {
   /** Every check passed. */
   verified: boolean;
   checks: Check[];
+  /** The kernel side of the lease as the envelope reports it (null when the envelope has no BPF section or does not parse). */
+  network: NetworkEvidenceView | null;
+}
+
+/** Tier, BPF object, denials and resolved names of one lease, one line per denial for display. */
+export interface NetworkEvidenceView {
+  tier: "A" | "B" | "C";
+  attached: boolean;
+  object_sha256: string | null;
+  /** One readable line per denial, e.g. "connect tcp 10.0.0.9:22 refused (pid 42, python3)". */
+  denials: string[];
+  denials_dropped: number | null;
+  resolved_names: { name: string; addresses: string[] }[];
+}
+
+function denialLine(d: NonNullable<NonNullable<NonNullable<EvidenceEnvelope["enforcement"]>["bpf"]>["denials"]>[number]): string {
+  const where =
+    d.kind === "connect" || d.kind === "sendmsg"
+      ? `${d.protocol ?? ""} ${d.address === undefined ? "?" : d.address.includes(":") ? `[${d.address}]` : d.address}:${d.port ?? "?"}`.trim()
+      : d.kind === "socket"
+        ? `family ${d.family ?? "?"}${d.protocol === undefined ? "" : ` ${d.protocol}`}`
+        : `dev ${d.dev ?? "?"} ino ${d.ino ?? "?"}`;
+  return `${d.kind} ${where} refused (pid ${d.pid}, ${d.comm})`;
+}
+
+/** What the envelope says about the lease's kernel enforcement, for the page (the envelope itself stays the record). */
+export function networkEvidence(envelope: unknown): NetworkEvidenceView | null {
+  const parsed = EvidenceEnvelope.safeParse(envelope);
+  if (!parsed.success) return null;
+  const bpf = parsed.data.enforcement?.bpf;
+  if (bpf === undefined) return null;
+  return {
+    tier: bpf.tier,
+    attached: bpf.attached,
+    object_sha256: bpf.object_sha256 ?? null,
+    denials: (bpf.denials ?? []).map(denialLine),
+    denials_dropped: bpf.denials_dropped ?? null,
+    resolved_names: (parsed.data.resolved_names ?? []).map((n) => ({ name: n.name, addresses: [...n.addresses] })),
+  };
 }
 
 /**
@@ -115,6 +154,8 @@ export interface ActionDetail {
   requester: { kind: "token" | "admin" | "unknown"; name: string | null };
   action_hash: string;
   arguments: Record<string, unknown>;
+  /** The compiled policy's network ("none", or the egress rules — addresses and names — the job carried); null when not recorded. */
+  network: { mode: "none" } | { mode: "egress"; egress: string[] } | null;
   risk: { level: string; reasons: unknown };
   state: string;
   decision: ActionDecision;
@@ -246,7 +287,7 @@ async function verifyStoredEvidence(
       ? { name: "sealed", ok: false, detail: "no evidence/1 ledger entry names this action" }
       : { name: "sealed", ok: sealedDigest === row.envelopeSha256, detail: sealedDigest === row.envelopeSha256 ? `the evidence/1 entry (${sealed.leaf_index === null ? "awaiting integration" : `leaf ${sealed.leaf_index}`}) seals this digest` : "the evidence/1 entry seals another digest" },
   );
-  return { envelope: row.envelope, digest: row.envelopeSha256, signature: row.signature, key_id: keyId, verified: checks.every((c) => c.ok), checks };
+  return { envelope: row.envelope, digest: row.envelopeSha256, signature: row.signature, key_id: keyId, verified: checks.every((c) => c.ok), checks, network: networkEvidence(row.envelope) };
 }
 
 async function receiptFor(db: Database, entry: (TimelineEntry & { body: Uint8Array }) | undefined): Promise<ReceiptView | null> {
@@ -288,7 +329,14 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
   const timeline = await timelineOf(db, actionId);
   const sealedEvidence = timeline.find((e) => e.type === "evidence/1");
   const result = (action.result ?? {}) as { completion?: { key_id?: string; error?: { code: string; message: string } | null }; error?: { code: string; message: string } };
-  const prepared = action.prepared as { arguments?: Record<string, unknown> };
+  const prepared = action.prepared as { arguments?: Record<string, unknown>; policy?: { network?: unknown } };
+  const policyNetwork = prepared.policy?.network as { mode?: unknown; egress?: unknown } | undefined;
+  const network: ActionDetail["network"] =
+    policyNetwork?.mode === "none"
+      ? { mode: "none" }
+      : policyNetwork?.mode === "egress" && Array.isArray(policyNetwork.egress) && policyNetwork.egress.every((r) => typeof r === "string")
+        ? { mode: "egress", egress: policyNetwork.egress as string[] }
+        : null;
 
   const names = async (ids: Array<string | null>) => {
     const wanted = ids.filter((id): id is string => id !== null);
@@ -310,6 +358,7 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
     requester: action.tokenId !== null ? { kind: "token", name: token?.name ?? null } : action.adminId !== null ? { kind: "admin", name: admin?.name ?? null } : { kind: "unknown", name: null },
     action_hash: action.actionHash,
     arguments: prepared.arguments ?? {},
+    network,
     risk: { level: action.riskLevel, reasons: action.riskReasons },
     state: action.state,
     decision: row.decision,

@@ -32,7 +32,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
-import { compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
+import { capabilityEgressConfiguration, compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
 import type { Database } from "../db";
 import { actions, agentTokens, approvals, hosts, jobs } from "../db/schema";
 import { LeaseholdError, isLeaseholdError, type ErrorPayload } from "../errors";
@@ -194,15 +194,21 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   });
   await step(trace, "resolve", async () => {
     const ready = await deps.readiness.check({ manifest: resolution.manifest, operation: resolution.operation, host });
+    if (!ready.ready && ready.unenforceable === true) {
+      throw new LeaseholdError("UNENFORCEABLE", `capability ${resolution.manifest.id} cannot be enforced on ${host.name}: ${ready.reason}`, { tier: "hub", details: { host: host.name } });
+    }
     if (!ready.ready) throw new LeaseholdError("CAPABILITY_UNAVAILABLE", `capability ${resolution.manifest.id} is not ready on ${host.name}: ${ready.reason}`, { tier: "hub", retryable: true });
   });
 
   // 4 prepare
-  const prepared = await step(trace, "prepare", () => {
+  const prepared = await step(trace, "prepare", async () => {
     const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, args);
+    // Read per action (not cached), so a change by any hub process applies to the next action.
+    const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
       manifest: resolution.manifest,
       operation: resolution.operation.name,
+      configuredEgress,
       // Token rows carry no sandbox limits yet; when they do, they join here as a scope.
       scopes: [],
       request: resolution.adapter.sandboxRequest(resolution.operation, preparedArguments),

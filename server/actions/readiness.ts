@@ -7,7 +7,7 @@
  * not a silent "ready".
  */
 import { eq } from "drizzle-orm";
-import { computeHostReadiness, type HostReport } from "../capabilities";
+import { computeHostReadiness, kernelRequirementsFor, tierSatisfies, type HostReport } from "../capabilities";
 import type { Database } from "../db";
 import { hosts } from "../db/schema";
 import type { ReadinessCheck } from "./types";
@@ -30,7 +30,12 @@ export function hostReportReadiness(db: Database): ReadinessCheck {
       const report = asReport(row?.health);
       if (report === undefined) return { ready: false, reason: `host ${host.name} has not reported its workers yet` };
       const readiness = computeHostReadiness(manifest, { ...report, host: host.name }, { now: new Date() });
-      return readiness.state === "ready" ? { ready: true } : { ready: false, reason: `${manifest.id} is ${readiness.state} on ${host.name}: ${readiness.reasons.join("; ")}` };
+      if (readiness.state === "ready") return { ready: true };
+      // A host that runs a weaker tier than the policy needs can never run it as declared: that is
+      // UNENFORCEABLE (DESIGN.md), not a capability that may become available by waiting.
+      const needs = kernelRequirementsFor(manifest.sandbox.network);
+      const tooWeak = readiness.state === "unsupported" && report.tier !== null && !tierSatisfies(report.tier, needs.min_tier);
+      return { ready: false, reason: `${manifest.id} is ${readiness.state} on ${host.name}: ${readiness.reasons.join("; ")}`, ...(tooWeak ? { unenforceable: true } : {}) };
     },
   };
 }

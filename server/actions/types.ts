@@ -57,7 +57,8 @@ export type ActionProgress =
  * tests pass their own explicit check.
  */
 export interface ReadinessCheck {
-  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string }>;
+  /** `unenforceable`: the host established a tier, but one too weak for the capability's policy (e.g. egress on tier C). */
+  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string; unenforceable?: boolean }>;
 }
 
 export interface PipelineSettings {
@@ -121,6 +122,13 @@ export interface ActionCompletion {
     key_id: string;
     state: string;
     tier: string | null;
+    /** The BPF object of the host's tier (hex SHA-256); absent when the host has none (tier C) or it was not measured. */
+    bpf_object_sha256?: string;
+    /** Every denial the lease's BPF programs reported (the signed envelope's list); absent when no program watched the lease. */
+    denials?: unknown[];
+    denials_dropped?: number;
+    /** Egress names the guest resolved for the lease, with the addresses the sandbox got. */
+    resolved_names?: { name: string; addresses: string[] }[];
     redactions: { count: number; kinds: string[] };
     limitations: string[];
     /** The signed envelope's content (verify with the host key and the stored signature). */

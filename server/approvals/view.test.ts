@@ -117,3 +117,18 @@ describe("approval view: one builder for terminal and browser", () => {
     expect(text).toContain(built.session);
   });
 });
+
+describe("approval view: egress allow-lists with names", () => {
+  it("shows the compiled egress list as text, names and addresses alike, in the view and the CLI rendering", () => {
+    const base = view({ command: "curl https://api.example.test/" });
+    const v: ApprovalView = {
+      ...base,
+      operation: "run_command_net",
+      capability: "egress-shell",
+      prepared: { ...base.prepared, policy: { timeout_s: 60, network: { mode: "egress", egress: ["10.20.0.0/16:5432", "api.example.test:443"] } } },
+    };
+    const built = buildApprovalView(v);
+    expect(built.network).toBe('{"mode":"egress","egress":["10.20.0.0/16:5432","api.example.test:443"]}');
+    expect(renderApproval(v).join("\n")).toContain('network {"mode":"egress","egress":["10.20.0.0/16:5432","api.example.test:443"]}');
+  });
+});

@@ -79,6 +79,20 @@ describe("built-in adapters", () => {
     expect(code(() => prepare("run_command_net", { host: "h", command: "x", egress: ["10.1.0.1/16:443"] }))).toBe("INVALID_ARGUMENT");
   });
 
+  it("accept name:port rules in a narrowing egress list (canonical lower case only) and the schema lets a 253-character name through", () => {
+    const { operation, adapter } = registry.resolveOperation("run_command_net");
+    const prepared = adapter.prepareArguments(operation, { host: "h", command: "x", egress: ["api.example.test:443", "10.1.0.0/16:443", "api.example.test:443"] });
+    expect(prepared["egress"]).toEqual(["10.1.0.0/16:443", "api.example.test:443"]);
+    expect(adapter.sandboxRequest(operation, prepared).egress).toEqual(["10.1.0.0/16:443", "api.example.test:443"]);
+    expect(code(() => adapter.prepareArguments(operation, { host: "h", command: "x", egress: ["Api.example.test:443"] }))).toBe("INVALID_ARGUMENT");
+    const long = `${Array.from({ length: 4 }, () => "a".repeat(62)).join(".")}.test`;
+    expect(long.length).toBe(256);
+    const longest = long.slice(6);
+    expect(validateArguments(registry.resolveOperation("run_command_net").operation, { host: "h", command: "x", egress: [`${longest}:65535`] }).ok).toBe(true);
+    // A name is not inside the manifest's default address list: narrowing by it is refused as widening.
+    expect(code(() => prepare("run_command_net", { host: "h", command: "x", egress: ["api.example.test:443"] }))).toBe("POLICY_REFUSED");
+  });
+
   it("pass timeout_s and egress to the policy compiler, which refuses widening", () => {
     expect(prepare("run_command", { host: "h", command: "x", timeout_s: 5 }).policy.timeout_s).toBe(5);
     expect(code(() => prepare("run_command", { host: "h", command: "x", timeout_s: 301 }))).toBe("POLICY_REFUSED");

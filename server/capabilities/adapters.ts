@@ -92,7 +92,7 @@ function canonicalEgress(value: unknown): string[] {
   if (!Array.isArray(value)) invalidArgument("egress", "must be a list");
   const rules = value.map((text: unknown) => {
     const rule = typeof text === "string" ? parseEgressRule(text) : undefined;
-    return rule ?? invalidArgument("egress", `${JSON.stringify(text)} is not a canonical CIDR:port rule such as 10.1.0.0/16:443`);
+    return rule ?? invalidArgument("egress", `${JSON.stringify(text)} is not a canonical CIDR:port rule such as 10.1.0.0/16:443 or a name:port rule such as api.example.test:443 (lower-case host name)`);
   });
   return normaliseEgressRules(rules).map((rule) => rule.text);
 }

@@ -3,7 +3,7 @@ import { expect, it } from "vitest";
 import { capabilities, ledgerEntries } from "../db/schema";
 import { describeEachDatabase } from "../../test/support/databases";
 import { insertAdmin } from "../../test/pipeline/support";
-import { loadEnabledCapabilities, setCapabilityEnabled } from "./enablement";
+import { capabilityEgressConfiguration, loadEnabledCapabilities, setCapabilityEgress, setCapabilityEnabled } from "./enablement";
 import { createCapabilityRegistry } from "./registry";
 
 describeEachDatabase("enabling an opt-in capability by its exact id", (db) => {
@@ -45,5 +45,28 @@ describeEachDatabase("enabling an opt-in capability by its exact id", (db) => {
     const notes = await loadEnabledCapabilities(db().handle.db, registry);
     expect(notes).toEqual([expect.stringContaining('capability "egress-shell" was enabled for a different manifest')]);
     expect(registry.isActive("egress-shell")).toBe(false);
+  });
+
+  it("stores the admin egress configuration of egress-shell (names and addresses, normalised), seals it, and clears it back to the manifest's list", async () => {
+    const admin = await insertAdmin(db().handle.db);
+    const registry = createCapabilityRegistry();
+    const before = (await db().handle.db.select().from(ledgerEntries)).length;
+    const change = await setCapabilityEgress(db().handle.db, registry, { id: "egress-shell", egress: ["api.example.test:443", "10.0.0.0/8:443", "10.1.0.0/16:443", "api.example.test:443"], adminId: admin.id });
+    expect(change.egress).toEqual(["10.0.0.0/8:443", "api.example.test:443"]);
+    expect(await capabilityEgressConfiguration(db().handle.db, "egress-shell")).toEqual({ name: "admin egress configuration", egress: ["10.0.0.0/8:443", "api.example.test:443"] });
+    const entries = await db().handle.db.select().from(ledgerEntries);
+    expect(entries.length).toBe(before + 1);
+    expect(entries.map((e) => Buffer.from(e.body).toString("utf8")).join("\n")).toContain("\"operation\":\"capability.egress\"");
+
+    await setCapabilityEgress(db().handle.db, registry, { id: "egress-shell", egress: null, adminId: admin.id });
+    expect(await capabilityEgressConfiguration(db().handle.db, "egress-shell")).toBeNull();
+  });
+
+  it("refuses an egress configuration with a non-canonical rule, or for a capability without network", async () => {
+    const admin = await insertAdmin(db().handle.db);
+    const registry = createCapabilityRegistry();
+    await expect(setCapabilityEgress(db().handle.db, registry, { id: "egress-shell", egress: ["API.example.test:443"], adminId: admin.id })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(setCapabilityEgress(db().handle.db, registry, { id: "shell", egress: ["10.0.0.0/8:443"], adminId: admin.id })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(setCapabilityEgress(db().handle.db, registry, { id: "nope", egress: [], adminId: admin.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

@@ -21,6 +21,7 @@ import { capabilities } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
+import { normaliseEgressRules, parseEgressRule } from "../trust/egress";
 import type { CapabilityRegistry } from "./registry";
 
 export interface CapabilityChange {
@@ -79,4 +80,75 @@ export async function loadEnabledCapabilities(db: Database, registry: Capability
     registry.enable(row.id);
   }
   return notes;
+}
+
+// ---------------------------------------------------------------------------
+// The admin egress configuration of a `network-egress` capability.
+
+export interface CapabilityEgressChange {
+  id: string;
+  /** The stored list (canonical, normalised), or null when the manifest's default list applies again. */
+  egress: string[] | null;
+  settingsDigest: string;
+}
+
+/** The name this configuration carries in errors and in the compiled policy's provenance. */
+export const ADMIN_EGRESS_SCOPE = "admin egress configuration";
+
+/**
+ * Sets (or with `egress: null` clears) the egress allow-list of a capability
+ * whose manifest declares network egress. Rules are canonical `CIDR:port` or
+ * `name:port` (server/trust/egress.ts); a malformed one is refused with
+ * INVALID_ARGUMENT naming it, never repaired. The list is stored normalised
+ * (sorted, duplicates and covered rules removed) and sealed as admin/1
+ * `capability.egress` (settings digest = JCS digest of `{egress}`) in the
+ * same transaction. It replaces the manifest's list for every later action
+ * (the pipeline reads it per action, so every hub process sees it at once).
+ */
+export async function setCapabilityEgress(
+  db: Database,
+  registry: CapabilityRegistry,
+  input: { id: string; egress: readonly string[] | null; adminId: string },
+): Promise<CapabilityEgressChange> {
+  const registered = registry.get(input.id);
+  if (registered === undefined) throw new LeaseholdError("NOT_FOUND", `no capability has the id ${JSON.stringify(input.id)} (ids match exactly)`, { tier: "hub", hint: "list_capabilities shows every declared id" });
+  const manifest = registered.manifest;
+  if (manifest.sandbox.network === "none") {
+    throw new LeaseholdError("INVALID_ARGUMENT", `capability "${input.id}" has no network access (its manifest's network is "none"): there is no egress list to configure`, { tier: "hub" });
+  }
+  let egress: string[] | null = null;
+  if (input.egress !== null) {
+    const rules = input.egress.map((text) => {
+      const rule = parseEgressRule(text);
+      if (rule === undefined) {
+        throw new LeaseholdError("INVALID_ARGUMENT", `egress rule ${JSON.stringify(text)} is not canonical: write "CIDR:port" (10.1.0.0/16:443, [2001:db8::/32]:443, host bits clear) or "name:port" (api.example.test:443, lower case)`, {
+          tier: "hub",
+        });
+      }
+      return rule;
+    });
+    egress = normaliseEgressRules(rules).map((rule) => rule.text);
+  }
+  const settingsDigest = digestOfJson({ egress });
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(capabilities)
+      .values({ id: input.id, manifest, enabled: false, egress, updatedAt: new Date() })
+      .onConflictDoUpdate({ target: capabilities.id, set: { egress, updatedAt: new Date() } });
+    await appendEntry(tx as unknown as Database, {
+      type: "admin/1",
+      time: new Date(),
+      action_id: null,
+      actor: hashActor("admin", input.adminId),
+      data: { operation: "capability.egress", target_digest: digestOf(`capability:${input.id}`), settings_digest: settingsDigest },
+    });
+  });
+  return { id: input.id, egress, settingsDigest };
+}
+
+/** The stored egress configuration of a capability, or null when there is none (the manifest's list applies). */
+export async function capabilityEgressConfiguration(db: Database, id: string): Promise<{ name: string; egress: string[] } | null> {
+  const [row] = await db.select({ egress: capabilities.egress }).from(capabilities).where(eq(capabilities.id, id));
+  if (row === undefined || row.egress === null || row.egress === undefined) return null;
+  return { name: ADMIN_EGRESS_SCOPE, egress: row.egress };
 }

@@ -36,8 +36,8 @@ export type {
 
 export { createCapabilityRegistry, loadCapabilityRegistry, readManifestDirectory } from "./registry";
 export { hubCapabilityRegistry } from "./hub-registry";
-export { loadEnabledCapabilities, setCapabilityEnabled } from "./enablement";
-export type { CapabilityChange } from "./enablement";
+export { ADMIN_EGRESS_SCOPE, capabilityEgressConfiguration, loadEnabledCapabilities, setCapabilityEgress, setCapabilityEnabled } from "./enablement";
+export type { CapabilityChange, CapabilityEgressChange } from "./enablement";
 export type {
   CapabilityListing,
   CapabilityRegistry,

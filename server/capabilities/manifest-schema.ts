@@ -15,7 +15,7 @@
 import { z } from "zod";
 
 import { LeaseholdError } from "../errors/index";
-import { parseEgressRule } from "../trust/egress";
+import { MAX_EGRESS_RULE_LENGTH, parseEgressRule } from "../trust/egress";
 import { checkInputSchema, toJsonPointer, type OperationInputSchema } from "./input-schema";
 import {
   CPU_MILLIS_BOUNDS,
@@ -81,9 +81,9 @@ const sizeString = (bounds: { min: number; max: number }, what: string) =>
 
 const egressRule = z
   .string()
-  .max(64)
+  .max(MAX_EGRESS_RULE_LENGTH)
   .refine((text) => parseEgressRule(text) !== undefined, {
-    message: 'egress rules are canonical "CIDR:port" ("10.0.0.0/8:443", "[2001:db8::/32]:443"), host bits clear',
+    message: 'egress rules are canonical "CIDR:port" ("10.0.0.0/8:443", "[2001:db8::/32]:443", host bits clear) or "name:port" (a lower-case RFC 1123 host name, "api.example.test:443")',
   });
 
 export const EgressNetworkSchema = z.strictObject({

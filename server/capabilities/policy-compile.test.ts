@@ -121,11 +121,54 @@ describe("compileSandboxPolicy: capability ∩ scopes ∩ request", () => {
     expect(error.details).toMatchObject({ field: "egress", requested: [text] });
   });
 
-  it("intersects the admin's egress configuration before judging the request", () => {
-    const scopes = [{ name: "admin egress configuration", limits: { egress: ["10.5.0.0/16:443", "172.16.0.0/12:443"] } }];
+  it("intersects a scope's egress list (a token's scope) before judging the request", () => {
+    const scopes = [{ name: "token scope", limits: { egress: ["10.5.0.0/16:443", "172.16.0.0/12:443"] } }];
     expect(compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", scopes }).network).toEqual({ mode: "egress", egress: ["10.5.0.0/16:443"] });
     const error = refusal(() => compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", scopes, request: { egress: ["10.6.0.0/16:443"] } }));
     expect(error.code).toBe("POLICY_REFUSED");
+  });
+
+  it("the admin's egress configuration replaces the manifest's default list, names included; a request narrows it by the same names", () => {
+    const configuredEgress = { name: "admin egress configuration", egress: ["api.example.test:443", "203.0.113.0/24:8443", "api.example.test:443"] };
+    const policy = compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress });
+    expect(policy.network).toEqual({ mode: "egress", egress: ["203.0.113.0/24:8443", "api.example.test:443"] });
+    expect(policy.requires.min_tier).toBe("B");
+    // The manifest's 10.0.0.0/8:443 no longer applies.
+    expect(refusal(() => compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress, request: { egress: ["10.1.0.0/16:443"] } })).code).toBe("POLICY_REFUSED");
+    expect(compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress, request: { egress: ["api.example.test:443"] } }).network).toEqual({
+      mode: "egress",
+      egress: ["api.example.test:443"],
+    });
+    expect(compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress, request: { egress: ["203.0.113.8/30:8443"] } }).network).toEqual({
+      mode: "egress",
+      egress: ["203.0.113.8/30:8443"],
+    });
+    expect(compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress: null }).network).toEqual({ mode: "egress", egress: ["10.0.0.0/8:443", "192.168.0.0/16:443"] });
+  });
+
+  it.each([
+    ["another name", "other.example.test:443"],
+    ["the name on another port", "api.example.test:80"],
+    ["an address the name might resolve to", "203.0.114.7/32:443"],
+  ])("a request cannot widen a named list with %s", (_what, text) => {
+    const configuredEgress = { name: "admin egress configuration", egress: ["api.example.test:443", "203.0.113.0/24:8443"] };
+    const error = refusal(() => compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress, request: { egress: [text] } }));
+    expect(error.code).toBe("POLICY_REFUSED");
+    expect(error.details).toMatchObject({ field: "egress", requested: [text] });
+  });
+
+  it("a name under an address list is refused (a name is never inside an address block), and a scope intersects names by name", () => {
+    expect(refusal(() => compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", request: { egress: ["api.example.test:443"] } })).code).toBe("POLICY_REFUSED");
+    const configuredEgress = { name: "admin egress configuration", egress: ["a.example.test:443", "b.example.test:443"] };
+    const scopes = [{ name: "token scope", limits: { egress: ["b.example.test:443", "c.example.test:443"] } }];
+    expect(compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress, scopes }).network).toEqual({ mode: "egress", egress: ["b.example.test:443"] });
+  });
+
+  it("an admin configuration for a capability without network, or with a malformed rule, is CONFIG_INVALID naming it", () => {
+    expect(refusal(() => compileSandboxPolicy({ manifest: shellLike, operation: "demo_run", configuredEgress: { name: "admin egress configuration", egress: ["a.test:1"] } })).code).toBe("CONFIG_INVALID");
+    const error = refusal(() => compileSandboxPolicy({ manifest: egressLike, operation: "demo_run", configuredEgress: { name: "admin egress configuration", egress: ["A.test:1"] } }));
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.message).toContain("admin egress configuration");
   });
 
   it("refuses any egress request on a capability without network", () => {

@@ -1,7 +1,13 @@
 /**
  * Sandbox policy compilation: capability policy ∩ scopes ∩ request.
  *
- * - The capability policy is the manifest's `sandbox` block, the ceiling.
+ * - The capability policy is the manifest's `sandbox` block, the ceiling —
+ *   except its egress list, which is a default: the admin's egress
+ *   configuration for a `network-egress` capability (`configuredEgress`,
+ *   stored by `leasehold capability egress`) REPLACES it. The admin is the
+ *   one who knows which destinations (addresses or names) an operator's
+ *   network offers; a manifest cannot. Each host's ceiling still bounds what
+ *   that host runs (agent-guest/ceiling).
  * - Scopes (the token's scope, the admin's configuration for a capability
  *   such as the egress list of `egress-shell`) intersect silently: a scope
  *   value above the ceiling is simply capped, because scopes are
@@ -52,6 +58,8 @@ export interface SandboxScope {
 export interface CompileSandboxPolicyInput {
   manifest: Manifest;
   operation: string;
+  /** The admin's egress list for this capability; replaces the manifest's (see the file comment). */
+  configuredEgress?: { name: string; egress: readonly string[] } | null;
   scopes?: readonly SandboxScope[];
   request?: SandboxNarrowing;
 }
@@ -64,7 +72,7 @@ function configInvalid(message: string): never {
 }
 
 function parseRules(rules: readonly string[], what: string, onInvalid: (message: string) => never): EgressRule[] {
-  return rules.map((text) => parseEgressRule(text) ?? onInvalid(`${what}: egress rule ${JSON.stringify(text)} is not a canonical "CIDR:port" rule`));
+  return rules.map((text) => parseEgressRule(text) ?? onInvalid(`${what}: egress rule ${JSON.stringify(text)} is not a canonical "CIDR:port" or "name:port" rule`));
 }
 
 /** The manifest's sandbox block as a compiled policy, before any narrowing. */
@@ -125,6 +133,11 @@ export function compileSandboxPolicy(input: CompileSandboxPolicyInput): Compiled
   const policy = capabilityPolicy(input.manifest, input.operation);
   let egress: EgressRule[] | undefined =
     policy.network.mode === "egress" ? parseRules(policy.network.egress, "capability", configInvalid) : undefined;
+  const configured = input.configuredEgress;
+  if (configured !== undefined && configured !== null) {
+    if (egress === undefined) configInvalid(`${configured.name}: capability ${policy.capability} has no network access to configure`);
+    egress = normaliseEgressRules(parseRules(configured.egress, configured.name, configInvalid));
+  }
 
   for (const scope of input.scopes ?? []) {
     const invalid = (message: string): never => configInvalid(`${scope.name}: ${message}`);

@@ -74,6 +74,10 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
       key_id: completion.key_id,
       state: env.state,
       tier: env.enforcement?.bpf?.tier ?? null,
+      ...(env.enforcement?.bpf?.object_sha256 === undefined ? {} : { bpf_object_sha256: env.enforcement.bpf.object_sha256 }),
+      // What the kernel refused is the agent's business too: it tells a misbehaving workload from a closed network.
+      ...(env.enforcement?.bpf?.denials === undefined ? {} : { denials: env.enforcement.bpf.denials, denials_dropped: env.enforcement.bpf.denials_dropped ?? 0 }),
+      ...(env.resolved_names === undefined ? {} : { resolved_names: env.resolved_names }),
       redactions: env.redactions,
       limitations: env.limitations,
       envelope: env,

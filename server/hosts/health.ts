@@ -118,6 +118,24 @@ export function ceilingSummaryOf(probe: unknown): HostCeilingSummary | null {
   return out as unknown as HostCeilingSummary;
 }
 
+/** The BPF loader's verdict as the guest reported it in its probe (agent-guest/daemon/health.ts, native bpfStatus()). */
+export interface HostBpfSummary {
+  /** hex SHA-256 of the BPF object that enforces the tier; null on tier C. */
+  object_sha256: string | null;
+  /** What was tried and why a stronger tier was refused. */
+  detail: string;
+}
+
+/** The BPF summary in a stored probe, or null when absent or malformed (an older guest). */
+export function bpfSummaryOf(probe: unknown): HostBpfSummary | null {
+  const b = (probe as { bpf?: unknown } | null | undefined)?.bpf;
+  if (b === null || typeof b !== "object") return null;
+  const { object_sha256: sha, detail } = b as Record<string, unknown>;
+  if (typeof detail !== "string" || detail.length > 4096) return null;
+  if (sha !== null && (typeof sha !== "string" || !/^[0-9a-f]{64}$/.test(sha))) return null;
+  return { object_sha256: sha, detail };
+}
+
 export interface HostSummary {
   name: string;
   online: boolean;
@@ -130,6 +148,8 @@ export interface HostSummary {
   /** The guest's version and its ceiling summary, from its last report (null when it never reported one). */
   guest_version: string | null;
   ceiling: HostCeilingSummary | null;
+  /** The tier's BPF object and the loader's detail (null when the guest did not report them). */
+  bpf: HostBpfSummary | null;
 }
 
 /** Every enrolled host with what its guest last said (for hub health and the CLI). */
@@ -148,6 +168,7 @@ export async function listHostSummaries(db: Database, now = Date.now()): Promise
       seen_from: health.seen_from ?? null,
       guest_version: typeof health.guest_version === "string" ? health.guest_version : null,
       ceiling: ceilingSummaryOf(health.probe),
+      bpf: bpfSummaryOf(health.probe),
     };
   });
 }

@@ -5,7 +5,7 @@ export { createCompletionWaiter } from "./completion";
 export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, heartbeat, nextJob, sweepJobs } from "./delivery";
 export { DEFAULT_ENROL_CODE_TTL_MS, ENROL_CODE_PREFIX, createEnrolCode, enrolCommand, enrolHost, publicUrlNote } from "./enrolment";
 export type { EnrolRequest, EnrolResult } from "./enrolment";
-export { ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
+export { bpfSummaryOf, ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
 export type { HostCeilingSummary, HostSummary, StoredHostHealth } from "./health";
 export { DEFAULT_OUTPUT_QUOTAS, pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 export type { OutputQuotas, StoredCompletion } from "./intake";

@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   DATABASE_UNSAFE: { retryable: false, http: 500 },
   DATA_DIR_LOCKED: { retryable: false, http: 500 },
   INTERNAL: { retryable: false, http: 500 },
+  /** A name in an egress allow-list did not resolve (in time) on the guest when the lease started; nothing ran. */
+  EGRESS_NAME_UNRESOLVED: { retryable: true, http: 502 },
 } as const satisfies Record<string, { retryable: boolean; http: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

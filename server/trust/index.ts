@@ -41,5 +41,15 @@ export type { CompiledNetwork, CompiledSandboxPolicy, JobCheck, JobDocument, Job
 export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "./kernel-requirements";
 export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "./kernel-requirements";
 
-export { egressRuleAllowedBy, egressRuleWithin, intersectEgressRules, normaliseEgressRules, parseEgressRule } from "./egress";
-export type { AddressFamily, EgressRule } from "./egress";
+export {
+  MAX_EGRESS_RULE_LENGTH,
+  canonicalAddress,
+  egressRuleAllowedBy,
+  egressRuleWithin,
+  hostEgressRule,
+  intersectEgressRules,
+  isCanonicalHostName,
+  normaliseEgressRules,
+  parseEgressRule,
+} from "./egress";
+export type { AddressEgressRule, AddressFamily, EgressRule, NameEgressRule } from "./egress";

@@ -17,6 +17,7 @@ import { verifyReceipt } from "../../server/ledger/receipt";
 import { ROOT, childEnv, runCli, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { connectClient } from "../mcp/support";
 import { waitFor } from "./support";
+import { bpfStatus } from "../../native/index";
 
 type Structured = Record<string, unknown> & {
   code?: string;
@@ -62,14 +63,14 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     await hub?.stop();
   }, 30_000);
 
-  it("run_command runs in the sandbox: output, tier C evidence, a receipt that verifies and agrees with audit_proof", async () => {
+  it(`run_command runs in the sandbox: output, tier ${bpfStatus().tier} evidence (this machine's BPF verdict), a receipt that verifies and agrees with audit_proof`, async () => {
     const s = await call("run_command", { host: "local", command: "echo hello; id -u" });
     expect(s.status, JSON.stringify(s)).toBe("completed");
     expect(s.result?.exit?.code).toBe(0);
     const [first, uid] = s.result!.output.stdout.trim().split("\n");
     expect(first).toBe("hello");
     expect(Number(uid)).toBeGreaterThan(0);
-    expect(s.evidence?.tier).toBe("C");
+    expect(s.evidence?.tier).toBe(bpfStatus().tier);
     const receipt = s.receipt!;
     expect(receipt).toBeTruthy();
 

@@ -79,11 +79,13 @@ export function requireWebBuild(): void {
 }
 
 /** Starts `leasehold start` on a free port and waits until /api/health answers. */
-export async function startHub(env: Record<string, string | undefined> = {}, timeoutMs = 90_000): Promise<RunningHub> {
+export async function startHub(env: Record<string, string | undefined> = {}, timeoutMs = 90_000, options: { wrap?: readonly string[] } = {}): Promise<RunningHub> {
   requireWebBuild();
   const port = Number(env.LEASEHOLD_PORT ?? (await freePort()));
   const dataDir = env.LEASEHOLD_DATA_DIR ?? path.join(tempDir(), "data");
-  const child = spawn(process.execPath, [LEASEHOLD_BIN, "start"], {
+  // `wrap`: a command that execs the hub as its last arguments (same pid), e.g. unshare for a mount namespace of the test's own.
+  const argv = [...(options.wrap ?? []), process.execPath, LEASEHOLD_BIN, "start"];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
     env: childEnv({ LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, ...env }) as NodeJS.ProcessEnv,
   });

@@ -73,6 +73,18 @@ function HostList({ owner }: { owner: boolean }) {
                 ? "not reported by this guest"
                 : `memory ${bytes(h.ceiling.memory_bytes)} · ${h.ceiling.cpus} CPU · ${h.ceiling.pids} processes · ${h.ceiling.timeout_ms / 1000} s · output ${bytes(h.ceiling.output_bytes)}/stream · workspace ${bytes(h.ceiling.workspace_max_bytes)} · ${h.ceiling.exec_dirs} exec dir(s) · ${h.ceiling.egress_rules === 0 ? "no egress" : `${h.ceiling.egress_rules} egress rule(s)`}`}
             </dd>
+            <dt>Kernel tier</dt>
+            <dd data-testid={`host-bpf-${h.name}`}>
+              {h.tier ?? "none"}
+              {h.bpf === null ? (
+                " · BPF loader not reported by this guest"
+              ) : (
+                <>
+                  {h.bpf.object_sha256 === null ? " · no BPF object" : <> · BPF object sha256 <Code>{h.bpf.object_sha256}</Code></>}
+                  <span className="hint"> {h.bpf.detail}</span>
+                </>
+              )}
+            </dd>
           </dl>
           <h3>Capability readiness</h3>
           <ul className="readiness">

@@ -30,6 +30,13 @@ export const capabilities = pgTable("capabilities", {
   manifest: jsonb("manifest").notNull(),
   /** Only meaningful for `opt-in` capabilities; required/optional are active by default. */
   enabled: boolean("enabled").notNull().default(false),
+  /**
+   * The admin's egress allow-list for a `network-egress` capability (canonical
+   * CIDR:port and name:port rules, server/trust/egress.ts), replacing the
+   * manifest's default list; null = the manifest's list. Sealed as admin/1
+   * `capability.egress` (server/capabilities/enablement.ts).
+   */
+  egress: jsonb("egress").$type<string[]>(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -10,11 +10,11 @@ import { adminCaller, refusal } from "./test-callers";
 
 const CEILING = { workspace_max_bytes: 1 << 30, memory_bytes: 512 << 20, cpus: 1, pids: 64, timeout_ms: 60_000, output_bytes: 1 << 20, exec_dirs: 2, egress_rules: 0 };
 
-function report(options: { ceiling?: object } = {}) {
+function report(options: { ceiling?: object; tier?: string; bpf?: object } = {}) {
   return {
-    tier: "C",
+    tier: options.tier ?? "C",
     kernel_features: ["landlock", "seccomp", "user_namespaces", "mount_namespaces", "pid_namespaces", "network_namespaces", "no_new_privs", "cgroup_memory", "cgroup_pids", "cgroup_cpu"],
-    probe: options.ceiling === undefined ? {} : { ceiling: options.ceiling },
+    probe: { ...(options.ceiling === undefined ? {} : { ceiling: options.ceiling }), ...(options.bpf === undefined ? {} : { bpf: options.bpf }) },
     workers: [{ capability: "shell", capability_api: 1, worker_abi: 1, version: "1.0.0", digest: `sha256:${"a".repeat(64)}`, self_test: "pass" }],
     witness: { size: 0, failure: null },
     accepting_jobs: true,
@@ -30,6 +30,17 @@ async function enrolledHost(db: Parameters<typeof storeHealthReport>[0], name: s
 }
 
 describeEachDatabase("hosts router", (database) => {
+  it("list: the host's kernel tier with the BPF object digest and the loader's detail; a guest without them shows none", async () => {
+    const { handle } = database();
+    const sha = "0f".repeat(32);
+    await enrolledHost(handle.db, "tier-b", report({ tier: "B", bpf: { tier: "B", object_sha256: sha, detail: "tier A refused: LSM program load EPERM; tier B self-test passed" } }));
+    await enrolledHost(handle.db, "tier-odd", report({ bpf: { tier: "C", object_sha256: "not-a-digest", detail: "x" } }));
+    const { caller } = await adminCaller(handle, "approver");
+    const listed = await caller.hosts.list();
+    expect(listed.find((h) => h.name === "tier-b")).toMatchObject({ tier: "B", bpf: { object_sha256: sha, detail: expect.stringContaining("tier B self-test passed") } });
+    expect(listed.find((h) => h.name === "tier-odd")).toMatchObject({ bpf: null });
+  });
+
   it("list: a reporting host is online with its tier, per-capability readiness, ceiling summary and active lease (approvers see it)", async () => {
     const { handle } = database();
     const host = await enrolledHost(handle.db, "alpha", report({ ceiling: CEILING }));

@@ -8,6 +8,11 @@ import { Badge, Card, Code, EmptyState, ErrorState, Loading, PageHeader, RiskBad
 import { errorText } from "../../../_lib/errors";
 import { DECISION_LABEL, DECISION_TONE, formatTime } from "../../_dashboard/labels";
 
+/** Text from the envelope (a process name is the workload's choice), control characters shown as visible escapes. */
+function shownText(value: string): string {
+  return neutraliseTerminalText(value).text;
+}
+
 /** JSON for display, with any terminal control characters shown as visible escapes. */
 function shown(value: unknown): string {
   return neutraliseTerminalText(JSON.stringify(value, null, 2)).text;
@@ -81,6 +86,12 @@ export function ActionDetailView({ id }: { id: string }) {
           </dl>
           <h3 className="detail-sub">Arguments</h3>
           <Code block>{shown(a.arguments)}</Code>
+          {a.network === null ? null : (
+            <p data-testid="action-network">
+              <span className="muted">Network</span>{" "}
+              {a.network.mode === "none" ? "none" : <>egress allow-list <Code>{shownText(a.network.egress.join(", "))}</Code></>}
+            </p>
+          )}
           {reasons.length === 0 ? null : (
             <>
               <h3 className="detail-sub">Risk reasons</h3>
@@ -196,6 +207,48 @@ export function ActionDetailView({ id }: { id: string }) {
                 </li>
               ))}
             </ul>
+            {a.evidence.network === null ? null : (
+              <div data-testid="evidence-network">
+                <p>
+                  <span className="muted">kernel tier</span> {a.evidence.network.tier} ·{" "}
+                  {a.evidence.network.attached ? "BPF programs enforced this lease" : "no BPF program enforced this lease"}
+                  {a.evidence.network.object_sha256 === null ? null : (
+                    <>
+                      {" "}
+                      · <span className="muted">BPF object sha256</span> <Code>{a.evidence.network.object_sha256}</Code>
+                    </>
+                  )}
+                </p>
+                {a.evidence.network.resolved_names.length === 0 ? null : (
+                  <ul>
+                    {a.evidence.network.resolved_names.map((n) => (
+                      <li key={n.name}>
+                        <Code>{shownText(n.name)}</Code> resolved to <Code>{n.addresses.join(", ")}</Code>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+                {a.evidence.network.attached ? (
+                  a.evidence.network.denials.length === 0 && (a.evidence.network.denials_dropped ?? 0) === 0 ? (
+                    <p>No denials.</p>
+                  ) : (
+                    <>
+                      <p>
+                        Denials ({a.evidence.network.denials.length}
+                        {(a.evidence.network.denials_dropped ?? 0) > 0 ? `, ${a.evidence.network.denials_dropped} more not listed` : ""}):
+                      </p>
+                      <ul data-testid="evidence-denials">
+                        {a.evidence.network.denials.map((d, i) => (
+                          <li key={i}>
+                            <Code>{shownText(d)}</Code>
+                          </li>
+                        ))}
+                      </ul>
+                    </>
+                  )
+                ) : null}
+              </div>
+            )}
             <details>
               <summary>Envelope (signed JSON)</summary>
               <Code block>{shown(a.evidence.envelope)}</Code>
