@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testShellPolicy } from "../../test/support/shell-policy";
+import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { parseCeiling, type HostCeiling } from "../ceiling/index";
 import { resolveEgressNames, type Lookup } from "../egress/index";
 import type { CompiledSandboxPolicy } from "../../server/capabilities";
@@ -23,19 +23,13 @@ let ceiling: HostCeiling;
 
 function netJob(egress: string[]): VerifiedJob {
   const policy = { ...testShellPolicy({ mode: "egress", egress }), capability: "egress-shell", operation: "run_command_net", requires: { min_tier: "B", kernel_features: [] } } as unknown as CompiledSandboxPolicy;
-  return {
-    job_id: "j",
-    action_id: "a",
-    action_hash: `sha256:${"1".repeat(64)}`,
-    host_id: "h",
-    deadline: new Date(Date.now() + 60_000),
+  return testVerifiedJob({
     operation: "run_command_net",
     capability: { id: "egress-shell", version: "1.0.0" },
     mutating: true,
-    writesWorkspace: false,
     arguments: { host: "local", command: "getent hosts api.example.test", cwd: ".", env: {}, stdin: "" },
     policy,
-  };
+  });
 }
 
 function context(tier: RunnerContext["tier"], lookup: Lookup): RunnerContext {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildNative } from "../../native/build.mjs";
 import { TEST_ROOT } from "../../native/test/helpers";
-import { testShellPolicy } from "../../test/support/shell-policy";
+import { testVerifiedJob } from "../../test/support/shell-policy";
 import { parseCeiling } from "../ceiling/index";
 import { FAKE } from "../scrub/test/corpus";
 import { outputLimits, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
@@ -27,19 +27,7 @@ function ceiling(outputBytes: number) {
 }
 
 function job(command: string, env: Record<string, string> = {}): VerifiedJob {
-  return {
-    job_id: "j",
-    action_id: "a",
-    action_hash: `sha256:${"1".repeat(64)}`,
-    host_id: "h",
-    deadline: new Date(Date.now() + 60_000),
-    operation: "run_command",
-    capability: { id: "shell", version: "1.0.0" },
-    mutating: false,
-    writesWorkspace: false,
-    arguments: { host: "local", command, env, stdin: "" },
-    policy: testShellPolicy(),
-  };
+  return testVerifiedJob({ arguments: { host: "local", command, env, stdin: "" } });
 }
 
 beforeAll(() => {

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
-import { testShellPolicy } from "../../test/support/shell-policy";
+import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { parseCeiling } from "../ceiling/index";
 import { cwdInside, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
@@ -24,19 +24,7 @@ let ctx: RunnerContext;
 const policy = testShellPolicy();
 
 function job(cwd: unknown): VerifiedJob {
-  return {
-    job_id: "j",
-    action_id: "a",
-    action_hash: `sha256:${"1".repeat(64)}`,
-    host_id: "h",
-    deadline: new Date(Date.now() + 60_000),
-    operation: "run_command",
-    capability: { id: "shell", version: "1.0.0" },
-    mutating: true,
-    writesWorkspace: true,
-    arguments: { host: "local", command: "pwd", cwd, env: {}, stdin: "" },
-    policy,
-  };
+  return testVerifiedJob({ mutating: true, writesWorkspace: true, arguments: { host: "local", command: "pwd", cwd, env: {}, stdin: "" }, policy });
 }
 
 beforeAll(() => {

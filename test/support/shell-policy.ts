@@ -1,4 +1,5 @@
 import type { CompiledSandboxPolicy } from "../../server/capabilities";
+import type { VerifiedJob } from "../../server/trust";
 
 /**
  * A compiled `shell.run_command` sandbox policy small enough for tests that
@@ -21,4 +22,26 @@ export function testShellPolicy(network: CompiledSandboxPolicy["network"] = { mo
     exec_allow: ["/bin", "/usr/bin"],
     requires: { min_tier: "C", kernel_features: [] },
   } as unknown as CompiledSandboxPolicy;
+}
+
+/**
+ * A verified `shell.run_command` job around `testShellPolicy()` for the
+ * runner's unit tests; `overrides` replaces whole fields (arguments, policy,
+ * operation, …).
+ */
+export function testVerifiedJob(overrides: Partial<VerifiedJob> = {}): VerifiedJob {
+  return {
+    job_id: "j",
+    action_id: "a",
+    action_hash: `sha256:${"1".repeat(64)}`,
+    host_id: "h",
+    deadline: new Date(Date.now() + 60_000),
+    operation: "run_command",
+    capability: { id: "shell", version: "1.0.0" },
+    mutating: false,
+    writesWorkspace: false,
+    arguments: { host: "local", command: "true", env: {}, stdin: "" },
+    policy: testShellPolicy(),
+    ...overrides,
+  };
 }
