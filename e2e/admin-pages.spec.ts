@@ -154,7 +154,7 @@ test("users: the owner adds an approver (one-time password shown once); the appr
   await context.close();
 });
 
-test("hosts: host local is online with the tier its guest reported; the owner breaks a lease an MCP client holds", async ({ page }) => {
+test("hosts: host local is online with the tier its guest reported and the BPF object that enforces it; the owner breaks a lease an MCP client holds", async ({ page }) => {
   await signedInAs(page, "owner");
   const secret = cliToken(`lease-holder-${Date.now().toString(36)}`);
   await page.goto("/hosts");
@@ -163,6 +163,9 @@ test("hosts: host local is online with the tier its guest reported; the owner br
   const cliTier = /^local\s+online\s+tier (\S+)/m.exec(leaseholdCli(["host", "list"]))?.[1];
   expect(cliTier).toMatch(/^[ABC]$/);
   await expect(page.getByTestId("host-tier-local")).toHaveText(cliTier ?? "?");
+  // Tiers A and B name the BPF object that enforces them; C has none.
+  const bpf = page.getByTestId("host-bpf-local");
+  await expect(bpf).toContainText(cliTier === "C" ? /no BPF object/ : /BPF object sha256 [0-9a-f]{64}/);
   await expect(page.getByTestId("host-ceiling-local")).toContainText("memory");
 
   const client = await mcpClient(`${new URL(page.url()).origin}/api/mcp`, secret);
