@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   INTERNAL: { retryable: false, http: 500 },
   /** A name in an egress allow-list did not resolve (in time) on the guest when the lease started; nothing ran. */
   EGRESS_NAME_UNRESOLVED: { retryable: true, http: 502 },
+  /** A capability worker bundle on the guest does not hash to the digest the signed job names (changed, added or swapped file); nothing ran. */
+  WORKER_DIGEST_MISMATCH: { retryable: false, http: 409 },
 } as const satisfies Record<string, { retryable: boolean; http: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
