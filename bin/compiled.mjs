@@ -18,6 +18,28 @@ export const STAMP = path.join(DIST, "build.json");
 export const STAMP_FORMAT = 1;
 export const EXECUTABLES = ["leasehold", "leasehold-guest"];
 
+/*
+ * Capability worker bundles (agent-guest/workers/README.md): every directory
+ * of agent-guest/workers/ is one worker, compiled from its main.ts into
+ * dist/workers/<id>/worker.mjs + bundle.json. Listed by discovery so none is
+ * skipped: a directory without main.ts, or without a version in
+ * agent-guest/workers/versions.json, fails the build.
+ */
+export const WORKER_SOURCES = path.join(ROOT, "agent-guest", "workers");
+export const WORKER_DIST = path.join(DIST, "workers");
+
+/** The worker ids of this checkout: the directories of agent-guest/workers/ (dot-directories aside), sorted. */
+export function workerIds() {
+  let entries;
+  try {
+    entries = fs.readdirSync(WORKER_SOURCES, { withFileTypes: true });
+  } catch (error) {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  }
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name).sort();
+}
+
 export function sha256(bytes) {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -45,11 +67,15 @@ function writableByOthers(file) {
 export function staleReason({ hashAll = false } = {}) {
   const stamp = readStamp();
   if (stamp === null) return "the compiled executables are missing (dist/ has no build stamp)";
-  for (const name of [".", path.basename(STAMP), ...Object.keys(stamp.outputs)]) {
+  const outputDirs = new Set(Object.keys(stamp.outputs).map((name) => path.dirname(name)).filter((dir) => dir !== "."));
+  for (const name of [".", ...[...outputDirs].sort(), path.basename(STAMP), ...Object.keys(stamp.outputs)]) {
     const file = path.join(DIST, name);
     if (!fs.existsSync(file)) return `dist/${name} is missing`;
     if (writableByOthers(file)) return `dist/${name === "." ? "" : name} is writable by group or others`;
   }
+  // A worker directory added or removed is a change even before any of its files is an input.
+  const workers = workerIds().join(", ");
+  if ((stamp.workers ?? []).join(", ") !== workers) return `the worker bundles changed since the last build (now: ${workers || "none"})`;
   for (const [rel, recorded] of Object.entries(stamp.inputs)) {
     let stat;
     try {

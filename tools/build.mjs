@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DIST, EXECUTABLES, STAMP, STAMP_FORMAT, readStamp, sha256, staleReason } from "../bin/compiled.mjs";
+import { DIST, EXECUTABLES, STAMP, STAMP_FORMAT, WORKER_DIST, WORKER_SOURCES, readStamp, sha256, staleReason, workerIds } from "../bin/compiled.mjs";
+import { bundleDigest } from "../agent-guest/workers/bundle-digest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -60,7 +61,7 @@ export function buildWeb({ force = false } = {}) {
  * stamp (dist/build.json) records the hash of exactly the bytes that were
  * compiled; the executables compare it with the sources at start-up.
  */
-const BUILD_INPUTS = ["tsconfig.json", "tools/build.mjs"];
+const BUILD_INPUTS = ["tsconfig.json", "tools/build.mjs", "bin/compiled.mjs", "agent-guest/workers/bundle-digest.mjs", "agent-guest/workers/versions.json"];
 const LOADERS = { ".ts": "ts", ".mts": "ts", ".tsx": "tsx", ".js": "js", ".mjs": "js", ".json": "json" };
 
 function recordInput(inputs, abs, bytes, stat) {
@@ -108,43 +109,112 @@ export async function buildExecutables({ force = false } = {}) {
   console.log("[build] compiling the executables (esbuild) …");
   const started = Date.now();
   const inputs = {};
-  const result = await esbuild.build({
-    absWorkingDir: root,
-    entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, path.join(root, "bin", `${name}-main.ts`)])),
-    outdir: DIST,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    // Error and class names stay as written (messages and logs show them).
-    keepNames: true,
-    sourcemap: "linked",
-    sourcesContent: false,
-    legalComments: "none",
-    logLevel: "warning",
-    write: false,
-    plugins: [recordInputs(inputs)],
-  }).finally(() => esbuild.stop()); // its service process would otherwise outlive the build (npm start keeps running)
+  let result;
+  let workers;
+  try {
+    result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, path.join(root, "bin", `${name}-main.ts`)])),
+      outdir: DIST,
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      packages: "external",
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      // Error and class names stay as written (messages and logs show them).
+      keepNames: true,
+      sourcemap: "linked",
+      sourcesContent: false,
+      legalComments: "none",
+      logLevel: "warning",
+      write: false,
+      plugins: [recordInputs(inputs)],
+    });
+    workers = await compileWorkers(esbuild, inputs);
+  } finally {
+    await esbuild.stop(); // its service process would otherwise outlive the build (npm start keeps running)
+  }
   for (const rel of BUILD_INPUTS) {
     const abs = path.join(root, rel);
+    if (!fs.existsSync(abs)) continue; // a checkout without worker bundles has no versions.json
     const { bytes, stat } = readInput(abs);
     recordInput(inputs, abs, bytes, stat);
   }
   fs.mkdirSync(DIST, { recursive: true, mode: 0o755 });
   fs.chmodSync(DIST, 0o755);
   const outputs = {};
-  for (const file of result.outputFiles) {
+  for (const file of [...result.outputFiles, ...workers.files]) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true, mode: 0o755 });
+    fs.chmodSync(path.dirname(file.path), 0o755);
     writeAtomically(file.path, file.contents);
     outputs[path.relative(DIST, file.path)] = sha256(file.contents);
   }
   // The stamp last: until it is renamed into place, the executables see the
   // old stamp, whose inputs no longer match, and refuse rather than guess.
-  const stamp = { format: STAMP_FORMAT, esbuild: version, outputs, inputs: Object.fromEntries(Object.entries(inputs).sort()) };
+  const stamp = { format: STAMP_FORMAT, esbuild: version, outputs, workers: Object.keys(workers.digests), worker_digests: workers.digests, inputs: Object.fromEntries(Object.entries(inputs).sort()) };
   writeAtomically(STAMP, `${JSON.stringify(stamp, null, 1)}\n`);
   console.log(`[build] executables compiled in ${((Date.now() - started) / 1000).toFixed(1)} s (${Object.keys(inputs).length} inputs → dist/)`);
+  for (const [id, digest] of Object.entries(workers.digests)) console.log(`[build] worker bundle ${id}: ${digest}`);
   return true;
+}
+
+/*
+ * Worker bundles: agent-guest/workers/<id>/main.ts → dist/workers/<id>/
+ * {worker.mjs, bundle.json}. One self-contained ESM file per worker (node
+ * builtins only, nothing external: the guest pipes it into `node -` inside a
+ * sandbox that has no node_modules), for the node that runs the build (the
+ * guest runs the same one). Deterministic — no source map, no timestamps,
+ * paths relative to the checkout — so the same sources give the same
+ * digest anywhere. The digest (bundleDigest, the function guest and hub
+ * use) is recorded in the stamp and printed.
+ */
+const BUNDLE_SCHEMA = "leasehold.worker-bundle/1";
+
+function workerVersions() {
+  const file = path.join(WORKER_SOURCES, "versions.json");
+  if (!fs.existsSync(file)) return {};
+  return JSON.parse(fs.readFileSync(file, "utf8"));
+}
+
+async function compileWorkers(esbuild, inputs) {
+  const ids = workerIds();
+  const versions = workerVersions();
+  const files = [];
+  const digests = {};
+  for (const id of ids) {
+    const entry = path.join(WORKER_SOURCES, id, "main.ts");
+    if (!fs.existsSync(entry)) throw new Error(`worker ${id}: agent-guest/workers/${id}/main.ts is missing (every directory of agent-guest/workers/ is a worker bundle)`);
+    const version = versions[id];
+    if (typeof version !== "string" || version === "") throw new Error(`worker ${id}: no version in agent-guest/workers/versions.json`);
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [entry],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: `node${process.versions.node}`,
+      legalComments: "none",
+      logLevel: "warning",
+      write: false,
+      outfile: path.join(WORKER_DIST, id, "worker.mjs"),
+      plugins: [recordInputs(inputs)],
+    });
+    const [code] = result.outputFiles;
+    if (result.outputFiles.length !== 1 || code === undefined) throw new Error(`worker ${id}: esbuild wrote ${result.outputFiles.length} files, expected one`);
+    const manifest = Buffer.from(`${JSON.stringify({ schema: BUNDLE_SCHEMA, capability: id, version, runtime: "node", entry: "worker.mjs" })}\n`);
+    const dir = path.join(WORKER_DIST, id);
+    files.push({ path: path.join(dir, "worker.mjs"), contents: code.contents }, { path: path.join(dir, "bundle.json"), contents: manifest });
+    digests[id] = bundleDigest([
+      { path: "bundle.json", bytes: manifest },
+      { path: "worker.mjs", bytes: code.contents },
+    ]);
+  }
+  // A worker removed since the last build leaves no stale bundle behind.
+  if (fs.existsSync(WORKER_DIST)) {
+    for (const name of fs.readdirSync(WORKER_DIST)) if (!ids.includes(name)) fs.rmSync(path.join(WORKER_DIST, name), { recursive: true, force: true });
+  }
+  return { files, digests };
 }
 
 /**

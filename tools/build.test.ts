@@ -13,6 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { readBundleDir } from "../agent-guest/workers/bundle";
 import { ROOT, runProcess } from "../test/support/hub-process";
 
 const scratch: string[] = [];
@@ -72,7 +73,8 @@ function scratchCheckout(): string {
   fs.mkdirSync(path.join(dir, "bin"));
   fs.mkdirSync(path.join(dir, "tools"));
   fs.mkdirSync(path.join(dir, "src"));
-  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tsconfig.json"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
+  fs.mkdirSync(path.join(dir, "agent-guest", "workers"), { recursive: true });
+  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tsconfig.json", "agent-guest/workers/bundle-digest.mjs"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "leasehold-scratch", type: "module" }));
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   fs.writeFileSync(path.join(dir, "src", "greeting.ts"), 'export const greeting: string = "compiled code ran";\n');
@@ -152,5 +154,68 @@ describe("the build and the executables' start-up check", () => {
     execFileSync("sh", ["-c", `umask 000 && exec "$0" --input-type=module -e '${script}'`, process.execPath], { env: { ...process.env, BUILD_SCRIPT: path.join(dir, "tools", "build.mjs") } });
     expect(mode(path.join(dir, "dist"))).toBe(0o755);
     for (const name of fs.readdirSync(path.join(dir, "dist"))) expect({ name, mode: mode(path.join(dir, "dist", name)) }).toEqual({ name, mode: 0o644 });
+  });
+});
+
+/** A tiny worker of the scratch checkout: imports a sibling module and a node builtin, prints what it was given. */
+function addEchoWorker(dir: string, id = "echo"): string {
+  const src = path.join(dir, "agent-guest", "workers", id);
+  fs.mkdirSync(src, { recursive: true });
+  fs.writeFileSync(path.join(src, "shout.ts"), "export const shout = (s: string): string => s.toUpperCase();\n");
+  fs.writeFileSync(path.join(src, "main.ts"), 'import { createHash } from "node:crypto";\nimport { shout } from "./shout";\nconst [op, file] = process.argv.slice(-2);\nconsole.log(JSON.stringify({ op: shout(String(op)), file, h: createHash("sha256").update("x").digest("hex").slice(0, 8) }));\n');
+  return src;
+}
+
+function stampOf(dir: string): { outputs: Record<string, string>; workers: string[]; worker_digests: Record<string, string> } {
+  return JSON.parse(fs.readFileSync(path.join(dir, "dist", "build.json"), "utf8")) as never;
+}
+
+describe("worker bundles (agent-guest/workers/<id>/main.ts → dist/workers/<id>/)", () => {
+  it("are built self-contained and deterministic, with the digest bundleDigest gives, and rebuilt when a source changes", async () => {
+    const dir = scratchCheckout();
+    const src = addEchoWorker(dir);
+    fs.writeFileSync(path.join(dir, "agent-guest", "workers", "versions.json"), JSON.stringify({ echo: "0.1.0" }));
+    expect(build(dir)).toBe(true);
+    const out = path.join(dir, "dist", "workers", "echo");
+    expect(fs.readdirSync(out).sort()).toEqual(["bundle.json", "worker.mjs"]);
+    expect(JSON.parse(fs.readFileSync(path.join(out, "bundle.json"), "utf8"))).toEqual({ schema: "leasehold.worker-bundle/1", capability: "echo", version: "0.1.0", runtime: "node", entry: "worker.mjs" });
+    expect(mode(path.join(dir, "dist", "workers"))).toBe(0o755);
+    expect(mode(out)).toBe(0o755);
+    for (const name of ["bundle.json", "worker.mjs"]) expect(mode(path.join(out, name))).toBe(0o644);
+    const stamp = stampOf(dir);
+    const digest = readBundleDir(out).digest;
+    expect(stamp.workers).toEqual(["echo"]);
+    expect(stamp.worker_digests).toEqual({ echo: digest });
+    expect(Object.keys(stamp.inputs as object)).toEqual(expect.arrayContaining(["agent-guest/workers/echo/main.ts", "agent-guest/workers/echo/shout.ts", "agent-guest/workers/versions.json"]));
+    // Run the way the guest runs it: the bytes on stdin, from a directory with no node_modules, the last two argv entries.
+    const code = fs.readFileSync(path.join(out, "worker.mjs"));
+    expect(code.toString()).not.toMatch(/^import .* from "(?!node:)/m);
+    const ran = execFileSync(process.execPath, ["--input-type=module", "-", "inspect", "/work/artifact"], { input: code, cwd: os.tmpdir(), encoding: "utf8" });
+    expect(JSON.parse(ran)).toEqual({ op: "INSPECT", file: "/work/artifact", h: "2d711642" });
+
+    // The same sources give the same bytes and digest.
+    await new Promise((r) => setTimeout(r, 10));
+    execFileSync(process.execPath, ["--input-type=module", "-e", `await (await import(${JSON.stringify(path.join(dir, "tools", "build.mjs"))})).buildExecutables({ force: true })`]);
+    expect(readBundleDir(out).digest).toBe(digest);
+
+    // A changed worker source makes the executables stale (they refuse) until rebuilt, with a new digest.
+    fs.writeFileSync(path.join(src, "shout.ts"), 'export const shout = (s: string): string => `${s.toUpperCase()}!`;\n');
+    expectRefusal(await runBin(dir, "leasehold-guest"), "leasehold-guest", /agent-guest\/workers\/echo\/shout\.ts changed since the last build/);
+    expect(build(dir)).toBe(true);
+    expect(readBundleDir(out).digest).not.toBe(digest);
+    expect((await runBin(dir, "leasehold-guest")).code).toBe(0);
+  });
+
+  it("skip nothing: a worker directory without main.ts or without a version fails the build, and a new worker directory makes the build stale", async () => {
+    const dir = scratchCheckout();
+    expect(build(dir)).toBe(true);
+    addEchoWorker(dir);
+    expectRefusal(await runBin(dir), "leasehold", /the worker bundles changed since the last build \(now: echo\)/);
+    expect(() => build(dir)).toThrow(/worker echo: no version in agent-guest\/workers\/versions\.json/);
+    fs.writeFileSync(path.join(dir, "agent-guest", "workers", "versions.json"), JSON.stringify({ echo: "0.1.0" }));
+    fs.rmSync(path.join(dir, "agent-guest", "workers", "echo", "main.ts"));
+    expect(() => build(dir)).toThrow(/worker echo: agent-guest\/workers\/echo\/main\.ts is missing/);
+    // Nothing half-built was published: the old stamp (without the worker) still stands.
+    expect(stampOf(dir).workers).toEqual([]);
   });
 });
