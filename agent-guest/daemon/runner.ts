@@ -20,6 +20,13 @@
  *
  * A refusal at any step is returned as a signed refusal envelope; nothing
  * was launched then.
+ *
+ * Bundle capabilities (a worker that is a content-addressed bundle, e.g.
+ * apk-static) take their own table entry (bundle-run.ts `BUNDLED`): the
+ * verified bundle's bytes on stdin, the input artifact in a fresh read-only
+ * job directory, the worker's JSON as the result. A worker that refuses its
+ * input, or fails, is returned as kind "refused" with the error and the
+ * launch's own evidence (it did run; the envelope says how it ended).
  */
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
@@ -29,6 +36,7 @@ import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } fr
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";
 import { Workspace } from "../workspace/index";
+import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
 import type { VerifiedJob } from "./verify-job";
 
 export interface RunnerContext {
@@ -41,6 +49,14 @@ export interface RunnerContext {
   /** How egress names are resolved (default: node:dns lookup, both families); tests pass their own. */
   lookup?: Lookup;
   resolveTimeoutMs?: number;
+  /** The guest's worker-bundle store (agent-guest/workers/bundle.ts); bundle capabilities need it. */
+  workerStore?: string;
+  /** Bundle digests installed at start, by capability (for a refusal that names what this host holds). */
+  installedBundles?: Readonly<Record<string, string>>;
+  /** Fetches a job's input artifact from the hub into an open descriptor (artifact-fetch.ts); tests pass their own. */
+  fetchArtifact?: FetchArtifact;
+  /** The node binary bundle workers run under (default: this process's). */
+  nodePath?: string;
 }
 
 export interface JobOutcome {
@@ -315,6 +331,77 @@ async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceO
   return { kind: "ran", streams: { stdout: scrubbed, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured, error: null };
 }
 
+/**
+ * A bundle worker: verified bundle → fresh job directory with the fetched,
+ * re-hashed artifact → launch with the verified bytes on stdin → scrub →
+ * the worker's JSON. The job directory is removed whatever happened.
+ */
+async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperation, options: Parameters<typeof runJob>[2] = {}): Promise<JobOutcome> {
+  if (job.mutating) throw new LeaseholdError("POLICY_REFUSED", `${job.capability.id}.${job.operation} is a bundle worker, which only reads its input; a mutating operation is not run`, { tier: "guest" });
+  if (job.policy.network.mode !== "none") throw new LeaseholdError("POLICY_REFUSED", "a bundle worker runs without network; the job's policy asks for egress", { tier: "guest", details: { field: "network" } });
+  const bundle = verifiedBundleFor(job, ctx.workerStore, ctx.installedBundles ?? {});
+  const ref = artifactRefOf(job.arguments, ctx.ceiling.workspace_max_bytes);
+  if (ctx.fetchArtifact === undefined) throw new LeaseholdError("UNENFORCEABLE", "this guest cannot fetch job artifacts", { tier: "guest" });
+  const dir = makeJobDirectory(ctx.ceiling.workspace_root);
+  try {
+    await fillArtifact(ctx.fetchArtifact, job.job_id, ref, dir.artifactFd);
+    const p = job.policy;
+    const { capture, returned } = outputLimits(ctx.ceiling);
+    const requested: SandboxPolicyInput = {
+      argv: [ctx.nodePath ?? process.execPath, "--input-type=module", "-", job.operation, "/work/artifact"],
+      env: {},
+      // The bytes that were hashed are the bytes that run: no path to the code reaches the sandbox.
+      stdin: new Uint8Array(bundle.entry),
+      cwd: "/work",
+      workdir: dir.path,
+      workdir_access: "ro",
+      network: "none",
+      memory_bytes: p.memory_bytes,
+      cpus: p.cpu_millis / 1000,
+      pids_max: p.pids_limit,
+      timeout_ms: p.timeout_s * 1000,
+      tmpfs_tmp_bytes: p.tmpfs_tmp_bytes,
+      tmpfs_tmp_inodes: Math.min(16_384, ctx.ceiling.max.tmpfs_inodes),
+      stdout_max_bytes: capture,
+      stderr_max_bytes: capture,
+      exec_allow: [...p.exec_allow],
+    };
+    const parsed = SandboxPolicy.safeParse(requested);
+    if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
+    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [] });
+    options.onLaunch?.();
+    const result = await launch(policy, { chownWorkdir: false, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    const pair = scrubPair({ stdout: result.stdout, stderr: result.stderr, stdoutCut: result.stdout_truncated, stderrCut: result.stderr_truncated }, { returnMax: returned });
+    const { stdout, stderr } = pair;
+    const envelope = buildLaunchEvidence({
+      ...common(job, ctx),
+      producer: { capability: job.capability.id, version: job.capability.version, worker_digest: bundle.digest },
+      launch: result,
+      bpf: bpfReadback(result),
+      artifacts: [
+        { name: "stdout", content: stdout, truncated: result.stdout_truncated || pair.stdoutTruncated },
+        { name: "stderr", content: stderr, truncated: result.stderr_truncated || pair.stderrTruncated },
+      ],
+      inputs: [{ name: "input", sha256: ref.sha256, bytes: ref.bytes }],
+      redactions: pair.report,
+    });
+    const verdict = readWorkerResult(
+      op,
+      { exitCode: result.exit.code, signal: result.exit.signal, timedOut: result.exit.timed_out, oomKilled: result.exit.oom_killed, stdoutCut: result.stdout_truncated || pair.stdoutTruncated },
+      stdout,
+      stderr,
+    );
+    const evidence = signEvidence(envelope, ctx.hostKey);
+    if (!verdict.ok) {
+      const e = verdict.error;
+      return { kind: "refused", streams: { stdout, stderr }, evidence, structured: null, error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } };
+    }
+    return { kind: "ran", streams: { stdout, stderr }, evidence, structured: verdict.result, error: null };
+  } finally {
+    dir.remove();
+  }
+}
+
 /** Runs a verified job to a JobOutcome; never throws for a refusal (it becomes a signed refusal). */
 export async function runJob(
   job: VerifiedJob,
@@ -328,6 +415,8 @@ export async function runJob(
       if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
       return await runWorkspace(job, ctx, workspaceOp);
     }
+    const bundled = BUNDLED[key];
+    if (bundled !== undefined) return await runBundle(job, ctx, bundled, options);
     const compiledEgress = job.policy.network.mode === "egress" ? job.policy.network.egress : [];
     // Ceiling and tier first: a job this host must refuse makes no DNS query.
     checkEgressBeforeResolution(compiledEgress, ctx.ceiling, { tier: ctx.tier });

@@ -182,6 +182,11 @@ export interface LaunchEvidenceInput extends EvidenceCommon {
   redactions: { count: number; kinds: string[] };
   /** Names resolved for the lease's egress list (agent-guest/egress). */
   resolvedNames?: ReadonlyArray<{ name: string; addresses: readonly string[] }>;
+  /**
+   * What the workload was given to read (a bundle worker's input artifact),
+   * by the digest the guest verified before launch; listed after the outputs.
+   */
+  inputs?: ReadonlyArray<{ name: string; sha256: string; bytes: number }>;
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -263,7 +268,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
       sha256: createHash("sha256").update(a.content).digest("hex"),
       bytes: a.content.byteLength,
       truncated: a.truncated,
-    })),
+    })).concat((input.inputs ?? []).map((i) => ({ name: i.name, sha256: i.sha256, bytes: i.bytes, truncated: false }))),
     exit,
     enforcement,
     ...(input.resolvedNames !== undefined && input.resolvedNames.length > 0

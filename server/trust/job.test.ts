@@ -76,6 +76,20 @@ describe("the signed job (server/trust/job.ts)", () => {
     expect(checkDeliveredJob({ id: "j-1", document: rehashed, signature: resigned.signature }, { jobKey: publicKey, hostId: "h-1", now: at })).toEqual({ ok: false, reason: "action_hash does not match the prepared action" });
   });
 
+  it("checkDeliveredJob exposes the pinned worker digest of the hashed action, refuses a malformed one, and adds none when the action names none", () => {
+    const at = Date.parse("2029-01-01T00:00:00Z");
+    const deliver = (capability: Record<string, unknown>) => {
+      const pinned = { ...action, capability };
+      const signed = signJob(document({ action: pinned, action_hash: canonicalDigest(pinned) }), { privateKey });
+      return checkDeliveredJob({ id: "j-1", document: signed.document, signature: signed.signature }, { jobKey: publicKey, hostId: "h-1", now: at });
+    };
+    const digest = `sha256:${"ab".repeat(32)}`;
+    expect(deliver({ id: "apk-static", version: "1.0.0", worker_digest: digest })).toMatchObject({ ok: true, job: { capability: { id: "apk-static", version: "1.0.0", worker_digest: digest } } });
+    expect(deliver({ id: "apk-static", version: "1.0.0", worker_digest: "sha256:AB" })).toEqual({ ok: false, reason: "the prepared action names a malformed worker digest" });
+    const plain = deliver({ id: "shell", version: "1.0.0" });
+    expect(plain.ok && plain.job.capability).toEqual({ id: "shell", version: "1.0.0" });
+  });
+
   it("is the one implementation the hub's modules hand out (re-exports, not copies)", () => {
     expect(dispatch.signJob).toBe(trust.signJob);
     expect(dispatch.verifyJob).toBe(trust.verifyJob);

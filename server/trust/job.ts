@@ -133,7 +133,12 @@ export interface VerifiedJob {
   deadline: Date;
   /** All taken from the hashed prepared action, so what runs is what was approved. */
   operation: string;
-  capability: { id: string; version: string };
+  /**
+   * `worker_digest`: the content digest of the worker bundle the hub pinned
+   * for a bundle capability (`sha256:<64 hex>`); the guest runs only a bundle
+   * that hashes to it. Absent for capabilities without a pinned bundle.
+   */
+  capability: { id: string; version: string; worker_digest?: string };
   mutating: boolean;
   /**
    * Whether the workload may write the workspace: only under the hub's
@@ -164,9 +169,11 @@ export function checkDeliveredJob(
   if (doc["job_id"] !== delivered.id) return refuse("the job was delivered under another id");
   const deadline = new Date(String(doc["deadline"]));
   if (Number.isNaN(deadline.getTime()) || deadline.getTime() <= context.now) return refuse("the job deadline has passed");
-  const action = doc["action"] as Partial<{ operation: string; capability: { id: string; version: string }; mutating: boolean; arguments: Record<string, unknown>; policy: CompiledSandboxPolicy; host: { id: string } }> | undefined;
+  const action = doc["action"] as Partial<{ operation: string; capability: { id: string; version: string; worker_digest?: unknown }; mutating: boolean; arguments: Record<string, unknown>; policy: CompiledSandboxPolicy; host: { id: string } }> | undefined;
   if (action === undefined || action === null || typeof action !== "object") return refuse("the job has no prepared action");
   if (typeof action.operation !== "string" || typeof action.capability?.id !== "string" || typeof action.capability.version !== "string") return refuse("the prepared action names no operation");
+  const workerDigest = action.capability.worker_digest;
+  if (workerDigest !== undefined && (typeof workerDigest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(workerDigest))) return refuse("the prepared action names a malformed worker digest");
   if (action.arguments === null || typeof action.arguments !== "object" || action.policy === null || typeof action.policy !== "object") return refuse("the prepared action has no arguments or policy");
   if (action.host?.id !== context.hostId) return refuse("the prepared action is for another host");
   const lease = doc["lease"] as { id?: unknown; mode?: unknown } | undefined;
@@ -180,7 +187,7 @@ export function checkDeliveredJob(
       host_id: context.hostId,
       deadline,
       operation: action.operation,
-      capability: { id: action.capability.id, version: action.capability.version },
+      capability: { id: action.capability.id, version: action.capability.version, ...(workerDigest === undefined ? {} : { worker_digest: workerDigest }) },
       mutating: action.mutating === true,
       writesWorkspace: action.mutating === true && lease.mode === "exclusive",
       arguments: action.arguments,
