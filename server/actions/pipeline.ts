@@ -216,7 +216,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     const action = {
       schema: PREPARED_ACTION_SCHEMA,
       operation: resolution.operation.name,
-      capability: { id: resolution.manifest.id, version: resolution.manifest.version },
+      // A pinned worker bundle's digest is part of what is hashed and signed, so the guest runs
+      // exactly those bytes; capabilities without a pin keep their action hashes unchanged.
+      capability: { id: resolution.manifest.id, version: resolution.manifest.version, ...(resolution.manifest.worker_digest === undefined ? {} : { worker_digest: resolution.manifest.worker_digest }) },
       mutating: resolution.operation.mutating,
       host: { id: host.id, name: host.name },
       arguments: preparedArguments,

@@ -31,6 +31,15 @@ describe("manifest v1 strictness", () => {
     expect(issuesOf(validManifest({ adapter: "x" }))).toContainEqual({ path: "/adapter", message: "unknown field" });
   });
 
+  it("accepts an optional worker_digest only as sha256:<64 lower-case hex>", () => {
+    const digest = `sha256:${"0a".repeat(32)}`;
+    const parsed = safeParseManifest(validManifest({ worker_digest: digest }));
+    expect(parsed.ok && parsed.manifest.worker_digest).toBe(digest);
+    for (const bad of [`sha256:${"0A".repeat(32)}`, `sha256:${"0a".repeat(31)}`, "0a".repeat(32), `sha512:${"0a".repeat(32)}`, 42]) {
+      expect(issuesOf(validManifest({ worker_digest: bad }))[0]?.path).toBe("/worker_digest");
+    }
+  });
+
   it("refuses unknown fields inside sandbox and operations", () => {
     expect(issuesOf(withSandbox({ drop_all_capabilities: true }))).toContainEqual({ path: "/sandbox/drop_all_capabilities", message: "unknown field" });
     expect(issuesOf(withOperation({ risk: "low" }))).toContainEqual({ path: "/operations/0/risk", message: "unknown field" });

@@ -147,6 +147,13 @@ export const ManifestSchema = z
     activation: z.enum(ACTIVATIONS),
     operations: z.array(OperationSchema).min(1).max(MANIFEST_LIMITS.maxOperations),
     sandbox: SandboxSchema,
+    /**
+     * Optional: the content digest (`sha256:<64 hex>`, agent-guest/workers
+     * `bundleDigest`) of the worker bundle this capability runs. When present
+     * a host is ready only if it reports exactly this digest, and every
+     * prepared action names it so the signed job carries it to the guest.
+     */
+    worker_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: "worker_digest must be sha256:<64 lower-case hex>" }).optional(),
   })
   .superRefine((manifest, ctx) => {
     const seen = new Map<string, number>();

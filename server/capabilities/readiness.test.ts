@@ -39,6 +39,19 @@ describe("computeHostReadiness", () => {
     expect(computeHostReadiness(manifest, hostReport("h1", [worker("shell")]), { pinnedDigests: { shell: GOOD_DIGEST } }).state).toBe("ready");
   });
 
+  it("with the manifest's worker_digest pinned: ready on exactly that digest; any other (or none) is installed, not ready, naming both digests and the guest's detail", () => {
+    const pinned = parseManifest(validManifest({ id: "apk-static", version: "1.0.0", trust_boundary: "static-analysis", worker_digest: GOOD_DIGEST }), "test:apk");
+    expect(computeHostReadiness(pinned, hostReport("h1", [worker("apk-static")]))).toEqual({ host: "h1", state: "ready", reasons: [] });
+    const other = `sha256:${"ef".repeat(32)}`;
+    const mismatch = computeHostReadiness(pinned, hostReport("h1", [worker("apk-static", { digest: other })]));
+    expect(mismatch).toEqual({ host: "h1", state: "installed", reasons: [`worker content digest ${other} differs from the manifest's ${GOOD_DIGEST}`] });
+    const missing = computeHostReadiness(pinned, hostReport("h1", [worker("apk-static", { digest: null, self_test: "not_run", detail: "no bundle at /opt/lh/dist/workers/apk-static" })]));
+    expect(missing.state).toBe("installed");
+    expect(missing.reasons).toEqual(["worker content digest not reported", "worker self-test not run", "guest says: no bundle at /opt/lh/dist/workers/apk-static"]);
+    // An operator pin still applies on top of the manifest's.
+    expect(computeHostReadiness(pinned, hostReport("h1", [worker("apk-static")]), { pinnedDigests: { "apk-static": other } }).state).toBe("installed");
+  });
+
   it("is unsupported on an incompatible worker ABI or Capability API", () => {
     expect(computeHostReadiness(manifest, hostReport("h1", [worker("shell", { worker_abi: 2 })])).state).toBe("unsupported");
     expect(computeHostReadiness(manifest, hostReport("h1", [worker("shell", { capability_api: 2 })])).state).toBe("unsupported");

@@ -18,7 +18,8 @@
  *
  * Per host, a capability is `ready` only when the host is online with a fresh
  * report, reports the worker's content digest (matching the pinned digest
- * when one is configured), the worker's capability_api, worker_abi and
+ * when one is configured: an operator's `pinnedDigests`, or the manifest's
+ * `worker_digest`), the worker's capability_api, worker_abi and
  * version match the manifest, its self-test passed, and the host's tier and
  * probed kernel features cover the policy's needs. Hosts without the worker
  * do not count against a capability: not every host must run everything.
@@ -48,6 +49,8 @@ export interface WorkerReport {
   /** "sha256:<64 hex>" of the worker's content, or null when the guest could not measure it. */
   digest: string | null;
   self_test: "pass" | "fail" | "not_run";
+  /** Why the worker is not usable on the host, in the guest's words (e.g. its bundle is missing). */
+  detail?: string;
 }
 
 /** What one host last told the hub (kept by whoever stores host health). */
@@ -128,10 +131,16 @@ export function computeHostReadiness(manifest: Manifest, report: HostReport, opt
   if (worker.digest === null || !DIGEST_PATTERN.test(worker.digest)) {
     notVerified.push("worker content digest not reported");
   } else {
+    // The manifest's own pin (a bundle capability's, filled by the hub from the bundle it ships) and
+    // an operator's pin both hold: a host is ready only with exactly the pinned bytes.
     const pinned = options.pinnedDigests?.[manifest.id];
     if (pinned !== undefined && pinned !== worker.digest) notVerified.push("worker content digest does not match the pinned digest");
+    if (manifest.worker_digest !== undefined && manifest.worker_digest !== worker.digest) {
+      notVerified.push(`worker content digest ${worker.digest} differs from the manifest's ${manifest.worker_digest}`);
+    }
   }
   if (worker.self_test !== "pass") notVerified.push(`worker self-test ${worker.self_test === "fail" ? "failed" : "not run"}`);
+  if (notVerified.length > 0 && typeof worker.detail === "string" && worker.detail !== "") notVerified.push(`guest says: ${worker.detail.slice(0, 500)}`);
   if (notVerified.length > 0) return { host, state: "installed", reasons: notVerified };
 
   return { host, state: "ready", reasons: [] };

@@ -18,6 +18,7 @@ import { builtinAdapterRegistry, type AdapterRegistry, type CapabilityAdapter } 
 import { BUILTIN_MANIFESTS, type ManifestSource } from "./builtin";
 import { MANIFEST_LIMITS, parseManifest, parseManifestText, type Activation, type Manifest, type OperationDeclaration, type TrustBoundary } from "./manifest-schema";
 import { computeReadiness, summariseCapabilityHealth, type CapabilityHealthSummary, type CapabilityReadiness, type HostReport, type ReadinessOptions } from "./readiness";
+import { pinShippedBundles, type PinOptions } from "./worker-pins";
 
 export type { ManifestSource } from "./builtin";
 
@@ -89,6 +90,8 @@ export interface CapabilityRegistryOptions {
   enabled?: Iterable<string>;
   /** Adapters by manifest id (default: the built-in adapters). */
   adapters?: AdapterRegistry;
+  /** Where the built-in bundle capabilities' shipped bundles are, and which those are (./worker-pins.ts). */
+  shippedBundles?: PinOptions;
 }
 
 function configError(message: string, details?: Record<string, unknown>): LeaseholdError {
@@ -243,7 +246,8 @@ class Registry implements CapabilityRegistry {
  */
 export function createCapabilityRegistry(options: CapabilityRegistryOptions = {}): CapabilityRegistry {
   const registry = new Registry(options.adapters ?? builtinAdapterRegistry());
-  if (options.includeBuiltins ?? true) for (const source of BUILTIN_MANIFESTS) registry.register(source);
+  // Built-in bundle capabilities are pinned to the bundle this hub ships (worker-pins.ts).
+  if (options.includeBuiltins ?? true) for (const source of pinShippedBundles(BUILTIN_MANIFESTS, options.shippedBundles)) registry.register(source);
   for (const source of options.manifests ?? []) registry.register(source);
   for (const id of options.enabled ?? []) registry.enable(id);
   return registry;

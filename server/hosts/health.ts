@@ -42,6 +42,7 @@ export function parseHealthReport(body: unknown): GuestHealthReport {
     if (typeof w.capability !== "string" || typeof w.version !== "string" || !Number.isSafeInteger(w.capability_api) || !Number.isSafeInteger(w.worker_abi)) invalid("malformed worker");
     if (w.digest !== null && !/^sha256:[0-9a-f]{64}$/.test(w.digest)) invalid("worker digest must be sha256:<hex> or null");
     if (!["pass", "fail", "not_run"].includes(w.self_test)) invalid("self_test must be pass, fail or not_run");
+    if (w.detail !== undefined && (typeof w.detail !== "string" || w.detail.length > 1000)) invalid("worker detail must be a string of at most 1000 characters");
   }
   if (typeof r.witness !== "object" || r.witness === null || !Number.isSafeInteger(r.witness.size)) invalid("witness must be {size, failure}");
   if (r.witness.failure !== null && typeof r.witness.failure !== "string") invalid("witness.failure must be a string or null");

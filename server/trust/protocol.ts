@@ -59,7 +59,8 @@ export interface GuestHealthReport {
   tier: "A" | "B" | "C" | null;
   kernel_features: string[];
   probe: Record<string, unknown>;
-  workers: Array<{ capability: string; capability_api: number; worker_abi: number; version: string; digest: string | null; self_test: "pass" | "fail" | "not_run" }>;
+  /** `detail`: why a worker is not usable here (e.g. its bundle is missing), shown with the readiness reasons. */
+  workers: Array<{ capability: string; capability_api: number; worker_abi: number; version: string; digest: string | null; self_test: "pass" | "fail" | "not_run"; detail?: string }>;
   /** The guest's witness state: the last checkpoint size it cosigned, or a failure that stopped it. */
   witness: { size: number; failure: string | null };
   accepting_jobs: boolean;
