@@ -23,7 +23,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { isLeaseholdError, LeaseholdError } from "../../server/trust";
-import { loadVerifiedBundle, type VerifiedBundle } from "../workers/bundle";
+import path from "node:path";
+import { projectPath } from "../../common/paths";
+import { installBundle, loadVerifiedBundle, type VerifiedBundle } from "../workers/bundle";
 import type { VerifiedJob } from "./verify-job";
 
 /** What a prepared action's `artifact` argument became on the hub: the digest and size of the bytes. */
@@ -259,4 +261,36 @@ export function readWorkerResult(
   if (run.exitCode !== 0) return fail("INTERNAL", `the worker failed (${how}); stderr: ${tail(stderr)}`);
   if ("error" in result) return fail("INTERNAL", "the worker exited 0 but printed an error document");
   return { ok: true, result };
+}
+
+/** What the daemon installed at start for one bundle capability: its verified digest, or why there is none. */
+export type InstalledBundle = { digest: string; version: string; detail: null } | { digest: null; version: null; detail: string };
+
+/** The guest's content-addressed store: `<stateDir>/workers` (root-only, like the state directory). */
+export function workerStorePath(stateDir: string): string {
+  return path.join(stateDir, "workers");
+}
+
+/**
+ * Installs the bundles this checkout ships (dist/workers/<capability>/, built
+ * by `npm run build`) into the store, re-verifying what is already there.
+ * A missing or refused bundle is not fatal: that capability is reported not
+ * ready, with the reason, and every other capability keeps working.
+ */
+export function installShippedBundles(store: string, workersDir: string = projectPath("dist", "workers")): Record<string, InstalledBundle> {
+  const out: Record<string, InstalledBundle> = {};
+  for (const capability of BUNDLE_CAPABILITIES) {
+    const source = path.join(workersDir, capability);
+    try {
+      const bundle = installBundle(source, store);
+      out[capability] =
+        bundle.manifest.capability === capability
+          ? { digest: bundle.digest, version: bundle.manifest.version, detail: null }
+          : { digest: null, version: null, detail: `the bundle at ${source} is a ${bundle.manifest.capability} worker` };
+    } catch (error) {
+      const reason = isLeaseholdError(error) && error.code === "NOT_FOUND" ? `no worker bundle at ${source} (run \`npm run build\` in the checkout)` : `worker bundle at ${source} refused: ${error instanceof Error ? error.message : String(error)}`;
+      out[capability] = { digest: null, version: null, detail: reason.slice(0, 900) };
+    }
+  }
+  return out;
 }

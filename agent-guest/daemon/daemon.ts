@@ -20,6 +20,7 @@ import { loadCeiling, type HostCeiling } from "../ceiling/index";
 import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
 import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
+import { installShippedBundles, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
@@ -33,6 +34,8 @@ export interface DaemonOptions {
   log?: (line: string) => void;
   healthIntervalMs?: number;
   witnessIntervalMs?: number;
+  /** Where the shipped worker bundles are (default: the checkout's dist/workers). */
+  workersDir?: string;
 }
 
 interface DeliveredJob {
@@ -69,6 +72,7 @@ export class GuestDaemon {
   private readonly workspaceLock = new Mutex();
   private readonly log: (line: string) => void;
   private measured: Measured | undefined;
+  private bundles: Readonly<Record<string, InstalledBundle>> = {};
   private witnessFailure: string | null = null;
   private running: Promise<unknown>[] = [];
 
@@ -92,7 +96,16 @@ export class GuestDaemon {
   private context(): RunnerContext {
     const m = this.measured;
     if (m === undefined || m.tier === null || m.digest === null) throw new Error("host not measured");
-    return { hostId: this.enrolment.host_id, hostKey: this.hostKey, ceiling: this.ceiling, tier: m.tier, workerDigest: m.digest };
+    const installed = Object.fromEntries(Object.entries(this.bundles).flatMap(([capability, b]) => (b.digest === null ? [] : [[capability, b.digest]])));
+    return {
+      hostId: this.enrolment.host_id,
+      hostKey: this.hostKey,
+      ceiling: this.ceiling,
+      tier: m.tier,
+      workerDigest: m.digest,
+      workerStore: workerStorePath(this.options.stateDir),
+      installedBundles: installed,
+    };
   }
 
   async reportHealth(): Promise<void> {
@@ -120,7 +133,10 @@ export class GuestDaemon {
   }
 
   private async serve(): Promise<void> {
-    this.measured = await measureHost(this.ceiling);
+    // Shipped bundles into the root-only store, re-verified; one that is missing leaves only its capability not ready.
+    this.bundles = installShippedBundles(workerStorePath(this.options.stateDir), this.options.workersDir);
+    for (const [capability, b] of Object.entries(this.bundles)) this.log(`worker ${capability}: ${b.digest ?? `not ready (${b.detail})`}`);
+    this.measured = await measureHost(this.ceiling, this.bundles);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());
     const healthTimer = setInterval(() => void this.reportHealth().catch((e: unknown) => this.log(`health report failed: ${String(e)}`)), this.options.healthIntervalMs ?? 30_000);

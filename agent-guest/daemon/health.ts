@@ -12,7 +12,10 @@
  *
  * Worker digest: sha256 over the sandbox helper binary, the launcher addon
  * and the guest's runner and workspace modules — what actually executes a
- * job here. Readiness on the hub needs it (never assumed).
+ * job here. Readiness on the hub needs it (never assumed). A bundle
+ * capability (apk-static) reports instead the digest of the bundle the
+ * daemon installed and verified at start (bundle-run.ts), or null with the
+ * reason in `detail` when it has none.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -21,6 +24,7 @@ import { HELPER_PATH, bpfStatus, launch, probeKernel, type BpfStatus, type Kerne
 import type { GuestHealthReport } from "../../server/trust";
 import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
+import { BUNDLE_CAPABILITIES, type InstalledBundle } from "./bundle-run";
 
 export const GUEST_VERSION = "0.1.0";
 
@@ -32,6 +36,8 @@ export const WORKERS = [
   { capability: "workspace", capability_api: 1, worker_abi: 1, version: "1.0.0" },
   // Ready only where the tier is A or B (readiness compares the policy's min_tier with the host's).
   { capability: "egress-shell", capability_api: 1, worker_abi: 1, version: "1.0.0" },
+  // A bundle worker (bundle-run.ts): its digest is the installed bundle's, not the runner's.
+  { capability: "apk-static", capability_api: 1, worker_abi: 1, version: "1.0.0" },
 ] as const;
 
 export function workerDigest(): string {
@@ -75,9 +81,11 @@ export interface Measured {
   self_test: "pass" | "fail";
   self_test_detail: string;
   digest: string | null;
+  /** Bundle capabilities: what the daemon installed at start. */
+  bundles: Readonly<Record<string, InstalledBundle>>;
 }
 
-export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
+export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record<string, InstalledBundle>> = {}): Promise<Measured> {
   let digest: string | null;
   try {
     digest = workerDigest();
@@ -88,7 +96,7 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
   try {
     probe = probeKernel();
   } catch (error) {
-    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest };
+    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest, bundles };
   }
   // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
@@ -123,7 +131,17 @@ export async function measureHost(ceiling: HostCeiling): Promise<Measured> {
     bpf = { tier: "C", object_sha256: null, detail: `BPF loader failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   // The sandbox self-test gates every tier; the BPF tier says how much more than C this host enforces.
-  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest };
+  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest, bundles };
+}
+
+function workerReport(w: (typeof WORKERS)[number], m: Measured): GuestHealthReport["workers"][number] {
+  if (!BUNDLE_CAPABILITIES.includes(w.capability)) return { ...w, digest: m.digest, self_test: m.self_test };
+  const b = m.bundles[w.capability];
+  if (b === undefined || b.digest === null) {
+    return { ...w, digest: null, self_test: "not_run", detail: b?.detail ?? "the daemon installed no bundle for this capability" };
+  }
+  // The sandbox self-test is what a bundle runs in; the bundle itself was verified byte for byte at install.
+  return { ...w, version: b.version, digest: b.digest, self_test: m.self_test };
 }
 
 export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean): GuestHealthReport {
@@ -131,7 +149,7 @@ export function healthReport(m: Measured, witness: { size: number; failure: stri
     tier: m.tier,
     kernel_features: m.kernel_features,
     probe: { ...(m.probe as unknown as Record<string, unknown>), self_test_detail: m.self_test_detail, ceiling: m.ceiling, ...(m.bpf === null ? {} : { bpf: m.bpf }) },
-    workers: WORKERS.map((w) => ({ ...w, digest: m.digest, self_test: m.self_test })),
+    workers: WORKERS.map((w) => workerReport(w, m)),
     witness,
     accepting_jobs: accepting,
     guest_version: GUEST_VERSION,
