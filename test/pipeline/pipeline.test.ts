@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createCapabilityRegistry } from "../../server/capabilities";
+import shellManifest from "../../server/capabilities/builtin/shell.json" with { type: "json" };
+import { checkDeliveredJob } from "../../server/trust";
 import { approve, deny, listApprovals } from "../../server/approvals";
 import { submitAction, resumeAction, type ActionOutcome } from "../../server/actions";
 import { claimJob, verifyJob } from "../../server/dispatch";
@@ -41,6 +44,27 @@ describeEachDatabase("action pipeline", (db) => {
     expect(await claimJob(db().handle.db, host.id)).toBeNull();
     await completeJob(db().handle.db, outcome.job.id, { exit: 0 });
     expect(await actionState(db().handle.db, outcome.action_id)).toBe("completed");
+  });
+
+  it("a manifest that pins a worker digest puts it in the signed job's action (hashed); an unpinned one adds no field", async () => {
+    const digest = `sha256:${"5c".repeat(32)}`;
+    const pinnedRegistry = createCapabilityRegistry({ includeBuiltins: false, manifests: [{ source: "test:shell-pinned", manifest: { ...shellManifest, worker_digest: digest } }] });
+    const host = await insertHost(db().handle.db);
+    const caller = await insertToken(db().handle.db);
+    const request = { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" as const };
+    const deps = { ...testDeps(db().handle), registry: pinnedRegistry };
+    const pinned = await submitAction(deps, caller, request, { waitMs: 0 });
+    const job = await claimJob(db().handle.db, host.id, "test-executor");
+    expect(job?.id).toBe(pinned.job.id);
+    expect(job?.document.action["capability"]).toEqual({ id: "shell", version: "1.0.0", worker_digest: digest });
+    const checked = checkDeliveredJob({ id: job!.id, document: job!.document, signature: job!.signature }, { jobKey: deps.jobKey.publicKey, hostId: host.id, now: Date.now() });
+    expect(checked.ok && checked.job.capability.worker_digest).toBe(digest);
+    await completeJob(db().handle.db, pinned.job.id, { exit: 0 });
+    const plain = await submitAction(testDeps(db().handle), caller, request, { waitMs: 0 });
+    const plainJob = await claimJob(db().handle.db, host.id, "test-executor");
+    expect(plainJob?.id).toBe(plain.job.id);
+    expect(plainJob?.document.action["capability"]).toEqual({ id: "shell", version: "1.0.0" });
+    await completeJob(db().handle.db, plain.job.id, { exit: 0 });
   });
 
   it("holds a risky action, wakes on approval, and seals every step in order", async () => {
