@@ -166,7 +166,7 @@ function addEchoWorker(dir: string, id = "echo"): string {
   return src;
 }
 
-function stampOf(dir: string): { outputs: Record<string, string>; workers: string[]; worker_digests: Record<string, string> } {
+function stampOf(dir: string): { outputs: Record<string, string>; inputs: Record<string, unknown>; workers: string[]; worker_digests: Record<string, string> } {
   return JSON.parse(fs.readFileSync(path.join(dir, "dist", "build.json"), "utf8")) as never;
 }
 
@@ -186,7 +186,7 @@ describe("worker bundles (agent-guest/workers/<id>/main.ts → dist/workers/<id>
     const digest = readBundleDir(out).digest;
     expect(stamp.workers).toEqual(["echo"]);
     expect(stamp.worker_digests).toEqual({ echo: digest });
-    expect(Object.keys(stamp.inputs as object)).toEqual(expect.arrayContaining(["agent-guest/workers/echo/main.ts", "agent-guest/workers/echo/shout.ts", "agent-guest/workers/versions.json"]));
+    expect(Object.keys(stamp.inputs)).toEqual(expect.arrayContaining(["agent-guest/workers/echo/main.ts", "agent-guest/workers/echo/shout.ts", "agent-guest/workers/versions.json"]));
     // Run the way the guest runs it: the bytes on stdin, from a directory with no node_modules, the last two argv entries.
     const code = fs.readFileSync(path.join(out, "worker.mjs"));
     expect(code.toString()).not.toMatch(/^import .* from "(?!node:)/m);

@@ -26,6 +26,7 @@ import { isLeaseholdError, LeaseholdError } from "../../server/trust";
 import path from "node:path";
 import { projectPath } from "../../common/paths";
 import { installBundle, loadVerifiedBundle, type VerifiedBundle } from "../workers/bundle";
+import { GUEST_JOBS_DIR } from "../workspace/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** What a prepared action's `artifact` argument became on the hub: the digest and size of the bytes. */
@@ -57,7 +58,8 @@ export const BUNDLE_CAPABILITIES: readonly string[] = [...new Set(Object.keys(BU
 /** The exit status a worker uses for "the input was refused" (its stdout then holds {error}). */
 export const WORKER_REFUSED_EXIT = 3;
 
-export const JOBS_DIR_NAME = ".leasehold-jobs";
+/** Where job directories live, at the workspace root; workspace operations refuse the name (workspace.ts). */
+export const JOBS_DIR_NAME = GUEST_JOBS_DIR;
 
 const { O_RDONLY, O_RDWR, O_DIRECTORY, O_NOFOLLOW, O_CREAT, O_EXCL } = fs.constants;
 const under = (dirFd: number, name: string): string => `/proc/self/fd/${dirFd}/${name}`;
@@ -145,9 +147,13 @@ function makeDirectory(parentFd: number, name: string, mode: number, reuse: bool
 
 /**
  * `<workspace>/.leasehold-jobs/<128-bit random>/artifact`. The parent is
- * root-only (0700): no workload can list, enter or change it, so the random
- * name is known to this guest alone; the job directory itself is 0755 (the
- * lease uid enters it at /work), the artifact 0444.
+ * root-only (0700): no workload can list, enter or change what is in it, so
+ * the random name is known to this guest alone, and the guest's own
+ * workspace operations refuse the name. A workload that owns the workspace
+ * root (an exclusive lease) can rename the parent itself; the launcher's
+ * open by path then finds our directory or nothing, since no directory it
+ * controls can hold a name it does not know. The job directory itself is
+ * 0755 (the lease uid enters it at /work), the artifact 0444.
  */
 export function makeJobDirectory(workspaceRoot: string): JobDirectory {
   const rootFd = openDir(workspaceRoot);

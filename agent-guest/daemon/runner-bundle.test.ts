@@ -7,7 +7,9 @@ import { TEST_ROOT } from "../../native/test/helpers";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { parseCeiling } from "../ceiling/index";
 import { verifyEvidence } from "../evidence/index";
+import { thrownBy } from "../../test/support/refusals";
 import { BUNDLE_SCHEMA, installBundle, storeEntryName } from "../workers/bundle";
+import { Workspace } from "../workspace/index";
 import { JOBS_DIR_NAME, type ArtifactRef, type FetchArtifact } from "./bundle-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
@@ -200,6 +202,23 @@ describe("runner: bundle worker", () => {
     expect(longer.error?.code).toBe("INVALID_ARGUMENT");
     expect(launched).toBe(false);
     expect(jobDirsLeft()).toEqual([]);
+  });
+
+  it("the guest's own workspace operations (run as root) cannot reach a job directory: an fs_write replacing the verified artifact mid-job, fs_read and fs_list are refused", async () => {
+    const content = Buffer.from("PK the bytes that were approved");
+    const attempts: string[] = [];
+    const racing: FetchArtifact = async (jobId, ref, fd) => {
+      await fileFetcher(content)(jobId, ref, fd);
+      const [name] = jobDirsLeft();
+      const wsOps = Workspace.open(ws);
+      attempts.push(thrownBy(() => wsOps.write(`${JOBS_DIR_NAME}/${name}/artifact`, Buffer.from("PK swapped"), { createParents: false })).code);
+      attempts.push(thrownBy(() => wsOps.read(`./${JOBS_DIR_NAME}/${name}/artifact`, { offset: 0, limit: 10 })).code);
+      attempts.push(thrownBy(() => wsOps.list(`${JOBS_DIR_NAME}`, {})).code);
+    };
+    const out = await runJob(bundleJob(refOf(content)), { ...ctx, fetchArtifact: racing });
+    expect(attempts).toEqual(["POLICY_REFUSED", "POLICY_REFUSED", "POLICY_REFUSED"]);
+    expect(out.kind).toBe("ran");
+    expect(out.structured?.["artifact"]).toEqual(refOf(content));
   });
 
   it("a malformed artifact argument is INVALID_ARGUMENT and nothing is fetched", async () => {

@@ -1,4 +1,4 @@
-export { Workspace, parseRelativePath, DEFAULT_WORKSPACE_LIMITS } from "./workspace";
+export { Workspace, parseRelativePath, DEFAULT_WORKSPACE_LIMITS, GUEST_JOBS_DIR } from "./workspace";
 export type {
   WorkspaceLimits,
   WorkspaceOptions,

@@ -167,6 +167,15 @@ const CONTROL = /[\u0001-\u001f\u007f]/;
  * Lexical checks on a workspace-relative path. Returns its components
  * (empty for the root itself). Never touches the filesystem.
  */
+/**
+ * The workspace-root directory where the guest (as root) keeps bundle jobs'
+ * input artifacts (daemon/bundle-run.ts). Workspace operations run as root
+ * too, so without this refusal an fs_write could replace a job's verified
+ * artifact between its hash check and the launch, and fs_read/fs_list could
+ * read another caller's input.
+ */
+export const GUEST_JOBS_DIR = ".leasehold-jobs";
+
 export function parseRelativePath(input: unknown, limits: WorkspaceLimits = DEFAULT_WORKSPACE_LIMITS): string[] {
   if (typeof input !== "string") refuse("INVALID_ARGUMENT", "path must be a string");
   if (input.includes("\0")) refuse("INVALID_ARGUMENT", "path contains a NUL byte");
@@ -184,6 +193,7 @@ export function parseRelativePath(input: unknown, limits: WorkspaceLimits = DEFA
     }
   }
   if (parts.length > limits.maxDepth) refuse("INVALID_ARGUMENT", `path deeper than ${limits.maxDepth} components`, input);
+  if (parts[0] === GUEST_JOBS_DIR) refuse("POLICY_REFUSED", `${GUEST_JOBS_DIR} is reserved for the guest's job inputs`, input);
   return parts;
 }
 
