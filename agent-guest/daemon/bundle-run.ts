@@ -200,6 +200,50 @@ export function makeJobDirectory(workspaceRoot: string): JobDirectory {
 }
 
 /**
+ * Removes job directories a previous run left behind (the guest was killed
+ * mid-job), by descriptor: each `<random>/` of the root-only parent loses its
+ * `artifact` and is removed. Called at daemon start, before any job. A
+ * parent that is not a root-only directory of ours is left alone (the next
+ * job refuses it, saying so). Returns how many were removed.
+ */
+export function sweepJobDirectories(workspaceRoot: string): number {
+  const rootFd = openDir(workspaceRoot);
+  let parentFd: number | undefined;
+  try {
+    try {
+      parentFd = openDir(under(rootFd, JOBS_DIR_NAME));
+    } catch {
+      return 0;
+    }
+    const st = fs.fstatSync(parentFd);
+    if (st.uid !== (process.getuid?.() ?? st.uid) || (st.mode & 0o077) !== 0) return 0;
+    let removed = 0;
+    for (const name of fs.readdirSync(`/proc/self/fd/${parentFd}`)) {
+      if (!/^[0-9a-f]{32}$/.test(name)) continue;
+      let dirFd: number;
+      try {
+        dirFd = openDir(under(parentFd, name));
+      } catch {
+        continue;
+      }
+      try {
+        fs.rmSync(under(dirFd, "artifact"), { force: true });
+        fs.rmdirSync(under(parentFd, name));
+        removed += 1;
+      } catch {
+        // Something else is in it: not a directory this guest made; left for the operator.
+      } finally {
+        fs.closeSync(dirFd);
+      }
+    }
+    return removed;
+  } finally {
+    if (parentFd !== undefined) fs.closeSync(parentFd);
+    fs.closeSync(rootFd);
+  }
+}
+
+/**
  * Fills the artifact through `fetch` and checks what the descriptor now holds
  * — size and SHA-256 of every byte from offset 0 — against the reference in
  * the signed job, whatever the fetcher itself checked.

@@ -20,7 +20,7 @@ import { loadCeiling, type HostCeiling } from "../ceiling/index";
 import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
 import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
-import { installShippedBundles, workerStorePath, type InstalledBundle } from "./bundle-run";
+import { installShippedBundles, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
@@ -136,6 +136,8 @@ export class GuestDaemon {
     // Shipped bundles into the root-only store, re-verified; one that is missing leaves only its capability not ready.
     this.bundles = installShippedBundles(workerStorePath(this.options.stateDir), this.options.workersDir);
     for (const [capability, b] of Object.entries(this.bundles)) this.log(`worker ${capability}: ${b.digest ?? `not ready (${b.detail})`}`);
+    const swept = sweepJobDirectories(this.ceiling.workspace_root);
+    if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in the workspace`);
     this.measured = await measureHost(this.ceiling, this.bundles);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());

@@ -10,7 +10,7 @@ import { verifyEvidence } from "../evidence/index";
 import { thrownBy } from "../../test/support/refusals";
 import { BUNDLE_SCHEMA, installBundle, storeEntryName } from "../workers/bundle";
 import { Workspace } from "../workspace/index";
-import { JOBS_DIR_NAME, type ArtifactRef, type FetchArtifact } from "./bundle-run";
+import { JOBS_DIR_NAME, makeJobDirectory, sweepJobDirectories, type ArtifactRef, type FetchArtifact } from "./bundle-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
 
@@ -219,6 +219,17 @@ describe("runner: bundle worker", () => {
     expect(attempts).toEqual(["POLICY_REFUSED", "POLICY_REFUSED", "POLICY_REFUSED"]);
     expect(out.kind).toBe("ran");
     expect(out.structured?.["artifact"]).toEqual(refOf(content));
+  });
+
+  it("job directories a killed guest left behind are swept at start; anything not made by the guest is left alone", () => {
+    const left = makeJobDirectory(ws);
+    fs.writeSync(left.artifactFd, Buffer.from("left over"));
+    fs.closeSync(left.artifactFd);
+    const foreign = path.join(ws, JOBS_DIR_NAME, "not-a-job");
+    fs.mkdirSync(foreign);
+    expect(sweepJobDirectories(ws)).toBe(1);
+    expect(jobDirsLeft()).toEqual(["not-a-job"]);
+    fs.rmdirSync(foreign);
   });
 
   it("a malformed artifact argument is INVALID_ARGUMENT and nothing is fetched", async () => {
