@@ -12,7 +12,8 @@ import { bundleDigest } from "../agent-guest/workers/bundle-digest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-const WEB_INPUTS = ["app", "server", "common", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
+// The hub reads shipped worker bundles with the guest's one digest implementation (server/capabilities/worker-pins.ts).
+const WEB_INPUTS = ["app", "server", "common", "agent-guest/workers/bundle.ts", "agent-guest/workers/bundle-digest.mjs", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
 const SKIP = /(^|\/)(node_modules|\.next|test|testdata|bench)(\/|$)|\.test\.tsx?$/;
 
 function hashInputs(inputs) {
