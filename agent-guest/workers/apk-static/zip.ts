@@ -327,7 +327,7 @@ export function readEntryPrefix(zip: ZipArchive, e: ZipEntry, n: number, budget:
   if (at === null) return null;
   if (e.method === METHOD_STORED) {
     const out = zip.source.read(at, Math.min(n, e.compressedSize));
-    return budget.take(out.length) ? out : null;
+    return takeOrNote(budget, out, e, lim);
   }
   const attemptCap = 4 * 1024 * 1024;
   let k = Math.min(e.compressedSize, Math.max(256, n >> 2));
@@ -341,9 +341,14 @@ export function readEntryPrefix(zip: ZipArchive, e: ZipEntry, n: number, budget:
       return null;
     }
     if (out.length >= n || k >= e.compressedSize) {
-      const prefix = out.subarray(0, Math.min(n, out.length));
-      return budget.take(prefix.length) ? Buffer.from(prefix) : null;
+      return takeOrNote(budget, Buffer.from(out.subarray(0, Math.min(n, out.length))), e, lim);
     }
     k = Math.min(e.compressedSize, k * 4);
   }
+}
+
+function takeOrNote(budget: ReadBudget, out: Buffer, e: ZipEntry, lim: Limitations): Buffer | null {
+  if (budget.take(out.length)) return out;
+  lim.add(`read budget exhausted at entry ${JSON.stringify(e.name)}; later entries are not examined`);
+  return null;
 }
