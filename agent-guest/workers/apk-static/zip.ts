@@ -227,8 +227,12 @@ function checkOverlaps(entries: ZipEntry[], cdOffset: number, lim: Limitations):
 export class ReadBudget {
   constructor(public remaining: number) {}
 
+  /** Charges n bytes; once a charge fails the budget is spent, so no later read starts work it cannot finish. */
   take(n: number): boolean {
-    if (n > this.remaining) return false;
+    if (n > this.remaining) {
+      this.remaining = 0;
+      return false;
+    }
     this.remaining -= n;
     return true;
   }
@@ -278,7 +282,7 @@ export function readEntry(zip: ZipArchive, e: ZipEntry, limits: InspectLimits, b
     return null;
   }
   if (!budget.take(e.uncompressedSize)) {
-    lim.add(`inflate budget of ${limits.maxTotalInflatedBytes} bytes exhausted at entry ${label}`);
+    lim.add(`read budget exhausted at entry ${label} (limit ${limits.maxTotalInflatedBytes} bytes for the run)`);
     return null;
   }
   const at = entryDataOffset(zip, e, lim);
@@ -318,37 +322,39 @@ export function readEntry(zip: ZipArchive, e: ZipEntry, limits: InspectLimits, b
 /**
  * The first `n` bytes of an entry (an ELF header, a file magic) without
  * inflating the rest. Deflate input is fed in growing slices with a sync
- * flush so a truncated stream yields what it has, and each attempt's output
- * is capped, so a bomb costs at most that cap.
+ * flush so a truncated stream yields what it has. Every attempt's output is
+ * capped and charged to the run's budget — the work done, not just the bytes
+ * kept — so thousands of entries sharing one bomb stop at the budget.
  */
 export function readEntryPrefix(zip: ZipArchive, e: ZipEntry, n: number, budget: ReadBudget, lim: Limitations): Buffer | null {
   if (!usable(e, lim)) return null;
+  if (budget.remaining <= 0) return budgetGone(lim);
   const at = entryDataOffset(zip, e, lim);
   if (at === null) return null;
   if (e.method === METHOD_STORED) {
     const out = zip.source.read(at, Math.min(n, e.compressedSize));
-    return takeOrNote(budget, out, e, lim);
+    return budget.take(out.length) ? out : budgetGone(lim);
   }
-  const attemptCap = 4 * 1024 * 1024;
-  let k = Math.min(e.compressedSize, Math.max(256, n >> 2));
+  // Deflate expands at most ~1032:1, so 1 KiB of input stays under the cap.
+  const attemptCap = 2 * 1024 * 1024;
+  let k = Math.min(e.compressedSize, 1024);
   for (;;) {
     const slice = zip.source.read(at, k);
     let out: Buffer;
     try {
       out = inflateRawSync(slice, { finishFlush: zc.Z_SYNC_FLUSH, maxOutputLength: attemptCap });
     } catch {
+      budget.take(Math.min(budget.remaining, attemptCap));
       lim.add(`entry ${JSON.stringify(e.name)}: its first ${k} compressed bytes inflate beyond ${attemptCap} bytes or are corrupt`);
       return null;
     }
-    if (out.length >= n || k >= e.compressedSize) {
-      return takeOrNote(budget, Buffer.from(out.subarray(0, Math.min(n, out.length))), e, lim);
-    }
+    if (!budget.take(out.length)) return budgetGone(lim);
+    if (out.length >= n || k >= e.compressedSize) return Buffer.from(out.subarray(0, Math.min(n, out.length)));
     k = Math.min(e.compressedSize, k * 4);
   }
 }
 
-function takeOrNote(budget: ReadBudget, out: Buffer, e: ZipEntry, lim: Limitations): Buffer | null {
-  if (budget.take(out.length)) return out;
-  lim.add(`read budget exhausted at entry ${JSON.stringify(e.name)}; later entries are not examined`);
+function budgetGone(lim: Limitations): null {
+  lim.add("read budget exhausted; later entries are not examined");
   return null;
 }

@@ -119,7 +119,8 @@ function specs(): Record<FixtureName, Spec> {
       },
       align: "page4k",
     },
-    v1_only: { manifest: manifest("org.leasehold.fixture.v1", MAIN_ACTIVITY, { sdk: [21, 35] }), sign: "v1" },
+    // targetSdk 29: from 30 on, Android (and apksigner verify) demand v2 or later.
+    v1_only: { manifest: manifest("org.leasehold.fixture.v1", MAIN_ACTIVITY, { sdk: [21, 29] }), sign: "v1" },
     v2v3: { manifest: manifest("org.leasehold.fixture.v2v3", MAIN_ACTIVITY), sign: "v2v3" },
     flutter: {
       manifest: manifest("org.leasehold.fixture.flutter", MAIN_ACTIVITY),

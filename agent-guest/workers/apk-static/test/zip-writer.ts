@@ -26,13 +26,17 @@ export function writeZip(entries: WriteEntry[], opts: WriteOptions = {}): Buffer
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   const offsets: number[] = [];
+  const bodyLengths: number[] = [];
+  const crcs: number[] = [];
   let offset = 0;
-  entries.forEach((e, i) => {
+  entries.forEach((e) => {
     const name = Buffer.from(e.name, "utf8");
     const raw = Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data, "utf8");
     const method = e.method ?? 8;
-    const body = method === 8 ? deflateRawSync(raw) : raw;
-    const crc = e.crc ?? crc32(raw);
+    // A shared entry has no body of its own; compressing it again would be wasted work.
+    const body = e.sharesDataOf !== undefined ? Buffer.alloc(0) : method === 8 ? deflateRawSync(raw) : raw;
+    const crc = e.crc ?? (e.sharesDataOf !== undefined ? crcs[e.sharesDataOf]! : crc32(raw));
+    crcs.push(crc);
     const size = e.declaredSize ?? raw.length;
     const methodField = e.methodField ?? method;
     let localOffset = offset;
@@ -52,6 +56,8 @@ export function writeZip(entries: WriteEntry[], opts: WriteOptions = {}): Buffer
       localOffset = offsets[e.sharesDataOf]!;
     }
     offsets.push(localOffset);
+    const compressedLength = e.sharesDataOf === undefined ? body.length : bodyLengths[e.sharesDataOf]!;
+    bodyLengths.push(compressedLength);
     const extra = opts.zip64 ? Buffer.alloc(12) : Buffer.alloc(0);
     if (opts.zip64) {
       extra.writeUInt16LE(0x0001, 0);
@@ -65,13 +71,12 @@ export function writeZip(entries: WriteEntry[], opts: WriteOptions = {}): Buffer
     ch.writeUInt16LE(e.flags ?? 0x800, 8);
     ch.writeUInt16LE(methodField, 10);
     ch.writeUInt32LE(crc, 16);
-    ch.writeUInt32LE(e.sharesDataOf === undefined ? body.length : entrySizes(entries, e.sharesDataOf), 20);
+    ch.writeUInt32LE(compressedLength, 20);
     ch.writeUInt32LE(size, 24);
     ch.writeUInt16LE(name.length, 28);
     ch.writeUInt16LE(extra.length, 30);
     ch.writeUInt32LE(opts.zip64 ? 0xffffffff : localOffset, 42);
     centrals.push(ch, name, extra);
-    void i;
   });
   const cd = Buffer.concat(centrals);
   const cdOffset = offset;
@@ -101,10 +106,4 @@ export function writeZip(entries: WriteEntry[], opts: WriteOptions = {}): Buffer
   eocd.writeUInt32LE(opts.zip64 ? 0xffffffff : cdOffset, 16);
   eocd.writeUInt16LE(comment.length, 20);
   return Buffer.concat([...locals, cd, ...tail, eocd, comment]);
-}
-
-function entrySizes(entries: WriteEntry[], index: number): number {
-  const e = entries[index]!;
-  const raw = Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data, "utf8");
-  return (e.method ?? 8) === 8 ? deflateRawSync(raw).length : raw.length;
 }
