@@ -26,9 +26,15 @@ export interface InspectOptions {
 }
 
 function sha256Of(src: ByteSource): string {
+  // One reused 1 MiB buffer: hashing a 50 MB APK must not allocate 50 MB.
   const h = createHash("sha256");
-  const chunk = 1024 * 1024;
-  for (let at = 0; at < src.size; at += chunk) h.update(src.read(at, chunk));
+  const chunk = Buffer.allocUnsafe(1024 * 1024);
+  for (let at = 0; at < src.size; ) {
+    const n = src.readInto(at, chunk);
+    if (n === 0) break;
+    h.update(chunk.subarray(0, n));
+    at += n;
+  }
   return h.digest("hex");
 }
 

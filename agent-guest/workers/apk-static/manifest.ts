@@ -94,7 +94,7 @@ export function manifestFacts(root: AxmlElement, facts: FactSet, lim: Limitation
     return;
   }
   applicationFacts(app, target, facts);
-  componentFacts(app, pkg, target, facts);
+  componentFacts(app, pkg, target, facts, lim);
 }
 
 /** Returns the target SDK the defaults below depend on (fact id "sdk.target"). */
@@ -211,7 +211,10 @@ function applicationFacts(app: AxmlElement, target: number, facts: FactSet): voi
   facts.observed("application.meta_data_names", meta.slice(0, 500), `${where}/meta-data@android:name`);
 }
 
-function componentFacts(app: AxmlElement, pkg: string | undefined, target: number, facts: FactSet): void {
+/** Components reported one by one; beyond this the output would outgrow any sandbox output cap. */
+export const MAX_COMPONENT_FACTS = 5000;
+
+function componentFacts(app: AxmlElement, pkg: string | undefined, target: number, facts: FactSet, lim: Limitations): void {
   const appPermission = str(androidAttr(app, "permission")) ?? null;
   const appProcess = str(androidAttr(app, "process")) ?? null;
   const withoutPermission: string[] = [];
@@ -228,6 +231,10 @@ function componentFacts(app: AxmlElement, pkg: string | undefined, target: numbe
     const name = qualifyClassName(pkg, rawName);
     const id = `component.${kind}:${name}`;
     if (seen.has(id)) continue;
+    if (seen.size >= MAX_COMPONENT_FACTS) {
+      lim.add(`more than ${MAX_COMPONENT_FACTS} components; the rest are not reported`);
+      break;
+    }
     seen.add(id);
     const filters = children(el, "intent-filter").length;
     const explicit = bool(androidAttr(el, "exported"));

@@ -9,6 +9,8 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 export interface ByteSource {
   readonly size: number;
   read(position: number, length: number): Buffer;
+  /** Fills `into` from `position` and returns the byte count; lets a full scan reuse one buffer. */
+  readInto(position: number, into: Buffer): number;
 }
 
 export class FdSource implements ByteSource {
@@ -29,6 +31,16 @@ export class FdSource implements ByteSource {
       got += n;
     }
     return got === want ? buf : buf.subarray(0, got);
+  }
+
+  readInto(position: number, into: Buffer): number {
+    let got = 0;
+    while (got < into.length && position + got < this.size) {
+      const n = readSync(this.fd, into, got, into.length - got, position + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got;
   }
 }
 
@@ -53,5 +65,10 @@ export class BufferSource implements ByteSource {
   read(position: number, length: number): Buffer {
     if (position < 0 || length <= 0 || position >= this.size) return Buffer.alloc(0);
     return this.buf.subarray(position, Math.min(this.size, position + length));
+  }
+
+  readInto(position: number, into: Buffer): number {
+    if (position < 0 || position >= this.size) return 0;
+    return this.buf.copy(into, 0, position, Math.min(this.size, position + into.length));
   }
 }
