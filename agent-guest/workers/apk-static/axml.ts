@@ -19,7 +19,6 @@ const RES_XML_RESOURCE_MAP = 0x0180;
 const UTF8_FLAG = 0x100;
 const NO_INDEX = 0xffffffff;
 
-export const ANDROID_NS = "http://schemas.android.com/apk/res/android";
 
 /** Typed value types of Res_value that a manifest uses. */
 export const TYPE_REFERENCE = 0x01;

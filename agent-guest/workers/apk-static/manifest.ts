@@ -5,7 +5,7 @@
 // is written next to the code that applies it.
 
 import { ATTR, type AttrName } from "./android-attrs";
-import { ANDROID_NS, attributeValue, type AxmlAttribute, type AxmlElement } from "./axml";
+import { attributeValue, type AxmlAttribute, type AxmlElement } from "./axml";
 import type { FactSet, Limitations } from "./facts";
 import { DANGEROUS_PERMISSIONS, DANGEROUS_PERMISSIONS_SOURCE } from "./permissions";
 
@@ -13,10 +13,15 @@ const MANIFEST = "AndroidManifest.xml";
 const COMPONENT_KINDS = ["activity", "activity-alias", "service", "receiver", "provider"] as const;
 type ComponentKind = (typeof COMPONENT_KINDS)[number];
 
-/** An android: attribute, by resource id; by name only when no id was compiled in. */
+/**
+ * An android: attribute, by resource id only — as the platform's parser
+ * reads it. A name-only "android:exported" (no id in the resource map) is
+ * ignored by Android, so it is ignored here too: a tool that matched names
+ * would report what the device never applies.
+ */
 export function androidAttr(el: AxmlElement, name: AttrName): AxmlAttribute | undefined {
   const id = ATTR[name];
-  return el.attributes.find((a) => a.resourceId === id) ?? el.attributes.find((a) => a.resourceId === null && a.namespace === ANDROID_NS && a.name === name);
+  return el.attributes.find((a) => a.resourceId === id);
 }
 
 function plainAttr(el: AxmlElement, name: string): AxmlAttribute | undefined {
