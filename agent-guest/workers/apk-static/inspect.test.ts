@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Fact } from "./facts";
 import { inspectApk } from "./inspect";
@@ -143,6 +144,15 @@ describe("apk_inspect on real APKs built by aapt", () => {
     expect(fact(m, "split.is_feature_split")).toMatchObject({ value: true, state: "observed" });
     expect(fact(m, "split.kind")).toMatchObject({ value: "feature", state: "derived", from: ["split.name", "split.is_feature_split"] });
     expect(fact(m, "split.incomplete").value).toBe(true);
+  });
+
+  it("an open descriptor gives the same result as the path", () => {
+    const fd = openSync(apks.dangerous, "r");
+    try {
+      expect(inspectApk(fd)).toEqual(inspectApk(apks.dangerous));
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it("the platform framework the fixtures compile against is the one the attribute ids were checked with", () => {
