@@ -48,8 +48,14 @@ describe("apk_preflight: Appendix A as checks derived from facts", () => {
     expect(check(m, "signing.present")).toMatchObject({ status: "pass", detail: expect.stringContaining("v1, v2, v3") as unknown });
   });
 
-  it("an unsigned APK fails the signature check", () => {
+  it("an unsigned APK fails the signature check; v1-only passes at targetSdk 29 and fails from 30", () => {
     expect(check(checksOf("minimal"), "signing.present").status).toBe("fail");
+    expect(check(checksOf("v1_only"), "signing.present")).toMatchObject({ status: "pass", from: ["signing.schemes"] });
+    const at30: Fact[] = [
+      { id: "sdk.target", value: 30, state: "observed", source: "x" },
+      { id: "signing.schemes", value: ["v1"], state: "derived", source: "x", from: ["signing.v1"] },
+    ];
+    expect(preflight(at30).find((c) => c.id === "signing.present")).toMatchObject({ status: "fail", from: ["signing.schemes", "sdk.target"], detail: expect.stringContaining("requires v2") as unknown });
   });
 
   it("frameworks warn (they change how the UI can be driven) and carry the facts' state", () => {

@@ -226,16 +226,20 @@ export function preflight(facts: readonly Fact[]): Check[] {
   // Signatures.
   {
     const schemes = val<string[]>("signing.schemes") ?? [];
+    const target = val<number>("sdk.target");
+    // Android 11 (API 30) refuses to install an app targeting 30+ that has only a v1 signature.
+    const v1OnlyTooNew = schemes.length === 1 && schemes[0] === "v1" && target !== undefined && target >= 30;
+    let detail: string;
+    if (schemes.length === 0) detail = "no v1 signature files and no APK Signing Block: Android will not install it";
+    else if (v1OnlyTooNew) detail = `only a v1 (JAR) signature with targetSdk ${target}: Android 11+ requires v2 or later for targetSdk >= 30`;
+    else detail = `signature schemes present: ${schemes.join(", ")} (not cryptographically verified here; whether the signer is trusted is for the reviewer to decide from the certificate digests)`;
     add({
       id: "signing.present",
       title: "Installation package signatures",
-      status: schemes.length === 0 ? "fail" : "pass",
+      status: schemes.length === 0 || v1OnlyTooNew ? "fail" : "pass",
       state: "derived",
-      detail:
-        schemes.length === 0
-          ? "no v1 signature files and no APK Signing Block: Android will not install it"
-          : `signature schemes present: ${schemes.join(", ")} (not cryptographically verified here; whether the signer is trusted is for the reviewer to decide from the certificate digests)`,
-      from: present(["signing.schemes"]),
+      detail,
+      from: present(["signing.schemes", ...(v1OnlyTooNew ? ["sdk.target"] : [])]),
     });
   }
   return checks;
