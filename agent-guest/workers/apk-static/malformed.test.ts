@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { crc32, deflateRawSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../../server/trust/leasehold-error";
 import { Limitations } from "./facts";
@@ -79,13 +80,31 @@ describe("bounded partial results", () => {
     expect(r.limitations.join("\n")).toMatch(/does not inflate to its declared 100 bytes/);
   });
 
-  it("overlapping entries (one compressed body, thousands of directory records) hit the overlap report and the read budget", () => {
+  it("central records that point at another entry's local header are refused by the local-name check", () => {
     const body = { name: "lib/arm64-v8a/lib0.so", data: Buffer.alloc(8 * 1024 * 1024) };
-    const copies = Array.from({ length: 1500 }, (_, i) => ({ name: `lib/arm64-v8a/lib${i + 1}.so`, data: body.data, sharesDataOf: 0 }));
-    const r = inspectSource(new BufferSource(writeZip([body, ...copies])), { limits: { maxTotalInflatedBytes: 16 * 1024 * 1024 } });
-    const text = r.limitations.join("\n");
+    const copies = Array.from({ length: 50 }, (_, i) => ({ name: `lib/arm64-v8a/lib${i + 1}.so`, data: body.data, sharesDataOf: 0 }));
+    const text = apk([body, ...copies]).limitations.join("\n");
     expect(text).toMatch(/ZIP entries overlap/);
-    expect(text).toMatch(/read budget exhausted/);
+    expect(text).toMatch(/"lib\/arm64-v8a\/lib1\.so": the local header names a different file; not read/);
+  });
+
+  it("1500 small deflated libraries that each claim 8 MiB exhaust the run's read budget, and the rest are skipped", () => {
+    const zeros = Buffer.alloc(8 * 1024 * 1024);
+    const precompressed = { body: deflateRawSync(zeros), size: zeros.length, crc: crc32(zeros) };
+    const libs = Array.from({ length: 1500 }, (_, i) => ({ name: `lib/arm64-v8a/lib${i}.so`, data: "", precompressed }));
+    const r = inspectSource(new BufferSource(writeZip(libs)), { limits: { maxTotalInflatedBytes: 16 * 1024 * 1024 } });
+    expect(r.limitations.join("\n")).toMatch(/read budget exhausted; later entries are not examined/);
+    const a = r.facts.find((f) => f.id === "native.alignment_16k")!.value as { unknown: unknown[] };
+    expect(a.unknown.length).toBeGreaterThan(1400);
+  });
+
+  it("duplicate entry names: the first of each is read, the duplicates are listed", () => {
+    const lib = { name: "lib/arm64-v8a/libdup.so", data: Buffer.from("not an elf"), method: 0 as const };
+    const r = apk([{ name: "AndroidManifest.xml", data: manifestBytes }, { name: "AndroidManifest.xml", data: "shadow" }, lib, lib]);
+    expect(r.facts.find((f) => f.id === "zip.entries")!.value).toMatchObject({ count: 4, duplicate_names: ["AndroidManifest.xml", "lib/arm64-v8a/libdup.so"] });
+    expect(r.facts.find((f) => f.id === "package.name")!.value).toBe("org.leasehold.fixture.minimal");
+    expect(r.facts.filter((f) => f.id.startsWith("native.lib:"))).toHaveLength(1);
+    expect(r.limitations.join("\n")).toMatch(/duplicate entry names/);
   });
 
   it("a CRC mismatch makes the entry unread", () => {

@@ -49,7 +49,8 @@ export function parseElfHeader(buf: Buffer): ElfInfo | string {
 }
 
 export function nativeFacts(zip: ZipArchive, limits: InspectLimits, budget: ReadBudget, facts: FactSet, lim: Limitations): void {
-  const libs = zip.entries.filter((e) => LIB.test(e.name));
+  // The first entry of each name only (as byName): duplicates are listed by zip.entries.
+  const libs = zip.entries.filter((e) => LIB.test(e.name) && zip.byName.get(e.name) === e);
   const abis: Record<string, string[]> = {};
   const aligned: string[] = [];
   const misaligned: { library: string; reasons: string[] }[] = [];

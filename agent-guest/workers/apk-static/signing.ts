@@ -40,7 +40,7 @@ function describeCert(der: Buffer): CertificateFact {
 }
 
 function v1Facts(zip: ZipArchive, limits: InspectLimits, budget: ReadBudget, facts: FactSet, lim: Limitations): boolean {
-  const files = zip.entries.filter((e) => /^META-INF\/[^/]+\.(RSA|DSA|EC)$/i.test(e.name));
+  const files = zip.entries.filter((e) => /^META-INF\/[^/]+\.(RSA|DSA|EC)$/i.test(e.name) && zip.byName.get(e.name) === e);
   const out: { file: string; signature_file_present: boolean; certificates: CertificateFact[] }[] = [];
   for (const e of files.slice(0, 16)) {
     const base = e.name.replace(/\.[^.]+$/, "");

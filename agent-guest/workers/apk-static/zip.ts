@@ -238,14 +238,25 @@ export class ReadBudget {
   }
 }
 
-/** Offset of an entry's data, from its local header; null (with a limitation) when unusable. */
+/**
+ * Offset of an entry's data, from its local header; null (with a limitation)
+ * when unusable. The local name must equal the central one, as Android's
+ * libziparchive demands: archives that show one name to a scanner and
+ * another to the installer are a known evasion.
+ */
 export function entryDataOffset(zip: ZipArchive, e: ZipEntry, lim: Limitations): number | null {
-  const hdr = zip.source.read(e.localHeaderOffset, LOCAL_SIZE);
+  const nameCap = e.nameTruncated ? 0 : Buffer.byteLength(e.name, "utf8");
+  const hdr = zip.source.read(e.localHeaderOffset, LOCAL_SIZE + nameCap);
   if (hdr.length < LOCAL_SIZE || hdr.readUInt32LE(0) !== SIG_LOCAL) {
     lim.add(`entry ${JSON.stringify(e.name)}: no local header at offset ${e.localHeaderOffset}`);
     return null;
   }
-  const at = e.localHeaderOffset + LOCAL_SIZE + hdr.readUInt16LE(26) + hdr.readUInt16LE(28);
+  const nameLen = hdr.readUInt16LE(26);
+  if (!e.nameTruncated && (nameLen !== nameCap || utf8.decode(hdr.subarray(LOCAL_SIZE, LOCAL_SIZE + nameLen)) !== e.name)) {
+    lim.add(`entry ${JSON.stringify(e.name)}: the local header names a different file; not read`);
+    return null;
+  }
+  const at = e.localHeaderOffset + LOCAL_SIZE + nameLen + hdr.readUInt16LE(28);
   if (at + e.compressedSize > zip.centralDirectoryOffset) {
     lim.add(`entry ${JSON.stringify(e.name)}: data runs into the central directory (truncated or corrupt)`);
     return null;

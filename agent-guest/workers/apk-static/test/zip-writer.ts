@@ -12,6 +12,8 @@ export interface WriteEntry {
   crc?: number;
   flags?: number;
   methodField?: number;
+  /** Already deflated bytes with their true size and CRC (skips compressing the same data again). */
+  precompressed?: { body: Buffer; size: number; crc: number };
   /** Emit no local record; the central entry points at entry `sharesDataOf`'s local header. */
   sharesDataOf?: number;
 }
@@ -34,10 +36,10 @@ export function writeZip(entries: WriteEntry[], opts: WriteOptions = {}): Buffer
     const raw = Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data, "utf8");
     const method = e.method ?? 8;
     // A shared entry has no body of its own; compressing it again would be wasted work.
-    const body = e.sharesDataOf !== undefined ? Buffer.alloc(0) : method === 8 ? deflateRawSync(raw) : raw;
-    const crc = e.crc ?? (e.sharesDataOf !== undefined ? crcs[e.sharesDataOf]! : crc32(raw));
+    const body = e.precompressed?.body ?? (e.sharesDataOf !== undefined ? Buffer.alloc(0) : method === 8 ? deflateRawSync(raw) : raw);
+    const crc = e.crc ?? e.precompressed?.crc ?? (e.sharesDataOf !== undefined ? crcs[e.sharesDataOf]! : crc32(raw));
     crcs.push(crc);
-    const size = e.declaredSize ?? raw.length;
+    const size = e.declaredSize ?? e.precompressed?.size ?? raw.length;
     const methodField = e.methodField ?? method;
     let localOffset = offset;
     if (e.sharesDataOf === undefined) {
