@@ -3,11 +3,11 @@
 
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FixtureName, apkFixtures } from "./test/fixtures";
 
 let apks: Record<FixtureName, string>;
@@ -22,11 +22,16 @@ beforeAll(async () => {
   bundle = readFileSync(out);
 }, 300_000);
 
+afterAll(() => {
+  rmSync(workdir, { recursive: true, force: true });
+});
+
 function runWorker(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const cwd = mkdtempSync(join(tmpdir(), "apk-worker-cwd-"));
   const r = spawnSync(process.execPath, ["--input-type=module", "-", ...args], { input: bundle, cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   // The worker writes nothing anywhere but stdout.
   expect(readdirSync(cwd)).toEqual([]);
+  rmSync(cwd, { recursive: true });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -3,7 +3,7 @@
 // could not read. Nothing here may crash the worker or grow its memory with
 // the archive's claims.
 
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
@@ -153,6 +153,7 @@ describe("bounded partial results", () => {
     // Manifest facts still come through, and nothing was written beside the input.
     expect(r.facts.find((f) => f.id === "package.name")!.value).toBe("org.leasehold.fixture.minimal");
     expect(readdirSync(cwd)).toEqual(["in.apk"]);
+    rmSync(cwd, { recursive: true });
   });
 
   it("encrypted and unknown-method entries are reported unread", () => {
