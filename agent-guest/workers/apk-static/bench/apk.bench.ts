@@ -1,0 +1,119 @@
+// Worker-only benchmark: apk_inspect on a ~1 MB and a ~50 MB APK, run as the
+// sandbox runs it (the esbuild bundle on stdin of `node --input-type=module -`),
+// against two baselines on the same file in the same run: `unzip -l` (reads
+// the central directory only) and `aapt dump badging` (decodes the manifest
+// and resources). Time is wall-clock (median of 3); memory is the peak RSS of
+// the child process as GNU time reports it.
+//
+//   npx tsx agent-guest/workers/apk-static/bench/apk.bench.ts
+
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { EM_AARCH64, buildElf64 } from "../test/elf";
+import { FRAMEWORK_RES, KEY_PASSWORD, apkFixtures, ensureAndroidTools } from "../test/fixtures";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, "../../../..");
+
+function ensureTime(): void {
+  const script = `import(${JSON.stringify(join(REPO, "tools/lib/apt.mjs"))}).then((m) => m.ensureDebianPackages(["time", "unzip"], { quiet: true }))`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
+  if (r.status !== 0) throw new Error("installing GNU time and unzip failed");
+}
+
+/** A real aapt APK padded to about `megabytes` MB: stored random data, deflated text, native libraries; zipaligned and v2/v3-signed. */
+function makeApk(dir: string, megabytes: number, keystore: string): string {
+  const work = join(dir, `w${megabytes}`);
+  mkdirSync(join(work, "res/values"), { recursive: true });
+  mkdirSync(join(work, "raw/assets"), { recursive: true });
+  mkdirSync(join(work, "raw/lib/arm64-v8a"), { recursive: true });
+  writeFileSync(
+    join(work, "AndroidManifest.xml"),
+    `<?xml version="1.0" encoding="utf-8"?>
+<manifest xmlns:android="http://schemas.android.com/apk/res/android" package="org.leasehold.bench.m${megabytes}" android:versionCode="1" android:versionName="1.0">
+  <uses-sdk android:minSdkVersion="24" android:targetSdkVersion="35"/>
+  <uses-permission android:name="android.permission.CAMERA"/>
+  <application android:label="@string/app_name"><activity android:name=".Main" android:exported="true"/></application>
+</manifest>
+`,
+  );
+  writeFileSync(join(work, "res/values/strings.xml"), `<resources><string name="app_name">bench</string></resources>\n`);
+  const total = megabytes * 1024 * 1024;
+  // About 40% incompressible stored data, 40% native libraries, 20% deflated text.
+  writeFileSync(join(work, "raw/assets/stored.bin"), randomBytes(Math.floor(total * 0.4)));
+  const libs = 8;
+  for (let i = 0; i < libs; i++) {
+    writeFileSync(join(work, `raw/lib/arm64-v8a/libbench${i}.so`), buildElf64({ machine: EM_AARCH64, loadAlign: 16384, payload: randomBytes(Math.floor((total * 0.4) / libs)) }));
+  }
+  const line = "the quick brown fox jumps over the lazy dog; ";
+  const text: string[] = [];
+  for (let n = 0; n < total * 0.2 * 8; n += line.length + 12) text.push(line, randomBytes(6).toString("hex"));
+  writeFileSync(join(work, "raw/assets/deflated.txt"), text.join(""));
+  const unaligned = join(work, "u.apk");
+  execFileSync("aapt", ["package", "-f", "-0", "so", "-0", "bin", "-M", "AndroidManifest.xml", "-S", "res", "-I", FRAMEWORK_RES, "-F", unaligned, "raw"], { cwd: work, stdio: "ignore" });
+  const aligned = join(work, "a.apk");
+  execFileSync("zipalign", ["-f", "16384", unaligned, aligned], { stdio: "ignore" });
+  const out = join(dir, `bench-${megabytes}mb.apk`);
+  execFileSync("apksigner", ["sign", "--ks", keystore, "--ks-pass", `pass:${KEY_PASSWORD}`, "--ks-key-alias", "fixture", "--out", out, aligned], { stdio: "ignore" });
+  rmSync(work, { recursive: true, force: true });
+  return out;
+}
+
+interface Sample {
+  seconds: number;
+  maxRssKiB: number;
+}
+
+function measure(cmd: string, args: string[], input?: Buffer): Sample {
+  const r = spawnSync("/usr/bin/time", ["-f", "LEASEHOLD_TIME %e %M", cmd, ...args], { input, maxBuffer: 256 * 1024 * 1024 });
+  const m = /LEASEHOLD_TIME ([\d.]+) (\d+)/.exec(r.stderr.toString());
+  if (r.status !== 0 || m === null) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr.toString().slice(0, 500)}`);
+  return { seconds: Number(m[1]), maxRssKiB: Number(m[2]) };
+}
+
+function median3(run: () => Sample): Sample {
+  const s = [run(), run(), run()].sort((a, b) => a.seconds - b.seconds);
+  return { seconds: s[1]!.seconds, maxRssKiB: Math.max(...s.map((x) => x.maxRssKiB)) };
+}
+
+async function main(): Promise<void> {
+  ensureAndroidTools();
+  ensureTime();
+  const fixtures = await apkFixtures();
+  const keystore = join(dirname(fixtures.minimal), "signing.p12");
+  const dir = mkdtempSync(join(tmpdir(), "apk-bench-"));
+  const bundlePath = join(dir, "worker.mjs");
+  await build({ entryPoints: [resolve(HERE, "../main.ts")], bundle: true, platform: "node", format: "esm", target: "node20", outfile: bundlePath, logLevel: "silent" });
+  const bundle = execFileSync("cat", [bundlePath]);
+  const rows: string[][] = [];
+  for (const mb of [1, 50]) {
+    const apk = makeApk(dir, mb, keystore);
+    const bytes = statSync(apk).size;
+    const check = spawnSync(process.execPath, ["--input-type=module", "-", "apk_inspect", apk], { input: bundle, maxBuffer: 64 * 1024 * 1024 });
+    const doc = JSON.parse(check.stdout.toString()) as { facts: { id: string }[]; limitations: string[] };
+    if (check.status !== 0 || !doc.facts.some((f) => f.id === "signing.v2")) throw new Error(`worker result on ${apk} is not a full one`);
+    const worker = median3(() => measure(process.execPath, ["--input-type=module", "-", "apk_inspect", apk], bundle));
+    const nodeEmpty = median3(() => measure(process.execPath, ["--input-type=module", "-e", ""]));
+    const unzip = median3(() => measure("unzip", ["-l", apk]));
+    const aapt = median3(() => measure("aapt", ["dump", "badging", apk]));
+    const size = `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    rows.push([size, "apk_inspect (worker bundle on stdin)", worker.seconds.toFixed(2), (worker.maxRssKiB / 1024).toFixed(1), `${doc.facts.length} facts, ${doc.limitations.length} limitations`]);
+    rows.push([size, "node with an empty program (floor)", nodeEmpty.seconds.toFixed(2), (nodeEmpty.maxRssKiB / 1024).toFixed(1), ""]);
+    rows.push([size, "baseline: unzip -l", unzip.seconds.toFixed(2), (unzip.maxRssKiB / 1024).toFixed(1), "central directory only"]);
+    rows.push([size, "baseline: aapt dump badging", aapt.seconds.toFixed(2), (aapt.maxRssKiB / 1024).toFixed(1), "manifest + resources"]);
+  }
+  const head = ["APK", "program", "time s (median of 3)", "peak RSS MiB", "note"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]): string => r.map((c, i) => c.padEnd(widths[i]!)).join(" | ");
+  console.log(fmt(head));
+  console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+  for (const r of rows) console.log(fmt(r));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+await main();
