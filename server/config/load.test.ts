@@ -86,6 +86,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ LEASEHOLD_OUTPUT_RETENTION_S: "10" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_RETENTION_S" });
   });
 
+  it("artifact size cap and quota: defaulted, accepted, refused by name", () => {
+    const defaults = loadConfig({}, cwd);
+    expect(defaults.ok && defaults.config.artifacts).toEqual({ maxBytes: 128 * 1024 * 1024, quotaBytes: 512 * 1024 * 1024 });
+    const set = loadConfig({ LEASEHOLD_ARTIFACT_MAX_BYTES: "1048576", LEASEHOLD_ARTIFACT_QUOTA_BYTES: "4194304" }, cwd);
+    expect(set.ok && set.config.artifacts).toEqual({ maxBytes: 1_048_576, quotaBytes: 4_194_304 });
+    expect(loadConfig({ LEASEHOLD_ARTIFACT_MAX_BYTES: "12MiB" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_ARTIFACT_MAX_BYTES" });
+    expect(loadConfig({ LEASEHOLD_ARTIFACT_QUOTA_BYTES: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_ARTIFACT_QUOTA_BYTES" });
+  });
+
   it("LEASEHOLD_LOCAL_GUEST is 0 or 1, refused by name otherwise", () => {
     const off = loadConfig({ LEASEHOLD_LOCAL_GUEST: "0" }, cwd);
     expect(off.ok && off.config.localGuest).toBe(false);
