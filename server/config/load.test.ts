@@ -32,6 +32,7 @@ describe("loadConfig", () => {
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
+        artifacts: { maxBytes: 128 * 1024 * 1024, quotaBytes: 512 * 1024 * 1024 },
         passkeyApprovalRisk: "high",
         fourEyesCritical: false,
         publicUrlSet: false,
