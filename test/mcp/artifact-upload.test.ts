@@ -100,6 +100,12 @@ describe.each(["pglite", "postgres"] as DatabaseKind[])("artifact_upload on a re
     expect(String((quota.structuredContent as Record<string, unknown>)["message"])).toContain("LEASEHOLD_ARTIFACT_QUOTA_BYTES");
   });
 
+  it("the hub serves the guest's artifact route, signed only (unsigned → 401, never bytes)", async () => {
+    const response = await fetch(`${hub.url}/api/agent/jobs/3f1b5f0e-1111-4222-8333-444455556666/artifact?offset=0&length=10`);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: "UNAUTHENTICATED" });
+  });
+
   it("a --tools scope without artifact_upload neither lists nor calls it", async () => {
     const { client } = await connectClient(hub.url, tokens.healthOnly.secret);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["health"]);
