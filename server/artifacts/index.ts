@@ -24,7 +24,7 @@
  * the owner's hash) in the transaction that marks the upload complete.
  */
 import { createHash } from "node:crypto";
-import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
+import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { artifactBlobs, artifactChunks, artifactUploads } from "../db/schema";
 import { LeaseholdError } from "../errors";
@@ -184,18 +184,39 @@ async function beginUpload(tx: Database, owner: ArtifactOwner, sha256: string, b
   return created!;
 }
 
+/**
+ * Bytes cross the driver as base64 text, decoded and encoded by the server:
+ * PGlite's bytea parameter path is about 20× slower per MiB (measured: ~750
+ * ms vs ~36 ms to insert 1 MiB, ~110 ms vs ~16 ms to read it), and both
+ * servers give the same bytes either way.
+ */
+async function insertChunk(tx: Database, blobId: string, offset: number, data: Uint8Array): Promise<void> {
+  await tx.execute(sql`insert into artifact_chunks (blob_id, "offset", data) values (${blobId}, ${offset}, decode(${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64")}, 'base64'))`);
+}
+
+async function storeRows(tx: Database, blobId: string, offset: number, data: Uint8Array): Promise<void> {
+  for (let at = 0; at < data.length; at += ARTIFACT_ROW_BYTES) {
+    await insertChunk(tx, blobId, offset + at, data.subarray(at, Math.min(data.length, at + ARTIFACT_ROW_BYTES)));
+  }
+}
+
+async function chunkRows(tx: Database, where: ReturnType<typeof sql>, limit?: number): Promise<{ offset: number; data: Buffer }[]> {
+  const rows = await executeRows<{ offset: string | number; data: string }>(
+    tx,
+    sql`select "offset", encode(data, 'base64') as data from artifact_chunks where ${where} order by "offset"${limit === undefined ? sql`` : sql` limit ${limit}`}`,
+  );
+  // PostgreSQL's encode() wraps base64 at 76 characters; Buffer.from skips the line breaks.
+  return rows.map((row) => ({ offset: Number(row.offset), data: Buffer.from(row.data, "base64") }));
+}
+
 /** Stored bytes of a blob in [offset, offset + length), from its rows. */
 async function readBlob(tx: Database, blobId: string, offset: number, length: number): Promise<Buffer> {
   const end = offset + length;
-  const rows = await tx
-    .select({ offset: artifactChunks.offset, data: artifactChunks.data })
-    .from(artifactChunks)
-    .where(and(eq(artifactChunks.blobId, blobId), lt(artifactChunks.offset, end), gte(artifactChunks.offset, offset - ARTIFACT_ROW_BYTES + 1)))
-    .orderBy(asc(artifactChunks.offset));
+  const rows = await chunkRows(tx, sql`blob_id = ${blobId} and "offset" < ${end} and "offset" >= ${offset - ARTIFACT_ROW_BYTES + 1}`);
   const out = Buffer.alloc(length);
   let filled = 0;
   for (const row of rows) {
-    const data = Buffer.from(row.data);
+    const data = row.data;
     const from = Math.max(offset, row.offset);
     const to = Math.min(end, row.offset + data.length);
     if (to <= from) continue;
@@ -212,12 +233,7 @@ async function hashBlob(tx: Database, blobId: string): Promise<{ sha256: string;
   let next = 0;
   let bytes = 0;
   for (;;) {
-    const rows = await tx
-      .select({ offset: artifactChunks.offset, data: artifactChunks.data })
-      .from(artifactChunks)
-      .where(and(eq(artifactChunks.blobId, blobId), gte(artifactChunks.offset, next)))
-      .orderBy(asc(artifactChunks.offset))
-      .limit(8);
+    const rows = await chunkRows(tx, sql`blob_id = ${blobId} and "offset" >= ${next}`, 8);
     if (rows.length === 0) break;
     for (const row of rows) {
       if (row.offset !== next) throw new LeaseholdError("INTERNAL", `artifact storage has a gap at ${next}`, { tier: "hub" });
@@ -315,9 +331,7 @@ export async function appendArtifactChunk(db: Database, owner: ArtifactOwner, re
     if (offset > row.received) {
       throw invalid(`offset ${offset} leaves a gap: ${row.received} bytes are stored, next_offset is ${row.received}`, { details: { next_offset: row.received } });
     }
-    for (let at = 0; at < data.length; at += ARTIFACT_ROW_BYTES) {
-      await tx.insert(artifactChunks).values({ blobId: row.blobId, offset: offset + at, data: data.subarray(at, Math.min(data.length, at + ARTIFACT_ROW_BYTES)) });
-    }
+    await storeRows(tx, row.blobId, offset, data);
     const received = offset + data.length;
     const [updated] = await tx
       .update(artifactUploads)
@@ -358,9 +372,7 @@ export async function storeArtifact(db: Database, owner: ArtifactOwner, data: Ui
     }
     // A partial chunked upload of the same bytes: the inline copy replaces what it had.
     await tx.delete(artifactChunks).where(eq(artifactChunks.blobId, row.blobId));
-    for (let at = 0; at < data.length; at += ARTIFACT_ROW_BYTES) {
-      await tx.insert(artifactChunks).values({ blobId: row.blobId, offset: at, data: data.subarray(at, Math.min(data.length, at + ARTIFACT_ROW_BYTES)) });
-    }
+    await storeRows(tx, row.blobId, 0, data);
     return completeUpload(tx, owner, { ...row, received: data.length }, "inline", limits, now);
   });
   if (!outcome.ok) throw wholeMismatch(sha256, outcome.actual);
