@@ -33,35 +33,66 @@ export class HubClient {
     private readonly key: KeyObject,
   ) {}
 
-  async request(method: "GET" | "POST", pathAndQuery: string, body?: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<HubResponse> {
-    const bytes = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
+  /** A signed fetch: the method, path+query, time, a fresh nonce and the body's SHA-256, signed with the host key. */
+  private signedFetch(method: "GET" | "POST", pathAndQuery: string, bytes: Buffer<ArrayBuffer> | undefined, options: { signal?: AbortSignal; timeoutMs?: number }): Promise<Response> {
     const timestamp = String(Date.now());
     const nonce = randomBytes(16).toString("hex");
-    const message = requestSigningString({ method, pathAndQuery, timestamp, nonce, bodySha256: sha256Hex(bytes) });
+    const message = requestSigningString({ method, pathAndQuery, timestamp, nonce, bodySha256: sha256Hex(bytes ?? Buffer.alloc(0)) });
     const signature = sign(null, Buffer.from(message), this.key).toString("base64");
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    const response = await fetch(`${this.hub}${pathAndQuery}`, {
+    return fetch(`${this.hub}${pathAndQuery}`, {
       method,
       headers: {
         [HEADER_HOST]: this.hostId,
         [HEADER_TIMESTAMP]: timestamp,
         [HEADER_NONCE]: nonce,
         [HEADER_SIGNATURE]: signature,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(bytes === undefined ? {} : { "content-type": "application/json" }),
       },
-      body: body === undefined ? undefined : bytes,
+      body: bytes,
       signal,
     });
+  }
+
+  async request(method: "GET" | "POST", pathAndQuery: string, body?: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<HubResponse> {
+    const response = await this.signedFetch(method, pathAndQuery, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), options);
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
+    if (response.status >= 400) throw new HubError(response.status, parseJson(text) as { code?: string; message?: string } | null);
+    return { status: response.status, body: parseJson(text) };
+  }
+
+  /**
+   * A signed GET whose answer is raw bytes (the artifact route), signed
+   * exactly like `request`. The body is read up to `maxBytes` and no
+   * further: a longer answer is refused (HubError 502) rather than
+   * buffered. A 4xx/5xx answer is a HubError with the hub's JSON error.
+   */
+  async requestBytes(pathAndQuery: string, options: { signal?: AbortSignal; timeoutMs?: number; maxBytes: number }): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+    const response = await this.signedFetch("GET", pathAndQuery, undefined, options);
+    if (response.status >= 400) throw new HubError(response.status, parseJson(await response.text()) as { code?: string; message?: string } | null);
+    const parts: Buffer[] = [];
+    let length = 0;
+    const reader = response.body?.getReader();
+    for (;;) {
+      const part = reader === undefined ? { done: true as const } : await reader.read();
+      if (part.done) break;
+      length += part.value.length;
+      if (length > options.maxBytes) {
+        await reader?.cancel().catch(() => undefined);
+        throw new HubError(502, { code: "INVALID_ARGUMENT", message: `the hub answered more than the ${options.maxBytes} bytes asked for` });
+      }
+      parts.push(Buffer.from(part.value));
     }
-    if (response.status >= 400) throw new HubError(response.status, parsed as { code?: string; message?: string } | null);
-    return { status: response.status, body: parsed };
+    return { status: response.status, headers: response.headers, bytes: Buffer.concat(parts, length) };
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text.length > 0 ? JSON.parse(text) : null;
+  } catch {
+    return null;
   }
 }
 

@@ -9,7 +9,10 @@
  *   2 resolve   operation → its one manifest (enabled); target host; host scope;
  *               capability readiness on that host
  *   3 validate  arguments against the operation's JSON Schema
- *   4 prepare   adapter normalisation; sandbox policy = capability ∩ scope ∩
+ *   4 prepare   artifact arguments resolved to stored `{sha256, bytes}` (an
+ *               inline `{base64}` is stored first; a `{sha256}` must be a
+ *               complete upload of this caller); adapter normalisation;
+ *               sandbox policy = capability ∩ scope ∩
  *               request; action_hash = sha256(JCS(prepared action));
  *               idempotency key lookup
  *   5 assess    risk from the prepared action (never the caller's claim)
@@ -32,7 +35,8 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
-import { capabilityEgressConfiguration, compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
+import { artifactArgumentNames, capabilityEgressConfiguration, compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
+import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
 import { actions, agentTokens, approvals, hosts, jobs } from "../db/schema";
 import { LeaseholdError, isLeaseholdError, type ErrorPayload } from "../errors";
@@ -64,7 +68,11 @@ export const DEFAULT_SETTINGS: PipelineSettings = {
   idempotencyMaxAgeMs: 24 * 3600_000,
   approvalPollMs: 2000,
   maxHeldPerToken: 20,
+  artifacts: DEFAULT_ARTIFACT_LIMITS,
 };
+
+/** Decoded bytes an action may carry inline as `{base64}`; larger input goes through artifact_upload. */
+export const INLINE_ARTIFACT_MAX_BYTES = 2 * 1024 * 1024;
 
 function settingsOf(deps: PipelineDeps): PipelineSettings {
   return { ...DEFAULT_SETTINGS, ...deps.settings };
@@ -202,7 +210,8 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
 
   // 4 prepare
   const prepared = await step(trace, "prepare", async () => {
-    const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, args);
+    const resolved = await resolveArtifactArguments(db, caller, resolution.operation.input_schema, args, settings.artifacts);
+    const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, resolved);
     // Read per action (not cached), so a change by any hub process applies to the next action.
     const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
@@ -263,6 +272,47 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   trace.actionId = actionId;
   if (decided.state === "held") announceHeld(deps, decided, host.name);
   return proceed(deps, trace, caller, decided, options, false);
+}
+
+function artifactOwnerOf(caller: Caller): ArtifactOwner {
+  return caller.kind === "token" ? { kind: "token", id: caller.tokenId } : { kind: "admin", id: caller.adminId };
+}
+
+/**
+ * Contract item 1: every argument the operation's schema marks `artifact:
+ * true` becomes `{sha256, bytes}` of a stored artifact before action_hash is
+ * computed — `{base64}` (canonical, ≤ 2 MiB decoded) is stored as this
+ * caller's upload, `{sha256}` must be a complete upload of this caller.
+ * Driven by the schema alone: no operation is named here.
+ */
+async function resolveArtifactArguments(db: Database, caller: Caller, schema: unknown, args: Record<string, unknown>, limits: ArtifactLimits): Promise<Record<string, unknown>> {
+  const names = artifactArgumentNames(schema);
+  if (names.length === 0) return args;
+  const resolved = { ...args };
+  for (const name of names) {
+    const value = args[name] as { base64?: unknown; sha256?: unknown } | undefined;
+    if (value === undefined) continue;
+    let ref: ArtifactRef;
+    if (typeof value.base64 === "string") {
+      const decoded = Buffer.from(value.base64, "base64");
+      if (decoded.toString("base64") !== value.base64 || decoded.length === 0) {
+        throw hubRefusal("INVALID_ARGUMENT", `${name}.base64 is not canonical, non-empty base64`, { details: { field: `/${name}/base64` } });
+      }
+      if (decoded.length > INLINE_ARTIFACT_MAX_BYTES) {
+        throw hubRefusal("INVALID_ARGUMENT", `${name}.base64 is ${decoded.length} bytes decoded; at most ${INLINE_ARTIFACT_MAX_BYTES} bytes may be passed inline`, {
+          hint: "upload it with artifact_upload (chunked, resumable), then pass {\"sha256\": \"<its SHA-256>\"}",
+          details: { field: `/${name}/base64`, bytes: decoded.length, limit: INLINE_ARTIFACT_MAX_BYTES },
+        });
+      }
+      ref = await storeArtifact(db, artifactOwnerOf(caller), decoded, limits);
+    } else if (typeof value.sha256 === "string") {
+      ref = await claimArtifact(db, artifactOwnerOf(caller), value.sha256, limits);
+    } else {
+      throw hubRefusal("INVALID_ARGUMENT", `${name} must give base64 or sha256`);
+    }
+    resolved[name] = { sha256: ref.sha256, bytes: ref.bytes };
+  }
+  return resolved;
 }
 
 /** Tells `deps.onHeld` (the webhook) about a newly held action, in the background: never in the action's way. */

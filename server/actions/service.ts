@@ -3,6 +3,7 @@
  * scheduling (queue.ts) around `submitAction`. MCP and the console both call
  * this, so the same input gives the same result and error code on both.
  */
+import { artifactLimitsOf } from "../artifacts";
 import { hubCapabilityRegistry } from "../capabilities";
 import { createApprovalWebhook } from "../approvals/webhook";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
@@ -89,7 +90,7 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       jobKey: loadOrCreateJobKey(runtime.config.dataDir),
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
       completion: createCompletionWaiter(handle, runtime.ledger.integrator),
-      settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken },
+      settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken, artifacts: artifactLimitsOf(runtime.config) },
       ...(webhook === null ? {} : { onHeld: (notice) => void webhook.notify(notice) }),
     });
     pipelines.set(runtime, pipeline);

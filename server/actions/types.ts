@@ -1,3 +1,4 @@
+import type { ArtifactLimits } from "../artifacts";
 import type { CapabilityRegistry, Manifest, OperationDeclaration } from "../capabilities";
 import type { DatabaseHandle } from "../db";
 import type { JobKey } from "../dispatch/job-key";
@@ -77,6 +78,8 @@ export interface PipelineSettings {
   approvalPollMs: number;
   /** Held actions one agent token may have at once (default 20); the next is RATE_LIMITED, sealed. */
   maxHeldPerToken: number;
+  /** Artifact bounds for inline `{base64}` arguments stored by the prepare step (server/artifacts). */
+  artifacts: ArtifactLimits;
 }
 
 /**

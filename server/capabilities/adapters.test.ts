@@ -130,3 +130,30 @@ describe("built-in adapters", () => {
     expect(code(() => createAdapterRegistry([shellAdapter, shellAdapter]))).toBe("CONFIG_INVALID");
   });
 });
+
+describe("apk-static adapter", () => {
+  const ref = { sha256: "ab".repeat(32), bytes: 1234 };
+
+  it.each(["apk_inspect", "apk_preflight"])("%s passes the resolved {sha256, bytes} through to the job payload's arguments", (name) => {
+    const { manifest, operation, adapter } = registry.resolveOperation(name);
+    const prepared = adapter.prepareArguments(operation, { host: "h", artifact: ref, timeout_s: 30 });
+    expect(prepared).toEqual({ host: "h", artifact: ref, timeout_s: 30 });
+    expect(adapter.sandboxRequest(operation, prepared)).toEqual({ timeout_s: 30 });
+    const policy = compileSandboxPolicy({ manifest, operation: name, request: adapter.sandboxRequest(operation, prepared) });
+    const payload = adapter.jobPayload({ manifest, operation, prepared, policy });
+    expect(payload.arguments).toEqual({ artifact: ref });
+    expect(payload.mutating).toBe(false);
+    expect(payload.sandbox.network).toEqual({ mode: "none" });
+  });
+
+  it.each([
+    { base64: "UEsDBA==" },
+    { sha256: "ab".repeat(32) },
+    { ...ref, name: "x.apk" },
+    { sha256: "AB".repeat(32), bytes: 1 },
+    { sha256: "ab".repeat(32), bytes: 0 },
+  ])("refuses an artifact the pipeline did not resolve: %j", (artifact) => {
+    const { operation, adapter } = registry.resolveOperation("apk_inspect");
+    expect(() => adapter.prepareArguments(operation, { host: "h", artifact })).toThrow(/must be resolved to a stored artifact/);
+  });
+});

@@ -211,7 +211,28 @@ export const workspaceAdapter = createTableAdapter("workspace", {
 
 export const hostAdapter = createTableAdapter("host", { host_inspect: (args) => ({ ...args }) });
 
-export const BUILTIN_ADAPTERS: readonly CapabilityAdapter[] = [shellAdapter, egressShellAdapter, codeAdapter, workspaceAdapter, hostAdapter];
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * The artifact argument as the pipeline resolved it (contract item 1):
+ * exactly `{sha256, bytes}`. Anything else here means the prepare step did
+ * not run on it — refused, never passed on as base64 or a name.
+ */
+function resolvedArtifact(value: unknown): { sha256: string; bytes: number } {
+  const ref = value as { sha256?: unknown; bytes?: unknown } | null;
+  const keys = ref === null || typeof ref !== "object" ? [] : Object.keys(ref).sort();
+  if (keys.join(",") !== "bytes,sha256" || typeof ref?.sha256 !== "string" || !SHA256_HEX.test(ref.sha256) || typeof ref.bytes !== "number" || !Number.isSafeInteger(ref.bytes) || ref.bytes < 1) {
+    invalidArgument("artifact", "must be resolved to a stored artifact {sha256, bytes} before preparation (refused by a hub check)");
+  }
+  return { sha256: ref.sha256, bytes: ref.bytes };
+}
+
+const prepareApk: Normaliser = (args) => ({ ...args, artifact: resolvedArtifact(args["artifact"]) });
+
+/** apk-static: the job payload's `arguments.artifact` is the `{sha256, bytes}` the guest fetches (contract item 2). */
+export const apkStaticAdapter = createTableAdapter("apk-static", { apk_inspect: prepareApk, apk_preflight: prepareApk });
+
+export const BUILTIN_ADAPTERS: readonly CapabilityAdapter[] = [shellAdapter, egressShellAdapter, codeAdapter, workspaceAdapter, hostAdapter, apkStaticAdapter];
 
 export function builtinAdapterRegistry(): AdapterRegistry {
   return createAdapterRegistry(BUILTIN_ADAPTERS);

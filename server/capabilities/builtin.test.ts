@@ -1,10 +1,12 @@
+import { realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { describe, expect, it } from "vitest";
 
 import { BUILTIN_MANIFESTS } from "./builtin";
-import { validateArguments } from "./input-schema";
+import { artifactArgumentNames, validateArguments } from "./input-schema";
 import { parseManifest, type Manifest } from "./manifest-schema";
 
 const manifests = new Map<string, Manifest>(BUILTIN_MANIFESTS.map(({ source, manifest }) => {
@@ -39,6 +41,7 @@ describe("built-in manifests", () => {
       ["workspace", "host-exec", "required", ["fs_read:read-only", "fs_list:read-only", "fs_write:mutating"]],
       ["host", "read-only", "required", ["host_inspect:read-only"]],
       ["egress-shell", "network-egress", "opt-in", ["run_command_net:mutating"]],
+      ["apk-static", "static-analysis", "optional", ["apk_inspect:read-only", "apk_preflight:read-only"]],
     ]);
   });
 
@@ -57,6 +60,8 @@ describe("built-in manifests", () => {
     ["fs_list", ["host", "path", "offset", "limit"], ["host", "path"]],
     ["fs_write", ["host", "path", "content", "encoding", "idempotency_key"], ["host", "path", "content"]],
     ["host_inspect", ["host"], ["host"]],
+    ["apk_inspect", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
+    ["apk_preflight", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
   ])("%s takes exactly the arguments of DESIGN.md's operations table", (name, properties, required) => {
     const schema = operation(name).input_schema;
     expect(Object.keys(schema.properties ?? {})).toEqual(properties);
@@ -122,5 +127,30 @@ describe("built-in argument bounds", () => {
     ["host_inspect", { host: "h", verbose: true }],
   ])("refuses %s with %j", (name, args) => {
     expect(accepts(name, args)).toBe(false);
+  });
+});
+
+describe("apk-static (issue 15)", () => {
+  const apk = manifests.get("apk-static")!;
+  const sha256 = "0a".repeat(32);
+
+  it("is a no-network, read-only-root, bounded sandbox whose exec_allow holds the directory of the node the guest runs", () => {
+    expect(apk.sandbox).toEqual({ network: "none", read_only_root: true, memory: "512m", cpus: "1", pids_limit: 32, tmpfs_tmp: "16m", timeout_s: 120, exec_allow: ["/usr/bin"] });
+    // The worker runs under the guest's own node (process.execPath); its real directory must be allowed.
+    expect(apk.sandbox.exec_allow).toContain(path.dirname(realpathSync(process.execPath)));
+  });
+
+  it("marks the artifact argument with the artifact keyword, and accepts exactly one of base64 and sha256", () => {
+    for (const name of ["apk_inspect", "apk_preflight"]) {
+      expect(artifactArgumentNames(operation(name).input_schema)).toEqual(["artifact"]);
+      expect(accepts(name, { host: "h", artifact: { sha256 } })).toBe(true);
+      expect(accepts(name, { host: "h", artifact: { base64: "UEsDBA==" }, timeout_s: 60 })).toBe(true);
+      expect(accepts(name, { host: "h", artifact: { base64: "UEsDBA==", sha256 } })).toBe(false);
+      expect(accepts(name, { host: "h", artifact: {} })).toBe(false);
+      expect(accepts(name, { host: "h", artifact: { sha256, name: "../../etc/passwd" } })).toBe(false);
+      expect(accepts(name, { host: "h", artifact: { sha256: sha256.toUpperCase() } })).toBe(false);
+      expect(accepts(name, { host: "h", artifact: { sha256 }, timeout_s: 121 })).toBe(false);
+      expect(accepts(name, { host: "h" })).toBe(false);
+    }
   });
 });

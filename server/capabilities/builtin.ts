@@ -4,6 +4,7 @@
  * and a missing file fails the build rather than the first request. The
  * registry validates them exactly like any other manifest.
  */
+import apkStatic from "./builtin/apk-static.json" with { type: "json" };
 import code from "./builtin/code.json" with { type: "json" };
 import egressShell from "./builtin/egress-shell.json" with { type: "json" };
 import host from "./builtin/host.json" with { type: "json" };
@@ -23,4 +24,5 @@ export const BUILTIN_MANIFESTS: readonly ManifestSource[] = [
   { source: "builtin:workspace.json", manifest: workspace },
   { source: "builtin:host.json", manifest: host },
   { source: "builtin:egress-shell.json", manifest: egressShell },
+  { source: "builtin:apk-static.json", manifest: apkStatic },
 ];

@@ -24,7 +24,7 @@ export type {
   TrustBoundary,
 } from "./manifest-schema";
 
-export { INPUT_SCHEMA_LIMITS, checkInputSchema, isOperationInputSchema, toJsonPointer, validateArguments } from "./input-schema";
+export { ARTIFACT_PROPERTY, INPUT_SCHEMA_LIMITS, artifactArgumentNames, checkInputSchema, isOperationInputSchema, toJsonPointer, validateArguments } from "./input-schema";
 export type {
   ArgumentIssue,
   ArgumentValidationResult,

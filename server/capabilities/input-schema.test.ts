@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { LeaseholdError } from "../errors/index";
-import { checkInputSchema, patternProblem, toJsonPointer, validateArguments } from "./input-schema";
+import { artifactArgumentNames, checkInputSchema, patternProblem, toJsonPointer, validateArguments } from "./input-schema";
 
 const hostProperty = { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z0-9][a-z0-9._-]{0,62}$" };
 
@@ -166,5 +166,58 @@ describe("checkInputSchema (the subset gate)", () => {
   it("patternProblem accepts grouped alternation and escaped characters", () => {
     expect(patternProblem("^(?:a|b)$")).toBeUndefined();
     expect(patternProblem("^[|]x\\|y$")).toBeUndefined();
+  });
+});
+
+describe("the artifact keyword (issue 15, contract item 1)", () => {
+  const artifactProperty = {
+    type: "object",
+    additionalProperties: false,
+    artifact: true,
+    properties: {
+      base64: { type: "string", maxLength: 4_194_304 },
+      sha256: { type: "string", maxLength: 64, pattern: "^[0-9a-f]{64}$" },
+    },
+  };
+  const withArtifact = (artifact: unknown) => ({
+    type: "object",
+    additionalProperties: false,
+    required: ["artifact"],
+    properties: { host: hostProperty, artifact },
+  });
+  const paths = (schema: unknown) => checkInputSchema(schema).map((issue) => `${toJsonPointer(issue.path)} ${issue.message}`);
+
+  it("accepts artifact: true on the root's artifact property with base64 and sha256", () => {
+    expect(checkInputSchema(withArtifact(artifactProperty))).toEqual([]);
+    expect(artifactArgumentNames(withArtifact(artifactProperty))).toEqual(["artifact"]);
+    expect(artifactArgumentNames(operation.input_schema)).toEqual([]);
+  });
+
+  it("refuses it anywhere else, with other properties, a required list, a loose sha256 or a value other than true", () => {
+    expect(paths({ type: "object", additionalProperties: false, properties: { input: artifactProperty } })).toEqual([`/properties/input/artifact "artifact": true is only allowed on the root's "artifact" property`]);
+    expect(paths(withArtifact({ type: "object", additionalProperties: false, properties: { nested: artifactProperty } }))).toHaveLength(1);
+    expect(paths(withArtifact({ ...artifactProperty, properties: { ...artifactProperty.properties, path: { type: "string", maxLength: 10 } } }))).toEqual([
+      `/properties/artifact/properties an artifact argument has exactly the properties "base64" and "sha256"`,
+    ]);
+    expect(paths(withArtifact({ ...artifactProperty, required: ["sha256"] }))).toHaveLength(1);
+    expect(paths(withArtifact({ ...artifactProperty, properties: { ...artifactProperty.properties, sha256: { type: "string", maxLength: 64 } } }))).toEqual([
+      "/properties/artifact/properties/sha256 \"sha256\" must be a string with pattern ^[0-9a-f]{64}$",
+    ]);
+    expect(paths(withArtifact({ ...artifactProperty, artifact: "yes" }))).toEqual(['/properties/artifact/artifact "artifact" must be true']);
+    // Only objects carry it.
+    expect(paths(withArtifact({ type: "string", maxLength: 5, artifact: true }))).toEqual(['/properties/artifact/artifact keyword "artifact" is outside the supported JSON Schema subset for type string']);
+  });
+
+  it("validateArguments demands exactly one of base64 and sha256, and the sha256 pattern", () => {
+    const op = { name: "inspect", input_schema: withArtifact(artifactProperty) };
+    const sha256 = "a".repeat(64);
+    expect(validateArguments(op, { host: "h", artifact: { sha256 } })).toEqual({ ok: true, value: { host: "h", artifact: { sha256 } } });
+    expect(validateArguments(op, { host: "h", artifact: { base64: "AAAA" } }).ok).toBe(true);
+    expect(validateArguments(op, { host: "h", artifact: {} })).toEqual({ ok: false, issues: [{ path: "/artifact", message: "must give exactly one of base64 and sha256 (got neither)" }] });
+    expect(validateArguments(op, { host: "h", artifact: { base64: "AAAA", sha256 } })).toEqual({ ok: false, issues: [{ path: "/artifact", message: "must give exactly one of base64 and sha256 (got both)" }] });
+    const upper = validateArguments(op, { host: "h", artifact: { sha256: "A".repeat(64) } });
+    expect(upper.ok === false && upper.issues[0]?.path).toBe("/artifact/sha256");
+    const extra = validateArguments(op, { host: "h", artifact: { sha256, path: "../x" } });
+    expect(extra.ok === false && extra.issues).toEqual([{ path: "/artifact/path", message: "unknown field" }]);
   });
 });

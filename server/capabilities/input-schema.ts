@@ -25,6 +25,12 @@
  *              `maxTotalBytes` (Leasehold's own: the UTF-8 bytes of every
  *              entry as `KEY=VALUE` plus a NUL, i.e. what an environment
  *              block costs the sandbox launcher's config pipe)
+ * - `artifact: true` (Leasehold's own, contract item 1 of issue 15) on the
+ *              root's record property named `artifact`, whose properties are
+ *              exactly `base64` (string) and `sha256` (string, pattern
+ *              `^[0-9a-f]{64}$`), none required: `validateArguments` demands
+ *              exactly one, and the pipeline's prepare step turns either into
+ *              `{sha256, bytes}` naming a stored artifact (server/artifacts)
  * - `description` (≤ 1024 characters) on any node
  * The root is a record object with `additionalProperties: false`. No `number`
  * (the prepared action is hashed as JCS and floats buy nothing here), no
@@ -80,6 +86,8 @@ export interface RecordSchemaNode extends NodeBase {
   properties?: Record<string, InputSchemaNode>;
   required?: string[];
   additionalProperties: false;
+  /** An artifact reference (Leasehold keyword): `{base64}` or `{sha256}`, resolved by the pipeline. */
+  artifact?: true;
 }
 export interface MapSchemaNode extends NodeBase {
   type: "object";
@@ -124,8 +132,13 @@ const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
     "propertyNames",
     "maxProperties",
     "maxTotalBytes",
+    "artifact",
   ]),
 };
+
+/** The one property name that may carry `artifact: true` (contract item 1: the prepared action's `arguments.artifact`). */
+export const ARTIFACT_PROPERTY = "artifact";
+const ARTIFACT_SHA256_PATTERN = "^[0-9a-f]{64}$";
 
 export type SchemaPath = ReadonlyArray<string | number>;
 export interface SchemaIssue {
@@ -296,6 +309,44 @@ function checkArrayNode(
   else checkNode(items, [...path, "items"], depth + 1, state);
 }
 
+/**
+ * `artifact: true` means "the pipeline replaces this value with a stored
+ * artifact's `{sha256, bytes}`", so its shape is fixed: only where the
+ * prepared action and the guest look for it (the root's `artifact`
+ * property), only `base64` and `sha256`, nothing required (exactly one is
+ * checked per call).
+ */
+function checkArtifactNode(node: Record<string, unknown>, path: (string | number)[], issue: IssueFn): void {
+  const at = [...path, "artifact"];
+  if (node["artifact"] !== true) {
+    issue('"artifact" must be true', at);
+    return;
+  }
+  if (path.length !== 2 || path[0] !== "properties" || path[1] !== ARTIFACT_PROPERTY) {
+    issue(`"artifact": true is only allowed on the root's "${ARTIFACT_PROPERTY}" property`, at);
+    return;
+  }
+  if (node["additionalProperties"] !== false) issue('an artifact argument must be a record object (additionalProperties: false)', at);
+  const properties = isPlainObject(node["properties"]) ? node["properties"] : {};
+  const names = Object.keys(properties).sort();
+  if (names.join(",") !== "base64,sha256") issue('an artifact argument has exactly the properties "base64" and "sha256"', [...path, "properties"]);
+  if (node["required"] !== undefined) issue('an artifact argument declares no "required" (exactly one of base64 and sha256 is checked per call)', [...path, "required"]);
+  const base64 = properties["base64"];
+  if (base64 !== undefined && (!isPlainObject(base64) || base64["type"] !== "string")) issue('"base64" must be a string', [...path, "properties", "base64"]);
+  const sha256 = properties["sha256"];
+  if (sha256 !== undefined && (!isPlainObject(sha256) || sha256["type"] !== "string" || sha256["pattern"] !== ARTIFACT_SHA256_PATTERN)) {
+    issue(`"sha256" must be a string with pattern ${ARTIFACT_SHA256_PATTERN}`, [...path, "properties", "sha256"]);
+  }
+}
+
+/** Names of the root properties an operation marks `artifact: true` (what the pipeline resolves). */
+export function artifactArgumentNames(schema: unknown): string[] {
+  if (!isPlainObject(schema) || !isPlainObject(schema["properties"])) return [];
+  return Object.entries(schema["properties"])
+    .filter(([, child]) => isPlainObject(child) && child["artifact"] === true)
+    .map(([name]) => name);
+}
+
 function checkObjectNode(
   node: Record<string, unknown>,
   path: (string | number)[],
@@ -304,6 +355,7 @@ function checkObjectNode(
   issue: IssueFn,
 ): void {
   const { properties, required, additionalProperties, propertyNames, maxProperties } = node;
+  if (node["artifact"] !== undefined) checkArtifactNode(node, path, issue);
   if (additionalProperties === false) {
     if (propertyNames !== undefined) issue('"propertyNames" is only allowed on map objects', [...path, "propertyNames"]);
     if (maxProperties !== undefined) issue('"maxProperties" is only allowed on map objects', [...path, "maxProperties"]);
@@ -465,6 +517,10 @@ function nonJsonProblem(value: unknown, path: (string | number)[], depth: number
  * refused here, naming the limit, not fail on the host as UNENFORCEABLE.
  */
 function byteLimitProblems(node: InputSchemaNode, value: unknown, path: string[], issues: ArgumentIssue[]): void {
+  if (node.type === "object" && node.additionalProperties === false && node.artifact === true && isPlainObject(value)) {
+    const given = ["base64", "sha256"].filter((name) => value[name] !== undefined);
+    if (given.length !== 1) issues.push({ path: toJsonPointer(path), message: `must give exactly one of base64 and sha256 (got ${given.length === 0 ? "neither" : "both"})` });
+  }
   if (node.type === "string" && typeof value === "string" && node.maxBytes !== undefined) {
     const bytes = Buffer.byteLength(value, "utf8");
     if (bytes > node.maxBytes) issues.push({ path: toJsonPointer(path), message: `is ${bytes} bytes as UTF-8; the limit is ${node.maxBytes} bytes (maxBytes)` });

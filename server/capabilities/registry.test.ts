@@ -37,6 +37,7 @@ describe("built-in registry", () => {
 
   it("lists every built-in, with the opt-in one declared but not enabled", () => {
     expect(registry.list().map((entry) => [entry.id, entry.status])).toEqual([
+      ["apk-static", "active"],
       ["code", "active"],
       ["egress-shell", "not_enabled"],
       ["host", "active"],
@@ -71,6 +72,8 @@ describe("built-in registry", () => {
     expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
     expect(error.message).toContain("egress-shell");
     expect(registry.activeOperations().map((entry) => entry.operation.name)).toEqual([
+      "apk_inspect",
+      "apk_preflight",
       "fs_list",
       "fs_read",
       "fs_write",
@@ -215,7 +218,7 @@ describe("listing with readiness and hub health", () => {
     const registry = createCapabilityRegistry();
     const reports = [hostReport("h1", [worker("shell"), worker("host"), worker("workspace", { digest: null })])];
     const byId = Object.fromEntries(registry.list({ hostReports: reports }).map((entry) => [entry.id, entry.readiness?.state]));
-    expect(byId).toEqual({ code: "declared", "egress-shell": "declared", host: "ready", shell: "ready", workspace: "installed" });
+    expect(byId).toEqual({ "apk-static": "declared", code: "declared", "egress-shell": "declared", host: "ready", shell: "ready", workspace: "installed" });
     expect(registry.list()[0]?.readiness).toBeUndefined();
   });
 

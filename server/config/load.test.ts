@@ -32,6 +32,7 @@ describe("loadConfig", () => {
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
+        artifacts: { maxBytes: 128 * 1024 * 1024, quotaBytes: 512 * 1024 * 1024 },
         passkeyApprovalRisk: "high",
         fourEyesCritical: false,
         publicUrlSet: false,
@@ -84,6 +85,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: "1000" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES" });
     expect(loadConfig({ LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: "1e9" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES" });
     expect(loadConfig({ LEASEHOLD_OUTPUT_RETENTION_S: "10" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_OUTPUT_RETENTION_S" });
+  });
+
+  it("artifact size cap and quota: defaulted, accepted, refused by name", () => {
+    const defaults = loadConfig({}, cwd);
+    expect(defaults.ok && defaults.config.artifacts).toEqual({ maxBytes: 128 * 1024 * 1024, quotaBytes: 512 * 1024 * 1024 });
+    const set = loadConfig({ LEASEHOLD_ARTIFACT_MAX_BYTES: "1048576", LEASEHOLD_ARTIFACT_QUOTA_BYTES: "4194304" }, cwd);
+    expect(set.ok && set.config.artifacts).toEqual({ maxBytes: 1_048_576, quotaBytes: 4_194_304 });
+    expect(loadConfig({ LEASEHOLD_ARTIFACT_MAX_BYTES: "12MiB" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_ARTIFACT_MAX_BYTES" });
+    expect(loadConfig({ LEASEHOLD_ARTIFACT_QUOTA_BYTES: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_ARTIFACT_QUOTA_BYTES" });
   });
 
   it("LEASEHOLD_LOCAL_GUEST is 0 or 1, refused by name otherwise", () => {

@@ -44,6 +44,8 @@ export interface HubConfig {
   jobs: JobWindows;
   /** Stored output bounds (LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES, LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES, LEASEHOLD_OUTPUT_RETENTION_S). */
   output: OutputLimits;
+  /** Artifact bounds (LEASEHOLD_ARTIFACT_MAX_BYTES, LEASEHOLD_ARTIFACT_QUOTA_BYTES). */
+  artifacts: { maxBytes: number; quotaBytes: number };
   /** Approvals at or above this risk need a passkey assertion (LEASEHOLD_PASSKEY_APPROVAL_RISK, default high); "off" = never. */
   passkeyApprovalRisk: "high" | "critical" | "off";
   /** A critical action needs two different approvers (LEASEHOLD_FOUR_EYES_CRITICAL=1; default off). */
@@ -139,12 +141,13 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     quotaHostBytes: e.LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES,
     retentionMs: e.LEASEHOLD_OUTPUT_RETENTION_S * 1000,
   };
+  const artifacts = { maxBytes: e.LEASEHOLD_ARTIFACT_MAX_BYTES, quotaBytes: e.LEASEHOLD_ARTIFACT_QUOTA_BYTES };
   if ((e.LEASEHOLD_WEBHOOK_URL === undefined) !== (e.LEASEHOLD_WEBHOOK_SECRET === undefined)) {
     const missing = e.LEASEHOLD_WEBHOOK_URL === undefined ? "LEASEHOLD_WEBHOOK_URL" : "LEASEHOLD_WEBHOOK_SECRET";
     return { ok: false, variable: missing, message: `${missing} must be set together with ${missing === "LEASEHOLD_WEBHOOK_URL" ? "LEASEHOLD_WEBHOOK_SECRET" : "LEASEHOLD_WEBHOOK_URL"} (an unsigned or unaddressed webhook is refused)` };
   }
   const webhook: WebhookConfig | null = e.LEASEHOLD_WEBHOOK_URL === undefined || e.LEASEHOLD_WEBHOOK_SECRET === undefined ? null : { url: e.LEASEHOLD_WEBHOOK_URL, secret: e.LEASEHOLD_WEBHOOK_SECRET };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, artifacts, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -30,6 +30,8 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES",
   "LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES",
   "LEASEHOLD_OUTPUT_RETENTION_S",
+  "LEASEHOLD_ARTIFACT_MAX_BYTES",
+  "LEASEHOLD_ARTIFACT_QUOTA_BYTES",
   "LEASEHOLD_PASSKEY_APPROVAL_RISK",
   "LEASEHOLD_FOUR_EYES_CRITICAL",
   "LEASEHOLD_WEBHOOK_URL",
@@ -138,6 +140,11 @@ export const environmentSchema = z.object({
   LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(256 * 1024 * 1024),
   LEASEHOLD_OUTPUT_QUOTA_HOST_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(1024 * 1024 * 1024),
   LEASEHOLD_OUTPUT_RETENTION_S: wholeNumber(60, 10 * 365 * 86_400).default(7 * 86_400),
+  // Artifacts (server/artifacts): the largest one file an agent may upload, and the bytes one
+  // token (or admin) may hold in uploads, incomplete and complete (each upload counts its
+  // declared size from its first chunk; expired uploads stop counting).
+  LEASEHOLD_ARTIFACT_MAX_BYTES: wholeNumber(1024, 9_999_999_999).default(128 * 1024 * 1024),
+  LEASEHOLD_ARTIFACT_QUOTA_BYTES: wholeNumber(1024, 9_999_999_999).default(512 * 1024 * 1024),
   // Approvals at or above this risk need a passkey signature over the action (server/passkeys);
   // "off" lets a person approve anything without one (the CLI can then approve high-risk actions).
   LEASEHOLD_PASSKEY_APPROVAL_RISK: z.enum(["high", "critical", "off"], { message: "must be high, critical or off" }).default("high"),

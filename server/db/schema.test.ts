@@ -23,6 +23,9 @@ const CORE_TABLES = [
   "ledger_nodes",
   "ledger_checkpoints",
   "ledger_cosignatures",
+  "artifact_blobs",
+  "artifact_chunks",
+  "artifact_uploads",
 ];
 
 describeEachDatabase("schema and migrations", (db) => {

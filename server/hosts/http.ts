@@ -11,6 +11,7 @@ import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
 import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { pinnedLogIdentity } from "../ledger/prove";
+import { readJobArtifact } from "./artifact";
 import { authenticateHostRequest, type AuthenticatedHost } from "./auth";
 import { heartbeat, nextJob } from "./delivery";
 import { enrolHost, type EnrolRequest } from "./enrolment";
@@ -108,6 +109,28 @@ export function serveOutput(runtime: HubRuntime, request: Request, jobId: string
   return handle(async () => {
     const { host, body } = await authenticated(runtime, request);
     return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body, { tokenBytes: runtime.config.output.quotaTokenBytes, hostBytes: runtime.config.output.quotaHostBytes }));
+  });
+}
+
+/**
+ * GET /api/agent/jobs/<id>/artifact?offset=N&length=N — raw bytes of the
+ * artifact this claimed job's action names (contract item 2), with its
+ * SHA-256 and whole size in headers so the guest checks every range.
+ */
+export function serveArtifact(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host } = await authenticated(runtime, request);
+    const range = await readJobArtifact(runtime.database.handle.db, host, jobId, new URL(request.url).searchParams);
+    return new Response(new Uint8Array(range.data), {
+      status: 200,
+      headers: {
+        "content-type": "application/octet-stream",
+        "content-length": String(range.data.length),
+        "cache-control": "no-store",
+        "x-leasehold-artifact-sha256": range.sha256,
+        "x-leasehold-artifact-bytes": String(range.bytes),
+      },
+    });
   });
 }
 

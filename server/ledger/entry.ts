@@ -152,6 +152,16 @@ export const ENTRY_DATA = {
     session_digest: digest,
     channel,
   }),
+  /**
+   * An artifact upload completed and verified (server/artifacts): its whole
+   * SHA-256 and size, never its bytes or a name. `source`: `upload` through
+   * artifact_upload chunks, `inline` from an action's `{base64}` argument.
+   */
+  "artifact/1": z.strictObject({
+    sha256: rawSha256Hex,
+    bytes: count,
+    source: z.enum(["upload", "inline"]),
+  }),
   // No longer written (issue 12): cosignatures are stored beside their checkpoints, not appended.
   // Kept so logs that already hold such entries decode forever.
   "checkpoint-witness/1": z.strictObject({
@@ -192,6 +202,7 @@ export const entrySchemaUnion = z.discriminatedUnion("type", [
   entrySchema("grant/1"),
   entrySchema("session/1"),
   entrySchema("checkpoint-witness/1"),
+  entrySchema("artifact/1"),
 ]);
 
 export type LedgerEntry = z.output<typeof entrySchemaUnion>;

@@ -50,8 +50,11 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** Tools a full token sees on a hub with the built-in capabilities (hub tools, approvals, leases, operations). */
 export const FULL_TOOLS = [
+  "apk_inspect",
+  "apk_preflight",
   "approval_status",
   "approval_wait",
+  "artifact_upload",
   "audit_checkpoint",
   "audit_proof",
   "fs_list",

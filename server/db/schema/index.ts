@@ -12,3 +12,4 @@ export { agentTokens, mcpSessions } from "./agents";
 export { hosts, capabilities, hostEnrolmentCodes, hostRequestNonces } from "./hosts";
 export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } from "./pipeline";
 export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";
+export { artifactBlobs, artifactChunks, artifactUploads } from "./artifacts";

@@ -31,6 +31,7 @@ export function sampleEntries(): Record<EntryType, EntryInput> {
       data: { event: "created", grant_id: "grant_1", operation: "run_command", host_id: "host-1", risk_ceiling: "low", uses_remaining: 5, expires_at: "2025-03-02T00:00:00.000Z", pattern_digest: digestOf("^ls") },
     },
     "session/1": { type: "session/1", time, action_id: null, actor: hashActor("token", "tok_1"), data: { event: "opened", session_digest: digestOf("sess"), channel: "mcp" } },
+    "artifact/1": { type: "artifact/1", time, action_id: null, actor: hashActor("token", "tok_1"), data: { sha256: digestOf("apk bytes").slice(7), bytes: 9, source: "upload" } },
     "checkpoint-witness/1": {
       type: "checkpoint-witness/1", time, action_id: null, actor: hashActor("witness", "host-1.example/witness"),
       data: { witness_key_id: "0a1b2c3d", size: 100, root: Buffer.alloc(32, 7).toString("base64"), timestamp: 1740823200, cosignature_digest: digestOf("— w sig") },
