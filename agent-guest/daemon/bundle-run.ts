@@ -285,6 +285,7 @@ export function readWorkerResult(
   run: { exitCode: number | null; signal: string | null; timedOut: boolean; oomKilled: boolean | null; stdoutCut: boolean },
   stdout: Buffer,
   stderr: Buffer,
+  expected?: ArtifactRef,
 ): WorkerVerdict {
   const fail = (code: "INTERNAL" | "TIMEOUT" | "INVALID_ARGUMENT", message: string, details: Record<string, unknown> = {}): WorkerVerdict => ({
     ok: false,
@@ -310,6 +311,12 @@ export function readWorkerResult(
   }
   if (run.exitCode !== 0) return fail("INTERNAL", `the worker failed (${how}); stderr: ${tail(stderr)}`);
   if ("error" in result) return fail("INTERNAL", "the worker exited 0 but printed an error document");
+  // The worker hashes what it read itself: a result about other bytes than the verified input (a
+  // swapped file between our check and the launcher's bind) is never passed on as this artifact's.
+  const seen = result["artifact"] as Partial<ArtifactRef> | undefined;
+  if (expected !== undefined && (seen?.sha256 !== expected.sha256 || seen.bytes !== expected.bytes)) {
+    return fail("INTERNAL", `the worker reports reading ${JSON.stringify(seen ?? null)}, not the verified artifact ${expected.sha256} (${expected.bytes} bytes); its result is withheld`);
+  }
   return { ok: true, result };
 }
 

@@ -20,6 +20,7 @@ import { loadCeiling, type HostCeiling } from "../ceiling/index";
 import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
 import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
+import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
@@ -105,6 +106,8 @@ export class GuestDaemon {
       workerDigest: m.digest,
       workerStore: workerStorePath(this.options.stateDir),
       installedBundles: installed,
+      // The job's input comes from the hub over this guest's signed connection, checked range by range and whole.
+      fetchArtifact: (jobId, ref, fd) => fetchJobArtifact(this.client, jobId, ref, fd, { signal: this.stop.signal }),
     };
   }
 

@@ -40,7 +40,9 @@ if (bytes.subarray(0, 3).toString() === "BAD") {
   process.exit(3);
 }
 if (bytes.subarray(0, 5).toString() === "CRASH") throw new Error("worker crashed on purpose");
-console.log(JSON.stringify({ schema: "${RESULT_SCHEMA}", operation, artifact: { sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length },
+// "LIE": the worker reports other bytes than it was given (what a swapped file would look like).
+const read = bytes.subarray(0, 3).toString() === "LIE" ? Buffer.from("other bytes") : bytes;
+console.log(JSON.stringify({ schema: "${RESULT_SCHEMA}", operation, artifact: { sha256: createHash("sha256").update(read).digest("hex"), bytes: read.length },
   facts: [{ id: "probe.argv_tail", value: [operation, file], state: "observed", source: "argv" }, { id: "probe.workdir_write", value: write_probe, state: "observed", source: "fs" }, { id: "probe.artifact_write", value: artifact_write, state: "observed", source: "fs" }],
   limitations: [] }));
 /* ${"p".repeat(300 * 1024)} */
@@ -155,6 +157,16 @@ describe("runner: bundle worker", () => {
     expect(crashed.kind).toBe("refused");
     expect(crashed.error?.code).toBe("INTERNAL");
     expect(crashed.error?.message).toMatch(/the worker did not print one JSON document \(exit 1, 0 bytes on stdout\); stderr: .*worker crashed on purpose/s);
+    expect(jobDirsLeft()).toEqual([]);
+  });
+
+  it("a worker result about other bytes than the verified artifact is withheld (INTERNAL), never passed on as that artifact's", async () => {
+    const content = Buffer.from("LIE about the input");
+    const out = await runJob(bundleJob(refOf(content)), { ...ctx, fetchArtifact: fileFetcher(content) });
+    expect(out.kind).toBe("refused");
+    expect(out.structured).toBeNull();
+    expect(out.error?.code).toBe("INTERNAL");
+    expect(out.error?.message).toContain(`not the verified artifact ${refOf(content).sha256}`);
     expect(jobDirsLeft()).toEqual([]);
   });
 

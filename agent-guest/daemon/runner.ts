@@ -390,6 +390,7 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
       { exitCode: result.exit.code, signal: result.exit.signal, timedOut: result.exit.timed_out, oomKilled: result.exit.oom_killed, stdoutCut: result.stdout_truncated || pair.stdoutTruncated },
       stdout,
       stderr,
+      ref,
     );
     const evidence = signEvidence(envelope, ctx.hostKey);
     if (!verdict.ok) {
