@@ -50,6 +50,8 @@ export interface CapabilityListing {
   /** "active", or "not_enabled" for a declared opt-in capability that exposes no tools. */
   status: "active" | "not_enabled";
   operations: { name: string; mutating: boolean; description: string }[];
+  /** The worker content digest the hub requires (the manifest's pin), or null when the capability pins none. */
+  worker_digest: string | null;
   /** Present when host reports were supplied. */
   readiness?: CapabilityReadiness;
 }
@@ -214,6 +216,7 @@ class Registry implements CapabilityRegistry {
         active,
         status: active ? "active" : "not_enabled",
         operations: manifest.operations.map(({ name, mutating, description }) => ({ name, mutating, description })),
+        worker_digest: manifest.worker_digest ?? null,
       };
       if (options.hostReports !== undefined) listing.readiness = computeReadiness(manifest, options.hostReports, options.readiness);
       return listing;
