@@ -125,6 +125,10 @@ export interface ActionCompletion {
     key_id: string;
     state: string;
     tier: string | null;
+    /** The worker's content digest as the host verified it before the run (envelope producer.worker_digest). */
+    worker_digest: string | null;
+    /** The input artifacts the worker read (a bundle worker's `input`), as the signed envelope lists them. */
+    inputs?: { name: string; sha256: string; bytes: number }[];
     /** The BPF object of the host's tier (hex SHA-256); absent when the host has none (tier C) or it was not measured. */
     bpf_object_sha256?: string;
     /** Every denial the lease's BPF programs reported (the signed envelope's list); absent when no program watched the lease. */

@@ -53,6 +53,7 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
   const output = await readJobOutput(handle.db, completion.job_id);
   const env = completion.envelope;
   const artifact = (name: string) => env.artifacts.find((a) => a.name === name);
+  const inputs = env.artifacts.filter((a) => a.name === "input").map(({ name, sha256, bytes }) => ({ name, sha256, bytes }));
   const text = (name: string): string => {
     const bytes = output[name] ?? Buffer.alloc(0);
     return bytes.subarray(0, MAX_OUTPUT_RETURNED).toString("utf8");
@@ -74,6 +75,9 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
       key_id: completion.key_id,
       state: env.state,
       tier: env.enforcement?.bpf?.tier ?? null,
+      // Which code produced the result, as the host verified it, and what it read (issue 15).
+      worker_digest: env.producer.worker_digest ?? null,
+      ...(inputs.length === 0 ? {} : { inputs }),
       ...(env.enforcement?.bpf?.object_sha256 === undefined ? {} : { bpf_object_sha256: env.enforcement.bpf.object_sha256 }),
       // What the kernel refused is the agent's business too: it tells a misbehaving workload from a closed network.
       ...(env.enforcement?.bpf?.denials === undefined ? {} : { denials: env.enforcement.bpf.denials, denials_dropped: env.enforcement.bpf.denials_dropped ?? 0 }),

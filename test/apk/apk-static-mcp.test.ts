@@ -35,7 +35,7 @@ type Structured = Record<string, unknown> & {
   status?: string;
   action_id?: string;
   decision?: string;
-  risk?: string;
+  risk?: unknown;
   result?: { structured?: { facts?: Fact[]; checks?: Check[]; artifact?: { sha256: string; bytes: number }; limitations?: string[] } | null };
   evidence?: { digest: string; envelope?: Record<string, unknown> };
   receipt?: unknown;
@@ -118,7 +118,7 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
     const s = await call(reader!, "apk_inspect", { host: "local", artifact: { sha256: ref.sha256 } });
     expect(s.status, JSON.stringify(s).slice(0, 2000)).toBe("completed");
     expect(s.decision).toBe("auto_allow");
-    expect(s.risk).toBe("read_only");
+    expect((s.risk as { level?: string }).level).toBe("read_only");
     expect(s.result?.structured?.artifact).toEqual(ref);
     expect(fact(s, "package.name")).toMatchObject({ value: "org.leasehold.fixture.dangerous", state: "observed" });
     expect(fact(s, "permissions.dangerous")).toMatchObject({ state: "derived", from: ["permissions.requested"] });
@@ -130,20 +130,14 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
     for (const f of s.result?.structured?.facts ?? []) expect(["observed", "derived", "hypothesized"]).toContain(f.state);
     expect(JSON.stringify(s.result?.structured)).not.toMatch(/confidence/i);
 
-    // The evidence as the host signed it (audit_evidence would show the same envelope).
-    const envelope = await envelopeOf(s.action_id!);
-    expect(envelope["producer"]).toMatchObject({ capability: "apk-static", worker_digest: pinned });
-    expect(envelope["artifacts"]).toEqual(expect.arrayContaining([expect.objectContaining({ name: "input", sha256: ref.sha256, bytes: ref.bytes })]));
-    expect((envelope["enforcement"] as { namespaces: string[] }).namespaces).toEqual(expect.arrayContaining(["net", "mnt", "user", "pid"]));
+    // The evidence summary is the signed envelope's (server/hosts/completion.ts): the verified worker and the input it read.
+    expect(s.evidence).toMatchObject({ worker_digest: pinned, inputs: [{ name: "input", sha256: ref.sha256, bytes: ref.bytes }] });
     expect(s.receipt ?? null).not.toBeNull();
+    const listing = structured(await reader!.callTool({ name: "hosts_list", arguments: {} }, CallToolResultSchema)) as { hosts?: Array<{ name: string; capabilities: Array<{ id: string; state: string; worker_digest?: string | null }> }> };
+    expect(listing.hosts?.find((h) => h.name === "local")?.capabilities.find((c) => c.id === "apk-static")).toMatchObject({ state: "ready", worker_digest: pinned });
+    // For the record (the issue's closing note): one whole apk_inspect result with its evidence states.
+    console.log(`apk_inspect (dangerous fixture) →\n${JSON.stringify({ status: s.status, decision: s.decision, result: s.result?.structured, evidence: s.evidence }, null, 1)}`);
   });
-
-  async function envelopeOf(actionId: string): Promise<Record<string, unknown>> {
-    const r = structured(await reader!.callTool({ name: "audit_evidence", arguments: { action_id: actionId } }, CallToolResultSchema));
-    const envelope = (r as { envelope?: Record<string, unknown>; evidence?: { envelope?: Record<string, unknown> } }).envelope ?? (r as { evidence?: { envelope?: Record<string, unknown> } }).evidence?.envelope;
-    if (envelope === undefined) throw new Error(`audit_evidence gave no envelope: ${JSON.stringify(r).slice(0, 500)}`);
-    return envelope;
-  }
 
   it("apk_preflight with the file inline: REQUIRE_SECURE_ENV=1 fails the preflight, as a derived check; misaligned native libraries fail the 16 KB check", async () => {
     const secure = await call(reader!, "apk_preflight", { host: "local", artifact: { base64: fs.readFileSync(apks.secure_env).toString("base64") } });
@@ -165,7 +159,7 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
     expect(text).toContain("INVALID_ARGUMENT");
     expect(text).toMatch(/ZIP/);
 
-    const mine = fs.readFileSync(apks.minimal);
+    const mine = fs.readFileSync(apks.v1_only); // not used inline by this token elsewhere: its upload starts empty
     const ref = await upload(reader!, mine, Math.ceil(mine.length / 2));
     const theirs = structured(await other!.callTool({ name: "apk_inspect", arguments: { host: "local", artifact: { sha256: ref.sha256 } } }, CallToolResultSchema));
     expect(theirs.code).toBe("NOT_FOUND");

@@ -77,7 +77,9 @@ export const hostsListTool: HubTool = {
         .map((c) => {
           const manifest = registry.get(c.id)?.manifest;
           const r = manifest === undefined ? null : computeHostReadiness(manifest, report, { now: ctx.now });
-          return { id: c.id, state: r?.state ?? "declared", reasons: r?.reasons ?? [] };
+          // The digest this host verified for the worker (beside list_capabilities' required one).
+          const worker = report.workers.find((w) => w.capability === c.id);
+          return { id: c.id, state: r?.state ?? "declared", reasons: r?.reasons ?? [], worker_digest: worker?.digest ?? null };
         }),
     }));
     const { items, ...paging } = page(listing, args);

@@ -29,7 +29,7 @@ describe("tool result shapes", () => {
         exit: { code: 0, signal: null, timed_out: false, oom_killed: false },
         output: { stdout: "hi\n", stderr: "", stdout_bytes: 3, stderr_bytes: 0, stdout_truncated: false, stderr_truncated: false },
         structured: null,
-        evidence: { digest: `sha256:${"2".repeat(64)}`, key_id: "k1", state: "completed", tier: "A", redactions: { count: 0, kinds: [] }, limitations: [], envelope: { big: true } },
+        evidence: { digest: `sha256:${"2".repeat(64)}`, key_id: "k1", state: "completed", tier: "A", worker_digest: `sha256:${"3".repeat(64)}`, redactions: { count: 0, kinds: [] }, limitations: [], envelope: { big: true } },
         ledger_entry_id: "42",
         receipt: { leaf_index: 41, tree_size: 50, inclusion_proof: ["aGFzaA=="], checkpoint: "hub\n50\nroot\n" },
       },

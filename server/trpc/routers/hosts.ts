@@ -36,7 +36,15 @@ export const hostsRouter = createRouter({
           capabilities: active.map((c) => {
             const manifest = registry.get(c.id)?.manifest;
             const readiness = report === undefined || manifest === undefined ? null : computeHostReadiness(manifest, report, { now });
-            return { id: c.id, state: readiness?.state ?? "unavailable", reasons: readiness?.reasons ?? ["the host has not reported"] };
+            const worker = report?.workers.find((w) => w.capability === c.id);
+            return {
+              id: c.id,
+              state: readiness?.state ?? "unavailable",
+              reasons: readiness?.reasons ?? ["the host has not reported"],
+              // Requested (the hub's pin) beside verified (what the host hashed): the page shows both.
+              requested_digest: c.worker_digest,
+              verified_digest: worker?.digest ?? null,
+            };
           }),
           leases: leases.filter((l) => l.host === host.name),
         };
