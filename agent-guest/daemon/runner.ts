@@ -314,13 +314,17 @@ async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceO
   const scrubbed = scrubStream(content, scrubber, structured["has_more"] === true && job.operation === "fs_read");
   const report = scrubber.report();
   if (job.operation === "fs_read") structured["terminal_controls"] = scrubber.sawTerminalControls;
+  // Binary pages travel as base64 of the SCRUBBED bytes (scrubbing always runs on the raw bytes), so
+  // the caller gets them exactly; utf8 text would replace every invalid sequence for good.
+  const returned = job.operation === "fs_read" && job.arguments["encoding"] === "base64" ? Buffer.from(scrubbed.toString("base64"), "latin1") : scrubbed;
+  if (job.operation === "fs_read") structured["encoding"] = job.arguments["encoding"] === "base64" ? "base64" : "utf8";
   const endedAt = new Date();
   const base = common(job, ctx);
   const envelope: EvidenceEnvelope = {
     schema: "leasehold.evidence/1",
     ...base,
     state: "observed",
-    artifacts: [{ name: "stdout", sha256: createHash("sha256").update(scrubbed).digest("hex"), bytes: scrubbed.length, truncated: structured["has_more"] === true }],
+    artifacts: [{ name: "stdout", sha256: createHash("sha256").update(returned).digest("hex"), bytes: returned.length, truncated: structured["has_more"] === true }],
     enforcement: { namespaces: [], bpf: { tier: ctx.tier, attached: false } },
     redactions: report,
     timing: { started_at: startedAt.toISOString(), ended_at: endedAt.toISOString() },
@@ -328,7 +332,7 @@ async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceO
       "workspace operation: enforced by the guest's user-space path check (agent-guest/workspace), not by a kernel sandbox; no lease was launched",
     ],
   };
-  return { kind: "ran", streams: { stdout: scrubbed, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured, error: null };
+  return { kind: "ran", streams: { stdout: returned, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured, error: null };
 }
 
 /**

@@ -60,7 +60,7 @@ describe("built-in adapters", () => {
 
   it("canonicalise workspace paths lexically", () => {
     expect(prepare("fs_list", { host: "h", path: "./a//b/./c/" }).prepared).toEqual({ host: "h", path: "a/b/c", offset: 0, limit: 50 });
-    expect(prepare("fs_read", { host: "h", path: "." }).prepared).toEqual({ host: "h", path: ".", offset: 0, limit: 65536 });
+    expect(prepare("fs_read", { host: "h", path: "." }).prepared).toEqual({ host: "h", path: ".", offset: 0, limit: 65536, encoding: "utf8" });
     expect(normaliseWorkspacePath("path", "a/b")).toBe("a/b");
     expect(code(() => normaliseWorkspacePath("path", "a/../../etc"))).toBe("INVALID_ARGUMENT");
     expect(code(() => normaliseWorkspacePath("path", "/etc"))).toBe("INVALID_ARGUMENT");

@@ -191,6 +191,7 @@ export const workspaceAdapter = createTableAdapter("workspace", {
     path: normaliseWorkspacePath("path", args["path"]),
     offset: args["offset"] ?? 0,
     limit: args["limit"] ?? FS_READ_DEFAULT_LIMIT,
+    encoding: args["encoding"] ?? "utf8",
   }),
   fs_list: (args) => ({
     ...args,

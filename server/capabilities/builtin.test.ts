@@ -56,7 +56,7 @@ describe("built-in manifests", () => {
     ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "idempotency_key"], ["host", "command"]],
     ["run_command_net", ["host", "command", "cwd", "env", "stdin", "timeout_s", "egress", "idempotency_key"], ["host", "command"]],
     ["run_code", ["host", "language", "code", "stdin", "timeout_s", "idempotency_key"], ["host", "language", "code"]],
-    ["fs_read", ["host", "path", "offset", "limit"], ["host", "path"]],
+    ["fs_read", ["host", "path", "offset", "limit", "encoding"], ["host", "path"]],
     ["fs_list", ["host", "path", "offset", "limit"], ["host", "path"]],
     ["fs_write", ["host", "path", "content", "encoding", "idempotency_key"], ["host", "path", "content"]],
     ["host_inspect", ["host"], ["host"]],
