@@ -154,7 +154,7 @@ test("users: the owner adds an approver (one-time password shown once); the appr
   await context.close();
 });
 
-test("hosts: host local is online with the tier its guest reported and the BPF object that enforces it; the owner breaks a lease an MCP client holds", async ({ page }) => {
+test("hosts: host local is online with the tier its guest reported, the BPF object that enforces it and the apk-static worker digest requested and verified; the owner breaks a lease an MCP client holds", async ({ page }) => {
   await signedInAs(page, "owner");
   const secret = cliToken(`lease-holder-${Date.now().toString(36)}`);
   await page.goto("/hosts");
@@ -169,6 +169,14 @@ test("hosts: host local is online with the tier its guest reported and the BPF o
   await expect(page.getByTestId("host-ceiling-local")).toContainText("memory");
 
   const client = await mcpClient(`${new URL(page.url()).origin}/api/mcp`, secret);
+  // A bundle worker's identity: the digest the hub requires beside the one the host verified (issue 15).
+  const listed = (await client.callTool({ name: "list_capabilities", arguments: {} })).structuredContent as { capabilities: Array<{ id: string; worker_digest: string | null }> };
+  const required = listed.capabilities.find((c) => c.id === "apk-static")?.worker_digest ?? "";
+  expect(required).toMatch(/^sha256:[0-9a-f]{64}$/);
+  const digests = page.getByTestId("worker-digest-local-apk-static");
+  await expect(digests).toContainText(`worker requested ${required} · verified on this host ${required}`);
+  await expect(digests).not.toContainText("differs");
+  await expect(page.getByTestId("capability-worker-apk-static")).toContainText(required);
   const acquired = (await client.callTool({ name: "lease_acquire", arguments: { host: "local", mode: "exclusive" } })).structuredContent as { lease_id: string };
   expect(acquired.lease_id).toMatch(/^[0-9a-f-]{36}$/);
   const lease = page.getByTestId(`lease-${acquired.lease_id}`);

@@ -92,6 +92,14 @@ function HostList({ owner }: { owner: boolean }) {
               <li key={c.id}>
                 <Code>{c.id}</Code> <Badge tone={READY_TONE[c.state] ?? "neutral"}>{c.state}</Badge>
                 {c.reasons.length > 0 ? <span className="hint"> {c.reasons.join("; ")}</span> : null}
+                {c.requested_digest === null ? null : (
+                  <span className="worker-digests" data-testid={`worker-digest-${h.name}-${c.id}`}>
+                    {" "}
+                    worker requested <Code>{c.requested_digest}</Code> · verified on this host{" "}
+                    {c.verified_digest === null ? "none reported" : <Code>{c.verified_digest}</Code>}
+                    {c.verified_digest !== null && c.verified_digest !== c.requested_digest ? <> <Badge tone="err">differs</Badge></> : null}
+                  </span>
+                )}
               </li>
             ))}
           </ul>
@@ -233,6 +241,12 @@ function Capabilities({ owner }: { owner: boolean }) {
                 <tr key={c.id} data-testid={`capability-${c.id}`}>
                   <td data-label="Capability">
                     <Code>{c.id}</Code> <span className="hint">v{c.version} · {c.trust_boundary}</span>
+                    {c.worker_digest === null ? null : (
+                      <span className="hint" data-testid={`capability-worker-${c.id}`}>
+                        {" "}
+                        · worker <Code>{c.worker_digest}</Code>
+                      </span>
+                    )}
                   </td>
                   <td data-label="Activation">
                     {c.activation}
