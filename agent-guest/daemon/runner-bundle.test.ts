@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildNative } from "../../native/build.mjs";
 import { TEST_ROOT } from "../../native/test/helpers";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
-import { parseCeiling } from "../ceiling/index";
 import { verifyEvidence } from "../evidence/index";
 import { thrownBy } from "../../test/support/refusals";
 import { BUNDLE_SCHEMA, installBundle, storeEntryName } from "../workers/bundle";
@@ -13,6 +12,7 @@ import { Workspace } from "../workspace/index";
 import { JOBS_DIR_NAME, makeJobDirectory, sweepJobDirectories, type ArtifactRef, type FetchArtifact } from "./bundle-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
+import { testRunnerContext } from "../../test/support/runner-context";
 
 /**
  * A bundle worker through the runner with a real sandbox launch (needs root):
@@ -95,15 +95,7 @@ beforeAll(() => {
   writeBundle(path.join(base, "src"), WORKER);
   store = path.join(base, "store");
   digest = installBundle(path.join(base, "src"), store).digest;
-  ctx = {
-    hostId: "h",
-    hostKey: generateKeyPairSync("ed25519").privateKey,
-    ceiling: parseCeiling({ version: 1, workspace_root: ws, exec_dirs: ["/bin", "/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 } }),
-    tier: "C",
-    workerDigest: `sha256:${"2".repeat(64)}`,
-    workerStore: store,
-    installedBundles: { "apk-static": digest },
-  };
+  ctx = testRunnerContext(ws, { workerStore: store, installedBundles: { "apk-static": digest } });
 });
 
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));

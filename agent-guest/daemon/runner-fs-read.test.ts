@@ -1,11 +1,11 @@
-import { createHash, generateKeyPairSync } from "node:crypto";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testVerifiedJob } from "../../test/support/shell-policy";
-import { parseCeiling } from "../ceiling/index";
 import { runJob, type RunnerContext } from "./runner";
+import { testRunnerContext } from "../../test/support/runner-context";
 
 /**
  * fs_read pages of a binary file (issue 15, bulk download): `encoding:
@@ -22,13 +22,7 @@ const binary = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => 
 beforeAll(() => {
   ws = fs.mkdtempSync(path.join(os.tmpdir(), "lh-fs-read-"));
   fs.writeFileSync(path.join(ws, "blob.bin"), binary);
-  ctx = {
-    hostId: "h",
-    hostKey: generateKeyPairSync("ed25519").privateKey,
-    ceiling: parseCeiling({ version: 1, workspace_root: ws, exec_dirs: ["/bin", "/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 } }),
-    tier: "C",
-    workerDigest: `sha256:${"2".repeat(64)}`,
-  };
+  ctx = testRunnerContext(ws);
 });
 
 afterAll(() => fs.rmSync(ws, { recursive: true, force: true }));

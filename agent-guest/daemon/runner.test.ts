@@ -1,13 +1,12 @@
-import { generateKeyPairSync } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
-import { parseCeiling } from "../ceiling/index";
 import { cwdInside, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
+import { testRunnerContext } from "../../test/support/runner-context";
 
 /**
  * run_command's cwd is checked by the workspace path rules before anything is
@@ -35,13 +34,7 @@ beforeAll(() => {
   fs.mkdirSync(outside);
   fs.writeFileSync(path.join(ws, "file.txt"), "x");
   fs.symlinkSync(outside, path.join(ws, "link"));
-  ctx = {
-    hostId: "h",
-    hostKey: generateKeyPairSync("ed25519").privateKey,
-    ceiling: parseCeiling({ version: 1, workspace_root: ws, exec_dirs: ["/bin", "/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 } }),
-    tier: "C",
-    workerDigest: `sha256:${"2".repeat(64)}`,
-  };
+  ctx = testRunnerContext(ws);
 });
 
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));

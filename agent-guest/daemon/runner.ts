@@ -167,15 +167,11 @@ function sandboxNetwork(job: VerifiedJob, resolution: ResolvedEgress | undefined
   return network;
 }
 
-export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext, resolution?: ResolvedEgress): SandboxPolicyInput {
-  const build = SANDBOXED[`${job.capability.id}.${job.operation}`];
-  if (build === undefined) throw new LeaseholdError("UNENFORCEABLE", `this guest has no sandboxed worker for ${job.capability.id}.${job.operation}`, { tier: "guest" });
+/** The compiled policy's limits in the launcher's units, and the output capture for this host: the same for every launched job. */
+function policyLimits(job: VerifiedJob, ctx: RunnerContext) {
   const p = job.policy;
   const { capture } = outputLimits(ctx.ceiling);
   return {
-    ...build(job.arguments, job, ctx),
-    workdir: ctx.ceiling.workspace_root,
-    network: sandboxNetwork(job, resolution),
     memory_bytes: p.memory_bytes,
     cpus: p.cpu_millis / 1000,
     pids_max: p.pids_limit,
@@ -185,6 +181,17 @@ export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext, resolutio
     stdout_max_bytes: capture,
     stderr_max_bytes: capture,
     exec_allow: [...p.exec_allow],
+  };
+}
+
+export function sandboxPolicyFor(job: VerifiedJob, ctx: RunnerContext, resolution?: ResolvedEgress): SandboxPolicyInput {
+  const build = SANDBOXED[`${job.capability.id}.${job.operation}`];
+  if (build === undefined) throw new LeaseholdError("UNENFORCEABLE", `this guest has no sandboxed worker for ${job.capability.id}.${job.operation}`, { tier: "guest" });
+  return {
+    ...build(job.arguments, job, ctx),
+    workdir: ctx.ceiling.workspace_root,
+    network: sandboxNetwork(job, resolution),
+    ...policyLimits(job, ctx),
     // Harmless by construction, not by classification: a job without the
     // exclusive lease gets the workspace as a read-only bind (kernel), so an
     // assessment that missed a write costs nothing that outlives the job.
@@ -349,8 +356,7 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
   const dir = makeJobDirectory(ctx.ceiling.workspace_root);
   try {
     await fillArtifact(ctx.fetchArtifact, job.job_id, ref, dir.artifactFd);
-    const p = job.policy;
-    const { capture, returned } = outputLimits(ctx.ceiling);
+    const { returned } = outputLimits(ctx.ceiling);
     const requested: SandboxPolicyInput = {
       argv: [ctx.nodePath ?? process.execPath, "--input-type=module", "-", job.operation, "/work/artifact"],
       env: {},
@@ -360,15 +366,7 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
       workdir: dir.path,
       workdir_access: "ro",
       network: "none",
-      memory_bytes: p.memory_bytes,
-      cpus: p.cpu_millis / 1000,
-      pids_max: p.pids_limit,
-      timeout_ms: p.timeout_s * 1000,
-      tmpfs_tmp_bytes: p.tmpfs_tmp_bytes,
-      tmpfs_tmp_inodes: Math.min(16_384, ctx.ceiling.max.tmpfs_inodes),
-      stdout_max_bytes: capture,
-      stderr_max_bytes: capture,
-      exec_allow: [...p.exec_allow],
+      ...policyLimits(job, ctx),
     };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
