@@ -23,6 +23,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apkFixtures, type FixtureName } from "../../agent-guest/workers/apk-static/test/fixtures";
+import type { DatabaseKind } from "../../server/db";
+import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
 import { startHub, type RunningHub } from "../support/hub-process";
 import { connectClient, createTokenViaCli } from "../mcp/support";
 import { waitFor } from "../guest/support";
@@ -44,8 +46,15 @@ const structured = (r: unknown): Structured => ((r as CallToolResult).structured
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 const fact = (s: Structured, id: string) => s.result?.structured?.facts?.find((f) => f.id === id);
 
-describe("apk-static through MCP: uploads, content-addressed worker, facts with evidence states [pglite]", () => {
+describe.each(["pglite", "postgres"] as DatabaseKind[])("apk-static through MCP: uploads, content-addressed worker, facts with evidence states [%s]", (kind) => {
+  if (kind === "postgres" && !testPostgresUrl()) {
+    it("needs a PostgreSQL server (TEST_POSTGRES_URL)", () => {
+      throw new Error("TEST_POSTGRES_URL is not set: run `npm test`");
+    });
+    return;
+  }
   let hub: RunningHub | undefined;
+  let drop: (() => Promise<void>) | undefined;
   let reader: Client | undefined;
   let other: Client | undefined;
   let apks: Record<FixtureName, string>;
@@ -53,8 +62,10 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
 
   beforeAll(async () => {
     apks = await apkFixtures();
-    hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "5", LEASEHOLD_MCP_RATE_PER_MINUTE: "100000" }, 120_000);
-    const address = { url: hub.url, port: hub.port, dataDir: hub.dataDir };
+    const database = await hubDatabaseFor(kind);
+    drop = database.drop;
+    hub = await startHub({ DATABASE_URL: database.url, LEASEHOLD_MCP_APPROVAL_WAIT_S: "5", LEASEHOLD_MCP_RATE_PER_MINUTE: "100000" }, 120_000);
+    const address = { url: hub.url, port: hub.port, dataDir: hub.dataDir, ...(database.url === undefined ? {} : { databaseUrl: database.url }) };
     const triage = await createTokenViaCli(address, ["--name", "apk-triage", "--read-only", "--expires", "1h"]);
     const second = await createTokenViaCli(address, ["--name", "apk-other", "--read-only", "--expires", "1h"]);
     ({ client: reader } = await connectClient(hub.url, triage.secret));
@@ -78,6 +89,7 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
     await reader?.close();
     await other?.close();
     await hub?.stop();
+    await drop?.();
   }, 60_000);
 
   const call = async (client: Client, name: string, args: Record<string, unknown>) => {
@@ -136,7 +148,7 @@ describe("apk-static through MCP: uploads, content-addressed worker, facts with 
     const listing = structured(await reader!.callTool({ name: "hosts_list", arguments: {} }, CallToolResultSchema)) as { hosts?: Array<{ name: string; capabilities: Array<{ id: string; state: string; worker_digest?: string | null }> }> };
     expect(listing.hosts?.find((h) => h.name === "local")?.capabilities.find((c) => c.id === "apk-static")).toMatchObject({ state: "ready", worker_digest: pinned });
     // For the record (the issue's closing note): one whole apk_inspect result with its evidence states.
-    console.log(`apk_inspect (dangerous fixture) →\n${JSON.stringify({ status: s.status, decision: s.decision, result: s.result?.structured, evidence: s.evidence }, null, 1)}`);
+    if (kind === "pglite") console.log(`apk_inspect (dangerous fixture) →\n${JSON.stringify({ status: s.status, decision: s.decision, result: s.result?.structured, evidence: s.evidence }, null, 1)}`);
   });
 
   it("apk_preflight with the file inline: REQUIRE_SECURE_ENV=1 fails the preflight, as a derived check; misaligned native libraries fail the 16 KB check", async () => {
