@@ -162,6 +162,17 @@ describe("runner: bundle worker", () => {
     expect(jobDirsLeft()).toEqual([]);
   });
 
+  it("a host whose node lies outside the capability's exec_allow is refused UNENFORCEABLE before anything is fetched or launched", async () => {
+    const content = Buffer.from("PK\x03\x04 pretend archive bytes");
+    const before = fetched.length;
+    const out = await runJob(bundleJob(refOf(content)), { ...ctx, nodePath: "/opt/node/bin/node", fetchArtifact: fileFetcher(content) });
+    expect(out.kind).toBe("refused");
+    expect(out.error?.code).toBe("UNENFORCEABLE");
+    expect(out.error?.message).toContain("/opt/node/bin/node");
+    expect(fetched.length).toBe(before);
+    expect(jobDirsLeft()).toEqual([]);
+  });
+
   it("a tampered bundle in the store is refused with WORKER_DIGEST_MISMATCH: no fetch, no launch", async () => {
     const tamperedStore = path.join(base, "store-tampered");
     const { digest: d } = installBundle(path.join(base, "src"), tamperedStore);

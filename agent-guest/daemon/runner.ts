@@ -353,12 +353,17 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
   const bundle = verifiedBundleFor(job, ctx.workerStore, ctx.installedBundles ?? {});
   const ref = artifactRefOf(job.arguments, ctx.ceiling.workspace_max_bytes);
   if (ctx.fetchArtifact === undefined) throw new LeaseholdError("UNENFORCEABLE", "this guest cannot fetch job artifacts", { tier: "guest" });
+  // Landlock would refuse to exec a runtime outside the policy's exec_allow; say so before fetching anything.
+  const runtime = ctx.nodePath ?? process.execPath;
+  if (!job.policy.exec_allow.some((d) => runtime.startsWith(`${d.replace(/\/+$/, "")}/`))) {
+    throw new LeaseholdError("UNENFORCEABLE", `this host's node (${runtime}) is outside ${job.capability.id}'s exec_allow (${job.policy.exec_allow.join(", ")}), so its worker cannot run here; nothing was launched`, { tier: "guest", details: { field: "exec_allow" } });
+  }
   const dir = makeJobDirectory(ctx.ceiling.workspace_root);
   try {
     await fillArtifact(ctx.fetchArtifact, job.job_id, ref, dir.artifactFd);
     const { returned } = outputLimits(ctx.ceiling);
     const requested: SandboxPolicyInput = {
-      argv: [ctx.nodePath ?? process.execPath, "--input-type=module", "-", job.operation, "/work/artifact"],
+      argv: [runtime, "--input-type=module", "-", job.operation, "/work/artifact"],
       env: {},
       // The bytes that were hashed are the bytes that run: no path to the code reaches the sandbox.
       stdin: new Uint8Array(bundle.entry),
