@@ -125,14 +125,17 @@ const BODY_ROUTES = [
 
 describe("bodies: one bounded reader", () => {
   it.each(BODY_ROUTES)("POST %s with a 64 MiB chunked body: 413 before the body ends, and the hub's RSS grows by far less than the body", async (route) => {
-    // Warm the route (its bundle loads once) so the figure is the body's alone.
-    await request("POST", route, { body: "{}", headers: { "content-type": "application/json" } });
     // tRPC refuses a POST without the admin page's Origin before reading anything (CSRF); send it so the body reader is what answers.
-    const flood = await chunkedFlood(route, 64 * MiB, route.startsWith("/api/trpc/") ? { origin: `http://127.0.0.1:${hub.port}` } : {});
+    const extra: Record<string, string> = route.startsWith("/api/trpc/") ? { origin: `http://127.0.0.1:${hub.port}` } : {};
+    // Warm the route through the same path (its bundle loads once) so the figure is the body's alone.
+    await request("POST", route, { body: "{}", headers: { "content-type": "application/json", ...extra } });
+    const flood = await chunkedFlood(route, 64 * MiB, extra);
     console.log(`${route}: ${flood.status} after ${flood.sent / MiB} MiB sent; peak RSS growth ${(flood.peakGrowth / MiB).toFixed(1)} MiB`);
     expect(flood.status).toBe(413);
-    // The hub answered long before the body ended (what it did not read, it did not hold)…
-    expect(flood.sent).toBeLessThan(16 * MiB);
+    // The hub answered long before the body ended (what it did not read, it did not hold). How much the
+    // client pushed meanwhile depends on loopback speed and on any pause of the hub's event loop (a
+    // housekeeping query on embedded PGlite): 4–9 MiB usually, 20 MiB seen once, so the bound is the body's 3/4.
+    expect(flood.sent).toBeLessThan(48 * MiB);
     // …and its memory did not grow by anything like the body.
     expect(flood.peakGrowth).toBeLessThan(24 * MiB);
   }, 120_000);
@@ -141,7 +144,7 @@ describe("bodies: one bounded reader", () => {
     const flood = await chunkedFlood("/api/mcp", 64 * MiB, { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream" });
     console.log(`/api/mcp: ${flood.status} after ${flood.sent / MiB} MiB sent; peak RSS growth ${(flood.peakGrowth / MiB).toFixed(1)} MiB`);
     expect(flood.status).toBe(413);
-    expect(flood.sent).toBeLessThan(16 * MiB);
+    expect(flood.sent).toBeLessThan(48 * MiB); // as above: before the body ends, whatever loopback and event-loop pauses add
     expect(flood.peakGrowth).toBeLessThan(24 * MiB);
   }, 120_000);
 
