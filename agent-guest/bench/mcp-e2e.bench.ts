@@ -20,13 +20,18 @@
  *   npx tsx agent-guest/bench/mcp-e2e.bench.ts [calls]
  *   DATABASE_URL=postgres://… npx tsx agent-guest/bench/mcp-e2e.bench.ts [calls]
  */
+import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
+import postgres from "postgres";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { measureBareLaunches, stats } from "./launch-baseline";
+import { measureBareLaunches, stats as stats_ } from "./launch-baseline";
 import { runCli, startHub } from "../../test/support/hub-process";
 import { connectClient } from "../../test/mcp/support";
 import { waitFor } from "../../test/guest/support";
+import { epochMs } from "../../common/trace/stage";
+import { breakdown, countersPerCall, formatBreakdown, readTrace, type StageRow } from "./stage-breakdown";
 
 const N = Number(process.argv[2] ?? 200);
 const CONCURRENCY = 16;
@@ -34,6 +39,10 @@ const CONCURRENCY = 16;
 interface Timed {
   ms: number;
   busy: number;
+  actionId: string;
+  sent: number;
+  received: number;
+  textBytes: number;
 }
 
 /**
@@ -45,8 +54,10 @@ async function timedCall(client: Client): Promise<Timed> {
   const t = performance.now();
   let busy = 0;
   for (;;) {
+    const sent = epochMs();
     const result = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "true" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
-    const s = (result.structuredContent ?? {}) as { status?: string; result?: { exit?: { code?: number } | null }; receipt?: unknown; code?: string };
+    const received = epochMs();
+    const s = (result.structuredContent ?? {}) as { status?: string; action_id?: string; result?: { exit?: { code?: number } | null }; receipt?: unknown; code?: string };
     if (s.code === "HOST_BUSY") {
       busy += 1;
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 20)); // back off like a client honouring retryable
@@ -55,17 +66,92 @@ async function timedCall(client: Client): Promise<Timed> {
     if (result.isError === true || s.status !== "completed" || s.result?.exit?.code !== 0 || s.receipt == null) {
       throw new Error(`bench call did not complete with a receipt: ${JSON.stringify(s)}`);
     }
-    return { ms: performance.now() - t, busy };
+    const textBytes = result.content.reduce((n, c) => n + (c.type === "text" ? Buffer.byteLength(c.text) : 0), 0);
+    return { ms: performance.now() - t, busy, actionId: s.action_id ?? "", sent, received, textBytes };
   }
+}
+
+interface PgStats {
+  commits: number;
+  walSyncs: number;
+  walWrites: number;
+  walRecords: number;
+}
+
+/** Server-wide counters of a real PostgreSQL (pg_stat_database, pg_stat_wal); null on PGlite. */
+async function readPgStats(sql: postgres.Sql | null): Promise<PgStats | null> {
+  if (sql === null) return null;
+  // Backends flush their statistics at most once a second when idle.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const [db] = await sql<Array<{ commits: string }>>`select sum(xact_commit)::text as commits from pg_stat_database`;
+  const [wal] = await sql<Array<{ wal_sync: string; wal_write: string; wal_records: string }>>`select wal_sync::text, wal_write::text, wal_records::text from pg_stat_wal`;
+  return { commits: Number(db?.commits ?? 0), walSyncs: Number(wal?.wal_sync ?? 0), walWrites: Number(wal?.wal_write ?? 0), walRecords: Number(wal?.wal_records ?? 0) };
+}
+
+function perCall(before: PgStats | null, after: PgStats | null, calls: number): PgStats | null {
+  if (before === null || after === null) return null;
+  return {
+    commits: (after.commits - before.commits) / calls,
+    walSyncs: (after.walSyncs - before.walSyncs) / calls,
+    walWrites: (after.walWrites - before.walWrites) / calls,
+    walRecords: (after.walRecords - before.walRecords) / calls,
+  };
+}
+
+interface Phase {
+  name: string;
+  samples: Timed[];
+  rate: number;
+  pg: PgStats | null;
+}
+
+/** Runs `N` calls spread over `clients` (each client `inFlight` at a time), timing each. */
+async function phase(name: string, clients: Client[], inFlight: number, pgStats: postgres.Sql | null): Promise<Phase> {
+  const before = await readPgStats(pgStats);
+  const samples: Timed[] = [];
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    clients.flatMap((client) =>
+      Array.from({ length: inFlight }, async () => {
+        while (next < N) {
+          next += 1;
+          samples.push(await timedCall(client));
+        }
+      }),
+    ),
+  );
+  const rate = (N / (performance.now() - t)) * 1000;
+  const after = await readPgStats(pgStats);
+  return { name, samples, rate, pg: perCall(before, after, N) };
+}
+
+function describePhase(p: Phase, traceFile: string): { line: string; stages: StageRow[]; counters: ReturnType<typeof countersPerCall> } {
+  const ms = p.samples.map((x) => x.ms);
+  const busy = p.samples.reduce((n, x) => n + x.busy, 0);
+  const trace = readTrace(traceFile);
+  const times = new Map(p.samples.map((x) => [x.actionId, { sent: x.sent, received: x.received }]));
+  const counters = countersPerCall(trace, new Set(times.keys()));
+  const line = `  MCP tools/call, ${p.name.padEnd(20)} ${stats_(ms)}  ${p.rate.toFixed(1)} calls/s${busy > 0 ? `  (${busy} HOST_BUSY retries)` : ""}`;
+  return { line, stages: breakdown(trace, times), counters };
+}
+
+function describeCounts(p: Phase, counters: ReturnType<typeof countersPerCall>): string {
+  const parts = [];
+  if (counters !== null) parts.push(`hub → database: ${counters.statements.toFixed(1)} statements (round trips), ${counters.transactions.toFixed(1)} transactions`);
+  if (p.pg !== null) parts.push(`server: ${p.pg.commits.toFixed(1)} commits, ${p.pg.walSyncs.toFixed(2)} WAL fsyncs, ${p.pg.walWrites.toFixed(2)} WAL writes, ${p.pg.walRecords.toFixed(0)} WAL records`);
+  return `    per call: ${parts.join("; ")}`;
 }
 
 async function main(): Promise<void> {
   const bare = await measureBareLaunches(N);
 
   const databaseUrl = process.env.DATABASE_URL;
+  const traceFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "lh-stage-")), "trace.jsonl");
   // Rate limits are per token; the bench uses one token for every client.
-  const hub = await startHub({ DATABASE_URL: databaseUrl, LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000" });
+  const hub = await startHub({ DATABASE_URL: databaseUrl, LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000", LEASEHOLD_STAGE_TRACE: traceFile });
   const cli = { LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port), DATABASE_URL: databaseUrl };
+  const stats = databaseUrl === undefined ? null : postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   const clients: Client[] = [];
   try {
     const token = await runCli(["token", "create", "--name", "bench", "--expires", "1h"], cli);
@@ -82,50 +168,32 @@ async function main(): Promise<void> {
     for (const client of clients) await timedCall(client); // warm-up: every session once
     for (let i = 0; i < 5; i += 1) await timedCall(first);
 
-    const serial: number[] = [];
-    const t1 = performance.now();
-    for (let i = 0; i < N; i += 1) serial.push((await timedCall(first)).ms);
-    const serialRate = (N / (performance.now() - t1)) * 1000;
-
+    const serial = await phase("1 client", [first], 1, stats);
     // 16 calls in flight on ONE session.
-    const oneSession: number[] = [];
-    const tOne = performance.now();
-    let nextOne = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (nextOne < N) {
-          nextOne += 1;
-          oneSession.push((await timedCall(first)).ms);
-        }
-      }),
-    );
-    const oneSessionRate = (N / (performance.now() - tOne)) * 1000;
-
+    const oneSession = await phase(`1 session ×${CONCURRENCY}`, [first], CONCURRENCY, stats);
     // 16 clients, each its own session, sharing the host through observe leases.
-    const concurrent: number[] = [];
-    let busy = 0;
-    let next = 0;
-    const t16 = performance.now();
-    await Promise.all(
-      clients.map(async (client) => {
-        while (next < N) {
-          next += 1;
-          const r = await timedCall(client);
-          concurrent.push(r.ms);
-          busy += r.busy;
-        }
-      }),
-    );
-    const concurrentRate = (N / (performance.now() - t16)) * 1000;
+    const concurrent = await phase(`${CONCURRENCY} sessions`, clients, 1, stats);
 
     const db = databaseUrl === undefined ? "embedded PGlite" : "PostgreSQL";
-    console.log(`mcp e2e bench (${os.cpus().length} cores, hub on ${db}, local guest, tier C sandbox, run_command "true")`);
-    console.log(`  sandbox launch alone                 ${stats(bare)}`);
-    console.log(`  MCP tools/call, 1 client             ${stats(serial)}  ${serialRate.toFixed(1)} calls/s`);
-    console.log(`  MCP tools/call, 1 session ×${CONCURRENCY}       ${stats(oneSession)}  ${oneSessionRate.toFixed(1)} calls/s`);
-    console.log(`  MCP tools/call, ${CONCURRENCY} sessions          ${stats(concurrent)}  ${concurrentRate.toFixed(1)} calls/s  (${busy} HOST_BUSY retries)`);
+    const launchP50 = [...bare].sort((a, b) => a - b)[Math.floor(bare.length / 2)] ?? NaN;
+    console.log(`mcp e2e bench (${os.cpus().length} cores, hub on ${db}, local guest, run_command "true")`);
+    console.log(`  sandbox launch alone                 ${stats_(bare)}`);
+    for (const p of [serial, oneSession, concurrent]) {
+      const d = describePhase(p, traceFile);
+      console.log(d.line);
+      console.log(describeCounts(p, d.counters));
+      if (p === serial || p === concurrent) {
+        console.log(`    stages (each: its timestamp minus the previous stage's, same clock, ${p.name}):`);
+        console.log(formatBreakdown(d.stages));
+      }
+    }
+    const serialP50 = [...serial.samples.map((x) => x.ms)].sort((a, b) => a - b)[Math.floor(N / 2)] ?? NaN;
+    const textBytes = serial.samples[0]?.textBytes ?? 0;
+    console.log(`  ratio 1-client p50 / launch p50: ${(serialP50 / launchP50).toFixed(1)}×  (goal ≤ 5×)`);
+    console.log(`  text content of one completed run_command "true": ${textBytes} bytes`);
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await stats?.end({ timeout: 1 }).catch(() => undefined);
     await hub.stop();
   }
 }

@@ -36,6 +36,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_FOUR_EYES_CRITICAL",
   "LEASEHOLD_WEBHOOK_URL",
   "LEASEHOLD_WEBHOOK_SECRET",
+  "LEASEHOLD_STAGE_TRACE",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -155,6 +156,9 @@ export const environmentSchema = z.object({
   // Both or neither: a URL without a secret is refused at start-up.
   LEASEHOLD_WEBHOOK_URL: publicUrl.optional(),
   LEASEHOLD_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters (a random secret shared with the receiver)").max(1024).optional(),
+  // Bench aid (common/trace/stage.ts): an absolute file path the hub and its local guest append
+  // per-stage timestamps of every action to (ids and counts only). Off when unset.
+  LEASEHOLD_STAGE_TRACE: z.string().startsWith("/", "must be an absolute file path").max(4096).optional(),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -3,6 +3,8 @@ import { drizzle } from "drizzle-orm/pglite";
 import { LeaseholdError } from "../errors";
 import type { Database, DatabaseHandle } from "./client";
 import * as schema from "./schema";
+import { countPgliteQueries } from "./query-counters";
+import { stageTraceEnabled } from "../../common/trace/stage";
 
 /**
  * Opens an embedded PGlite database. `dir` undefined = in memory (tests,
@@ -24,6 +26,8 @@ export async function openPglite(dir: string | undefined, options: { loadDataDir
       { tier: "database", cause: error },
     );
   }
+  // Bench only (LEASEHOLD_STAGE_TRACE): count statements and transactions per call.
+  if (stageTraceEnabled()) countPgliteQueries(client);
   const db = drizzle({ client, schema }) as unknown as Database;
   let closed = false;
   return {

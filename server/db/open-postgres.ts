@@ -4,6 +4,8 @@ import { redactDatabaseUrl } from "../config";
 import { LeaseholdError } from "../errors";
 import type { Database, DatabaseHandle } from "./client";
 import * as schema from "./schema";
+import { postgresDebugCounter } from "./query-counters";
+import { stageTraceEnabled } from "../../common/trace/stage";
 
 /**
  * Connects to a real PostgreSQL server and proves it answers before
@@ -19,6 +21,8 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     onnotice: () => undefined,
     // The hub's own id in pg_stat_activity helps an operator see who is connected.
     connection: { application_name: "leasehold-hub" },
+    // Bench only (LEASEHOLD_STAGE_TRACE): count statements and transactions per call.
+    ...(stageTraceEnabled() ? { debug: postgresDebugCounter() } : {}),
   });
   try {
     await client`select 1`;
