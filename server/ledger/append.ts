@@ -2,7 +2,7 @@ import { ledgerEntries } from "../db/schema";
 import type { Database } from "../db";
 import { LeaseholdError } from "../errors";
 import { tryEncodeEntry, type EntryInput } from "./entry";
-import { ledgerCounters, signalAppended } from "./metrics";
+import { ledgerCounters } from "./metrics";
 
 /**
  * Appends one entry to the log.
@@ -43,6 +43,5 @@ export async function appendEntry(db: Database, input: EntryInput): Promise<bigi
   }
   counters.appendsAccepted += 1;
   if (performance.now() - started > 250) counters.appendsSlow += 1;
-  signalAppended();
   return id;
 }

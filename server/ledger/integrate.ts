@@ -3,7 +3,7 @@ import { executeRows, type Database } from "../db";
 import { signCheckpoint } from "../trust/ledger/checkpoint";
 import { hashLeaf } from "../trust/ledger/hash";
 import type { LogKey } from "./log-key";
-import { ledgerCounters, onAppended } from "./metrics";
+import { ledgerCounters } from "./metrics";
 import { databaseNodeReader, toBytes } from "./node-store";
 import { extendTree, frontierFromStore, type Frontier } from "../trust/ledger/tree";
 
@@ -39,14 +39,16 @@ export async function integrateOnce(
     const [lock] = await executeRows<{ locked: boolean }>(q, sql`select pg_try_advisory_xact_lock(${INTEGRATOR_LOCK_KEY}) as locked`);
     if (!lock?.locked) return { kind: "busy" };
 
-    const [pinned] = await executeRows<{ verifier_key: string }>(q, sql`select verifier_key from ledger_log where id = 1`);
-    if (!pinned) {
+    // One round trip for the pinned key and the signed size (read after the lock, so no other integrator moves it).
+    const [head] = await executeRows<{ verifier_key: string | null; size: string | number | null }>(
+      q,
+      sql`select (select verifier_key from ledger_log where id = 1) as verifier_key, (select max(tree_size) from ledger_checkpoints) as size`,
+    );
+    if (head?.verifier_key == null) {
       await tx.execute(sql`insert into ledger_log (id, origin, verifier_key) values (1, ${key.origin}, ${key.verifier})`);
-    } else if (pinned.verifier_key !== key.verifier) {
-      return { kind: "key_mismatch", pinned: pinned.verifier_key };
+    } else if (head.verifier_key !== key.verifier) {
+      return { kind: "key_mismatch", pinned: head.verifier_key };
     }
-
-    const [head] = await executeRows<{ size: string | number | null }>(q, sql`select max(tree_size) as size from ledger_checkpoints`);
     const size = Number(head?.size ?? 0);
     const pending = await executeRows<{ id: string | number | bigint; body: Uint8Array }>(
       q,
@@ -100,9 +102,17 @@ export interface RunningIntegrator {
 
 /**
  * The background integrator: runs batches back to back while entries wait,
- * then sleeps until an in-process append wakes it or `pollMs` passes (appends
- * made by other hub processes are picked up by the poll). Target: a
+ * then sleeps until a `flush` wakes it or `pollMs` passes. Target: a
  * checkpoint covering an append within 1 s.
+ *
+ * Appends do not wake it (issue 16). An append usually sits in a transaction
+ * that has not committed yet, and a batch per append made every action pay
+ * two or three integration transactions of its own. Whoever needs an entry
+ * integrated now — a caller waiting for its receipt — asks with `flush`, and
+ * everyone who asked while no batch was running shares the next one (group
+ * commit). Each batch reads the entries committed when it starts, so a flush
+ * is answered by the first batch that STARTS after it was asked and takes
+ * fewer than `batchSize` entries (what was left then is all integrated).
  */
 export function startIntegrator(
   db: Database,
@@ -116,14 +126,16 @@ export function startIntegrator(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wakeSleep: (() => void) | undefined;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const idleWaiters: Array<() => void> = [];
-  const unsubscribe = onAppended(() => wakeSleep?.());
 
   const loop = (async () => {
     while (!stopped) {
+      // The waiters this batch answers: asked before it started.
+      const covered = idleWaiters.splice(0);
       let outcome: IntegrateOutcome | undefined;
       try {
-        outcome = await integrateOnce(db, key, { batchSize: options.batchSize, cache });
+        outcome = await integrateOnce(db, key, { batchSize, cache });
       } catch (error) {
         counters.integrationFailures += 1;
         counters.lastIntegrationError = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);
@@ -135,12 +147,21 @@ export function startIntegrator(
       if (outcome?.kind === "integrated") {
         counters.batchesIntegrated += 1;
         Object.assign(status, { state: "running", size: outcome.size, lastCheckpointAt: new Date().toISOString(), detail: null });
-        continue;
-      }
-      if (outcome?.kind === "idle") {
+        if (outcome.count >= batchSize) {
+          // A full batch: more may wait. Its waiters wait for the batch that drains them.
+          idleWaiters.unshift(...covered);
+          continue;
+        }
+        for (const resolve of covered) resolve();
+        if (idleWaiters.length > 0) continue;
+      } else if (outcome?.kind === "idle") {
         Object.assign(status, { state: "running", size: outcome.size, detail: null });
-        for (const resolve of idleWaiters.splice(0)) resolve();
-      } else if (outcome?.kind === "busy") {
+        for (const resolve of covered) resolve();
+        if (idleWaiters.length > 0) continue;
+      } else {
+        idleWaiters.unshift(...covered);
+      }
+      if (outcome?.kind === "busy") {
         Object.assign(status, { state: "standby", detail: "another hub process is integrating" });
       } else if (outcome?.kind === "key_mismatch") {
         Object.assign(status, { state: "key_mismatch", detail: `the log is pinned to ${outcome.pinned}; this process holds another key` });
@@ -169,7 +190,6 @@ export function startIntegrator(
     status: () => ({ ...status }),
     async stop() {
       stopped = true;
-      unsubscribe();
       if (timer) clearTimeout(timer);
       wakeSleep?.();
       await loop;

@@ -27,19 +27,3 @@ export function ledgerCounters(): LedgerCounters {
   };
   return g[KEY];
 }
-
-type Listener = () => void;
-const WAKE_KEY = Symbol.for("leasehold.ledger.wake");
-
-/** In-process wake-up for the integrator after an append (other processes poll). */
-export function onAppended(listener: Listener): () => void {
-  const g = globalThis as unknown as Record<symbol, Set<Listener> | undefined>;
-  const set = (g[WAKE_KEY] ??= new Set());
-  set.add(listener);
-  return () => set.delete(listener);
-}
-
-export function signalAppended(): void {
-  const g = globalThis as unknown as Record<symbol, Set<Listener> | undefined>;
-  for (const listener of g[WAKE_KEY] ?? []) listener();
-}

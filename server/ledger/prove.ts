@@ -76,9 +76,11 @@ function assertIndex(value: number, what: string): void {
  */
 export async function proveInclusion(db: Database, leafIndex: number, treeSize?: number): Promise<InclusionProofAnswer> {
   assertIndex(leafIndex, "leaf_index");
-  const size = treeSize ?? (await latestCheckpoint(db))?.size ?? 0;
+  // Without a size, the newest checkpoint's own note is the one to prove against (one read, not two).
+  const latest = treeSize === undefined ? await latestCheckpoint(db) : null;
+  const size = treeSize ?? latest?.size ?? 0;
   assertIndex(size, "tree_size");
-  const note = await cosignedCheckpointAt(db, size);
+  const note = latest !== null ? await withCosignatures(db, size, latest.note) : await cosignedCheckpointAt(db, size);
   if (!note) throw new LeaseholdError("NOT_FOUND", `no checkpoint at tree size ${size}`, { tier: "ledger" });
   if (leafIndex >= size) throw new LeaseholdError("NOT_FOUND", `leaf ${leafIndex} is not in the tree of size ${size} (not integrated yet?)`, { tier: "ledger" });
   const reader = databaseNodeReader(db);
