@@ -27,6 +27,7 @@ import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./r
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
 import { verifySignedJob } from "./verify-job";
 import { WITNESS_INTERVAL_MS, Witness } from "./witness";
+import { traceStage } from "../../common/trace/stage";
 
 export interface DaemonOptions {
   stateDir: string;
@@ -209,6 +210,8 @@ export class GuestDaemon {
     delivered = { ...delivered, id: typeof delivered.id === "string" ? delivered.id : id };
     const deadline = Date.parse(String(doc.deadline)) || Date.now() + 60_000;
     const jobId = delivered.id;
+    const traceId = typeof doc.action_id === "string" ? doc.action_id : jobId;
+    traceStage(traceId, "guest.received");
     // The heartbeat carries the workload's output so far (a count), which the hub passes to the
     // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
     let output: { stdout_bytes: number; stderr_bytes: number } | undefined;
@@ -240,7 +243,9 @@ export class GuestDaemon {
           error,
         );
       }
+      traceStage(traceId, "guest.ran");
       await this.deliver(delivered.id, outcome, deadline);
+      traceStage(traceId, "guest.delivered");
     } finally {
       clearInterval(beat);
     }

@@ -35,6 +35,7 @@ import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type 
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
 import { Scrubber, scrubPair } from "../scrub/index";
+import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
 import type { VerifiedJob } from "./verify-job";
@@ -440,7 +441,9 @@ export async function runJob(
     options.onLaunch?.();
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
+    traceStage(job.action_id, "guest.launch");
     const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    traceStage(job.action_id, "guest.exited");
     // Capture → scrub → cut: the whole capture is scrubbed (a raw capture the
     // launcher cut is scrubbed as possibly ending mid-secret), then cut.
     const { returned } = outputLimits(ctx.ceiling);

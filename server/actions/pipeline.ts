@@ -47,11 +47,12 @@ import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce } from "../hosts/notify";
 import { jobTopic } from "../hosts/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
-import { acquireLease, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
+import { acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
 import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
+import { traceStage } from "../../common/trace/stage";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, PipelineSettings, StoredResult, SubmitOptions } from "./types";
 
 export const PREPARED_ACTION_SCHEMA = "leasehold.action/1";
@@ -151,6 +152,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   const db = deps.handle.db;
   const settings = settingsOf(deps);
   const trace: Trace = { deps, caller, operation: null, actionId: null, actionHash: null, hostId: null };
+  // Chosen now so the bench's stage trace can follow the call from its start; recorded as the action's id only at 6 decide.
+  const actionId = randomUUID();
+  traceStage(actionId, "hub.start");
 
   // 1 scope — before the target or the arguments are looked at.
   const resolution = await step(trace, "resolve", () => {
@@ -261,16 +265,32 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     });
   }
 
-  // 6 decide — action row, grant use, decision and approval request commit together.
-  const actionId = randomUUID();
-  const decided = await step(trace, "decide", () => decide(deps, caller, request, resolution, host, prepared, verdict, key, actionId));
+  traceStage(actionId, "hub.assessed");
+  // 6 decide — action row, grant use, decision and approval request commit together; an allowed
+  // read-only action's lease and dispatch (8, 9) join that transaction (dispatchWithDecision).
+  let dispatched: ActionOutcome | null = null;
+  const fastPath =
+    leaseModeFor(resolution.operation.mutating, verdict.level) === "observe"
+      ? async (tx: Database, row: ActionRow) => {
+          dispatched = await dispatchWithDecision(deps, caller, tx, row);
+        }
+      : undefined;
+  const decided = await step(trace, "decide", () => decide(deps, caller, request, resolution, host, prepared, verdict, key, actionId, fastPath));
   if (decided === "duplicate") {
     const existing = key === null ? undefined : await findByIdempotencyKey(db, callerKey(caller), key, settings);
     if (existing === undefined) throw new LeaseholdError("INTERNAL", "idempotency key vanished", { tier: "hub" });
     return replay(deps, trace, caller, existing, options);
   }
   trace.actionId = actionId;
+  traceStage(actionId, "hub.decided");
   if (decided.state === "held") announceHeld(deps, decided, host.name);
+  const queued = dispatched as ActionOutcome | null;
+  if (queued !== null) {
+    traceStage(actionId, "hub.leased");
+    await announce(db, jobTopic(host.id));
+    traceStage(actionId, "hub.dispatched");
+    return awaitCompletion(deps, queued, options);
+  }
   return proceed(deps, trace, caller, decided, options, false);
 }
 
@@ -337,10 +357,10 @@ async function decide(
   verdict: RiskVerdict,
   key: string | null,
   actionId: string,
+  onAllowed?: (tx: Database, row: ActionRow) => Promise<void>,
 ): Promise<ActionRow | "duplicate"> {
   const settings = settingsOf(deps);
   const db = deps.handle.db;
-  const requestedBy = caller.kind === "admin" ? caller.adminId : await tokenOwner(db, caller.tokenId);
   return db.transaction(async (txRaw) => {
     const tx = asDb(txRaw);
     const [inserted] = await tx
@@ -393,7 +413,13 @@ async function decide(
     });
     const approval =
       outcome === "hold"
-        ? await insertApproval(tx, { actionId, actionHash: prepared.hash, requestedBy, riskLevel: verdict.level, deadline: new Date(Date.now() + settings.approvalTtlMs) })
+        ? await insertApproval(tx, {
+            actionId,
+            actionHash: prepared.hash,
+            requestedBy: caller.kind === "admin" ? caller.adminId : await tokenOwner(tx, caller.tokenId),
+            riskLevel: verdict.level,
+            deadline: new Date(Date.now() + settings.approvalTtlMs),
+          })
         : null;
     const result: StoredResult = { decision: outcome, grant_id: grant?.id ?? null, approval_id: approval?.id ?? null };
     const [row] = await tx
@@ -403,6 +429,7 @@ async function decide(
       .returning();
     if (key !== null) await pruneIdempotencyKeys(tx, callerKey(caller), settings);
     if (row === undefined) throw new LeaseholdError("INTERNAL", "action update returned no row", { tier: "database" });
+    if (onAllowed !== undefined && row.state === "allowed") await onAllowed(tx, row);
     return row;
   });
 }
@@ -486,9 +513,12 @@ function errorFromPayload(payload: ErrorPayload): LeaseholdError {
  * dispatched → the stored outcome; denied/expired → the stored error.
  */
 async function proceed(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
-  const outcome = await proceedToDispatch(deps, trace, caller, row, options, replayed);
-  // 10–11 execute, scrub, seal happen on the host; the hub waits for the sealed result.
-  return deps.completion === undefined ? outcome : deps.completion.wait(outcome, { signal: options.signal, onProgress: options.onProgress });
+  return awaitCompletion(deps, await proceedToDispatch(deps, trace, caller, row, options, replayed), options);
+}
+
+/** 10–11 execute, scrub, seal happen on the host; the hub waits for the sealed result. */
+function awaitCompletion(deps: PipelineDeps, outcome: ActionOutcome, options: SubmitOptions): Promise<ActionOutcome> {
+  return deps.completion === undefined ? Promise.resolve(outcome) : deps.completion.wait(outcome, { signal: options.signal, onProgress: options.onProgress });
 }
 
 async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
@@ -557,9 +587,12 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     }),
   );
 
+  traceStage(row.id, "hub.leased");
   // 9 dispatch
   try {
-    return await step(trace, "dispatch", () => dispatch(deps, caller, row, stored, { id: lease.lease.id, mode }, replayed));
+    const dispatched = await step(trace, "dispatch", () => dispatch(deps, caller, row, stored, { id: lease.lease.id, mode }, replayed));
+    traceStage(row.id, "hub.dispatched");
+    return dispatched;
   } catch (error) {
     // Revoked between the check above and the dispatch: give back the lease taken for nothing.
     if (lease.acquired && isLeaseholdError(error) && error.details?.["token_revoked"] === true) await releaseLease(db, lease.lease.id, leaseHolderOf(caller));
@@ -606,15 +639,37 @@ export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel): Lease
 
 async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stored: StoredResult, lease: { id: string; mode: LeaseMode }, replayed: boolean): Promise<ActionOutcome> {
   const db = deps.handle.db;
-  // The approval covers exactly what runs: recompute the hash from what is stored.
-  const recomputed = canonicalDigest(row.prepared);
-  if (recomputed !== row.actionHash) throw hubRefusal("POLICY_REFUSED", "the prepared action no longer matches its action_hash; not dispatched");
+  const job = signedJobFor(deps, row, stored, lease, replayed);
   if (stored.approval_id !== null) {
     const approval = await getApproval(db, stored.approval_id);
-    if (approval === undefined || approval.state !== "approved" || approval.actionHash !== recomputed) {
+    if (approval === undefined || approval.state !== "approved" || approval.actionHash !== job.document.action_hash) {
       throw hubRefusal("POLICY_REFUSED", "the approval does not cover this exact action (action_hash differs); not dispatched");
     }
   }
+  const result = await db.transaction((txRaw) => recordDispatch(asDb(txRaw), caller, row, stored, job));
+  if (result === "raced") {
+    const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
+    const outcomeStored = again === undefined ? undefined : storedOf(again).outcome;
+    if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
+    return { ...outcomeStored, replayed: true };
+  }
+  await announce(db, jobTopic(job.document.host_id));
+  return job.outcome;
+}
+
+interface SignedJobFor {
+  document: JobDocument;
+  signature: string;
+  digest: `sha256:${string}`;
+  deadline: Date;
+  outcome: ActionOutcome;
+}
+
+/** The hub-signed job for `row` under `lease`, and the outcome its caller gets once it is queued. */
+function signedJobFor(deps: PipelineDeps, row: ActionRow, stored: StoredResult, lease: { id: string; mode: LeaseMode }, replayed: boolean): SignedJobFor {
+  // The approval covers exactly what runs: recompute the hash from what is stored.
+  const recomputed = canonicalDigest(row.prepared);
+  if (recomputed !== row.actionHash) throw hubRefusal("POLICY_REFUSED", "the prepared action no longer matches its action_hash; not dispatched");
   const prepared = row.prepared as { operation: string; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: Parameters<typeof signJob>[0]["payload"]["sandbox"] };
   const resolution = deps.registry.resolveOperation(prepared.operation);
   const payload = resolution.adapter.jobPayload({ manifest: resolution.manifest, operation: resolution.operation, prepared: prepared.arguments, policy: prepared.policy });
@@ -633,7 +688,6 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
     lease,
   };
   const signed = signJob(document, deps.jobKey);
-  const decision = stored.decision === "hold" ? "approved" : stored.decision;
   const outcome: ActionOutcome = {
     status: "dispatched",
     action_id: row.id,
@@ -641,40 +695,65 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
     operation: row.operation,
     host: prepared.host.name,
     risk: { level: row.riskLevel as RiskLevel, reasons: row.riskReasons as RiskReason[] },
-    decision,
+    decision: stored.decision === "hold" ? "approved" : stored.decision,
     grant_id: stored.grant_id,
     approval_id: stored.approval_id,
     lease_id: lease.id,
     job: { id: jobId, deadline: deadline.toISOString() },
     replayed,
   };
-  const result = await db.transaction(async (txRaw) => {
-    const tx = asDb(txRaw);
-    await assertSubmitterActive(db, row, tx);
-    const [claimed] = await tx
-      .update(actions)
-      .set({ state: "dispatched", result: { ...stored, outcome: { ...outcome, replayed: false } }, updatedAt: new Date() })
-      .where(and(eq(actions.id, row.id), inArray(actions.state, ["allowed", "approved"])))
-      .returning({ id: actions.id });
-    if (claimed === undefined) return "raced" as const;
-    await appendEntry(tx, {
-      type: "dispatch/1",
-      time: new Date(),
-      action_id: row.id,
-      actor: callerActor(caller),
-      data: { action_hash: row.actionHash as `sha256:${string}`, job_id: jobId, host_id: prepared.host.id, job_digest: signed.digest, deadline: deadline.toISOString() },
-    });
-    await tx.insert(jobs).values({ id: jobId, actionId: row.id, hostId: prepared.host.id, payload: document, signature: signed.signature, state: "queued", deadline });
-    return "dispatched" as const;
+  return { document, signature: signed.signature, digest: signed.digest, deadline, outcome };
+}
+
+/**
+ * Queues the signed job inside `tx`: the submitting token re-checked FOR
+ * SHARE (a revocation commits first and is seen, or waits for this and then
+ * cancels the job), the action moved to dispatched, dispatch/1 sealed, the
+ * job row inserted. "raced" when another caller dispatched the action first.
+ */
+async function recordDispatch(tx: Database, caller: Caller, row: ActionRow, stored: StoredResult, job: SignedJobFor): Promise<"dispatched" | "raced"> {
+  await assertSubmitterActive(tx, row, tx);
+  const [claimed] = await tx
+    .update(actions)
+    .set({ state: "dispatched", result: { ...stored, outcome: { ...job.outcome, replayed: false } }, updatedAt: new Date() })
+    .where(and(eq(actions.id, row.id), inArray(actions.state, ["allowed", "approved"])))
+    .returning({ id: actions.id });
+  if (claimed === undefined) return "raced";
+  await appendEntry(tx, {
+    type: "dispatch/1",
+    time: new Date(),
+    action_id: row.id,
+    actor: callerActor(caller),
+    data: { action_hash: row.actionHash as `sha256:${string}`, job_id: job.document.job_id, host_id: job.document.host_id, job_digest: job.digest, deadline: job.deadline.toISOString() },
   });
-  if (result === "raced") {
-    const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
-    const outcomeStored = again === undefined ? undefined : storedOf(again).outcome;
-    if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
-    return { ...outcomeStored, replayed: true };
-  }
-  await announce(db, jobTopic(prepared.host.id));
-  return outcome;
+  await tx.insert(jobs).values({ id: job.document.job_id, actionId: row.id, hostId: job.document.host_id, payload: job.document, signature: job.signature, state: "queued", deadline: job.deadline });
+  return "dispatched";
+}
+
+/**
+ * The read-only fast path (issue 16): an action decided allowed (auto-allow
+ * or a grant) that needs only an observe lease takes the lease and is
+ * dispatched inside the transaction that records its decision, so decision/1,
+ * lease/1 (when a lease is new) and dispatch/1 commit with the action and job
+ * rows in ONE commit instead of three. Nothing runs before that commit, so
+ * each step is still sealed before the next one runs; if any part fails, none
+ * of it happened (the refusal is sealed at stage `decide`, with no action).
+ * An exclusive lease keeps its own step: HOST_BUSY must not undo a decision.
+ */
+async function dispatchWithDecision(deps: PipelineDeps, caller: Caller, tx: Database, row: ActionRow): Promise<ActionOutcome> {
+  const stored = storedOf(row);
+  const prepared = row.prepared as { host: { id: string } };
+  const settings = settingsOf(deps);
+  const lease = await acquireLeaseInTransaction(tx, {
+    hostId: prepared.host.id,
+    mode: "observe",
+    holder: leaseHolderOf(caller),
+    timings: { ttlMs: settings.leaseTtlMs, idleMs: settings.leaseIdleMs },
+    actionId: row.id,
+  });
+  const job = signedJobFor(deps, row, stored, { id: lease.lease.id, mode: "observe" }, false);
+  if ((await recordDispatch(tx, caller, row, stored, job)) === "raced") throw new LeaseholdError("INTERNAL", "an action decided in this transaction was dispatched by another", { tier: "hub" });
+  return job.outcome;
 }
 
 /**

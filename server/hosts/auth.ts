@@ -7,9 +7,10 @@
  * signature verifies, so nobody can burn a host's nonces.
  */
 import { createPublicKey, verify } from "node:crypto";
-import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../db";
 import { hostRequestNonces, hosts } from "../db/schema";
+import { touchHostLastSeen } from "./last-seen";
 import {
   HEADER_HOST,
   HEADER_NONCE,
@@ -72,6 +73,6 @@ export async function authenticateHostRequest(
     lastPrune = now;
     await db.delete(hostRequestNonces).where(lt(hostRequestNonces.expiresAt, new Date(now - MAX_CLOCK_SKEW_MS)));
   }
-  await db.update(hosts).set({ lastSeenAt: sql`now()` }).where(eq(hosts.id, hostId));
+  await touchHostLastSeen(db, hostId);
   return { ok: true, host: { id: host.id, name: host.name, publicKeyPem: host.publicKey } };
 }

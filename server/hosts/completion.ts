@@ -18,6 +18,7 @@ import { leafIndexOf, proveInclusion } from "../ledger/prove";
 import { readJobOutput, type StoredCompletion } from "./intake";
 import { listenForHostWakeups } from "./notify";
 import { actionTopic, onOutputProgress, sleepUntilWoken } from "./wake";
+import { traceStage } from "../../common/trace/stage";
 
 const POLL_MS = 250;
 const RECEIPT_WAIT_MS = 5_000;
@@ -29,6 +30,10 @@ function errorFromPayload(payload: ErrorPayload): LeaseholdError {
 
 async function receiptFor(handle: DatabaseHandle, entryId: bigint, integrator: RunningIntegrator | undefined): Promise<ActionCompletion["receipt"]> {
   const until = Date.now() + RECEIPT_WAIT_MS;
+  // The entry was sealed moments ago and integrators do not run per append (server/ledger/integrate.ts):
+  // ask for the batch first instead of reading a leaf index that is not there yet.
+  // (Only when this process integrates: a standby's flush would wait for a batch it never runs.)
+  if (integrator !== undefined && integrator.status().state === "running") await integrator.flush(RECEIPT_WAIT_MS).catch(() => undefined);
   for (;;) {
     const index = await leafIndexOf(handle.db, entryId);
     if (index !== null) {
@@ -123,7 +128,9 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
       if (FINAL.has(row.state)) {
         const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
         if (stored.completion !== undefined) {
+          traceStage(outcome.action_id, "hub.woken");
           const completion = await summarise(handle, stored.completion, integrator);
+          traceStage(outcome.action_id, "hub.receipt");
           if (stored.completion.state === "failed" && stored.completion.error !== null) {
             const e = stored.completion.error;
             throw new LeaseholdError(isErrorCode(e.code) ? e.code : "INTERNAL", e.message, {

@@ -26,25 +26,33 @@
 import { and, eq, sql } from "drizzle-orm";
 import { claimJob, DEFAULT_FAIR_SHARE, type ClaimedJob, type FairShare } from "../dispatch/jobs";
 import { executeRows, type Database } from "../db";
-import { actions, hosts, jobs } from "../db/schema";
+import { actions, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import { announce, announceProgress } from "./notify";
 import { actionTopic, jobTopic, sleepUntilWoken, type OutputProgress } from "./wake";
+import { traceStage } from "../../common/trace/stage";
+import { touchHostLastSeen } from "./last-seen";
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_LOST_MS = 10_000;
 export const CLAIM_WAIT_MS = 10_000;
 export const MAX_LONG_POLL_MS = 25_000;
-const POLL_FALLBACK_MS = 500;
+// Waiting long-polls are woken when a job is queued (wake.ts, NOTIFY across processes); this is the
+// fallback should a wake-up be missed. Each pass is a claim transaction, so every idle guest slot
+// polling twice a second was most of the claims the database saw (issue 16).
+const POLL_FALLBACK_MS = 2_000;
 
 export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal, fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
   const until = Date.now() + Math.min(Math.max(0, waitMs), MAX_LONG_POLL_MS);
   for (;;) {
     await touchWaitingHost(db, hostId);
     const job = await claimJob(db, hostId, `host:${hostId}`, fair);
-    if (job !== null) return job;
+    if (job !== null) {
+      traceStage(job.actionId, "hub.claimed");
+      return job;
+    }
     const left = until - Date.now();
     if (left <= 0 || signal?.aborted) return null;
     await sleepUntilWoken(jobTopic(hostId), Math.min(left, POLL_FALLBACK_MS), signal);
@@ -52,17 +60,12 @@ export async function nextJob(db: Database, hostId: string, waitMs: number, sign
 }
 
 // A guest waiting in a long-poll is online: its host's last_seen_at is refreshed while it
-// waits (at most once per interval per host and process), so the sweep can tell an offline
-// host from an idle or busy one within OFFLINE_AFTER_MS. Busy guests are heard by heartbeats.
-const WAITING_TOUCH_MS = HEARTBEAT_INTERVAL_MS;
+// waits (last-seen.ts: at most once a second per host and process), so the sweep can tell an
+// offline host from an idle or busy one within OFFLINE_AFTER_MS. Busy guests are heard by heartbeats.
 const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
-const touchedAt = new Map<string, number>();
 
 async function touchWaitingHost(db: Database, hostId: string): Promise<void> {
-  const now = Date.now();
-  if (now - (touchedAt.get(hostId) ?? 0) < WAITING_TOUCH_MS) return;
-  touchedAt.set(hostId, now);
-  await db.update(hosts).set({ lastSeenAt: sql`now()` }).where(eq(hosts.id, hostId));
+  await touchHostLastSeen(db, hostId);
 }
 
 /**

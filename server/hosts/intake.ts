@@ -22,6 +22,7 @@ import type { AuthenticatedHost } from "./auth";
 import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "../trust/protocol";
 import { announce } from "./notify";
 import { actionTopic } from "./wake";
+import { traceStage } from "../../common/trace/stage";
 
 const STREAMS = new Set(["stdout", "stderr"]);
 
@@ -169,6 +170,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
   const result = (body ?? {}) as Partial<GuestJobResult>;
   if (result.kind !== "ran" && result.kind !== "refused") invalid("kind must be ran or refused");
   const job = await jobOf(db, host, jobId);
+  traceStage(job.actionId, "hub.result_received");
   if (job.state === "completed" || job.state === "failed") return { stored: true, duplicate: true };
   if (job.state !== "claimed") {
     throw new LeaseholdError("INVALID_ARGUMENT", `job already ended as ${job.state === "lost" ? "unknown (its heartbeat was lost)" : job.state}; the result is not accepted`, {
@@ -267,6 +269,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       .where(eq(actions.id, job.actionId));
     return true;
   });
+  traceStage(job.actionId, "hub.sealed");
   await announce(db, actionTopic(job.actionId));
   return { stored: true, duplicate: !stored };
 }

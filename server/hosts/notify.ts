@@ -2,7 +2,8 @@
  * Cross-process wake-ups for host work: `NOTIFY leasehold_hosts, '<topic>'`
  * where a topic is `job:<host id>` (a job was queued for that host) or
  * `action:<action id>` (an action finished). Each hub process LISTENs once
- * per database handle and re-emits what it hears in-process (wake.ts), so a
+ * per database handle and re-emits what it hears in-process (wake.ts) — a
+ * payload carries the announcing process's tag, and a process ignores its own — so a
  * guest long-polling one replica hears about a job dispatched by another,
  * and a caller waiting on one replica hears its result stored by another.
  * Payloads carry only ids; waiters re-read the database, and poll anyway.
@@ -10,6 +11,7 @@
  * a running job's output so far, for the callers waiting on that action
  * (advisory and never stored: a lost one is followed by the next heartbeat's).
  */
+import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "../db";
 import { emitProgress, wake, type OutputProgress } from "./wake";
@@ -17,13 +19,27 @@ import { emitProgress, wake, type OutputProgress } from "./wake";
 export const HOSTS_CHANNEL = "leasehold_hosts";
 const listening = new WeakMap<Database, Promise<void>>();
 
+const ORIGIN_KEY = Symbol.for("leasehold.hosts.notify-origin");
+
+/**
+ * This process's tag on what it announces (`<topic>@<origin>`): it wakes its
+ * own waiters directly, so the copy of its NOTIFY its LISTEN hears back is
+ * dropped — the echo used to wake a second guest long-poll into a claim
+ * that found nothing. Kept on globalThis: one per process, not per bundle.
+ */
+function processOrigin(): string {
+  const g = globalThis as unknown as Record<symbol, string | undefined>;
+  return (g[ORIGIN_KEY] ??= randomBytes(8).toString("hex"));
+}
+
 /** Starts relaying NOTIFY leasehold_hosts into in-process wake-ups (once per handle). */
 export function listenForHostWakeups(handle: DatabaseHandle): Promise<void> {
   let started = listening.get(handle.db);
   if (started === undefined) {
     const deliver = (payload: string): void => {
-      if (/^(job|action):[0-9a-f-]{36}$/.test(payload)) {
-        wake(payload);
+      const topic = /^((?:job|action):[0-9a-f-]{36})(?:@([0-9a-f]{16}))?$/.exec(payload);
+      if (topic !== null) {
+        if (topic[2] !== processOrigin()) wake(topic[1]!);
         return;
       }
       const progress = /^progress:([0-9a-f-]{36}):([0-9]{1,15}):([0-9]{1,15})$/.exec(payload);
@@ -46,7 +62,7 @@ export function listenForHostWakeups(handle: DatabaseHandle): Promise<void> {
 export async function announce(db: Database, topic: string): Promise<void> {
   wake(topic);
   try {
-    await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${topic})`);
+    await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${`${topic}@${processOrigin()}`})`);
   } catch {
     // Committed already; other processes' polling picks it up.
   }

@@ -22,7 +22,16 @@ function emitter(): EventEmitter {
 }
 
 export function wake(topic: string): void {
-  emitter().emit(topic);
+  const e = emitter();
+  if (topic.startsWith("job:")) {
+    // One queued job needs one claimer: waking every waiting long-poll of the host made each of
+    // them run a claim transaction for the one job (issue 16). A waiter that finds nothing, or
+    // stops waiting, is covered by the next wake-up or its own poll.
+    const [first] = e.listeners(topic) as Array<() => void>;
+    first?.();
+    return;
+  }
+  e.emit(topic);
 }
 
 export const jobTopic = (hostId: string): string => `job:${hostId}`;

@@ -3,6 +3,7 @@ export {
   DEFAULT_LEASE_IDLE_MS,
   DEFAULT_LEASE_TTL_MS,
   acquireLease,
+  acquireLeaseInTransaction,
   exclusiveConflict,
   lapseIdleLeases,
   listActiveLeases,

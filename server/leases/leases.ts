@@ -165,47 +165,92 @@ export interface AcquireLeaseInput {
  * host's exclusive lease and `mode` is exclusive.
  */
 export async function acquireLease(db: Database, input: AcquireLeaseInput): Promise<{ lease: LeaseRow; acquired: boolean }> {
+  const idleMs = input.timings?.idleMs ?? DEFAULT_LEASE_IDLE_MS;
+  const reused = await reuseOwnLease(db, input, idleMs);
+  if (reused !== null) return { lease: reused, acquired: false };
+  return db.transaction((tx) => acquireLocked(tx, input));
+}
+
+/**
+ * acquireLease inside the caller's transaction `tx` (the pipeline records a
+ * read-only action's decision, lease and dispatch in one transaction). The
+ * lease change commits or rolls back with the rest of it.
+ */
+export async function acquireLeaseInTransaction(tx: Database, input: AcquireLeaseInput): Promise<{ lease: LeaseRow; acquired: boolean }> {
+  const reused = await reuseOwnLease(tx, input, input.timings?.idleMs ?? DEFAULT_LEASE_IDLE_MS);
+  if (reused !== null) return { lease: reused, acquired: false };
+  return acquireLocked(tx as unknown as Tx, input);
+}
+
+async function acquireLocked(tx: Tx, input: AcquireLeaseInput): Promise<{ lease: LeaseRow; acquired: boolean }> {
   const ttlMs = input.timings?.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   const idleMs = input.timings?.idleMs ?? DEFAULT_LEASE_IDLE_MS;
-  return db.transaction(async (tx) => {
-    const now = new Date();
-    await lockHost(tx, input.hostId);
-    await lapseOnHost(tx, input.hostId, now);
-    const active = await tx
-      .select()
-      .from(leases)
-      .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
-      .orderBy(leases.createdAt);
+  const now = new Date();
+  await lockHost(tx, input.hostId);
+  await lapseOnHost(tx, input.hostId, now);
+  const active = await tx
+    .select()
+    .from(leases)
+    .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
+    .orderBy(leases.createdAt);
 
-    const own = active.find((lease) => sameHolder(lease, input.holder) && (lease.mode === input.mode || lease.mode === "exclusive"));
-    if (own !== undefined) {
-      const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
-      const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
-      return { lease: touched ?? own, acquired: false };
-    }
-    if (input.mode === "exclusive") {
-      const holder = active.find((lease) => lease.mode === "exclusive");
-      if (holder !== undefined) throw hostBusy(holder);
-    }
-    const expiresAt = new Date(now.getTime() + ttlMs);
-    const [lease] = await tx
-      .insert(leases)
-      .values({
-        hostId: input.hostId,
-        mode: input.mode,
-        ownerKind: input.holder.ownerKind,
-        ownerId: input.holder.ownerId,
-        sessionId: input.holder.sessionId,
-        description: input.holder.description,
-        createdAt: now,
-        expiresAt,
-        idleExpiresAt: new Date(Math.min(now.getTime() + idleMs, expiresAt.getTime())),
-      })
-      .returning();
-    if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
-    await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
-    return { lease, acquired: true };
-  });
+  const own = active.find((lease) => sameHolder(lease, input.holder) && (lease.mode === input.mode || lease.mode === "exclusive"));
+  if (own !== undefined) {
+    const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
+    const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
+    return { lease: touched ?? own, acquired: false };
+  }
+  if (input.mode === "exclusive") {
+    const holder = active.find((lease) => lease.mode === "exclusive");
+    if (holder !== undefined) throw hostBusy(holder);
+  }
+  const expiresAt = new Date(now.getTime() + ttlMs);
+  const [lease] = await tx
+    .insert(leases)
+    .values({
+      hostId: input.hostId,
+      mode: input.mode,
+      ownerKind: input.holder.ownerKind,
+      ownerId: input.holder.ownerId,
+      sessionId: input.holder.sessionId,
+      description: input.holder.description,
+      createdAt: now,
+      expiresAt,
+      idleExpiresAt: new Date(Math.min(now.getTime() + idleMs, expiresAt.getTime())),
+    })
+    .returning();
+  if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
+  await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
+  return { lease, acquired: true };
+}
+
+/**
+ * The common case of acquireLease in one statement, without the host lock:
+ * the holder's own live lease that covers `mode` gets its idle deadline
+ * pushed forward. Reusing a lease changes nobody's standing (no lease is
+ * granted, ended or sealed), so it needs no lock; a release or revocation
+ * racing it either lands first (no row matches: the locked path decides) or
+ * after (the lease ends then, as it would after a locked reuse). Lapsed
+ * leases are left to the locked path and the periodic sweep.
+ */
+async function reuseOwnLease(db: Database, input: AcquireLeaseInput, idleMs: number): Promise<LeaseRow | null> {
+  const now = new Date();
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const live = and(isNull(leases.releasedAt), sql`${leases.expiresAt} > ${at}`, sql`${leases.idleExpiresAt} > ${at}`);
+  const covers = input.mode === "exclusive" ? eq(leases.mode, "exclusive") : sql`${leases.mode} in ('observe', 'exclusive')`;
+  const session = input.holder.sessionId === null ? isNull(leases.sessionId) : eq(leases.sessionId, input.holder.sessionId);
+  const own = db
+    .select({ id: leases.id })
+    .from(leases)
+    .where(and(eq(leases.hostId, input.hostId), eq(leases.ownerKind, input.holder.ownerKind), eq(leases.ownerId, input.holder.ownerId), session, covers, live))
+    .orderBy(leases.createdAt)
+    .limit(1);
+  const [touched] = await db
+    .update(leases)
+    .set({ idleExpiresAt: sql`least(${new Date(now.getTime() + idleMs).toISOString()}::timestamptz, ${leases.expiresAt})` })
+    .where(and(sql`${leases.id} = (${own})`, live))
+    .returning();
+  return touched ?? null;
 }
 
 async function endLease(
