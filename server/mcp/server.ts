@@ -49,7 +49,7 @@ function progressSender(progressToken: string | number | undefined, send: SendNo
 }
 
 const INSTRUCTIONS =
-  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities. A call held for a person's approval sends progress while it waits, then returns APPROVAL_PENDING with an action_id: continue with approval_wait. Completed actions carry an evidence summary and a ledger receipt to check with audit_proof.";
+  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities. A call held for a person's approval sends progress while it waits, then returns APPROVAL_PENDING with an action_id: continue with approval_wait. Completed actions carry an evidence summary and a ledger receipt to check with audit_proof. A result's text leads with what to act on (an action's exit status and output); its structuredContent, described by the tool's outputSchema, is the whole result.";
 
 /** A tool as tools/list shows it to this token. */
 export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Tool {

@@ -94,7 +94,7 @@ describe("error text", () => {
     expect(lines[0]).toBe("APPROVAL_PENDING: run_command on this host is held for a person's approval (risk high) until 2026-12-01T00:05:00.000Z");
     expect(lines[1]).toBe(`next: ${WAIT} waits for the decision, then returns the result`);
     expect(lines[2]).toMatch(/^why: command\.r0 \(reason 0 x+…\); command\.r1 .*; command\.r2 .*; \+2 more$/);
-    expect(bytes(lines[2]!)).toBeLessThan(400);
+    expect(bytes(lines[2]!)).toBeLessThan(260);
     expect(lines[3]).toBe("hint: wait with approval_wait");
     expect(result.structuredContent).toMatchObject({ code: "APPROVAL_PENDING", action_id: ACTION_ID });
   });

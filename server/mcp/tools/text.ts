@@ -136,7 +136,7 @@ export function actionText(s: Json): string {
 
 function reasonsLine(reasons: unknown): string | null {
   if (!Array.isArray(reasons) || reasons.length === 0) return null;
-  const shown = reasons.slice(0, 3).map((r) => (isRecord(r) ? `${str(r.rule)}${r.message ? ` (${oneLine(r.message, 100)})` : ""}` : oneLine(r, 100)));
+  const shown = reasons.slice(0, 3).map((r) => (isRecord(r) ? `${str(r.rule)}${r.message ? ` (${oneLine(r.message, 60)})` : ""}` : oneLine(r, 60)));
   return `why: ${shown.join("; ")}${reasons.length > 3 ? `; +${reasons.length - 3} more` : ""}`;
 }
 
