@@ -107,11 +107,15 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     const s = structured(done);
     expect(s.status, JSON.stringify(s)).toBe("completed");
     const text = textOf(done);
-    expect(text.startsWith("completed: exit 0\n[stdout]\nhello\n[ref] auto_allow, risk low; observe lease (/work read-only); evidence sha256:"), text).toBe(true);
+    expect(text, text).toMatch(/^completed: exit 0\n\[stdout\]\nhello\n\[ref\] auto_allow, risk read_only; observe lease \(\/work read-only\); evidence sha256:[0-9a-f]{12} tier /);
     expect(text.split("\n"), text).toHaveLength(4);
     expect(text).toContain(`receipt leaf ${s.receipt!.leaf_index}/${s.receipt!.tree_size}`);
     expect(text).toContain(`approval_wait {"action_id":"${s.action_id}"}`);
     expect(Buffer.byteLength(text) - Buffer.byteLength("hello\n")).toBeLessThanOrEqual(300);
+    // The call the reference line names gives the stored result again, without running anything.
+    const replay = (await client.callTool({ name: "approval_wait", arguments: { action_id: s.action_id } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+    expect(structured(replay)).toMatchObject({ action_id: s.action_id, status: "completed", result: { output: { stdout: "hello\n" } }, receipt: { leaf_index: s.receipt!.leaf_index } });
+    expect(textOf(replay).startsWith("completed: exit 0\n[stdout]\nhello\n[ref] ")).toBe(true);
 
     const held = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "touch text-check" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
     const h = structured(held);
