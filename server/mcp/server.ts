@@ -8,7 +8,9 @@ import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
 import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
+import { withErrorResult } from "./tools/output-schemas";
 import { toolError, toolSuccess } from "./tools/result";
+import type { HubTool } from "./tools/tool";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
 export function authInfoFor(token: AgentToken): AuthInfo {
@@ -47,7 +49,20 @@ function progressSender(progressToken: string | number | undefined, send: SendNo
 }
 
 const INSTRUCTIONS =
-  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities. A call held for a person's approval sends progress while it waits, then returns APPROVAL_PENDING with an action_id: continue with approval_wait. Completed actions carry an evidence summary and a ledger receipt to check with audit_proof.";
+  "Leasehold hub. Tools act on enrolled Linux hosts through a policy pipeline; errors are results with structured {code, message, retryable, hint}. Start with hosts_list and list_capabilities. A call held for a person's approval sends progress while it waits, then returns APPROVAL_PENDING with an action_id: continue with approval_wait. Completed actions carry an evidence summary and a ledger receipt to check with audit_proof. A result's text leads with what to act on (an action's exit status and output); its structuredContent, described by the tool's outputSchema, is the whole result.";
+
+/** A tool as tools/list shows it to this token. */
+export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: listedInputSchema(tool, token) as unknown as Tool["inputSchema"],
+    // Clients validate structuredContent against it, error results included (the TS SDK's client does).
+    outputSchema: withErrorResult(tool.outputSchema) as Tool["outputSchema"],
+    annotations: { title: tool.title, ...tool.annotations },
+  };
+}
 
 /**
  * One SDK server per MCP session. It keeps no state of its own beyond what
@@ -60,14 +75,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const token = tokenOf(extra.authInfo);
-    const tools: Tool[] = visibleTools(token).map((tool) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: listedInputSchema(tool, token) as unknown as Tool["inputSchema"],
-      annotations: { title: tool.title, ...tool.annotations },
-    }));
-    return { tools };
+    return { tools: visibleTools(token).map((tool) => listedTool(tool, token)) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -87,7 +95,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
     try {
       const progress = progressSender(request.params._meta?.progressToken, extra.sendNotification);
       const digest = extra.sessionId === undefined ? null : sessionDigest(extra.sessionId);
-      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }));
+      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }), decision.tool.text);
     } catch (error) {
       // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
       const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;

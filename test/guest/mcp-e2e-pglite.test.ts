@@ -15,7 +15,7 @@ import { decodeBase64Strict, encodeBase64 } from "../../server/trust/ledger/base
 import { hashLeaf } from "../../server/trust/ledger/hash";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { ROOT, childEnv, runCli, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";
-import { connectClient } from "../mcp/support";
+import { checkedResults, connectClient } from "../mcp/support";
 import { waitFor } from "./support";
 import { bpfStatus } from "../../native/index";
 
@@ -30,6 +30,7 @@ type Structured = Record<string, unknown> & {
 };
 
 const structured = (r: unknown): Structured => ((r as CallToolResult).structuredContent ?? {}) as Structured;
+const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
 describe("MCP → hub → local guest, end to end [pglite]", () => {
   let hub: RunningHub;
@@ -99,6 +100,30 @@ describe("MCP → hub → local guest, end to end [pglite]", () => {
     expect(proof).toMatchObject({ leaf_index: receipt.leaf_index, tree_size: receipt.tree_size, proof: receipt.inclusion_proof, leaf_hash: encodeBase64(hashLeaf(entry)) });
     const viaTool = verifyReceipt(entry, { leaf_index: receipt.leaf_index, inclusion_proof: proof.proof as string[], checkpoint: proof.checkpoint as string }, logKey);
     expect(viaTool.ok, JSON.stringify(viaTool)).toBe(true);
+  }, 30_000);
+
+  it("what a model reads: a completed command's text is its exit status and stdout, then one reference line within 300 bytes of them; a held one's names the approval_wait call", async () => {
+    const done = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "echo hello" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+    const s = structured(done);
+    expect(s.status, JSON.stringify(s)).toBe("completed");
+    const text = textOf(done);
+    expect(text, text).toMatch(/^completed: exit 0\n\[stdout\]\nhello\n\[ref\] auto_allow, risk read_only; observe lease \(\/work read-only\); evidence sha256:[0-9a-f]{12} tier /);
+    expect(text.split("\n"), text).toHaveLength(4);
+    expect(text).toContain(`receipt leaf ${s.receipt!.leaf_index}/${s.receipt!.tree_size}`);
+    expect(text).toContain(`approval_wait {"action_id":"${s.action_id}"}`);
+    expect(Buffer.byteLength(text) - Buffer.byteLength("hello\n")).toBeLessThanOrEqual(300);
+    // The call the reference line names gives the stored result again, without running anything.
+    const replay = (await client.callTool({ name: "approval_wait", arguments: { action_id: s.action_id } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+    expect(structured(replay)).toMatchObject({ action_id: s.action_id, status: "completed", result: { output: { stdout: "hello\n" } }, receipt: { leaf_index: s.receipt!.leaf_index } });
+    expect(textOf(replay).startsWith("completed: exit 0\n[stdout]\nhello\n[ref] ")).toBe(true);
+
+    const held = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "touch text-check" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+    const h = structured(held);
+    expect(h.code, JSON.stringify(h)).toBe("APPROVAL_PENDING");
+    expect(textOf(held).split("\n").slice(0, 2)).toEqual([`APPROVAL_PENDING: ${String(h.message)}`, `next: approval_wait {"action_id":"${h.action_id}"} waits for the decision, then returns the result`]);
+    // Both results were also checked against run_command's listed outputSchema (connectClient).
+    expect(checkedResults.get("run_command")?.ok).toBeGreaterThanOrEqual(1);
+    expect(checkedResults.get("run_command")?.error).toBeGreaterThanOrEqual(1);
   }, 30_000);
 
   it("an auto-allowed command runs under an observe lease: the result says the workspace was read-only, what of the host the sandbox shows, and HOME/LANG/os-release are there", async () => {

@@ -12,7 +12,7 @@ import { verifyCheckpointNote } from "../../server/trust/ledger/checkpoint";
 import { verifyInclusion } from "../../server/trust/ledger/proof";
 import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
 import { runCli, startHub, type RunningHub } from "../support/hub-process";
-import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, INITIALIZE, MUTATING_TOOLS, rawPost, READ_ONLY_TOOLS, sleep, type HubAddress } from "./support";
+import { checkedResults, cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, INITIALIZE, MUTATING_TOOLS, rawPost, READ_ONLY_TOOLS, sleep, type HubAddress } from "./support";
 
 const FUZZ_REQUESTS = 5000;
 
@@ -70,6 +70,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       expect(listed.tools.map((t) => t.name).sort()).toEqual(FULL_TOOLS);
       for (const tool of listed.tools) {
         expect(tool.inputSchema.type).toBe("object");
+        expect(tool.outputSchema?.type, tool.name).toBe("object");
         if (tool.name !== "approval_wait") expect(tool.annotations?.readOnlyHint, tool.name).toBe(!MUTATING_TOOLS.includes(tool.name));
       }
 
@@ -121,6 +122,9 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       expect(missing.structuredContent).toMatchObject({ code: "NOT_FOUND" });
       const unknown = await client.callTool({ name: "no_such_tool", arguments: {} });
       expect(unknown).toMatchObject({ isError: true, structuredContent: { code: "NOT_FOUND" } });
+      // Every result above also matched its tool's listed outputSchema, errors included (connectClient checks each).
+      for (const name of ["health", "list_capabilities", "hosts_list", "audit_checkpoint", "audit_proof"]) expect(checkedResults.get(name)?.ok, name).toBeGreaterThan(0);
+      expect(checkedResults.get("audit_proof")?.error).toBeGreaterThan(0);
       await transport.terminateSession();
       await client.close();
     });

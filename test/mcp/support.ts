@@ -1,5 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { runCli } from "../support/hub-process";
 
 /** Env that points the CLI at a running hub (PGlite: through its control socket). */
@@ -24,6 +26,41 @@ export async function createTokenViaCli(hub: HubAddress, args: string[]): Promis
   return { id, secret };
 }
 
+/** Per tool: how many results (successes, errors) a connectClient client received and checked against the tool's listed outputSchema. */
+export const checkedResults = new Map<string, { ok: number; error: number }>();
+
+/**
+ * Lists the tools (so the SDK's client validates every structuredContent
+ * against its outputSchema, as a real client does after tools/list) and
+ * checks each result again here: that it matches the listed outputSchema
+ * — with the SDK's own validator, errors included — and that its text
+ * content is non-empty, for clients that read only text. Counts what it
+ * checked in `checkedResults`.
+ */
+async function checkResults(client: Client): Promise<void> {
+  const validator = new AjvJsonSchemaValidator();
+  const schemas = new Map<string, JsonSchemaValidator<unknown>>();
+  for (const tool of (await client.listTools()).tools) {
+    if (tool.outputSchema === undefined) throw new Error(`tools/list shows ${tool.name} without an outputSchema`);
+    schemas.set(tool.name, validator.getValidator(tool.outputSchema));
+  }
+  const callTool = client.callTool.bind(client);
+  client.callTool = (async (...args: Parameters<Client["callTool"]>) => {
+    const result = await callTool(...args);
+    const check = schemas.get(args[0].name);
+    // A tool this token is not shown (a refusal by name) has no schema to check against.
+    if (check === undefined) return result;
+    const verdict = check(result.structuredContent);
+    if (!verdict.valid) throw new Error(`${args[0].name} result does not match its outputSchema: ${verdict.errorMessage}\n${JSON.stringify(result.structuredContent)}`);
+    const text = (result.content as Array<{ type: string; text?: string }>).find((c) => c.type === "text")?.text ?? "";
+    if (text.length === 0) throw new Error(`${args[0].name} result has no text content`);
+    const counts = checkedResults.get(args[0].name) ?? { ok: 0, error: 0 };
+    counts[result.isError === true ? "error" : "ok"] += 1;
+    checkedResults.set(args[0].name, counts);
+    return result;
+  }) as Client["callTool"];
+}
+
 export async function connectClient(url: string, token: string, options: { sessionId?: string; headers?: Record<string, string> } = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${token}`, ...options.headers } },
@@ -31,6 +68,7 @@ export async function connectClient(url: string, token: string, options: { sessi
   });
   const client = new Client({ name: "leasehold-test", version: "1.0.0" });
   await client.connect(transport);
+  await checkResults(client);
   return { client, transport };
 }
 

@@ -4,6 +4,8 @@ import { expireApproval, getApproval } from "../../approvals";
 import type { OperationInputSchema, OperationResolution } from "../../capabilities";
 import { actions, hosts } from "../../db/schema";
 import { isLeaseholdError, LeaseholdError } from "../../errors";
+import { ACTION_OUTCOME_SCHEMA, APPROVAL_STATUS_SCHEMA } from "./output-schemas";
+import { actionText, approvalStatusText } from "./text";
 import type { HubTool, ToolContext } from "./tool";
 
 /**
@@ -153,6 +155,8 @@ export function operationTool(resolution: OperationResolution): HubTool {
     mutating: operation.mutating,
     annotations: { readOnlyHint: !operation.mutating, destructiveHint: operation.mutating, idempotentHint: false, openWorldHint: false },
     pipelineValidates: true,
+    outputSchema: ACTION_OUTCOME_SCHEMA,
+    text: actionText,
     run(args, ctx) {
       const pipeline = actionPipelineFor(ctx.runtime);
       return withWaitBudget(ctx, (options) => pipeline.submit(callerOf(ctx), { operation: operation.name, arguments: args, channel: "mcp" }, options));
@@ -176,6 +180,8 @@ export const approvalWaitTool: HubTool = {
   // It can only move forward an action this token already submitted.
   mutating: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: ACTION_OUTCOME_SCHEMA,
+  text: actionText,
   run(args, ctx) {
     const pipeline = actionPipelineFor(ctx.runtime);
     return withWaitBudget(ctx, (options) => pipeline.resume(callerOf(ctx), String(args.action_id), options));
@@ -189,6 +195,8 @@ export const approvalStatusTool: HubTool = {
   inputSchema: ACTION_ID_INPUT,
   mutating: false,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: APPROVAL_STATUS_SCHEMA,
+  text: approvalStatusText,
   async run(args, ctx) {
     const db = ctx.runtime.database.handle.db;
     const actionId = String(args.action_id);

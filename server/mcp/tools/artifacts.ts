@@ -1,5 +1,7 @@
 import { appendArtifactChunk, artifactLimitsOf, artifactUploadStatus, MAX_APPEND_BYTES, type ArtifactOwner } from "../../artifacts";
 import { LeaseholdError } from "../../errors";
+import { ARTIFACT_SCHEMA } from "./output-schemas";
+import { artifactText } from "./text";
 import type { HubTool } from "./tool";
 
 /**
@@ -41,6 +43,8 @@ export const artifactUploadTool: HubTool = {
   },
   mutating: false,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: ARTIFACT_SCHEMA,
+  text: artifactText,
   async run(args, ctx) {
     const db = ctx.runtime.database.handle.db;
     const owner: ArtifactOwner = { kind: "token", id: ctx.token.id };

@@ -3,6 +3,8 @@ import { digestOf } from "../../ledger/entry";
 import { acquireLease, listLeases, opaqueHolderId, releaseLease, type LeaseRow } from "../../leases";
 import { hosts } from "../../db/schema";
 import { LeaseholdError } from "../../errors";
+import { LEASE_ACQUIRE_SCHEMA, LEASE_RELEASE_SCHEMA, LEASE_STATUS_SCHEMA } from "./output-schemas";
+import { leaseAcquireText, leaseReleaseText, leaseStatusText } from "./text";
 import type { HubTool, ToolContext } from "./tool";
 
 /**
@@ -67,6 +69,8 @@ export const leaseAcquireTool: HubTool = {
   },
   mutating: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: LEASE_ACQUIRE_SCHEMA,
+  text: leaseAcquireText,
   async run(args, ctx) {
     const host = await hostByName(ctx, String(args.host));
     const mode = args.mode === "observe" ? "observe" : "exclusive";
@@ -87,6 +91,8 @@ export const leaseReleaseTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, required: ["lease_id"], properties: { lease_id: { ...LEASE_ID, description: "The lease_id lease_acquire returned." } } },
   mutating: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: LEASE_RELEASE_SCHEMA,
+  text: leaseReleaseText,
   async run(args, ctx) {
     const released = await releaseLease(ctx.runtime.database.handle.db, String(args.lease_id), { ownerKind: "token", ownerId: ctx.token.id });
     if (released === null) throw new LeaseholdError("NOT_FOUND", `no active lease ${String(args.lease_id)} of this token`, { tier: "hub", hint: "lease_status lists the active leases" });
@@ -101,6 +107,8 @@ export const leaseStatusTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: { host: { type: "string", minLength: 1, maxLength: 253, description: "Only this host." } } },
   mutating: false,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  outputSchema: LEASE_STATUS_SCHEMA,
+  text: leaseStatusText,
   async run(args, ctx) {
     const db = ctx.runtime.database.handle.db;
     const one = typeof args.host === "string" ? await hostByName(ctx, args.host) : undefined;

@@ -5,6 +5,8 @@ import { cosignaturesAt } from "../../ledger/cosignatures";
 import { addCosignature } from "../../trust/ledger/witness";
 import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
 import { hostVisible, readHostReports } from "./host-reports";
+import { CAPABILITIES_SCHEMA, CHECKPOINT_SCHEMA, HEALTH_SCHEMA, HOSTS_SCHEMA, PROOF_SCHEMA } from "./output-schemas";
+import { auditText, capabilitiesText, healthText, hostsText } from "./text";
 import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";
 
 /**
@@ -28,6 +30,8 @@ export const healthTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: {} },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: HEALTH_SCHEMA,
+  text: healthText,
   async run(_args, ctx) {
     return { ...(await readHealth(ctx.runtime, ctx.now)) };
   },
@@ -41,6 +45,8 @@ export const listCapabilitiesTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: { ...PAGING_PROPERTIES } },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: CAPABILITIES_SCHEMA,
+  text: capabilitiesText,
   async run(args, ctx) {
     const reports = (await readHostReports(ctx.runtime.database.handle.db, ctx.now)).filter((r) => hostVisible(ctx.token.hosts, r.host));
     const listing = capabilityRegistry()
@@ -63,6 +69,8 @@ export const hostsListTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: { ...PAGING_PROPERTIES } },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: HOSTS_SCHEMA,
+  text: hostsText,
   async run(args, ctx) {
     const reports = (await readHostReports(ctx.runtime.database.handle.db, ctx.now)).filter((r) => hostVisible(ctx.token.hosts, r.host));
     const registry = capabilityRegistry();
@@ -95,6 +103,8 @@ export const auditCheckpointTool: HubTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: {} },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: CHECKPOINT_SCHEMA,
+  text: auditText("the newest signed checkpoint (C2SP note) and the verifier key to check it with:"),
   async run(_args, ctx) {
     const db = ctx.runtime.database.handle.db;
     const head = await latestCheckpoint(db);
@@ -132,6 +142,8 @@ export const auditProofTool: HubTool = {
   },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: PROOF_SCHEMA,
+  text: auditText("an RFC 9162 inclusion proof; check it against the checkpoint with the verifier key (audit_checkpoint):"),
   async run(args, ctx) {
     const leafIndex = args.leaf_index as number;
     const treeSize = typeof args.tree_size === "number" ? args.tree_size : undefined;

@@ -1,10 +1,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toErrorPayload, type ErrorCode } from "../../errors";
+import { errorText } from "./text";
 
 /**
- * Tool results. Every result carries structured content; an error is a
- * result with `isError: true` and `{code, message, retryable, hint}` (codes
- * are the stable strings of server/errors), so an agent can branch on it.
+ * Tool results. Every result carries its whole answer as structured content
+ * (the tool's outputSchema describes it); an error is a result with
+ * `isError: true` and `{code, message, retryable, hint}` (codes are the
+ * stable strings of server/errors), so an agent can branch on it. The text
+ * content is what a model reads: the tool's own rendering (text.ts), which
+ * leads with what it acts on and points at structuredContent for the rest.
  */
 
 const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
@@ -17,8 +21,8 @@ const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
 
 const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "holder_id", "lease_id", "expires_at"] as const;
 
-export function toolSuccess(structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+export function toolSuccess(structured: Record<string, unknown>, text?: (structured: Record<string, unknown>) => string): CallToolResult {
+  return { content: [{ type: "text", text: text === undefined ? JSON.stringify(structured) : text(structured) }], structuredContent: structured };
 }
 
 export function toolError(error: unknown): CallToolResult {
@@ -35,5 +39,5 @@ export function toolError(error: unknown): CallToolResult {
     // What an agent acts on next is also at the top: the held action's id, risk and deadline; a lease's holder.
     for (const key of LIFTED_DETAILS) if (payload.details[key] !== undefined) structured[key] = payload.details[key];
   }
-  return { isError: true, content: [{ type: "text", text: `${payload.code}: ${payload.message}` }], structuredContent: structured };
+  return { isError: true, content: [{ type: "text", text: errorText(structured) }], structuredContent: structured };
 }

@@ -1,6 +1,7 @@
 import type { OperationInputSchema } from "../../capabilities";
 import type { HubRuntime } from "../../hub/runtime";
 import type { AgentToken } from "../../tokens";
+import type { JsonSchema } from "./output-schemas";
 
 /** What a tool's handler gets besides its validated arguments. */
 export interface ToolContext {
@@ -41,6 +42,13 @@ export interface HubTool {
    * seals a refusal/1 for bad input (a check here would skip that entry).
    */
   pipelineValidates?: boolean;
+  /** JSON Schema of what `run` returns (output-schemas.ts); tools/list shows it with the error object beside it. */
+  outputSchema: JsonSchema;
+  /**
+   * The result's text content — what a model reads (text.ts). Without it the
+   * text is the serialized structuredContent.
+   */
+  text?: (structured: Record<string, unknown>) => string;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 

@@ -1,0 +1,219 @@
+/**
+ * Output schemas (JSON Schema, the subset draft-07 and 2020-12 read alike)
+ * for every tool's `structuredContent`, listed in tools/list. Clients check
+ * results against them: the TypeScript SDK's client validates
+ * structuredContent whenever it is present — on `isError` results too — so
+ * each listed schema is "this tool's result, or the hub's error object"
+ * (`withErrorResult`). Objects stay open (no `additionalProperties: false`):
+ * a field added later must not turn an older client's calls into failures;
+ * what is listed is required and typed.
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+const string = { type: "string" } as const;
+const nullableString = { type: ["string", "null"] } as const;
+const integer = { type: "integer" } as const;
+const boolean = { type: "boolean" } as const;
+const stringList = { type: "array", items: string } as const;
+
+function object(properties: Record<string, JsonSchema>, required: readonly string[] = Object.keys(properties), extra: JsonSchema = {}): JsonSchema {
+  return { type: "object", properties, required: [...required], ...extra };
+}
+
+/** The error object of result.ts `toolError`: `{code, message, retryable, hint}`, what an agent acts on next lifted to the top. */
+export const ERROR_RESULT_SCHEMA: JsonSchema = object(
+  {
+    code: { type: "string", pattern: "^[A-Z][A-Z_]*$", description: "A stable error code (server/errors)." },
+    message: string,
+    retryable: boolean,
+    hint: string,
+    tier: string,
+    details: { type: "object" },
+    action_id: { description: "A held or refused action's id: continue with approval_wait." },
+    approval_id: {},
+    risk: {},
+    reasons: {},
+    deadline: {},
+    holder: {},
+    holder_id: {},
+    lease_id: {},
+    expires_at: {},
+  },
+  ["code", "message", "retryable", "hint"],
+);
+
+/** What tools/list shows: the tool's own result, or an error result. */
+export function withErrorResult(success: JsonSchema): JsonSchema {
+  return { type: "object", anyOf: [success, ERROR_RESULT_SCHEMA] };
+}
+
+const RISK = object({ level: string, reasons: { type: "array", items: { type: "object" } } });
+
+const OUTPUT = object({
+  stdout: string,
+  stderr: string,
+  stdout_bytes: integer,
+  stderr_bytes: integer,
+  stdout_truncated: boolean,
+  stderr_truncated: boolean,
+});
+
+const COMPLETION = object({
+  state: string,
+  exit: {
+    type: ["object", "null"],
+    properties: { code: { type: ["integer", "null"] }, signal: nullableString, timed_out: boolean, oom_killed: boolean },
+    required: ["code", "signal", "timed_out"],
+  },
+  output: OUTPUT,
+  structured: { type: ["object", "null"] },
+});
+
+const EVIDENCE = object(
+  {
+    digest: string,
+    key_id: string,
+    state: string,
+    tier: nullableString,
+    worker_digest: nullableString,
+    inputs: { type: "array", items: object({ name: string, sha256: string, bytes: integer }) },
+    bpf_object_sha256: string,
+    denials: { type: "array" },
+    denials_dropped: integer,
+    resolved_names: { type: "array", items: object({ name: string, addresses: stringList }) },
+    redactions: object({ count: integer, kinds: stringList }),
+    limitations: stringList,
+  },
+  ["digest", "key_id", "state", "tier", "worker_digest", "redactions", "limitations"],
+);
+
+const RECEIPT = {
+  type: ["object", "null"],
+  properties: { leaf_index: integer, tree_size: integer, inclusion_proof: stringList, checkpoint: string },
+  required: ["leaf_index", "tree_size", "inclusion_proof", "checkpoint"],
+} as const;
+
+/** actions.ts `shapeOutcome`: every capability operation and approval_wait. */
+export const ACTION_OUTCOME_SCHEMA: JsonSchema = object(
+  {
+    action_id: string,
+    status: { type: "string", enum: ["dispatched", "completed"] },
+    operation: string,
+    host: string,
+    decision: string,
+    risk: RISK,
+    approval_id: nullableString,
+    grant_id: nullableString,
+    lease_id: string,
+    job: object({ id: string, deadline: string }),
+    action_hash: string,
+    replayed: boolean,
+    hint: string,
+    result: COMPLETION,
+    evidence: EVIDENCE,
+    ledger_entry_id: string,
+    receipt: RECEIPT,
+  },
+  ["action_id", "status", "operation", "host", "decision", "risk", "approval_id", "grant_id", "lease_id", "job", "action_hash", "replayed", "hint"],
+);
+
+export const APPROVAL_STATUS_SCHEMA: JsonSchema = object({
+  action_id: string,
+  operation: string,
+  host: nullableString,
+  state: string,
+  risk: RISK,
+  decision: nullableString,
+  created_at: string,
+  approval: {
+    type: ["object", "null"],
+    properties: { approval_id: string, state: string, deadline: string, decided_at: nullableString, reason: nullableString },
+    required: ["approval_id", "state", "deadline", "decided_at", "reason"],
+  },
+  error: { type: ["object", "null"], properties: { code: string, message: string }, required: ["code", "message"] },
+  hint: string,
+});
+
+const PAGING = { offset: integer, limit: integer, total: integer, has_more: boolean };
+
+export const HEALTH_SCHEMA: JsonSchema = object({
+  status: { type: "string", enum: ["ok", "degraded"] },
+  version: string,
+  uptime_s: { type: "number" },
+  started_at: string,
+  database: object({ kind: { type: "string", enum: ["pglite", "postgres"] }, migrations: object({ applied: integer, known: integer }), durability: { type: "object" } }),
+  ledger: object({
+    origin: string,
+    key: string,
+    head: { type: ["object", "null"], properties: { size: integer, root: string, checkpoint_age_s: { type: "number" } }, required: ["size", "root", "checkpoint_age_s"] },
+    integrator: object({ state: string, detail: nullableString }),
+    appends: object({ accepted: integer, failed: integer, slow: integer }),
+  }),
+  hosts: object({ enrolled: integer, online: integer, witness_failures: { type: "array", items: object({ host: string, reason: string }) } }),
+});
+
+export const CAPABILITIES_SCHEMA: JsonSchema = object({
+  capabilities: {
+    type: "array",
+    items: object(
+      {
+        id: string,
+        version: string,
+        activation: {},
+        active: boolean,
+        status: string,
+        operations: { type: "array", items: object({ name: string, mutating: boolean, description: string }) },
+        worker_digest: nullableString,
+        readiness: { type: ["object", "null"], properties: { capability: string, state: string, hosts: { type: "array" } }, required: ["state"] },
+      },
+      ["id", "version", "active", "status", "operations", "worker_digest", "readiness"],
+    ),
+  },
+  ...PAGING,
+});
+
+export const HOSTS_SCHEMA: JsonSchema = object({
+  hosts: {
+    type: "array",
+    items: object({
+      name: string,
+      online: boolean,
+      tier: nullableString,
+      last_report_at: nullableString,
+      capabilities: { type: "array", items: object({ id: string, state: string, reasons: stringList, worker_digest: nullableString }) },
+    }),
+  },
+  ...PAGING,
+});
+
+export const CHECKPOINT_SCHEMA: JsonSchema = object({
+  origin: string,
+  verifier_key: string,
+  tree_size: integer,
+  root_hash: string,
+  created_at: string,
+  checkpoint: string,
+  cosignatures: { type: "array", items: { type: "object" } },
+});
+
+export const PROOF_SCHEMA: JsonSchema = object({ leaf_index: integer, tree_size: integer, leaf_hash: string, proof: stringList, checkpoint: string });
+
+const LEASE_PROPERTIES = {
+  lease_id: string,
+  host: nullableString,
+  mode: { type: "string", enum: ["exclusive", "observe"] },
+  holder_id: string,
+  holder: string,
+  mine: boolean,
+  created_at: string,
+  expires_at: string,
+  idle_expires_at: string,
+};
+const LEASE_REQUIRED = ["lease_id", "host", "mode", "holder_id", "mine", "created_at", "expires_at", "idle_expires_at"];
+
+export const LEASE_ACQUIRE_SCHEMA: JsonSchema = object({ ...LEASE_PROPERTIES, acquired: boolean }, [...LEASE_REQUIRED, "acquired"]);
+export const LEASE_RELEASE_SCHEMA: JsonSchema = object({ lease_id: string, released: { type: "boolean", const: true }, released_at: nullableString });
+export const LEASE_STATUS_SCHEMA: JsonSchema = object({ leases: { type: "array", items: object(LEASE_PROPERTIES, LEASE_REQUIRED) } });
+
+export const ARTIFACT_SCHEMA: JsonSchema = object({ sha256: string, bytes: integer, received: integer, next_offset: integer, complete: boolean, expires_at: nullableString });
