@@ -15,6 +15,7 @@ import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { benchHub, rssKiB } from "./hub";
+import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
 
 const stepSeconds = Number(process.argv[2] ?? 5);
 const LEVELS = [1, 16, 64];
@@ -51,6 +52,8 @@ async function openClient(url: string, token: string): Promise<Client> {
 // Entry-point script: the database comes from the caller's environment, like the hub's.
 const { hub, token } = await benchHub(process.env.DATABASE_URL, { LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_RATE_PER_MINUTE: "10000000", LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: "1000", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "1000" });
 const clients: Client[] = [];
+const figures: BenchFigure[] = [];
+const database = process.env.DATABASE_URL ? "postgres" : "pglite";
 try {
   const first = await openClient(hub.url, token);
   clients.push(first);
@@ -69,7 +72,7 @@ try {
   const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
-  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
+  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
   console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s");
   for (const level of LEVELS) {
     const mcp = await measure(level, async (w) => {
@@ -86,6 +89,15 @@ try {
     console.log(
       `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)}`,
     );
+    const goal = level === 64 ? undefined : "≤ 1.3× the bare route (issue #16)";
+    figures.push(
+      { name: `MCP health p50, ${level} clients`, value: mcp.p50, unit: "ms", baseline: `GET /api/health p50, ${level} clients`, ratio: mcp.p50 / route.p50, ...(goal ? { goal } : {}) },
+      { name: `MCP health throughput, ${level} clients (route req/s ÷ MCP req/s)`, value: mcp.rps, unit: "req/s", baseline: `GET /api/health req/s, ${level} clients`, ratio: route.rps / mcp.rps, ...(goal ? { goal } : {}) },
+      { name: `MCP health p99, ${level} clients`, value: mcp.p99, unit: "ms", baseline: `GET /api/health p99, ${level} clients`, ratio: mcp.p99 / route.p99 },
+      { name: `GET /api/health p50, ${level} clients`, value: route.p50, unit: "ms", baseline: `canned node:http JSON p50, ${level} clients`, ratio: route.p50 / base.p50 },
+      { name: `GET /api/health req/s, ${level} clients`, value: route.rps, unit: "req/s" },
+      { name: `canned node:http JSON req/s, ${level} clients`, value: base.rps, unit: "req/s" },
+    );
   }
   baseline.close();
 
@@ -96,6 +108,8 @@ try {
   await new Promise((r) => setTimeout(r, 1000));
   const after = rssKiB(hub.process.pid!);
   console.log(`memory per idle session: ${((after - before) / idle).toFixed(1)} KiB (hub RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB over ${idle} sessions; includes each client's open GET stream)`);
+  figures.push({ name: "hub memory per idle session", value: (after - before) / idle, unit: "KiB" });
+  reportBench("mcp", { database, seconds_per_step: stepSeconds, levels: LEVELS }, figures);
   clients.push(...idleClients);
 } finally {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
