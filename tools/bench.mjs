@@ -39,7 +39,7 @@ const BENCHES = [
   { name: "verify", file: "server/ledger/bench/verify.bench.ts", needs: [], args: (q) => (q ? ["100000"] : []) },
   // Starts its own throwaway PostgreSQL (fsync on): PostgreSQL only by design.
   { name: "ledger", file: "server/ledger/bench/ledger.bench.ts", needs: [], env: (q) => (q ? { BENCH_SECONDS: "1", BENCH_ENTRIES: "20000" } : {}) },
-  { name: "mcp", file: "server/mcp/bench/mcp.bench.ts", needs: ["build"], databases: ["pglite", "postgres"], args: (q) => [q ? "2" : "5"] },
+  { name: "mcp", file: "server/mcp/bench/mcp.bench.ts", needs: ["build"], databases: ["pglite", "postgres"], args: (q) => [q ? "3" : "5"] },
   // Calls the pipeline on the hub's database from the bench process: PostgreSQL only (TEST_POSTGRES_URL).
   { name: "e2e", file: "agent-guest/bench/e2e.bench.ts", needs: ["root", "build"], databases: ["postgres"], args: (q) => [q ? "20" : "60"] },
   { name: "apk-e2e", file: "agent-guest/bench/apk-e2e.bench.ts", needs: ["root", "build"], databases: ["pglite", "postgres"], env: (q) => (q ? { BENCH_APK_MB: "1" } : {}) },
