@@ -8,9 +8,13 @@
  * handler `GET /api/health`, which returns the same health JSON (same
  * function, same database reads) without MCP, and a plain node:http server
  * in this process returning that JSON canned.
- * Also prints the hub's memory per idle session (RSS delta over 200 idle
- * sessions). Figures are printed, never asserted.
+ * Also prints the hub process's own CPU time per request (from /proc; the
+ * bench's clients share this machine's cores, and an SDK client costs more
+ * CPU than fetch, so the server's share is printed apart — PostgreSQL's own
+ * processes are not in it) and the hub's memory per idle session (RSS delta
+ * over 200 idle sessions). Figures are printed, never asserted.
  */
+import fs from "node:fs";
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -40,6 +44,21 @@ async function measure(workers: number, call: (worker: number) => Promise<void>)
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), rps: latencies.length / elapsed, n: latencies.length };
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the parenthesised command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** `measure` plus the hub's CPU ms per request over the same interval. */
+async function measureWithCpu(pid: number, workers: number, call: (worker: number) => Promise<void>) {
+  const cpuBefore = cpuMs(pid);
+  const result = await measure(workers, call);
+  return { ...result, cpuPerRequest: (cpuMs(pid) - cpuBefore) / result.n };
 }
 
 async function openClient(url: string, token: string): Promise<Client> {
@@ -73,12 +92,13 @@ try {
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
   console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
-  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s");
+  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route");
   for (const level of LEVELS) {
-    const mcp = await measure(level, async (w) => {
+    const hubPid = hub.process.pid!;
+    const mcp = await measureWithCpu(hubPid, level, async (w) => {
       await clients[w]!.callTool({ name: "health", arguments: {} });
     });
-    const route = await measure(level, async () => {
+    const route = await measureWithCpu(hubPid, level, async () => {
       const res = await fetch(`${hub.url}/api/health`);
       await res.arrayBuffer();
     });
@@ -87,7 +107,7 @@ try {
       await res.arrayBuffer();
     });
     console.log(
-      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)}`,
+      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x`,
     );
     const goal = level === 64 ? undefined : "≤ 1.3× the bare route (issue #16)";
     figures.push(
@@ -97,6 +117,10 @@ try {
       { name: `GET /api/health p50, ${level} clients`, value: route.p50, unit: "ms", baseline: `canned node:http JSON p50, ${level} clients`, ratio: route.p50 / base.p50 },
       { name: `GET /api/health req/s, ${level} clients`, value: route.rps, unit: "req/s" },
       { name: `canned node:http JSON req/s, ${level} clients`, value: base.rps, unit: "req/s" },
+      // CPU is counted in 10 ms ticks: a step too short to see any gives no ratio rather than an infinite one.
+      route.cpuPerRequest > 0
+        ? { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms", baseline: `hub CPU per GET /api/health, ${level} clients`, ratio: mcp.cpuPerRequest / route.cpuPerRequest }
+        : { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms" },
     );
   }
   baseline.close();
