@@ -76,12 +76,12 @@ function missingPrerequisites(benches) {
   const needs = new Set(benches.flatMap((b) => b.needs));
   const missing = [];
   const who = (need) => benches.filter((b) => b.needs.includes(need)).map((b) => b.name).join(", ");
-  if (needs.has("root") && process.getuid?.() !== 0) missing.push(`${who("root")} need root (sandbox launches, cgroups, BPF): run as root, or leave them out with --only`);
+  if (needs.has("root") && process.getuid?.() !== 0) missing.push(`root is needed (sandbox launches, cgroups, BPF) by: ${who("root")} — run as root, or leave them out with --only`);
   if (needs.has("build")) {
     const stale = fs.existsSync(path.join(root, ".next", "BUILD_ID")) ? staleReason() : "the web app is not built (.next/BUILD_ID is missing)";
-    if (stale) missing.push(`${who("build")} need the built hub: ${stale}. Run \`node tools/build.mjs\` first`);
+    if (stale) missing.push(`the built hub is needed by: ${who("build")} — ${stale}; run \`node tools/build.mjs\` first`);
   }
-  if (needs.has("chromium") && !fs.existsSync("/usr/bin/chromium")) missing.push(`${who("chromium")} need Debian's chromium (/usr/bin/chromium, playwright.config.ts): apt-get install chromium, or \`npm test\` once`);
+  if (needs.has("chromium") && !fs.existsSync("/usr/bin/chromium")) missing.push(`Debian's chromium (/usr/bin/chromium, playwright.config.ts) is needed by: ${who("chromium")} — apt-get install chromium, or run \`npm test\` once`);
   for (const bench of benches) {
     if (!fs.existsSync(path.join(root, bench.file))) missing.push(`${bench.name}: ${bench.file} is missing`);
   }
