@@ -133,8 +133,9 @@ const tokenAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildToke
  * What every request on an open session needs, in ONE database round trip:
  * the bearer token's row (authenticated exactly as `authenticateToken` does —
  * read now, so a revocation or expiry counts on the very next request) and
- * the row of the session it names. A session is looked up only once the
- * token is good, and only the token that opened it may use it.
+ * the row of the session it names. The session's row is judged only for a
+ * good token (a bad one learns nothing about it), and only the token that
+ * opened it may use it.
  */
 export async function authenticateWithSession(db: Database, presented: string, sessionId: string, now: Date): Promise<{ auth: TokenCheck; session: SessionLookup | undefined }> {
   if (!looksLikeToken(presented)) return { auth: { ok: false, reason: "malformed" }, session: undefined };
