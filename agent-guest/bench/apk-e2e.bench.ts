@@ -16,7 +16,7 @@
  *
  * Needs root and the built hub (`node tools/build.mjs`). Embedded PGlite
  * unless DATABASE_URL is set.
- *   npx tsx agent-guest/bench/apk-e2e.bench.ts
+ *   npx tsx agent-guest/bench/apk-e2e.bench.ts      (BENCH_APK_MB=1,50: the sizes)
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -30,9 +30,12 @@ import { apkFixtures, ensureAndroidTools } from "../workers/apk-static/test/fixt
 import { ROOT, runCli, startHub } from "../../test/support/hub-process";
 import { connectClient } from "../../test/mcp/support";
 import { waitFor } from "../../test/guest/support";
+import { reportBench, type BenchFigure } from "../../tools/lib/bench-report";
 
 const CHUNK = 2 * 1024 * 1024;
 const RUNS = 3;
+/** APK sizes in MB; BENCH_APK_MB=1 for a quick run (npm run bench -- --quick). */
+const SIZES = (process.env.BENCH_APK_MB ?? "1,50").split(",").map(Number);
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const structured = (r: unknown) => ((r as CallToolResult).structuredContent ?? {}) as Record<string, unknown>;
@@ -112,7 +115,8 @@ async function main(): Promise<void> {
       500,
     );
     const rows: string[][] = [];
-    for (const mb of [1, 50]) {
+    const figures: BenchFigure[] = [];
+    for (const mb of SIZES) {
       const file = makeApk(work, mb, keystore);
       const bytes = fs.readFileSync(file);
       const worker = Array.from({ length: RUNS }, () => workerOnly(bundle, file));
@@ -134,6 +138,14 @@ async function main(): Promise<void> {
         p.hub.toFixed(0),
         p.guest.toFixed(0),
       ]);
+      const size = `${(bytes.length / 1024 / 1024).toFixed(1)} MB`;
+      figures.push(
+        { name: `apk_inspect end to end, ${size}`, value: e, unit: "ms", baseline: `worker only (bundle on stdin, no sandbox), ${size}`, ratio: e / w },
+        { name: `worker only, ${size}`, value: w, unit: "ms" },
+        { name: `upload, ${size}`, value: (bytes.length / 1024 / 1024) / (up.ms / 1000), unit: "MiB/s" },
+        { name: `hub VmHWM after ${size}`, value: p.hub, unit: "MiB" },
+        { name: `guest VmHWM after ${size}`, value: p.guest, unit: "MiB" },
+      );
     }
     await client.close();
     const head = ["APK", "worker only ms (median)", "worker peak RSS MiB", "upload ms (2 MiB chunks)", "upload MiB/s", "end to end ms (median)", "e2e ÷ worker", "facts", "hub VmHWM MiB", "guest VmHWM MiB"];
@@ -143,6 +155,7 @@ async function main(): Promise<void> {
     console.log(fmt(head));
     console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
     for (const r of rows) console.log(fmt(r));
+    reportBench("apk-e2e", { database: databaseUrl ? "postgres" : "pglite", runs: RUNS, sizes_mb: SIZES, cpus: os.cpus().length, load: os.loadavg()[0] }, figures);
   } finally {
     await hub.stop();
     fs.rmSync(work, { recursive: true, force: true });

@@ -22,8 +22,14 @@ import { createScratchPostgresDatabase } from "../../test/support/databases";
 import { startHub } from "../../test/support/hub-process";
 import { insertToken } from "../../test/pipeline/support";
 import { guestDeps, waitForHost } from "../../test/guest/support";
+import { reportBench } from "../../tools/lib/bench-report";
 
 const N = Number(process.argv[2] ?? 60);
+
+function percentile(samples: number[], p: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+}
 
 async function main(): Promise<void> {
   const bare = await measureBareLaunches(N);
@@ -62,6 +68,17 @@ async function main(): Promise<void> {
     console.log(`  sandbox launch alone     ${stats(bare)}`);
     console.log(`  pipeline, 1 caller       ${stats(serial)}  ${serialRate.toFixed(1)} calls/s`);
     console.log(`  pipeline, 16 concurrent  ${stats(concurrent)}  ${concurrentRate.toFixed(1)} calls/s`);
+    const bareP50 = percentile(bare, 0.5);
+    const serialP50 = percentile(serial, 0.5);
+    reportBench("e2e", { database: "postgres", calls: N, cores: os.cpus().length }, [
+      { name: "sandbox launch alone p50", value: bareP50, unit: "ms" },
+      { name: "pipeline, 1 caller p50", value: serialP50, unit: "ms", baseline: "sandbox launch alone p50", ratio: serialP50 / bareP50, goal: "≤ 5× the sandbox launch and ≤ 25 ms on PostgreSQL" },
+      { name: "pipeline, 1 caller p99", value: percentile(serial, 0.99), unit: "ms" },
+      { name: "pipeline, 1 caller rate", value: serialRate, unit: "calls/s" },
+      { name: "pipeline, 16 concurrent p50", value: percentile(concurrent, 0.5), unit: "ms", baseline: "sandbox launch alone p50", ratio: percentile(concurrent, 0.5) / bareP50 },
+      { name: "pipeline, 16 concurrent p99", value: percentile(concurrent, 0.99), unit: "ms", goal: "≤ 250 ms" },
+      { name: "pipeline, 16 concurrent rate", value: concurrentRate, unit: "calls/s", goal: "≥ 150 calls/s on PostgreSQL" },
+    ]);
   } finally {
     await handle.close();
     await hub.stop();

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reportBench, type BenchFigure } from "../../tools/lib/bench-report";
 import { buildNative } from "../build.mjs";
 import { addBpfLease, bpfProgramStats, bpfStatus } from "../index";
 import { makeTestCgroup } from "../test/bpf-helpers";
@@ -31,6 +32,7 @@ const cg = makeTestCgroup("bench");
 const file = (p: string) => { const s = statSync(p, { bigint: true }); return { dev: s.dev, ino: s.ino }; };
 const lease = addBpfLease(cg.lease, { exec: [file("/bin/true"), file(LOOP), file("/bin/sh")], egress: [`127.0.0.1/32:${PORT}`] });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const figures: BenchFigure[] = [];
 try {
   console.log(`tier ${st.tier}, object ${st.object_sha256?.slice(0, 16)}…, ${ROUNDS} rounds alternating outside/inside`);
   for (const op of ["exec", "open", "connect", "sendto"]) {
@@ -42,10 +44,12 @@ try {
     }
     const o = median(outside), i = median(inside);
     console.log(`${op.padEnd(8)} outside ${o.toFixed(0).padStart(8)} ns/op   inside ${i.toFixed(0).padStart(8)} ns/op   ratio ${(i / o).toFixed(3)}`);
+    figures.push({ name: `${op} inside a lease`, value: i, unit: "ns/op", baseline: `${op} outside a lease`, ratio: i / o });
   }
   if (statsBefore !== null) {
     for (const p of bpfProgramStats()) {
       console.log(`program ${p.name.padEnd(18)} runs ${String(p.run_cnt).padStart(9)}   mean ${p.run_cnt ? (p.run_time_ns / p.run_cnt).toFixed(0) : "-"} ns`);
+      if (p.run_cnt) figures.push({ name: `program ${p.name} mean run time`, value: p.run_time_ns / p.run_cnt, unit: "ns" });
     }
   } else {
     console.log("per-program run time: kernel.bpf_stats_enabled not available on this kernel");
@@ -56,3 +60,4 @@ try {
   if (statsBefore !== null) writeFileSync(STATS, statsBefore);
   if (w.denials.length) console.log(`unexpected denials: ${JSON.stringify(w.denials)}`);
 }
+reportBench("bpf", { tier: st.tier, rounds: ROUNDS, n: N }, figures);

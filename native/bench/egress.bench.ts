@@ -8,6 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { buildNative } from "../build.mjs";
 import { bpfStatus, launch, type SandboxPolicyInput } from "../index";
+import { reportBench } from "../../tools/lib/bench-report";
 
 buildNative({ quiet: true });
 mkdirSync("/tmp/leasehold-bench", { recursive: true });
@@ -46,6 +47,12 @@ try {
     `${name.padEnd(44)} launch p50 ${pct(times[v]!, 50).toFixed(2).padStart(7)} ms  p90 ${pct(times[v]!, 90).toFixed(2).padStart(7)} ms   setup p50 ${pct(setup[v]!, 50).toFixed(2).padStart(6)} ms`));
   const p50 = (v: number) => pct(times[v]!, 50);
   console.log(`egress − none: +${(p50(2) - p50(0)).toFixed(2)} ms p50; egress − exec_kernel (the network path alone): +${(p50(2) - p50(1)).toFixed(2)} ms p50`);
+  reportBench("egress", { runs: N, tier: st.tier, node: process.version }, [
+    { name: "launch p50, network none", value: p50(0), unit: "ms" },
+    { name: "launch p50, exec_kernel (BPF lease, no network path)", value: p50(1), unit: "ms", baseline: "launch p50, network none", ratio: p50(1) / p50(0) },
+    { name: "launch p50, network egress", value: p50(2), unit: "ms", baseline: "launch p50, network none", ratio: p50(2) / p50(0) },
+    { name: "network path alone (egress − exec_kernel) p50", value: p50(2) - p50(1), unit: "ms" },
+  ]);
 } finally {
   rmSync(wd, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { buildNative } from "../build.mjs";
 import { launch, type SandboxPolicyInput } from "../index";
+import { reportBench, type BenchFigure } from "../../tools/lib/bench-report";
 
 buildNative({ quiet: true });
 mkdirSync("/tmp/leasehold-bench", { recursive: true });
@@ -16,7 +17,10 @@ const policy: SandboxPolicyInput = {
 };
 
 const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
-const fmt = (name: string, xs: number[]) => console.log(`${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(2).padStart(7)} ms   (n=${xs.length})`);
+const fmt = (name: string, xs: number[]): number => {
+  console.log(`${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(2).padStart(7)} ms   (n=${xs.length})`);
+  return pct(xs, 50);
+};
 
 async function timeSandbox(n: number, p: SandboxPolicyInput = policy): Promise<number[]> {
   const out: number[] = [];
@@ -37,18 +41,27 @@ const bwrapArgs = (net: boolean) => [
 
 await timeSandbox(20); // warm-up
 console.log(`leasehold native launcher benchmark — ${new Date().toISOString()}, ${N} runs each, node ${process.version}`);
-fmt("sandbox /bin/true (all namespaces incl. net)", await timeSandbox(N));
+const sandboxP50 = fmt("sandbox /bin/true (all namespaces incl. net)", await timeSandbox(N));
 console.log(`${"sandbox without netns".padEnd(44)} not offered: the launcher enforces network "none" only (no weaker mode exists to measure)`);
-fmt("baseline: fork+exec /bin/true (spawnSync)", timeSync(N, "/bin/true", []));
-fmt("baseline: bwrap --unshare-all (with netns)", timeSync(N, "bwrap", bwrapArgs(true)));
-fmt("baseline: bwrap --unshare-all --share-net", timeSync(N, "bwrap", bwrapArgs(false)));
+const forkP50 = fmt("baseline: fork+exec /bin/true (spawnSync)", timeSync(N, "/bin/true", []));
+const bwrapP50 = fmt("baseline: bwrap --unshare-all (with netns)", timeSync(N, "bwrap", bwrapArgs(true)));
+const bwrapShareNetP50 = fmt("baseline: bwrap --unshare-all --share-net", timeSync(N, "bwrap", bwrapArgs(false)));
+const figures: BenchFigure[] = [
+  { name: "sandbox /bin/true p50", value: sandboxP50, unit: "ms", baseline: "bwrap --unshare-all (with netns) p50", ratio: sandboxP50 / bwrapP50 },
+  { name: "sandbox /bin/true p50 vs fork+exec", value: sandboxP50, unit: "ms", baseline: "fork+exec /bin/true (spawnSync) p50", ratio: sandboxP50 / forkP50 },
+  { name: "baseline: fork+exec /bin/true p50", value: forkP50, unit: "ms" },
+  { name: "baseline: bwrap --unshare-all (with netns) p50", value: bwrapP50, unit: "ms" },
+  { name: "baseline: bwrap --unshare-all --share-net p50", value: bwrapShareNetP50, unit: "ms" },
+];
 
 for (const conc of [1, 16]) {
   const total = conc === 1 ? 100 : 320;
   const t = performance.now();
   let next = 0;
   await Promise.all(Array.from({ length: conc }, async () => { while (next++ < total) await launch(policy); }));
-  console.log(`${`launches/s at ${conc} concurrent`.padEnd(44)} ${(total / ((performance.now() - t) / 1000)).toFixed(1)}`);
+  const rate = total / ((performance.now() - t) / 1000);
+  console.log(`${`launches/s at ${conc} concurrent`.padEnd(44)} ${rate.toFixed(1)}`);
+  figures.push({ name: `launches/s at ${conc} concurrent`, value: rate, unit: "launches/s" });
 }
 
 const ballast: Buffer[] = [];
@@ -58,7 +71,9 @@ function growRssTo(mib: number) {
 for (const mib of [50, 1024]) {
   growRssTo(mib);
   const rss = (process.memoryUsage().rss / 1048576).toFixed(0);
-  fmt(`sandbox at hub RSS ${rss} MiB`, await timeSandbox(100));
-  fmt(`  baseline spawnSync at RSS ${rss} MiB`, timeSync(50, "/bin/true", []));
+  const atRss = fmt(`sandbox at hub RSS ${rss} MiB`, await timeSandbox(100));
+  const spawnAtRss = fmt(`  baseline spawnSync at RSS ${rss} MiB`, timeSync(50, "/bin/true", []));
+  figures.push({ name: `sandbox p50 at hub RSS ${mib} MiB`, value: atRss, unit: "ms", baseline: `spawnSync /bin/true p50 at RSS ${mib} MiB`, ratio: atRss / spawnAtRss });
 }
 rmSync(wd, { recursive: true, force: true });
+reportBench("launch", { runs: N, node: process.version }, figures);

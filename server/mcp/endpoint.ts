@@ -4,12 +4,13 @@ import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpConfig } from "../config";
 import type { HubRuntime } from "../hub/runtime";
 import { releaseSessionLeases } from "../leases";
-import { authenticateToken, type AgentToken } from "../tokens";
+import { authenticateToken, type AgentToken, type TokenCheck } from "../tokens";
 import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
 import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized, type RpcId } from "./responses";
 import { authInfoFor, createMcpServer } from "./server";
 import {
+  authenticateWithSession,
   countLiveSessions,
   deleteSession,
   findSession,
@@ -19,6 +20,7 @@ import {
   reclaimExpiredSessions,
   sessionDigest,
   touchSession,
+  type SessionLookup,
   type StoredSession,
 } from "./session-store";
 import { decideTool } from "./tools/catalogue";
@@ -30,6 +32,12 @@ import { readBoundedBody } from "../http/body";
  * request, so revocation is effective at once), the per-token rate limit,
  * the per-token concurrency limit, body size and JSON depth, the tool-scope
  * check, and session resolution — only then does the SDK see it.
+ *
+ * A request naming a session reads the token's row and the session's row in
+ * one query (`authenticateWithSession`), taken when the request arrives; the
+ * checks above still run, and answer, in the order listed. This halves the
+ * database round trips of every call on an open session (measured in
+ * docs/benchmarks.md: the MCP `health` bench).
  *
  * Sessions live in PostgreSQL. This process keeps an SDK transport + server
  * per session it has served, as a cache: a process that has never seen a
@@ -259,7 +267,11 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
   if (!bearer.ok) return unauthorized(config.publicUrl, bearer.message, request.headers.has("authorization"));
   const db = runtime.database.handle.db;
   const now = new Date();
-  const auth = await authenticateToken(db, bearer.value, now);
+  const sessionId = request.headers.get("mcp-session-id");
+  let auth: TokenCheck;
+  let found: SessionLookup | undefined;
+  if (sessionId !== null && checkSessionIdShape(sessionId)) ({ auth, session: found } = await authenticateWithSession(db, bearer.value, sessionId, now));
+  else auth = await authenticateToken(db, bearer.value, now);
   if (!auth.ok) {
     const message = auth.reason === "expired" ? "the token has expired" : auth.reason === "revoked" ? "the token has been revoked" : "the token is not valid";
     return unauthorized(config.publicUrl, message, true);
@@ -268,9 +280,9 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
   const rate = state.rate.take(token.id, now.getTime());
   if (!rate.ok) return rateLimited(`this token is over its rate limit of ${mcp.ratePerMinute} requests per minute`, rate.retryAfterS);
 
-  if (request.method === "POST") return handlePost(state, request, token, now);
+  if (request.method === "POST") return handlePost(state, request, token, now, found);
   if (request.method === "GET" || request.method === "DELETE") {
-    const resolved = await resolveSession(state, request, token, now);
+    const resolved = await resolveSession(state, request, token, now, found);
     if (resolved instanceof Response) return resolved;
     const { session, stored } = resolved;
     if (request.method === "DELETE") {
@@ -293,12 +305,19 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
   return rpcError(405, -32000, "INVALID_ARGUMENT", "method not allowed", { headers: { allow: "GET, POST, DELETE" } });
 }
 
-async function resolveSession(state: EndpointState, request: Request, token: AgentToken, now: Date): Promise<{ session: LiveSession; stored: StoredSession } | Response> {
+/** `prefetched`: the session's lookup made together with the token's (`authenticateWithSession`), when there was one. */
+async function resolveSession(
+  state: EndpointState,
+  request: Request,
+  token: AgentToken,
+  now: Date,
+  prefetched: SessionLookup | undefined,
+): Promise<{ session: LiveSession; stored: StoredSession } | Response> {
   const sessionId = request.headers.get("mcp-session-id");
   if (sessionId === null) return rpcError(400, -32000, "INVALID_ARGUMENT", "Bad Request: Mcp-Session-Id header is required", { hint: "send initialize first and use the Mcp-Session-Id it returns" });
   if (!checkSessionIdShape(sessionId)) return sessionNotFound();
   const db = state.runtime.database.handle.db;
-  const found = await findSession(db, sessionId, token.id, now);
+  const found = prefetched ?? (await findSession(db, sessionId, token.id, now));
   if (!found.ok) {
     const cached = state.live.get(sessionDigest(sessionId));
     if (cached !== undefined && found.reason !== "other_token") await closeLive(state, cached);
@@ -310,7 +329,7 @@ async function resolveSession(state: EndpointState, request: Request, token: Age
   return { session, stored: found.session };
 }
 
-async function handlePost(state: EndpointState, request: Request, token: AgentToken, now: Date): Promise<Response> {
+async function handlePost(state: EndpointState, request: Request, token: AgentToken, now: Date, found: SessionLookup | undefined): Promise<Response> {
   const mcp = state.runtime.config.mcp;
   const release = state.requests.acquire(token.id);
   if (release === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
@@ -340,7 +359,7 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
     } else if (request.headers.get("mcp-session-id") === null) {
       return sessionlessRefusal(messages);
     } else {
-      const resolved = await resolveSession(state, request, token, now);
+      const resolved = await resolveSession(state, request, token, now, found);
       if (resolved instanceof Response) return resolved;
       response = await resolved.session.transport.handleRequest(request, { authInfo: authInfoFor(token), parsedBody: parsed });
     }

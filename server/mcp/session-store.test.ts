@@ -1,9 +1,9 @@
 import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
-import { createToken } from "../tokens";
+import { createToken, revokeToken } from "../tokens";
 import { allEntries } from "../../test/pipeline/support";
 import { hashActor } from "../ledger/entry";
-import { countLiveSessions, deleteSession, findSession, insertSession, liveSessionDigests, newSessionId, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
+import { authenticateWithSession, countLiveSessions, deleteSession, findSession, insertSession, liveSessionDigests, newSessionId, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
 
 describeEachDatabase("mcp session store", (db) => {
   it("binds a session to its token, slides idle expiry, and reclaims expired sessions", async () => {
@@ -45,5 +45,33 @@ describeEachDatabase("mcp session store", (db) => {
       .filter((e) => e.type === "session/1" && e.actor === hashActor("token", token.id))
       .map((e) => `${(e.data as { event: string }).event}:${(e.data as { session_digest: string }).session_digest === `sha256:${closedOne.digest}` ? "closed-one" : (e.data as { session_digest: string }).session_digest === `sha256:${expiring.digest}` ? "expiring" : "?"}`);
     expect(events).toEqual(["opened:closed-one", "opened:expiring", "closed:closed-one", "expired:expiring"]);
+  });
+
+  it("authenticateWithSession reads token and session together: the token is judged as authenticateToken would, the session only for a good token and only its own", async () => {
+    const { handle } = db();
+    const t0 = new Date("2032-01-01T00:00:00Z");
+    const make = (name: string, expiresAt: Date | null = null) =>
+      createToken(handle.db, { name, readOnly: false, tools: null, hosts: null, expiresAt, createdBy: "cli" }, { knownTools: [], now: new Date("2031-12-01T00:00:00Z") });
+    const owner = await make("joined-owner");
+    const other = await make("joined-other");
+    const short = await make("joined-short", new Date(t0.getTime() + 10_000));
+    const lifetimes = { idleS: 60, maxS: 300 };
+    const id = newSessionId();
+    const stored = await insertSession(handle.db, { sessionId: id, tokenId: owner.token.id, protocolVersion: "2025-11-25", clientInfo: { name: "c" }, clientCapabilities: { sampling: {} } }, lifetimes, t0);
+
+    const good = await authenticateWithSession(handle.db, owner.secret, id, t0);
+    expect(good.auth.ok && good.auth.token.id).toBe(owner.token.id);
+    expect(good.session).toEqual({ ok: true, session: { ...stored, clientInfo: { name: "c" }, clientCapabilities: { sampling: {} } } });
+    expect((await authenticateWithSession(handle.db, owner.secret, newSessionId(), t0)).session).toEqual({ ok: false, reason: "unknown" });
+    expect((await authenticateWithSession(handle.db, other.secret, id, t0)).session).toEqual({ ok: false, reason: "other_token" });
+    expect((await authenticateWithSession(handle.db, owner.secret, id, new Date(t0.getTime() + 61_000))).session).toEqual({ ok: false, reason: "expired" });
+
+    // A bad token says nothing about the session it names.
+    expect(await authenticateWithSession(handle.db, "garbage", id, t0)).toEqual({ auth: { ok: false, reason: "malformed" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, `lh_${"A".repeat(32)}`, id, t0)).toEqual({ auth: { ok: false, reason: "unknown" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, short.secret, id, new Date(t0.getTime() + 10_000))).toEqual({ auth: { ok: false, reason: "expired" }, session: undefined });
+    // Revocation counts on the very next call: nothing of the token is remembered between calls.
+    await revokeToken(handle.db, owner.token.id, "cli");
+    expect(await authenticateWithSession(handle.db, owner.secret, id, t0)).toEqual({ auth: { ok: false, reason: "revoked" }, session: undefined });
   });
 });

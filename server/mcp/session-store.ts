@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, count, eq, gt, inArray, isNull, lte, or } from "drizzle-orm";
+import { and, count, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import type { Database } from "../db";
 import { agentTokens, mcpSessions } from "../db/schema";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
+import { checkTokenRow, hashTokenSecret, looksLikeToken, type TokenCheck } from "../tokens";
 
 /**
  * MCP sessions in PostgreSQL. Only sha256(session id) is stored; the id is a
@@ -93,6 +94,12 @@ export type SessionLookup = { ok: true; session: StoredSession } | { ok: false; 
 export async function findSession(db: Database, sessionId: string, tokenId: string, now: Date): Promise<SessionLookup> {
   const digest = sessionDigest(sessionId);
   const [row] = await db.select().from(mcpSessions).where(eq(mcpSessions.id, digest)).limit(1);
+  return lookupOf(row, digest, tokenId, now);
+}
+
+type SessionRow = typeof mcpSessions.$inferSelect;
+
+function lookupOf(row: SessionRow | null | undefined, digest: string, tokenId: string, now: Date): SessionLookup {
   if (!row) return { ok: false, reason: "unknown" };
   if (row.tokenId !== tokenId) return { ok: false, reason: "other_token" };
   const session: StoredSession = {
@@ -107,6 +114,42 @@ export async function findSession(db: Database, sessionId: string, tokenId: stri
   };
   if (session.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: "expired" };
   return { ok: true, session };
+}
+
+function buildTokenAndSessionQuery(db: Database) {
+  return db
+    .select({ token: agentTokens, session: mcpSessions })
+    .from(agentTokens)
+    .leftJoin(mcpSessions, eq(mcpSessions.id, sql.placeholder("session")))
+    .where(eq(agentTokens.tokenHash, sql.placeholder("hash")))
+    .limit(1)
+    .prepare("leasehold_mcp_token_and_session");
+}
+
+/** Built once per database: the request path skips drizzle's query building. */
+const tokenAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildTokenAndSessionQuery>>();
+
+/**
+ * What every request on an open session needs, in ONE database round trip:
+ * the bearer token's row (authenticated exactly as `authenticateToken` does —
+ * read now, so a revocation or expiry counts on the very next request) and
+ * the row of the session it names. The session's row is judged only for a
+ * good token (a bad one learns nothing about it), and only the token that
+ * opened it may use it.
+ */
+export async function authenticateWithSession(db: Database, presented: string, sessionId: string, now: Date): Promise<{ auth: TokenCheck; session: SessionLookup | undefined }> {
+  if (!looksLikeToken(presented)) return { auth: { ok: false, reason: "malformed" }, session: undefined };
+  const hash = hashTokenSecret(presented);
+  const digest = sessionDigest(sessionId);
+  let query = tokenAndSessionQueries.get(db);
+  if (query === undefined) {
+    query = buildTokenAndSessionQuery(db);
+    tokenAndSessionQueries.set(db, query);
+  }
+  const [row] = await query.execute({ hash, session: digest });
+  const auth = checkTokenRow(row?.token, hash, now);
+  if (!auth.ok) return { auth, session: undefined };
+  return { auth, session: lookupOf(row?.session, digest, auth.token.id, now) };
 }
 
 /**

@@ -129,6 +129,17 @@ export async function authenticateToken(db: Database, presented: string, now = n
   if (!looksLikeToken(presented)) return { ok: false, reason: "malformed" };
   const digest = hashTokenSecret(presented);
   const [row] = await db.select().from(agentTokens).where(eq(agentTokens.tokenHash, digest)).limit(1);
+  return checkTokenRow(row, digest, now);
+}
+
+/**
+ * The second half of `authenticateToken`, for a caller that read the row
+ * itself (the MCP endpoint reads it together with the session in one query):
+ * constant-time comparison of the digests, then expiry and revocation as of
+ * `now`. `digest` is `hashTokenSecret` of a presented token that passed
+ * `looksLikeToken`.
+ */
+export function checkTokenRow(row: TokenRow | undefined, digest: Uint8Array, now: Date): TokenCheck {
   if (!row || !digestsEqual(new Uint8Array(row.tokenHash), digest)) return { ok: false, reason: "unknown" };
   const token = fromRow(row);
   const status = tokenStatus(token, now);

@@ -20,6 +20,7 @@ import { creator as recommended } from "@secretlint/secretlint-rule-preset-recom
 import { Scrubber } from "../scrubber";
 import { Scrubber as BaselineScrubber } from "./baseline/scrubber";
 import { ALL_CASES, FAKE, FAKE12 } from "../test/corpus";
+import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
 
 interface Pushes {
   push(b: Buffer): Buffer;
@@ -37,6 +38,7 @@ async function secretlintCount(text: string): Promise<number> {
 }
 
 const MB = Number(process.env.BENCH_MB ?? 64);
+const figures: BenchFigure[] = [];
 const CHUNK = 64 * 1024;
 
 function makeLog(size: number, every: number, inject: string[]): Buffer {
@@ -96,6 +98,7 @@ function run(name: string, engine: string, make: Make, input: Buffer, dlp?: unkn
   console.log(
     `${name.padEnd(40)} ${engine.padEnd(10)} ${fmt(mb / scrub.seconds)} MB/s   copy ${fmt(mb / copy.seconds)} MB/s   ratio ${(copy.seconds / scrub.seconds * 100).toFixed(2).padStart(6)}%   redactions ${redactions}`,
   );
+  figures.push({ name: `${engine} scrubber: ${name}`, value: mb / scrub.seconds, unit: "MB/s", baseline: `Buffer copy of the same chunks: ${name}`, ratio: copy.seconds / scrub.seconds });
 }
 
 async function runSecretlint(name: string, input: Buffer, mbLimit: number) {
@@ -107,6 +110,7 @@ async function runSecretlint(name: string, input: Buffer, mbLimit: number) {
   const seconds = (performance.now() - t) / 1000;
   const mb = cs.reduce((n, c) => n + c.length, 0) / (1024 * 1024);
   console.log(`${name.padEnd(40)} ${"secretlint".padEnd(10)} ${(mb / seconds).toFixed(1).padStart(8)} MB/s   (on ${mb.toFixed(0)} MiB, 64 KiB windows)   messages ${found}`);
+  figures.push({ name: `secretlint: ${name}`, value: mb / seconds, unit: "MB/s" });
 }
 
 async function coverage() {
@@ -131,8 +135,11 @@ async function coverage() {
     else slMissed.push(c.name);
   }
   for (const c of rows.negative) if ((await secretlintCount(bytes(c.input).toString("latin1"))) > 0) slFalse++;
-  const line = (engine: string, ok: number, fp: number) =>
+  const line = (engine: string, ok: number, fp: number) => {
     console.log(`${engine.padEnd(22)} caught ${String(ok).padStart(3)} / ${rows.positive.length} positive rows   flagged ${String(fp).padStart(2)} / ${rows.negative.length} near-misses`);
+    figures.push({ name: `coverage ${engine}: positive rows caught`, value: ok, unit: `of ${rows.positive.length}` });
+    figures.push({ name: `coverage ${engine}: near-misses flagged`, value: fp, unit: `of ${rows.negative.length}` });
+  };
   console.log(`coverage on the scrub corpus (${ALL_CASES.length} rows)`);
   line("baseline (b67aaac)", rows.positive.filter((c) => exact(baseline, c)).length, rows.negative.filter((c) => touched(baseline, c)).length);
   line("current", rows.positive.filter((c) => exact(current, c)).length, rows.negative.filter((c) => touched(current, c)).length);
@@ -171,3 +178,4 @@ for (const [name, input] of inputs) {
 }
 run("log text + 2 DLP patterns", "baseline", baseline, inputs[0]![1], dlp);
 run("log text + 2 DLP patterns", "current", current, inputs[0]![1], dlp);
+reportBench("scrub", { input_mib: MB, chunk_kib: CHUNK / 1024, node: process.version }, figures);

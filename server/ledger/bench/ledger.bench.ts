@@ -24,6 +24,7 @@ import { verifyInclusion } from "../../trust/ledger/proof";
 import { proveInclusion } from "../prove";
 import { runVerify } from "../verify-cli";
 import { appendTestEntry, memoryLogKey } from "../test/fixtures";
+import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
 
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 3);
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 200_000);
@@ -59,6 +60,7 @@ async function main() {
   await admin.end();
   const url = server.url.replace(/\/postgres$/, "/bench");
   const handle = await openPostgres(url, { max: 40 });
+  const figures: BenchFigure[] = [];
   try {
     await applyMigrations(handle);
     const db = handle.db;
@@ -78,6 +80,11 @@ async function main() {
       const ledger = await measure(writers, (w, i) => appendTestEntry(db, `bench-${writers}-${w}-${i}`));
       console.log(
         `${String(writers).padStart(7)} | ${fmt(ledger.perSecond, 0).padStart(15)} ${fmt(ledger.p50, 2).padStart(7)} ${fmt(ledger.p99, 2).padStart(7)} | ${fmt(plain.perSecond, 0).padStart(14)} ${fmt(plain.p50, 2).padStart(7)} ${fmt(plain.p99, 2).padStart(7)} | ${fmt(ledger.perSecond / plain.perSecond, 2)}`,
+      );
+      figures.push(
+        { name: `ledger appends/s, ${writers} writers`, value: ledger.perSecond, unit: "appends/s", baseline: `plain single-row insert/s, ${writers} writers`, ratio: ledger.perSecond / plain.perSecond },
+        { name: `ledger append p50, ${writers} writers`, value: ledger.p50, unit: "ms", baseline: `plain insert p50, ${writers} writers`, ratio: ledger.p50 / plain.p50 },
+        { name: `ledger append p99, ${writers} writers`, value: ledger.p99, unit: "ms" },
       );
     }
 
@@ -108,6 +115,10 @@ async function main() {
     await integrator.stop();
     lags.sort((a, b) => a - b);
     console.log(`\ncheckpoint lag (append → signed checkpoint covering it), 8 writers, 200 ms poll: p50 ${fmt(pct(lags, 50), 0)} ms, p99 ${fmt(pct(lags, 99), 0)} ms, max ${fmt(lags.at(-1) ?? NaN, 0)} ms (target ≤ 1000 ms; n=${lags.length})`);
+    figures.push(
+      { name: "checkpoint lag p50 (8 writers, 200 ms poll)", value: pct(lags, 50), unit: "ms", goal: "≤ 1000 ms" },
+      { name: "checkpoint lag p99 (8 writers, 200 ms poll)", value: pct(lags, 99), unit: "ms", goal: "≤ 1000 ms" },
+    );
 
     await fillTo(db, key, ENTRIES);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-bench-"));
@@ -131,6 +142,11 @@ async function main() {
     console.log(
       `\nexport + verify of ${counts.entries} entries (${counts.checkpoints} checkpoints, ${fmt(fs.statSync(file).size / 2 ** 20, 0)} MiB): export ${fmt(exportMs / 1000, 2)} s (from the database), verify ${fmt(verifyMs / 1000, 2)} s, total ${fmt((exportMs + verifyMs) / 1000, 2)} s (target < 10 s), verdict exit ${code}; baseline: reading the same rows page by page alone ${fmt(readMs / 1000, 2)} s (export ÷ read ${fmt(exportMs / readMs, 2)})`,
     );
+    figures.push(
+      { name: `export from the database, ${counts.entries} entries`, value: exportMs / 1000, unit: "s", baseline: "reading the same rows page by page", ratio: exportMs / readMs },
+      { name: `verify, ${counts.entries} entries`, value: verifyMs / 1000, unit: "s" },
+      { name: `export + verify, ${counts.entries} entries`, value: (exportMs + verifyMs) / 1000, unit: "s", goal: "< 10 s (for 1,000,000 entries)" },
+    );
     fs.rmSync(dir, { recursive: true, force: true });
 
     const size = counts.entries;
@@ -153,6 +169,11 @@ async function main() {
     console.log(
       `inclusion proof at size ${size}: generate (database) p50 ${fmt(pct(proofTimes, 50), 2)} ms p99 ${fmt(pct(proofTimes, 99), 2)} ms; verify p50 ${fmt(pct(verifyTimes, 50) * 1000, 0)} µs p99 ${fmt(pct(verifyTimes, 99) * 1000, 0)} µs`,
     );
+    figures.push(
+      { name: "inclusion proof generation (database) p50", value: pct(proofTimes, 50), unit: "ms" },
+      { name: "inclusion proof verification p50", value: pct(verifyTimes, 50) * 1000, unit: "µs" },
+    );
+    reportBench("ledger", { database: "postgres", seconds_per_run: SECONDS_PER_RUN, entries: ENTRIES, cores: os.cpus().length }, figures);
   } finally {
     await handle.close();
     server.stop();

@@ -8,13 +8,18 @@
  * handler `GET /api/health`, which returns the same health JSON (same
  * function, same database reads) without MCP, and a plain node:http server
  * in this process returning that JSON canned.
- * Also prints the hub's memory per idle session (RSS delta over 200 idle
- * sessions). Figures are printed, never asserted.
+ * Also prints the hub process's own CPU time per request (from /proc; the
+ * bench's clients share this machine's cores, and an SDK client costs more
+ * CPU than fetch, so the server's share is printed apart — PostgreSQL's own
+ * processes are not in it) and the hub's memory per idle session (RSS delta
+ * over 200 idle sessions). Figures are printed, never asserted.
  */
+import fs from "node:fs";
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { benchHub, rssKiB } from "./hub";
+import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
 
 const stepSeconds = Number(process.argv[2] ?? 5);
 const LEVELS = [1, 16, 64];
@@ -41,6 +46,21 @@ async function measure(workers: number, call: (worker: number) => Promise<void>)
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), rps: latencies.length / elapsed, n: latencies.length };
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the parenthesised command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** `measure` plus the hub's CPU ms per request over the same interval. */
+async function measureWithCpu(pid: number, workers: number, call: (worker: number) => Promise<void>) {
+  const cpuBefore = cpuMs(pid);
+  const result = await measure(workers, call);
+  return { ...result, cpuPerRequest: (cpuMs(pid) - cpuBefore) / result.n };
+}
+
 async function openClient(url: string, token: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
   const client = new Client({ name: "bench", version: "1" });
@@ -51,6 +71,8 @@ async function openClient(url: string, token: string): Promise<Client> {
 // Entry-point script: the database comes from the caller's environment, like the hub's.
 const { hub, token } = await benchHub(process.env.DATABASE_URL, { LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_RATE_PER_MINUTE: "10000000", LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: "1000", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "1000" });
 const clients: Client[] = [];
+const figures: BenchFigure[] = [];
+const database = process.env.DATABASE_URL ? "postgres" : "pglite";
 try {
   const first = await openClient(hub.url, token);
   clients.push(first);
@@ -69,13 +91,14 @@ try {
   const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
-  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
-  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s");
+  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
+  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route");
   for (const level of LEVELS) {
-    const mcp = await measure(level, async (w) => {
+    const hubPid = hub.process.pid!;
+    const mcp = await measureWithCpu(hubPid, level, async (w) => {
       await clients[w]!.callTool({ name: "health", arguments: {} });
     });
-    const route = await measure(level, async () => {
+    const route = await measureWithCpu(hubPid, level, async () => {
       const res = await fetch(`${hub.url}/api/health`);
       await res.arrayBuffer();
     });
@@ -84,7 +107,20 @@ try {
       await res.arrayBuffer();
     });
     console.log(
-      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)}`,
+      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x`,
+    );
+    const goal = level === 64 ? undefined : "≤ 1.3× the bare route (issue #16)";
+    figures.push(
+      { name: `MCP health p50, ${level} clients`, value: mcp.p50, unit: "ms", baseline: `GET /api/health p50, ${level} clients`, ratio: mcp.p50 / route.p50, ...(goal ? { goal } : {}) },
+      { name: `MCP health throughput, ${level} clients (route req/s ÷ MCP req/s)`, value: mcp.rps, unit: "req/s", baseline: `GET /api/health req/s, ${level} clients`, ratio: route.rps / mcp.rps, ...(goal ? { goal } : {}) },
+      { name: `MCP health p99, ${level} clients`, value: mcp.p99, unit: "ms", baseline: `GET /api/health p99, ${level} clients`, ratio: mcp.p99 / route.p99 },
+      { name: `GET /api/health p50, ${level} clients`, value: route.p50, unit: "ms", baseline: `canned node:http JSON p50, ${level} clients`, ratio: route.p50 / base.p50 },
+      { name: `GET /api/health req/s, ${level} clients`, value: route.rps, unit: "req/s" },
+      { name: `canned node:http JSON req/s, ${level} clients`, value: base.rps, unit: "req/s" },
+      // CPU is counted in 10 ms ticks: a step too short to see any gives no ratio rather than an infinite one.
+      route.cpuPerRequest > 0
+        ? { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms", baseline: `hub CPU per GET /api/health, ${level} clients`, ratio: mcp.cpuPerRequest / route.cpuPerRequest }
+        : { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms" },
     );
   }
   baseline.close();
@@ -96,6 +132,8 @@ try {
   await new Promise((r) => setTimeout(r, 1000));
   const after = rssKiB(hub.process.pid!);
   console.log(`memory per idle session: ${((after - before) / idle).toFixed(1)} KiB (hub RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB over ${idle} sessions; includes each client's open GET stream)`);
+  figures.push({ name: "hub memory per idle session", value: (after - before) / idle, unit: "KiB" });
+  reportBench("mcp", { database, seconds_per_step: stepSeconds, levels: LEVELS }, figures);
   clients.push(...idleClients);
 } finally {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));

@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { apkFixtures, ensureAndroidTools } from "../test/fixtures";
 import { makeApk } from "./large-apk";
+import { reportBench, type BenchFigure } from "../../../../tools/lib/bench-report";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, "../../../..");
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
   await build({ entryPoints: [resolve(HERE, "../main.ts")], bundle: true, platform: "node", format: "esm", target: "node20", outfile: bundlePath, logLevel: "silent" });
   const bundle = execFileSync("cat", [bundlePath]);
   const rows: string[][] = [];
+  const figures: BenchFigure[] = [];
   for (const mb of [1, 50]) {
     const apk = makeApk(dir, mb, keystore);
     const bytes = statSync(apk).size;
@@ -67,6 +69,12 @@ async function main(): Promise<void> {
     rows.push([size, "node with an empty program (floor)", nodeEmpty.seconds.toFixed(2), (nodeEmpty.maxRssKiB / 1024).toFixed(1), ""]);
     rows.push([size, "baseline: unzip -l", unzip.seconds.toFixed(2), (unzip.maxRssKiB / 1024).toFixed(1), "central directory only"]);
     rows.push([size, "baseline: aapt dump badging", aapt.seconds.toFixed(2), (aapt.maxRssKiB / 1024).toFixed(1), "manifest + resources"]);
+    figures.push(
+      { name: `apk_inspect worker, ${size}`, value: worker.seconds, unit: "s", baseline: `aapt dump badging, ${size}`, ratio: worker.seconds / aapt.seconds },
+      { name: `apk_inspect worker vs unzip -l, ${size}`, value: worker.seconds, unit: "s", baseline: `unzip -l, ${size}`, ratio: worker.seconds / unzip.seconds },
+      { name: `apk_inspect worker vs an empty node program, ${size}`, value: worker.seconds, unit: "s", baseline: "node with an empty program", ratio: worker.seconds / nodeEmpty.seconds },
+      { name: `apk_inspect worker peak RSS, ${size}`, value: worker.maxRssKiB / 1024, unit: "MiB", baseline: `aapt dump badging peak RSS, ${size}`, ratio: worker.maxRssKiB / aapt.maxRssKiB },
+    );
   }
   const head = ["APK", "program", "time s (median of 3)", "peak RSS MiB", "note"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
   console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
   for (const r of rows) console.log(fmt(r));
   rmSync(dir, { recursive: true, force: true });
+  reportBench("apk-worker", { sizes_mb: [1, 50], node: process.version }, figures);
 }
 
 await main();
