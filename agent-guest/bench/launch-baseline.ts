@@ -25,3 +25,21 @@ export async function measureBareLaunches(n: number): Promise<number[]> {
   fs.rmSync(ws, { recursive: true, force: true });
   return bare;
 }
+
+/** `n` launches of /bin/true, `inFlight` at a time: the launcher's own rate (launches/s) at that concurrency. */
+export async function measureConcurrentLaunchRate(n: number, inFlight: number): Promise<number> {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "lh-bench-"));
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) {
+        next += 1;
+        await launch({ argv: ["/bin/true"], workdir: ws, memory_bytes: 512 << 20, cpus: 1, pids_max: 128, timeout_ms: 10_000 }, { chownWorkdir: false });
+      }
+    }),
+  );
+  const rate = (n / (performance.now() - t)) * 1000;
+  fs.rmSync(ws, { recursive: true, force: true });
+  return rate;
+}

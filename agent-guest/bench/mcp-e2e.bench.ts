@@ -26,7 +26,8 @@ import path from "node:path";
 import postgres from "postgres";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { measureBareLaunches, stats as stats_ } from "./launch-baseline";
+import { measureBareLaunches, measureConcurrentLaunchRate, stats as stats_ } from "./launch-baseline";
+import { reportBench, type BenchFigure } from "../../tools/lib/bench-report";
 import { runCli, startHub } from "../../test/support/hub-process";
 import { connectClient } from "../../test/mcp/support";
 import { waitFor } from "../../test/guest/support";
@@ -145,6 +146,7 @@ function describeCounts(p: Phase, counters: ReturnType<typeof countersPerCall>):
 
 async function main(): Promise<void> {
   const bare = await measureBareLaunches(N);
+  const launcherRate = await measureConcurrentLaunchRate(N, CONCURRENCY);
 
   const databaseUrl = process.env.DATABASE_URL;
   const traceFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "lh-stage-")), "trace.jsonl");
@@ -178,6 +180,11 @@ async function main(): Promise<void> {
     const launchP50 = [...bare].sort((a, b) => a - b)[Math.floor(bare.length / 2)] ?? NaN;
     console.log(`mcp e2e bench (${os.cpus().length} cores, hub on ${db}, local guest, run_command "true")`);
     console.log(`  sandbox launch alone                 ${stats_(bare)}`);
+    console.log(`  sandbox launches, ${CONCURRENCY} in flight        ${launcherRate.toFixed(1)} launches/s`);
+    const figures: BenchFigure[] = [
+      { name: "sandbox launch alone p50", value: launchP50, unit: "ms" },
+      { name: `sandbox launches, ${CONCURRENCY} in flight`, value: launcherRate, unit: "launches/s" },
+    ];
     for (const p of [serial, oneSession, concurrent]) {
       const d = describePhase(p, traceFile);
       console.log(d.line);
@@ -186,11 +193,31 @@ async function main(): Promise<void> {
         console.log(`    stages (each: its timestamp minus the previous stage's, same clock, ${p.name}):`);
         console.log(formatBreakdown(d.stages));
       }
+      const ms = p.samples.map((x) => x.ms).sort((a, b) => a - b);
+      const p50 = ms[Math.floor(ms.length / 2)] ?? NaN;
+      const p99 = ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] ?? NaN;
+      const serialPhase = p === serial;
+      figures.push(
+        { name: `${p.name} p50`, value: p50, unit: "ms", baseline: "sandbox launch alone p50", ratio: p50 / launchP50, ...(serialPhase ? { goal: "≤ 5× the launch and ≤ 25 ms on PostgreSQL; PGlite within 1.5× of PostgreSQL" } : {}) },
+        { name: `${p.name} p99`, value: p99, unit: "ms", ...(p === concurrent ? { goal: "≤ 250 ms" } : {}) },
+        {
+          name: `${p.name} rate`,
+          value: p.rate,
+          unit: "calls/s",
+          ...(p === concurrent ? { baseline: `sandbox launches, ${CONCURRENCY} in flight`, ratio: p.rate / launcherRate, goal: "≥ 150 calls/s and ≥ 0.5× the launcher on PostgreSQL; ≥ 60 calls/s on PGlite" } : {}),
+        },
+      );
+      if (d.counters !== null) figures.push({ name: `${p.name} statements per call`, value: d.counters.statements, unit: "statements" }, { name: `${p.name} transactions per call`, value: d.counters.transactions, unit: "transactions" });
+      if (p.pg !== null) figures.push({ name: `${p.name} commits per call`, value: p.pg.commits, unit: "commits" }, { name: `${p.name} WAL fsyncs per call`, value: p.pg.walSyncs, unit: "fsyncs" });
+      if (serialPhase) for (const row of d.stages) if (Number.isFinite(row.p50)) figures.push({ name: `stage ${row.stage} p50 (${p.name})`, value: row.p50, unit: "ms" });
     }
     const serialP50 = [...serial.samples.map((x) => x.ms)].sort((a, b) => a - b)[Math.floor(N / 2)] ?? NaN;
     const textBytes = serial.samples[0]?.textBytes ?? 0;
     console.log(`  ratio 1-client p50 / launch p50: ${(serialP50 / launchP50).toFixed(1)}×  (goal ≤ 5×)`);
+    console.log(`  ratio ${CONCURRENCY}-session rate / launcher rate at ${CONCURRENCY} in flight: ${(concurrent.rate / launcherRate).toFixed(2)}  (goal ≥ 0.5)`);
     console.log(`  text content of one completed run_command "true": ${textBytes} bytes`);
+    figures.push({ name: "text bytes of a completed run_command", value: textBytes, unit: "bytes" });
+    reportBench("mcp-e2e", { database: databaseUrl === undefined ? "pglite" : "postgres", calls: N, cores: os.cpus().length }, figures);
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await stats?.end({ timeout: 1 }).catch(() => undefined);
