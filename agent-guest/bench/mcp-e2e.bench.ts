@@ -32,6 +32,7 @@ import { runCli, startHub } from "../../test/support/hub-process";
 import { connectClient } from "../../test/mcp/support";
 import { waitFor } from "../../test/guest/support";
 import { epochMs } from "../../common/trace/stage";
+import { processTreeCpu } from "./process-cpu";
 import { breakdown, countersPerCall, formatBreakdown, readTrace, type StageRow } from "./stage-breakdown";
 
 const N = Number(process.argv[2] ?? 200);
@@ -104,11 +105,19 @@ interface Phase {
   samples: Timed[];
   rate: number;
   pg: PgStats | null;
+  /** CPU ms per call: the hub process, its local guest (with its finished sandboxes), this bench's client. */
+  cpu: { hub: number; guest: number; client: number };
 }
 
 /** Runs `N` calls spread over `clients` (each client `inFlight` at a time), timing each. */
-async function phase(name: string, clients: Client[], inFlight: number, pgStats: postgres.Sql | null): Promise<Phase> {
+function guestCpu(tree: ReturnType<typeof processTreeCpu>): number {
+  return [...tree.children].filter(([name]) => name.includes("leasehold-guest")).reduce((sum, [, ms]) => sum + ms, 0);
+}
+
+async function phase(name: string, clients: Client[], inFlight: number, pgStats: postgres.Sql | null, hubPid: number): Promise<Phase> {
   const before = await readPgStats(pgStats);
+  const treeBefore = processTreeCpu(hubPid);
+  const clientBefore = process.cpuUsage();
   const samples: Timed[] = [];
   let next = 0;
   const t = performance.now();
@@ -123,8 +132,11 @@ async function phase(name: string, clients: Client[], inFlight: number, pgStats:
     ),
   );
   const rate = (N / (performance.now() - t)) * 1000;
+  const treeAfter = processTreeCpu(hubPid);
+  const client = process.cpuUsage(clientBefore);
+  const cpu = { hub: (treeAfter.self - treeBefore.self) / N, guest: (guestCpu(treeAfter) - guestCpu(treeBefore)) / N, client: (client.user + client.system) / 1000 / N };
   const after = await readPgStats(pgStats);
-  return { name, samples, rate, pg: perCall(before, after, N) };
+  return { name, samples, rate, pg: perCall(before, after, N), cpu };
 }
 
 function describePhase(p: Phase, traceFile: string): { line: string; stages: StageRow[]; counters: ReturnType<typeof countersPerCall> } {
@@ -141,6 +153,7 @@ function describeCounts(p: Phase, counters: ReturnType<typeof countersPerCall>):
   const parts = [];
   if (counters !== null) parts.push(`hub → database: ${counters.statements.toFixed(1)} statements (round trips), ${counters.transactions.toFixed(1)} transactions`);
   if (p.pg !== null) parts.push(`server: ${p.pg.commits.toFixed(1)} commits, ${p.pg.walSyncs.toFixed(2)} WAL fsyncs, ${p.pg.walWrites.toFixed(2)} WAL writes, ${p.pg.walRecords.toFixed(0)} WAL records`);
+  parts.push(`CPU: hub ${p.cpu.hub.toFixed(1)} ms, guest + sandboxes ${p.cpu.guest.toFixed(1)} ms, bench client ${p.cpu.client.toFixed(1)} ms`);
   return `    per call: ${parts.join("; ")}`;
 }
 
@@ -154,6 +167,7 @@ async function main(): Promise<void> {
   const hub = await startHub({ DATABASE_URL: databaseUrl, LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000", LEASEHOLD_STAGE_TRACE: traceFile });
   const cli = { LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port), DATABASE_URL: databaseUrl };
   const stats = databaseUrl === undefined ? null : postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  const hubPid = hub.process.pid ?? 0;
   const clients: Client[] = [];
   try {
     const token = await runCli(["token", "create", "--name", "bench", "--expires", "1h"], cli);
@@ -170,11 +184,11 @@ async function main(): Promise<void> {
     for (const client of clients) await timedCall(client); // warm-up: every session once
     for (let i = 0; i < 5; i += 1) await timedCall(first);
 
-    const serial = await phase("1 client", [first], 1, stats);
+    const serial = await phase("1 client", [first], 1, stats, hubPid);
     // 16 calls in flight on ONE session.
-    const oneSession = await phase(`1 session ×${CONCURRENCY}`, [first], CONCURRENCY, stats);
+    const oneSession = await phase(`1 session ×${CONCURRENCY}`, [first], CONCURRENCY, stats, hubPid);
     // 16 clients, each its own session, sharing the host through observe leases.
-    const concurrent = await phase(`${CONCURRENCY} sessions`, clients, 1, stats);
+    const concurrent = await phase(`${CONCURRENCY} sessions`, clients, 1, stats, hubPid);
 
     const db = databaseUrl === undefined ? "embedded PGlite" : "PostgreSQL";
     const launchP50 = [...bare].sort((a, b) => a - b)[Math.floor(bare.length / 2)] ?? NaN;
@@ -208,6 +222,7 @@ async function main(): Promise<void> {
         },
       );
       if (d.counters !== null) figures.push({ name: `${p.name} statements per call`, value: d.counters.statements, unit: "statements" }, { name: `${p.name} transactions per call`, value: d.counters.transactions, unit: "transactions" });
+      figures.push({ name: `${p.name} hub CPU per call`, value: p.cpu.hub, unit: "ms" }, { name: `${p.name} guest CPU per call`, value: p.cpu.guest, unit: "ms" });
       if (p.pg !== null) figures.push({ name: `${p.name} commits per call`, value: p.pg.commits, unit: "commits" }, { name: `${p.name} WAL fsyncs per call`, value: p.pg.walSyncs, unit: "fsyncs" });
       if (serialPhase) for (const row of d.stages) if (Number.isFinite(row.p50)) figures.push({ name: `stage ${row.stage} p50 (${p.name})`, value: row.p50, unit: "ms" });
     }
