@@ -261,11 +261,10 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       structured,
       error,
     };
-    const [action] = await tx.select({ result: actions.result }).from(actions).where(eq(actions.id, job.actionId));
-    const previous = action?.result !== null && typeof action?.result === "object" ? (action.result as Record<string, unknown>) : {};
+    // The completion joins what the action's result already holds, in the UPDATE itself (one round trip).
     await tx
       .update(actions)
-      .set({ state: completion.state, result: { ...previous, completion }, updatedAt: new Date() })
+      .set({ state: completion.state, result: sql`coalesce(${actions.result}, '{}'::jsonb) || jsonb_build_object('completion', ${JSON.stringify(completion)}::jsonb)`, updatedAt: new Date() })
       .where(eq(actions.id, job.actionId));
     return true;
   });

@@ -12,6 +12,7 @@
  * (advisory and never stored: a lost one is followed by the next heartbeat's).
  */
 import { randomBytes } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "../db";
 import { emitProgress, wake, type OutputProgress } from "./wake";
@@ -58,9 +59,20 @@ export function listenForHostWakeups(handle: DatabaseHandle): Promise<void> {
   return started;
 }
 
+/**
+ * True for an embedded PGlite database: only the process holding its data
+ * directory lock (server/db/lock.ts) can open it, so there is no other hub
+ * process to tell, and a NOTIFY would only be this process hearing itself.
+ */
+function singleProcess(db: Database): boolean {
+  const client = (db as unknown as { $client?: unknown }).$client;
+  return client instanceof PGlite;
+}
+
 /** Wakes `topic` here and, through NOTIFY, in every other hub process. */
 export async function announce(db: Database, topic: string): Promise<void> {
   wake(topic);
+  if (singleProcess(db)) return;
   try {
     await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${`${topic}@${processOrigin()}`})`);
   } catch {
@@ -71,6 +83,7 @@ export async function announce(db: Database, topic: string): Promise<void> {
 /** Tells every hub process's waiters on `actionId` how much output its job has written so far. */
 export async function announceProgress(db: Database, actionId: string, progress: OutputProgress): Promise<void> {
   emitProgress(actionId, progress);
+  if (singleProcess(db)) return;
   try {
     await db.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${`progress:${actionId}:${progress.stdout_bytes}:${progress.stderr_bytes}`})`);
   } catch {
