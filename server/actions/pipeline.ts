@@ -363,6 +363,9 @@ async function decide(
   const db = deps.handle.db;
   return db.transaction(async (txRaw) => {
     const tx = asDb(txRaw);
+    // The fast path takes locks in the order revocation does — the token row, then (for a new
+    // lease) the host row — so the two cannot deadlock; the token is re-read FOR SHARE first.
+    if (onAllowed !== undefined && caller.kind === "token") await assertSubmitterActive(tx, { id: actionId, tokenId: caller.tokenId }, tx);
     const [inserted] = await tx
       .insert(actions)
       .values({

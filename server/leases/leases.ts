@@ -11,7 +11,7 @@
  * lapsed. Ending a session releases its leases; an admin may revoke any.
  *
  * Concurrency contract: every change to a host's leases runs in one
- * transaction that first locks the host's row (`SELECT … FOR UPDATE`), so
+ * transaction that first locks the host's row (`SELECT … FOR NO KEY UPDATE`), so
  * two hub processes cannot both grant an exclusive lease. Every change
  * (acquired, released, lapsed, revoked) is appended to the ledger in the
  * same transaction: if the append fails, the change rolls back. Touching the
@@ -79,8 +79,16 @@ async function sealLease(
   });
 }
 
+/**
+ * Serialises lease changes on one host. NO KEY UPDATE, not UPDATE: every row
+ * that references the host (an action, a job) takes a KEY SHARE lock on it,
+ * which FOR UPDATE would wait for — two transactions that each inserted such
+ * a row and then asked for the host lock deadlocked (issue 16's fast path
+ * takes the lease in the transaction that records the action). NO KEY UPDATE
+ * still excludes every other lease change.
+ */
 async function lockHost(tx: Tx, hostId: string): Promise<void> {
-  await tx.execute(sql`select id from hosts where id = ${hostId} for update`);
+  await tx.execute(sql`select id from hosts where id = ${hostId} for no key update`);
 }
 
 /** Marks this host's lapsed leases released (reason `lapsed`) and seals each. */

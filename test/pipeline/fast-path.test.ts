@@ -32,6 +32,19 @@ describeEachDatabase("the read-only fast path", (db) => {
     expect((await entriesOf(d, again.action_id)).map((e) => e.type)).toEqual(["decision/1", "dispatch/1"]);
   });
 
+  it("race: eight concurrent first calls of one session on a fresh host (each may take the lease) all dispatch, under one observe lease — no deadlock between the rows' foreign-key locks and the lease's host lock", async () => {
+    const d = db().handle.db;
+    const deps = testDeps(db().handle);
+    const host = await insertHost(d);
+    const caller = await insertToken(d);
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: `ls -la # ${i}` }, channel: "mcp" }, { waitMs: 0 })),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(Array(8).fill("dispatched"));
+    expect(new Set(outcomes.map((o) => o.lease_id)).size).toBe(1);
+    expect(await d.select().from(jobs).where(eq(jobs.hostId, host.id))).toHaveLength(8);
+  });
+
   it("hostile: a token revoked after its request was authenticated leaves only the refusal — no action, no lease, no job", async () => {
     const d = db().handle.db;
     const deps = testDeps(db().handle);
