@@ -47,7 +47,7 @@ const POLL_FALLBACK_MS = 2_000;
 export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal, fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
   const until = Date.now() + Math.min(Math.max(0, waitMs), MAX_LONG_POLL_MS);
   for (;;) {
-    await touchWaitingHost(db, hostId);
+    await touchHostLastSeen(db, hostId);
     const job = await claimJob(db, hostId, `host:${hostId}`, fair);
     if (job !== null) {
       traceStage(job.actionId, "hub.claimed");
@@ -63,10 +63,6 @@ export async function nextJob(db: Database, hostId: string, waitMs: number, sign
 // waits (last-seen.ts: at most once a second per host and process), so the sweep can tell an
 // offline host from an idle or busy one within OFFLINE_AFTER_MS. Busy guests are heard by heartbeats.
 const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
-
-async function touchWaitingHost(db: Database, hostId: string): Promise<void> {
-  await touchHostLastSeen(db, hostId);
-}
 
 /**
  * Renews the host's claim on a job; false when the job is no longer this
