@@ -1,0 +1,67 @@
+/**
+ * Redirect URIs: which may be registered (OAuth 2.1 §2.3.1, RFC 8252 §7 for
+ * native apps) and how a presented one is compared with the registered ones.
+ * The authorization code travels to this URI, so a loose rule here hands
+ * codes to whoever owns the host it lets through.
+ */
+
+export const MAX_REDIRECT_URI_LENGTH = 2048;
+export const MAX_REDIRECT_URIS = 10;
+
+/** Hosts an `http:` redirect may name: the loopback interface, where a native app listens (RFC 8252 §7.3). */
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+export function validateRedirectUri(uri: string): { ok: true } | { ok: false; reason: string } {
+  if (uri.length === 0) return { ok: false, reason: "redirect URI is empty" };
+  if (uri.length > MAX_REDIRECT_URI_LENGTH) return { ok: false, reason: `redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH} characters` };
+  // Whitespace, controls and backslashes are silently rewritten by URL
+  // parsers (a backslash becomes a slash in http/https); a URI whose parsed
+  // form differs from its text is a URI two parties read differently.
+  if (!/^[\x21-\x7e]+$/.test(uri)) return { ok: false, reason: "redirect URI contains whitespace, control or non-ASCII characters" };
+  if (/[\\"<>^`{|}]/.test(uri)) return { ok: false, reason: "redirect URI contains a character that is not allowed in a URI" };
+  if (uri.includes("#")) return { ok: false, reason: "redirect URI has a fragment" };
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return { ok: false, reason: "redirect URI is not an absolute URI" };
+  }
+  if (url.username !== "" || url.password !== "" || /^[a-z][a-z0-9+.-]*:\/\/[^/?]*@/i.test(uri)) {
+    return { ok: false, reason: "redirect URI has userinfo" };
+  }
+  if (url.protocol === "https:") return { ok: true };
+  if (url.protocol === "http:") {
+    if (LOOPBACK_HOSTS.has(url.hostname)) return { ok: true };
+    return { ok: false, reason: "an http redirect URI must name a loopback host (127.0.0.1, [::1] or localhost)" };
+  }
+  // A private-use scheme (RFC 8252 §7.1) is a reversed domain name the app
+  // owns, so it has a dot; this also keeps out javascript:, data:, file:.
+  const scheme = url.protocol.slice(0, -1);
+  if (scheme.includes(".")) return { ok: true };
+  return { ok: false, reason: `redirect URI scheme ${JSON.stringify(scheme)} is not https, loopback http or a private-use scheme with a dot` };
+}
+
+/**
+ * `http://<loopback host>[:port]<rest>` split into host and rest; the port
+ * is the only part that may differ between registered and presented.
+ */
+const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::([0-9]{1,5}))?([/?][^#]*)?$/;
+
+function splitLoopback(uri: string): { host: string; port: number | null; rest: string } | null {
+  const m = LOOPBACK_HTTP.exec(uri);
+  if (!m || m[1] === undefined) return null;
+  const port = m[2] === undefined ? null : Number(m[2]);
+  if (port !== null && (port < 1 || port > 65535)) return null;
+  return { host: m[1], port, rest: m[3] ?? "" };
+}
+
+/** Exact string match, except that an http loopback redirect (127.0.0.1, [::1], localhost) may differ in port only (RFC 8252 §7.3). */
+export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
+  if (registered.includes(presented)) return true;
+  const p = splitLoopback(presented);
+  if (p === null || !validateRedirectUri(presented).ok) return false;
+  return registered.some((r) => {
+    const s = splitLoopback(r);
+    return s !== null && s.host === p.host && s.rest === p.rest;
+  });
+}
