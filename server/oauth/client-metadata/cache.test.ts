@@ -98,8 +98,9 @@ describe("ClientMetadataCache", () => {
   });
 
   it("refuses a bound above 500 or below 1", () => {
-    expect(() => new ClientMetadataCache({ maxEntries: 501 })).toThrow(RangeError);
-    expect(() => new ClientMetadataCache({ maxEntries: 0 })).toThrow(RangeError);
+    for (const maxEntries of [501, 0, 1.5]) {
+      expect(() => new ClientMetadataCache({ maxEntries })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }) as unknown as Error);
+    }
   });
 
   it("shares one load between concurrent requests for an id", async () => {

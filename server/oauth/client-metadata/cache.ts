@@ -5,6 +5,7 @@
  * would give again: nothing in it needs to survive a restart or be shared
  * with another hub process (each fetches for itself).
  */
+import { LeaseholdError } from "../../errors";
 import { DEFAULT_MAX_AGE_S, MAX_MAX_AGE_S, MIN_MAX_AGE_S } from "./fetch";
 import { type MetadataResult } from "./metadata";
 
@@ -30,7 +31,7 @@ export class ClientMetadataCache {
   constructor(options?: { maxEntries?: number; now?: () => number }) {
     const maxEntries = options?.maxEntries ?? MAX_CACHE_ENTRIES;
     if (!Number.isInteger(maxEntries) || maxEntries < 1 || maxEntries > MAX_CACHE_ENTRIES) {
-      throw new RangeError(`maxEntries must be an integer from 1 to ${MAX_CACHE_ENTRIES}`);
+      throw new LeaseholdError("INVALID_ARGUMENT", `ClientMetadataCache maxEntries must be an integer from 1 to ${MAX_CACHE_ENTRIES}`, { tier: "hub" });
     }
     this.#maxEntries = maxEntries;
     this.#now = options?.now ?? Date.now;

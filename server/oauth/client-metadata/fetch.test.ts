@@ -476,3 +476,15 @@ describe("maxAgeFromCacheControl", () => {
     expect(maxAgeFromCacheControl("max-age=600, no-cache")).toBe(60);
   });
 });
+
+describe("options", () => {
+  it.each([
+    ["a zero timeout", { allowHosts: [], timeoutMs: 0 }],
+    ["a fractional maxBytes", { allowHosts: [], maxBytes: 1.5 }],
+    ["allowHosts not an array", { allowHosts: "localhost" }],
+  ])("throws INVALID_ARGUMENT for %s, before any lookup", async (_why, options) => {
+    const lookup = resolver(loopback4);
+    await expect(fetchClientMetadataDocument(at(NAME, "/client.json"), { ...(options as unknown as FetchOptions), lookup })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(lookup.calls).toEqual([]);
+  });
+});

@@ -16,13 +16,16 @@
  *  6. The document must name this exact URL as its client_id and pass the
  *     metadata rules shared with registration (metadata.ts).
  *
- * It never throws: every failure is `{ok: false, reason}` with a reason fit
- * for the audit log and the consent page's error.
+ * Every failure is `{ok: false, reason}` with a reason fit for the audit log
+ * and the consent page's error; only invalid options (a programming error)
+ * throw.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { request, type RequestOptions } from "node:https";
 import { isIP } from "node:net";
 import { checkServerIdentity, type PeerCertificate } from "node:tls";
+import { z } from "zod";
+import { LeaseholdError } from "../../errors";
 import { classifyAddress } from "./address";
 import { isClientIdUrl } from "./client-id";
 import { checkClientMetadata, hostForName, type MetadataResult } from "./metadata";
@@ -51,6 +54,16 @@ export interface FetchOptions {
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const DEFAULT_MAX_BYTES = 5120;
+
+// The options come from the hub's own code and configuration, not from the
+// client; a bad one is a programming error and is thrown, not returned.
+const OptionsSchema = z.object({
+  allowHosts: z.array(z.string()),
+  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+  maxBytes: z.number().int().min(1).max(1024 * 1024).optional(),
+  lookup: z.function().optional(),
+  ca: z.union([z.string(), z.instanceof(Buffer)]).optional(),
+});
 
 /** Cache lifetime bounds for a fetched document, in seconds. */
 export const MIN_MAX_AGE_S = 60;
@@ -223,11 +236,16 @@ function getOnce(url: URL, target: ResolvedAddress, options: FetchOptions, maxBy
 }
 
 /**
- * Fetches and checks the Client ID Metadata Document at `clientId`. Never
- * throws; `maxAgeS` is the document's Cache-Control max-age clamped to
- * [60 s, 24 h].
+ * Fetches and checks the Client ID Metadata Document at `clientId`.
+ * `maxAgeS` is the document's Cache-Control max-age clamped to [60 s, 24 h].
+ * Nothing the client or the remote server does makes it throw; it throws
+ * (LeaseholdError INVALID_ARGUMENT) only for invalid `options`.
  */
 export async function fetchClientMetadataDocument(clientId: string, options: FetchOptions): Promise<MetadataResult> {
+  const checkedOptions = OptionsSchema.safeParse(options);
+  if (!checkedOptions.success) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `invalid client metadata fetch options: ${checkedOptions.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "hub" });
+  }
   if (!isClientIdUrl(clientId)) {
     return fail("client id is not a metadata document URL (https, a path other than /, no fragment, userinfo or dot segments, canonical form)");
   }
