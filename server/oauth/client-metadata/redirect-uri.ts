@@ -31,8 +31,11 @@ export function validateRedirectUri(uri: string): { ok: true } | { ok: false; re
   }
   if (url.protocol === "https:") return { ok: true };
   if (url.protocol === "http:") {
-    if (LOOPBACK_HOSTS.has(url.hostname)) return { ok: true };
-    return { ok: false, reason: "an http redirect URI must name a loopback host (127.0.0.1, [::1] or localhost)" };
+    // Spelled literally: the parser would also read 127.1, 0x7f000001 or
+    // LOCALHOST as loopback, and such spellings only serve to confuse the
+    // port-only comparison below and the admin reading the consent page.
+    if (LOOPBACK_HOSTS.has(url.hostname) && splitLoopback(uri) !== null) return { ok: true };
+    return { ok: false, reason: "an http redirect URI must name a loopback host, spelled 127.0.0.1, [::1] or localhost, with a port from 1 to 65535 if any" };
   }
   // A private-use scheme (RFC 8252 §7.1) is a reversed domain name the app
   // owns, so it has a dot; this also keeps out javascript:, data:, file:.
