@@ -22,6 +22,8 @@ const config: NextConfig = {
       // the root well-known path and at its path-suffixed form.
       { source: "/.well-known/oauth-protected-resource", destination: "/api/oauth-protected-resource" },
       { source: "/.well-known/oauth-protected-resource/api/mcp", destination: "/api/oauth-protected-resource" },
+      // RFC 8414 authorization server metadata: the issuer is the public URL with no path.
+      { source: "/.well-known/oauth-authorization-server", destination: "/api/oauth-authorization-server" },
     ];
   },
 };

@@ -12,6 +12,7 @@ const SECTIONS: readonly (NavItem & { roles: readonly AdminRole[] })[] = [
   { href: "/actions", label: "Actions", roles: ["owner", "approver", "auditor"] },
   { href: "/hosts", label: "Hosts", roles: ["owner", "approver"] },
   { href: "/tokens", label: "Tokens", roles: ["owner"] },
+  { href: "/oauth-clients", label: "OAuth clients", roles: ["owner"] },
   { href: "/grants", label: "Grants", roles: ["owner", "approver"] },
   { href: "/console", label: "Console", roles: ["owner"] },
   { href: "/audit", label: "Audit", roles: ["owner", "approver", "auditor"] },

@@ -5,6 +5,13 @@ import { loadConfig, redactDatabaseUrl } from "./load";
 const cwd = "/srv/checkout";
 
 describe("loadConfig", () => {
+  it("LEASEHOLD_OAUTH_CLIENT_URL_ALLOW is a lower-cased host list; anything else is refused naming the variable", () => {
+    const r = loadConfig({ LEASEHOLD_OAUTH_CLIENT_URL_ALLOW: " LocalHost, 127.0.0.1 ,," }, cwd);
+    expect(r.ok && r.config.oauth).toEqual({ clientUrlAllow: ["localhost", "127.0.0.1"] });
+    const bad = loadConfig({ LEASEHOLD_OAUTH_CLIENT_URL_ALLOW: "https://evil.example/x" }, cwd);
+    expect(bad).toMatchObject({ ok: false, variable: "LEASEHOLD_OAUTH_CLIENT_URL_ALLOW" });
+  });
+
   it("applies the documented defaults", () => {
     const r = loadConfig({}, cwd);
     expect(r).toEqual({
@@ -33,6 +40,7 @@ describe("loadConfig", () => {
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },
         output: { quotaTokenBytes: 256 * 1024 * 1024, quotaHostBytes: 1024 * 1024 * 1024, retentionMs: 7 * 86_400_000 },
         artifacts: { maxBytes: 128 * 1024 * 1024, quotaBytes: 512 * 1024 * 1024 },
+        oauth: { clientUrlAllow: [] },
         passkeyApprovalRisk: "high",
         fourEyesCritical: false,
         publicUrlSet: false,

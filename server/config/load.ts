@@ -54,6 +54,8 @@ export interface HubConfig {
   publicUrlSet?: boolean;
   /** Approval notifications (LEASEHOLD_WEBHOOK_URL + LEASEHOLD_WEBHOOK_SECRET); null when not set. */
   webhook: WebhookConfig | null;
+  /** OAuth authorization server settings from the environment (LEASEHOLD_OAUTH_CLIENT_URL_ALLOW). */
+  oauth?: { clientUrlAllow: string[] };
 }
 
 export interface WebhookConfig {
@@ -147,7 +149,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     return { ok: false, variable: missing, message: `${missing} must be set together with ${missing === "LEASEHOLD_WEBHOOK_URL" ? "LEASEHOLD_WEBHOOK_SECRET" : "LEASEHOLD_WEBHOOK_URL"} (an unsigned or unaddressed webhook is refused)` };
   }
   const webhook: WebhookConfig | null = e.LEASEHOLD_WEBHOOK_URL === undefined || e.LEASEHOLD_WEBHOOK_SECRET === undefined ? null : { url: e.LEASEHOLD_WEBHOOK_URL, secret: e.LEASEHOLD_WEBHOOK_SECRET };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, artifacts, webhook, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, artifacts, webhook, oauth: { clientUrlAllow: e.LEASEHOLD_OAUTH_CLIENT_URL_ALLOW }, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -37,6 +37,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_WEBHOOK_URL",
   "LEASEHOLD_WEBHOOK_SECRET",
   "LEASEHOLD_STAGE_TRACE",
+  "LEASEHOLD_OAUTH_CLIENT_URL_ALLOW",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -159,6 +160,15 @@ export const environmentSchema = z.object({
   // Bench aid (common/trace/stage.ts): an absolute file path the hub and its local guest append
   // per-stage timestamps of every action to (ids and counts only). Off when unset.
   LEASEHOLD_STAGE_TRACE: z.string().startsWith("/", "must be an absolute file path").max(4096).optional(),
+  // OAuth (server/oauth): host names whose Client ID Metadata Documents may be fetched although
+  // they resolve to loopback or private addresses (the SSRF guard refuses those otherwise).
+  // Comma-separated; for a client on the hub's own network, or tests. Certificates are still checked.
+  LEASEHOLD_OAUTH_CLIENT_URL_ALLOW: z
+    .string()
+    .max(4096)
+    .transform((value) => value.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== ""))
+    .refine((hosts) => hosts.every((h) => /^[a-z0-9.:[\]-]{1,253}$/.test(h)), "must be a comma-separated list of host names or IP addresses")
+    .default([]),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -15,7 +15,7 @@ function mutate(input: EntryInput, edit: (value: Record<string, unknown>) => voi
 describe("entries", () => {
   it("has a sample for every type in the closed list", () => {
     expect(Object.keys(samples).sort()).toEqual([...ENTRY_TYPES].sort());
-    expect(ENTRY_TYPES.every((t) => /^[a-z-]+\/[1-9][0-9]*$/.test(t))).toBe(true);
+    expect(ENTRY_TYPES.every((t) => /^[a-z][a-z_-]*\/[1-9][0-9]*$/.test(t))).toBe(true);
   });
 
   it.each(ENTRY_TYPES)("%s round-trips through canonical bytes", (type) => {

@@ -162,6 +162,23 @@ export const ENTRY_DATA = {
     bytes: count,
     source: z.enum(["upload", "inline"]),
   }),
+  /**
+   * An admin's decision on an OAuth client's authorization request
+   * (server/oauth): which client (digest of its id), what was granted after
+   * any narrowing (the grant's token id, scope digest as in token/1,
+   * read-only, expiry). `denied` has no token. The grant's end is a token/1
+   * `revoked` entry, as for an `lh_` token.
+   */
+  "oauth_grant/1": z.strictObject({
+    event: z.enum(["granted", "denied"]),
+    client_digest: digest,
+    client_kind: z.enum(["cimd", "dynamic", "registered"]),
+    token_id: id.nullable(),
+    scopes: z.array(z.enum(["mcp:read", "mcp:write"])).max(2),
+    scope_digest: digest.nullable(),
+    read_only: z.boolean(),
+    expires_at: timestamp.nullable(),
+  }),
   // No longer written (issue 12): cosignatures are stored beside their checkpoints, not appended.
   // Kept so logs that already hold such entries decode forever.
   "checkpoint-witness/1": z.strictObject({
@@ -203,6 +220,7 @@ export const entrySchemaUnion = z.discriminatedUnion("type", [
   entrySchema("session/1"),
   entrySchema("checkpoint-witness/1"),
   entrySchema("artifact/1"),
+  entrySchema("oauth_grant/1"),
 ]);
 
 export type LedgerEntry = z.output<typeof entrySchemaUnion>;

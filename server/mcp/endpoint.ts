@@ -25,6 +25,7 @@ import {
 } from "./session-store";
 import { decideTool } from "./tools/catalogue";
 import { readBoundedBody } from "../http/body";
+import { mcpResourceUrl } from "../oauth/metadata";
 
 /**
  * `/api/mcp`: every request passes, in this order, the header-size check,
@@ -270,10 +271,19 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
   const sessionId = request.headers.get("mcp-session-id");
   let auth: TokenCheck;
   let found: SessionLookup | undefined;
-  if (sessionId !== null && checkSessionIdShape(sessionId)) ({ auth, session: found } = await authenticateWithSession(db, bearer.value, sessionId, now));
-  else auth = await authenticateToken(db, bearer.value, now);
+  // RFC 8707: an OAuth access token is accepted only for the resource it was issued for.
+  const audience = mcpResourceUrl(config.publicUrl);
+  if (sessionId !== null && checkSessionIdShape(sessionId)) ({ auth, session: found } = await authenticateWithSession(db, bearer.value, sessionId, now, audience));
+  else auth = await authenticateToken(db, bearer.value, now, audience);
   if (!auth.ok) {
-    const message = auth.reason === "expired" ? "the token has expired" : auth.reason === "revoked" ? "the token has been revoked" : "the token is not valid";
+    const message =
+      auth.reason === "expired"
+        ? "the token has expired"
+        : auth.reason === "revoked"
+          ? "the token has been revoked"
+          : auth.reason === "wrong_audience"
+            ? "the token was issued for another resource, not this hub's MCP endpoint"
+            : "the token is not valid";
     return unauthorized(config.publicUrl, message, true);
   }
   const token = auth.token;

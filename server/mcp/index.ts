@@ -1,6 +1,5 @@
 // Public surface of server/mcp. Listed by name; see README.md for layering.
 export { handleMcpRequest, liveSessionCount } from "./endpoint";
-export { protectedResourceMetadata, protectedResourceMetadataUrl } from "./responses";
 export { createMcpServer, authInfoFor } from "./server";
 export { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 export type { Check, Refusal } from "./checks";

@@ -1,5 +1,6 @@
 import type { ErrorCode } from "../errors";
 import type { Refusal } from "./checks";
+import { challengeParams } from "../oauth/metadata";
 
 /**
  * HTTP answers the endpoint gives before (or instead of) the SDK: JSON-RPC
@@ -28,40 +29,34 @@ export function rpcError(
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...options.headers } });
 }
 
-export function protectedResourceMetadataUrl(publicUrl: string): string {
-  return `${publicUrl}/.well-known/oauth-protected-resource`;
-}
-
-/** RFC 9728 protected resource metadata for /api/mcp. Tokens are issued by the hub's admin, not by an OAuth server. */
-export function protectedResourceMetadata(publicUrl: string): Record<string, unknown> {
-  return {
-    resource: `${publicUrl}/api/mcp`,
-    authorization_servers: [],
-    bearer_methods_supported: ["header"],
-    resource_name: "Leasehold hub",
-    resource_documentation: `${publicUrl}/`,
-  };
-}
-
 function quoted(value: string): string {
   return value.replace(/["\\\r\n]/g, " ");
 }
 
-/** 401 for a missing, malformed, unknown, expired or revoked token. */
+/**
+ * 401 for a missing, malformed, unknown, expired, revoked or wrong-audience
+ * token. The challenge names the RFC 9728 metadata (which names the hub as
+ * authorization server) and the scopes a client may ask for, so a client
+ * that speaks the MCP authorization spec starts its OAuth flow from here.
+ */
 export function unauthorized(publicUrl: string, message: string, tokenPresented: boolean): Response {
-  const parts = [`Bearer resource_metadata="${protectedResourceMetadataUrl(publicUrl)}"`];
+  const parts = [`Bearer ${challengeParams(publicUrl)}`];
   if (tokenPresented) parts.push(`error="invalid_token"`, `error_description="${quoted(message)}"`);
   return rpcError(401, -32000, "UNAUTHENTICATED", message, {
-    hint: "send Authorization: Bearer <token>; `leasehold token create` issues one",
+    hint: "send Authorization: Bearer <token> — an lh_ token (`leasehold token create`) or an OAuth access token from this hub (clients that speak the MCP authorization spec get one through the browser consent)",
     headers: { "www-authenticate": parts.join(", ") },
   });
 }
 
-/** 403 for a tool outside the token's scope (RFC 6750 insufficient_scope). */
+/**
+ * 403 for a tool outside the token's scope (RFC 6750 insufficient_scope).
+ * `scope` names what is needed, so an OAuth client can step up: ask again,
+ * and an admin consents to more (or not).
+ */
 export function insufficientScope(publicUrl: string, message: string, hint: string): Response {
   return rpcError(403, -32000, "FORBIDDEN", message, {
     hint,
-    headers: { "www-authenticate": `Bearer error="insufficient_scope", error_description="${quoted(message)}", resource_metadata="${protectedResourceMetadataUrl(publicUrl)}"` },
+    headers: { "www-authenticate": `Bearer error="insufficient_scope", ${challengeParams(publicUrl)}, error_description="${quoted(message)}"` },
   });
 }
 

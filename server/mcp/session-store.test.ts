@@ -5,6 +5,8 @@ import { allEntries } from "../../test/pipeline/support";
 import { hashActor } from "../ledger/entry";
 import { authenticateWithSession, countLiveSessions, deleteSession, findSession, insertSession, liveSessionDigests, newSessionId, reclaimExpiredSessions, sessionDigest, touchSession } from "./session-store";
 
+const AUDIENCE = "http://127.0.0.1:3000/api/mcp";
+
 describeEachDatabase("mcp session store", (db) => {
   it("binds a session to its token, slides idle expiry, and reclaims expired sessions", async () => {
     const { handle } = db();
@@ -59,19 +61,19 @@ describeEachDatabase("mcp session store", (db) => {
     const id = newSessionId();
     const stored = await insertSession(handle.db, { sessionId: id, tokenId: owner.token.id, protocolVersion: "2025-11-25", clientInfo: { name: "c" }, clientCapabilities: { sampling: {} } }, lifetimes, t0);
 
-    const good = await authenticateWithSession(handle.db, owner.secret, id, t0);
+    const good = await authenticateWithSession(handle.db, owner.secret, id, t0, AUDIENCE);
     expect(good.auth.ok && good.auth.token.id).toBe(owner.token.id);
     expect(good.session).toEqual({ ok: true, session: { ...stored, clientInfo: { name: "c" }, clientCapabilities: { sampling: {} } } });
-    expect((await authenticateWithSession(handle.db, owner.secret, newSessionId(), t0)).session).toEqual({ ok: false, reason: "unknown" });
-    expect((await authenticateWithSession(handle.db, other.secret, id, t0)).session).toEqual({ ok: false, reason: "other_token" });
-    expect((await authenticateWithSession(handle.db, owner.secret, id, new Date(t0.getTime() + 61_000))).session).toEqual({ ok: false, reason: "expired" });
+    expect((await authenticateWithSession(handle.db, owner.secret, newSessionId(), t0, AUDIENCE)).session).toEqual({ ok: false, reason: "unknown" });
+    expect((await authenticateWithSession(handle.db, other.secret, id, t0, AUDIENCE)).session).toEqual({ ok: false, reason: "other_token" });
+    expect((await authenticateWithSession(handle.db, owner.secret, id, new Date(t0.getTime() + 61_000), AUDIENCE)).session).toEqual({ ok: false, reason: "expired" });
 
     // A bad token says nothing about the session it names.
-    expect(await authenticateWithSession(handle.db, "garbage", id, t0)).toEqual({ auth: { ok: false, reason: "malformed" }, session: undefined });
-    expect(await authenticateWithSession(handle.db, `lh_${"A".repeat(32)}`, id, t0)).toEqual({ auth: { ok: false, reason: "unknown" }, session: undefined });
-    expect(await authenticateWithSession(handle.db, short.secret, id, new Date(t0.getTime() + 10_000))).toEqual({ auth: { ok: false, reason: "expired" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, "garbage", id, t0, AUDIENCE)).toEqual({ auth: { ok: false, reason: "malformed" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, `lh_${"A".repeat(32)}`, id, t0, AUDIENCE)).toEqual({ auth: { ok: false, reason: "unknown" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, short.secret, id, new Date(t0.getTime() + 10_000), AUDIENCE)).toEqual({ auth: { ok: false, reason: "expired" }, session: undefined });
     // Revocation counts on the very next call: nothing of the token is remembered between calls.
     await revokeToken(handle.db, owner.token.id, "cli");
-    expect(await authenticateWithSession(handle.db, owner.secret, id, t0)).toEqual({ auth: { ok: false, reason: "revoked" }, session: undefined });
+    expect(await authenticateWithSession(handle.db, owner.secret, id, t0, AUDIENCE)).toEqual({ auth: { ok: false, reason: "revoked" }, session: undefined });
   });
 });

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, count, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import type { Database } from "../db";
-import { agentTokens, mcpSessions } from "../db/schema";
+import { agentTokens, mcpSessions, oauthTokens } from "../db/schema";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
-import { checkTokenRow, hashTokenSecret, looksLikeToken, type TokenCheck } from "../tokens";
+import { checkAccessRow, checkTokenRow, hashTokenSecret, looksLikeAccessToken, looksLikeToken, type TokenCheck } from "../tokens";
 
 /**
  * MCP sessions in PostgreSQL. Only sha256(session id) is stored; the id is a
@@ -126,30 +126,59 @@ function buildTokenAndSessionQuery(db: Database) {
     .prepare("leasehold_mcp_token_and_session");
 }
 
+function buildAccessAndSessionQuery(db: Database) {
+  return db
+    .select({ access: oauthTokens, grant: agentTokens, session: mcpSessions })
+    .from(oauthTokens)
+    .innerJoin(agentTokens, eq(agentTokens.id, oauthTokens.tokenId))
+    .leftJoin(mcpSessions, eq(mcpSessions.id, sql.placeholder("session")))
+    .where(and(eq(oauthTokens.hash, sql.placeholder("hash")), eq(oauthTokens.kind, "access")))
+    .limit(1)
+    .prepare("leasehold_mcp_access_and_session");
+}
+
 /** Built once per database: the request path skips drizzle's query building. */
 const tokenAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildTokenAndSessionQuery>>();
+const accessAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildAccessAndSessionQuery>>();
 
 /**
  * What every request on an open session needs, in ONE database round trip:
- * the bearer token's row (authenticated exactly as `authenticateToken` does —
- * read now, so a revocation or expiry counts on the very next request) and
- * the row of the session it names. The session's row is judged only for a
- * good token (a bad one learns nothing about it), and only the token that
- * opened it may use it.
+ * the bearer token's row (authenticated exactly as `authenticateToken` does,
+ * for both kinds — an `lh_` token, or an OAuth `lha_` access token with its
+ * grant's row and its audience — read now, so a revocation or expiry counts
+ * on the very next request) and the row of the session it names. The
+ * session's row is judged only for a good token (a bad one learns nothing
+ * about it), and only the token (grant) that opened it may use it.
  */
-export async function authenticateWithSession(db: Database, presented: string, sessionId: string, now: Date): Promise<{ auth: TokenCheck; session: SessionLookup | undefined }> {
-  if (!looksLikeToken(presented)) return { auth: { ok: false, reason: "malformed" }, session: undefined };
-  const hash = hashTokenSecret(presented);
+export async function authenticateWithSession(db: Database, presented: string, sessionId: string, now: Date, audience: string): Promise<{ auth: TokenCheck; session: SessionLookup | undefined }> {
   const digest = sessionDigest(sessionId);
-  let query = tokenAndSessionQueries.get(db);
-  if (query === undefined) {
-    query = buildTokenAndSessionQuery(db);
-    tokenAndSessionQueries.set(db, query);
+  let auth: TokenCheck;
+  let sessionRow: SessionRow | null | undefined;
+  if (looksLikeToken(presented)) {
+    const hash = hashTokenSecret(presented);
+    let query = tokenAndSessionQueries.get(db);
+    if (query === undefined) {
+      query = buildTokenAndSessionQuery(db);
+      tokenAndSessionQueries.set(db, query);
+    }
+    const [row] = await query.execute({ hash, session: digest });
+    auth = checkTokenRow(row?.token, hash, now);
+    sessionRow = row?.session;
+  } else if (looksLikeAccessToken(presented)) {
+    const hash = hashTokenSecret(presented);
+    let query = accessAndSessionQueries.get(db);
+    if (query === undefined) {
+      query = buildAccessAndSessionQuery(db);
+      accessAndSessionQueries.set(db, query);
+    }
+    const [row] = await query.execute({ hash, session: digest });
+    auth = checkAccessRow(row?.access, row?.grant, hash, now, audience);
+    sessionRow = row?.session;
+  } else {
+    return { auth: { ok: false, reason: "malformed" }, session: undefined };
   }
-  const [row] = await query.execute({ hash, session: digest });
-  const auth = checkTokenRow(row?.token, hash, now);
   if (!auth.ok) return { auth, session: undefined };
-  return { auth, session: lookupOf(row?.session, digest, auth.token.id, now) };
+  return { auth, session: lookupOf(sessionRow, digest, auth.token.id, now) };
 }
 
 /**

@@ -18,6 +18,32 @@ export function looksLikeToken(value: string): boolean {
   return TOKEN_PATTERN.test(value);
 }
 
+/**
+ * OAuth bearer tokens the hub issues as its own authorization server
+ * (server/oauth): access `lha_` + 24 random bytes (short-lived), refresh
+ * `lhr_` + 32 random bytes (used once). Hashed and compared like `lh_`.
+ */
+export const ACCESS_TOKEN_PREFIX = "lha_";
+export const REFRESH_TOKEN_PREFIX = "lhr_";
+const ACCESS_PATTERN = /^lha_[A-Za-z0-9_-]{32}$/;
+const REFRESH_PATTERN = /^lhr_[A-Za-z0-9_-]{43}$/;
+
+export function generateAccessToken(): string {
+  return ACCESS_TOKEN_PREFIX + randomBytes(24).toString("base64url");
+}
+
+export function generateRefreshToken(): string {
+  return REFRESH_TOKEN_PREFIX + randomBytes(32).toString("base64url");
+}
+
+export function looksLikeAccessToken(value: string): boolean {
+  return ACCESS_PATTERN.test(value);
+}
+
+export function looksLikeRefreshToken(value: string): boolean {
+  return REFRESH_PATTERN.test(value);
+}
+
 export function hashTokenSecret(secret: string): Uint8Array {
   return new Uint8Array(createHash("sha256").update(secret, "utf8").digest());
 }

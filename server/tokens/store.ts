@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../db";
-import { agentTokens } from "../db/schema";
+import { agentTokens, oauthTokens } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOfJson, hashActor } from "../ledger/entry";
-import { digestsEqual, generateTokenSecret, hashTokenSecret, looksLikeToken } from "./secret";
+import { digestsEqual, generateTokenSecret, hashTokenSecret, looksLikeAccessToken, looksLikeToken } from "./secret";
 
 /** What a token may do. `null` lists mean every tool / every host the hub exposes. */
 export interface TokenScope {
@@ -17,6 +17,10 @@ export interface TokenScope {
 export interface AgentToken extends TokenScope {
   id: string;
   name: string;
+  /** `static`: an `lh_` token; `oauth`: a grant an admin consented to, used through rotating `lha_` access tokens. */
+  kind: "static" | "oauth";
+  /** The OAuth client of an `oauth` grant; null for `static`. */
+  oauthClientId: string | null;
   createdBy: string;
   createdAt: Date;
   expiresAt: Date | null;
@@ -65,15 +69,7 @@ export function scopeDigest(scope: TokenScope): `sha256:${string}` {
 export async function createToken(db: Database, input: CreateTokenInput, options: CreateTokenOptions): Promise<{ token: AgentToken; secret: string }> {
   const now = options.now ?? new Date();
   if (!NAME_PATTERN.test(input.name)) throw invalid(`token name ${JSON.stringify(input.name)} is not allowed`, "1-64 characters: letters, digits, space, . _ -; starting with a letter or digit");
-  const known = new Set(options.knownTools);
-  const tools = input.tools === null ? null : [...new Set(input.tools)].sort();
-  for (const tool of tools ?? []) {
-    if (!TOOL_PATTERN.test(tool) || !known.has(tool)) throw invalid(`unknown tool ${JSON.stringify(tool)} in --tools`, `known tools: ${[...known].sort().join(", ")}`);
-  }
-  if (tools !== null && tools.length === 0) throw invalid("--tools must name at least one tool");
-  const hosts = input.hosts === null ? null : [...new Set(input.hosts)].sort();
-  for (const host of hosts ?? []) if (!HOST_PATTERN.test(host)) throw invalid(`host name ${JSON.stringify(host)} in --hosts is not a host name`);
-  if (hosts !== null && hosts.length === 0) throw invalid("--hosts must name at least one host");
+  const { tools, hosts } = normaliseScope(input, options.knownTools);
   if (input.expiresAt !== null && input.expiresAt.getTime() <= now.getTime()) throw invalid("the expiry is in the past");
 
   const id = randomUUID();
@@ -94,12 +90,33 @@ export async function createToken(db: Database, input: CreateTokenInput, options
   return { token: fromRow(row), secret };
 }
 
+/**
+ * A scope's tool and host lists checked and put in one spelling (sorted,
+ * unique): every tool must be one the hub knows — a typo must not grant
+ * nothing silently — and an empty list is refused (null means all).
+ * Shared by `lh_` tokens and OAuth grants, which are scoped alike.
+ */
+export function normaliseScope(input: Pick<TokenScope, "tools" | "hosts">, knownTools: readonly string[]): Pick<TokenScope, "tools" | "hosts"> {
+  const known = new Set(knownTools);
+  const tools = input.tools === null ? null : [...new Set(input.tools)].sort();
+  for (const tool of tools ?? []) {
+    if (!TOOL_PATTERN.test(tool) || !known.has(tool)) throw invalid(`unknown tool ${JSON.stringify(tool)} in --tools`, `known tools: ${[...known].sort().join(", ")}`);
+  }
+  if (tools !== null && tools.length === 0) throw invalid("--tools must name at least one tool");
+  const hosts = input.hosts === null ? null : [...new Set(input.hosts)].sort();
+  for (const host of hosts ?? []) if (!HOST_PATTERN.test(host)) throw invalid(`host name ${JSON.stringify(host)} in --hosts is not a host name`);
+  if (hosts !== null && hosts.length === 0) throw invalid("--hosts must name at least one host");
+  return { tools, hosts };
+}
+
 type TokenRow = typeof agentTokens.$inferSelect;
 
 export function fromRow(row: TokenRow): AgentToken {
   return {
     id: row.id,
     name: row.name,
+    kind: row.kind === "oauth" ? "oauth" : "static",
+    oauthClientId: row.oauthClientId ?? null,
     readOnly: row.readOnly,
     tools: row.tools ?? null,
     hosts: row.hosts ?? null,
@@ -117,30 +134,63 @@ export async function listTokens(db: Database): Promise<AgentToken[]> {
 
 export type TokenCheck =
   | { ok: true; token: AgentToken }
-  | { ok: false; reason: "malformed" | "unknown" | "expired" | "revoked" };
+  | { ok: false; reason: "malformed" | "unknown" | "expired" | "revoked" | "wrong_audience" };
+
+type OAuthTokenRow = typeof oauthTokens.$inferSelect;
 
 /**
- * Authenticates a presented bearer token: shape check, lookup by SHA-256,
- * constant-time comparison of the digests, then expiry and revocation —
- * read from the database on every call, so a revocation is effective on the
- * next request.
+ * THE authorization decision for a presented bearer credential, both kinds
+ * (DESIGN.md "MCP surface": two kinds of token, one decision):
+ * - `lh_…` (static): shape check, lookup by SHA-256, constant-time
+ *   comparison of the digests;
+ * - `lha_…` (OAuth access token): the same, then its own expiry and its
+ *   audience — it is accepted only where `audience` (this hub's canonical
+ *   MCP URL) is exactly the resource it was issued for (RFC 8707), and a
+ *   caller that names no audience (the health route, the CLI) accepts none;
+ * then, for both, the token's (or grant's) row: expiry and revocation, read
+ * from the database on every call, so a revocation is effective on the next
+ * request.
  */
-export async function authenticateToken(db: Database, presented: string, now = new Date()): Promise<TokenCheck> {
-  if (!looksLikeToken(presented)) return { ok: false, reason: "malformed" };
-  const digest = hashTokenSecret(presented);
-  const [row] = await db.select().from(agentTokens).where(eq(agentTokens.tokenHash, digest)).limit(1);
-  return checkTokenRow(row, digest, now);
+export async function authenticateToken(db: Database, presented: string, now = new Date(), audience?: string): Promise<TokenCheck> {
+  if (looksLikeToken(presented)) {
+    const digest = hashTokenSecret(presented);
+    const [row] = await db.select().from(agentTokens).where(eq(agentTokens.tokenHash, digest)).limit(1);
+    return checkTokenRow(row, digest, now);
+  }
+  if (looksLikeAccessToken(presented)) {
+    const digest = hashTokenSecret(presented);
+    const [row] = await db
+      .select({ access: oauthTokens, grant: agentTokens })
+      .from(oauthTokens)
+      .innerJoin(agentTokens, eq(agentTokens.id, oauthTokens.tokenId))
+      .where(and(eq(oauthTokens.hash, digest), eq(oauthTokens.kind, "access")))
+      .limit(1);
+    return checkAccessRow(row?.access, row?.grant, digest, now, audience);
+  }
+  return { ok: false, reason: "malformed" };
 }
 
 /**
- * The second half of `authenticateToken`, for a caller that read the row
- * itself (the MCP endpoint reads it together with the session in one query):
- * constant-time comparison of the digests, then expiry and revocation as of
- * `now`. `digest` is `hashTokenSecret` of a presented token that passed
- * `looksLikeToken`.
+ * The second half of `authenticateToken` for an `lh_` token, for a caller
+ * that read the row itself (the MCP endpoint reads it together with the
+ * session in one query): constant-time comparison of the digests, then
+ * expiry and revocation as of `now`. `digest` is `hashTokenSecret` of a
+ * presented token that passed `looksLikeToken`.
  */
 export function checkTokenRow(row: TokenRow | undefined, digest: Uint8Array, now: Date): TokenCheck {
-  if (!row || !digestsEqual(new Uint8Array(row.tokenHash), digest)) return { ok: false, reason: "unknown" };
+  if (!row || row.tokenHash === null || !digestsEqual(new Uint8Array(row.tokenHash), digest)) return { ok: false, reason: "unknown" };
+  return judgeTokenRow(row, now);
+}
+
+/** The second half of `authenticateToken` for an `lha_` access token and its grant's row. */
+export function checkAccessRow(access: OAuthTokenRow | undefined, grant: TokenRow | undefined, digest: Uint8Array, now: Date, audience: string | undefined): TokenCheck {
+  if (!access || !grant || access.kind !== "access" || !digestsEqual(new Uint8Array(access.hash), digest)) return { ok: false, reason: "unknown" };
+  if (new Date(access.expiresAt).getTime() <= now.getTime()) return { ok: false, reason: "expired" };
+  if (audience === undefined || access.resource !== audience) return { ok: false, reason: "wrong_audience" };
+  return judgeTokenRow(grant, now);
+}
+
+function judgeTokenRow(row: TokenRow, now: Date): TokenCheck {
   const token = fromRow(row);
   const status = tokenStatus(token, now);
   if (status !== "active") return { ok: false, reason: status };

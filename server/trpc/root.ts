@@ -13,6 +13,7 @@ import { actionsRouter } from "./routers/actions";
 import { dashboardRouter } from "./routers/dashboard";
 import { consoleFormRouter } from "./routers/console-form";
 import { passkeysRouter } from "./routers/passkeys";
+import { oauthRouter } from "./routers/oauth";
 
 export const appRouter = createRouter({
   actions: actionsRouter,
@@ -26,6 +27,7 @@ export const appRouter = createRouter({
   health: healthRouter,
   hosts: hostsRouter,
   ledger: ledgerRouter,
+  oauth: oauthRouter,
   passkeys: passkeysRouter,
   tokens: tokensRouter,
   users: usersRouter,

@@ -136,6 +136,9 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const res = await rawPost(hub.url, tokens.readOnly.secret, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "fs_write", arguments: {} } }, { "mcp-session-id": transport.sessionId! });
       expect(res.status).toBe(403);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="insufficient_scope"/);
+      // Step-up: the challenge names the scope that would allow it and where to get it.
+      expect(res.headers.get("www-authenticate")).toContain(`scope="mcp:read mcp:write"`);
+      expect(res.headers.get("www-authenticate")).toContain(`resource_metadata="${hub.url}/.well-known/oauth-protected-resource"`);
       expect(await res.json()).toMatchObject({ error: { data: { code: "FORBIDDEN" } } });
       await client.close();
     });
@@ -153,7 +156,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const metadataUrl = `${hub.url}/.well-known/oauth-protected-resource`;
       const missing = await rawPost(hub.url, undefined, INITIALIZE);
       expect(missing.status).toBe(401);
-      expect(missing.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+      expect(missing.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${metadataUrl}", scope="mcp:read mcp:write"`);
       for (const token of ["garbage", `lh_${"A".repeat(32)}`]) {
         const res = await rawPost(hub.url, token, INITIALIZE);
         expect(res.status).toBe(401);
@@ -161,8 +164,23 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
         expect(res.headers.get("www-authenticate")).toContain(`error="invalid_token"`);
       }
       const meta = await fetch(metadataUrl);
-      expect(await meta.json()).toMatchObject({ resource: `${hub.url}/api/mcp`, bearer_methods_supported: ["header"] });
+      expect(await meta.json()).toMatchObject({ resource: `${hub.url}/api/mcp`, bearer_methods_supported: ["header"], authorization_servers: [hub.url], scopes_supported: ["mcp:read", "mcp:write"] });
       expect((await fetch(`${hub.url}/.well-known/oauth-protected-resource/api/mcp`)).status).toBe(200);
+      // The authorization server it names (RFC 8414), reachable where clients look for it.
+      const as = await fetch(`${hub.url}/.well-known/oauth-authorization-server`);
+      expect(as.status).toBe(200);
+      expect(await as.json()).toMatchObject({
+        issuer: hub.url,
+        authorization_endpoint: `${hub.url}/oauth/authorize`,
+        token_endpoint: `${hub.url}/api/oauth/token`,
+        registration_endpoint: `${hub.url}/api/oauth/register`,
+        code_challenge_methods_supported: ["S256"],
+        client_id_metadata_document_supported: true,
+      });
+      // An OAuth-shaped token nobody issued is refused like any unknown token.
+      const forged = await rawPost(hub.url, `lha_${"A".repeat(32)}`, INITIALIZE);
+      expect(forged.status).toBe(401);
+      expect(forged.headers.get("www-authenticate")).toContain(`error="invalid_token"`);
 
       // Revocation is effective on the next request, also inside an open session.
       const { client } = await connectClient(hub.url, tokens.victim.secret);

@@ -39,7 +39,7 @@ export function TokensView() {
   );
 }
 
-type TokenRow = { id: string; name: string; status: string; readOnly: boolean; tools: string[] | null; hosts: string[] | null; createdBy: string; createdAt: string; expiresAt: string | null };
+type TokenRow = { id: string; name: string; kind: "static" | "oauth"; client: { id: string; name: string | null } | null; status: string; readOnly: boolean; tools: string[] | null; hosts: string[] | null; createdBy: string; createdAt: string; expiresAt: string | null };
 
 function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () => void }) {
   const trpc = useTRPC();
@@ -59,6 +59,7 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Kind</th>
               <th scope="col">Status</th>
               <th scope="col">Scope</th>
               <th scope="col">Created</th>
@@ -70,6 +71,18 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
             {tokens.map((t) => (
               <tr key={t.id} data-testid={`token-${t.name}`}>
                 <td data-label="Name">{t.name}</td>
+                <td data-label="Kind">
+                  {t.kind === "oauth" ? (
+                    <>
+                      <Badge tone="info">OAuth</Badge>{" "}
+                      <span className="hint" title={t.client?.id}>
+                        {t.client?.name ?? t.client?.id ?? "removed client"}
+                      </span>
+                    </>
+                  ) : (
+                    <Badge>lh_ token</Badge>
+                  )}
+                </td>
                 <td data-label="Status">
                   <Badge tone={t.status === "active" ? "ok" : "neutral"}>{t.status}</Badge>
                 </td>

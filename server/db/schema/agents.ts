@@ -13,8 +13,17 @@ import { bytea, createdAt } from "./columns";
 export const agentTokens = pgTable("agent_tokens", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
-  /** sha256 of the bearer token; compared in constant time after lookup. */
-  tokenHash: bytea("token_hash").notNull().unique(),
+  /**
+   * sha256 of the `lh_` bearer token; compared in constant time after lookup.
+   * Null for an OAuth grant (`kind` = `oauth`): its bearer tokens live in
+   * `oauth_tokens` and rotate, while this row stays the grant's one identity
+   * (scope, sessions, leases, actions, revocation).
+   */
+  tokenHash: bytea("token_hash").unique(),
+  /** `static` (an `lh_` token an admin issued) or `oauth` (a grant an admin consented to). */
+  kind: text("kind").notNull().default("static"),
+  /** The OAuth client the grant was made to (`oauth` rows only). */
+  oauthClientId: text("oauth_client_id"),
   readOnly: boolean("read_only").notNull().default(false),
   /** null = every tool / host the hub exposes. */
   tools: text("tools").array(),

@@ -13,3 +13,4 @@ export { hosts, capabilities, hostEnrolmentCodes, hostRequestNonces } from "./ho
 export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } from "./pipeline";
 export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";
 export { artifactBlobs, artifactChunks, artifactUploads } from "./artifacts";
+export { oauthClients, oauthAuthorizations, oauthTokens, hubSettings } from "./oauth";

@@ -32,6 +32,10 @@ export function sampleEntries(): Record<EntryType, EntryInput> {
     },
     "session/1": { type: "session/1", time, action_id: null, actor: hashActor("token", "tok_1"), data: { event: "opened", session_digest: digestOf("sess"), channel: "mcp" } },
     "artifact/1": { type: "artifact/1", time, action_id: null, actor: hashActor("token", "tok_1"), data: { sha256: digestOf("apk bytes").slice(7), bytes: 9, source: "upload" } },
+    "oauth_grant/1": {
+      type: "oauth_grant/1", time, action_id: null, actor: admin,
+      data: { event: "granted", client_digest: digestOf("https://client.example/mcp.json"), client_kind: "cimd", token_id: "tok_3", scopes: ["mcp:read"], scope_digest: digestOfJson({ read_only: true }), read_only: true, expires_at: "2025-03-31T10:00:00.000Z" },
+    },
     "checkpoint-witness/1": {
       type: "checkpoint-witness/1", time, action_id: null, actor: hashActor("witness", "host-1.example/witness"),
       data: { witness_key_id: "0a1b2c3d", size: 100, root: Buffer.alloc(32, 7).toString("base64"), timestamp: 1740823200, cosignature_digest: digestOf("— w sig") },

@@ -8,16 +8,20 @@ import { z } from "zod";
 import { ROLES, listAdmins } from "../../admins";
 import { LeaseholdError } from "../../errors";
 import { clientSettings, knownToolNames } from "../../mcp";
+import { listOAuthClients } from "../../oauth";
 import { createToken, listTokens, parseExpiry, revokeToken, tokenStatus, type AgentToken } from "../../tokens";
 import { createRouter, roleProcedure } from "../init";
 import { channel } from "./channel";
 
 const scopeList = z.array(z.string().min(1).max(128)).max(64).nullable();
 
-function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>) {
+function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>, clients: ReadonlyMap<string, string> = new Map()) {
   return {
     id: token.id,
     name: token.name,
+    // `oauth`: a grant an admin consented to for an OAuth client (server/oauth); scoped and revoked like the others.
+    kind: token.kind,
+    client: token.oauthClientId === null ? null : { id: token.oauthClientId, name: clients.get(token.oauthClientId) ?? null },
     status: tokenStatus(token, now),
     readOnly: token.readOnly,
     tools: token.tools,
@@ -34,10 +38,11 @@ export const tokensRouter = createRouter({
   list: roleProcedure(ROLES.owner).query(({ ctx }) =>
     channel(async () => {
       const db = ctx.runtime.database.handle.db;
-      const [tokens, admins] = await Promise.all([listTokens(db), listAdmins(db)]);
+      const [tokens, admins, clients] = await Promise.all([listTokens(db), listAdmins(db), listOAuthClients(db)]);
       const names = new Map(admins.map((a) => [a.id, a.username]));
+      const clientNames = new Map(clients.map((c) => [c.id, c.name]));
       const now = new Date();
-      return { tokens: tokens.map((t) => shown(t, now, names)), knownTools: knownToolNames() };
+      return { tokens: tokens.map((t) => shown(t, now, names, clientNames)), knownTools: knownToolNames() };
     }),
   ),
   create: roleProcedure(ROLES.owner, { reauth: true })

@@ -1,0 +1,10 @@
+import { handleRegistrationRequest, preflight } from "../../../../server/oauth";
+import { oauthRoute } from "../../../_lib/oauth-route";
+
+// OAuth register endpoint: server/oauth/http.ts does everything.
+export const dynamic = "force-dynamic";
+
+const handle = oauthRoute("register", handleRegistrationRequest);
+export const POST = handle;
+export const GET = handle;
+export const OPTIONS = preflight;

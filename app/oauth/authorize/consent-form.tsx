@@ -1,0 +1,110 @@
+"use client";
+
+import { useMutation } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import { needsReauth, useReauth } from "../../_components/reauth-prompt";
+import { useTRPC } from "../../_components/trpc";
+import { Card, ErrorState } from "../../_components/ui";
+import { errorText } from "../../_lib/errors";
+
+function lifetimeLabel(seconds: number): string {
+  if (seconds < 86_400) return `${seconds / 3600} hour${seconds === 3600 ? "" : "s"}`;
+  const days = seconds / 86_400;
+  return `${days} day${days === 1 ? "" : "s"}`;
+}
+
+/**
+ * The decision. Narrowing only: tools and hosts default to all, read-only is
+ * forced on when the client did not ask for mcp:write. The handle is this
+ * page's CSRF token; the server checks it belongs to this admin.
+ */
+export function ConsentForm(props: {
+  handle: string;
+  scopes: { scope: string; meaning: string }[];
+  canWrite: boolean;
+  tools: string[];
+  lifetimes: number[];
+  defaultLifetime: number;
+  expiresAt: string;
+}) {
+  const trpc = useTRPC();
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  const [readOnly, setReadOnly] = useState(!props.canWrite);
+  const [allTools, setAllTools] = useState(true);
+  const [tools, setTools] = useState<string[]>([]);
+  const [hosts, setHosts] = useState("");
+  const [lifetime, setLifetime] = useState(props.defaultLifetime);
+  const { ask, prompt } = useReauth();
+  const decide = useMutation(trpc.oauth.decide.mutationOptions({ onSuccess: (result) => window.location.assign(result.location) }));
+
+  const send = (approve: boolean) => {
+    const hostList = hosts
+      .split(",")
+      .map((h) => h.trim())
+      .filter((h) => h !== "");
+    const input = { handle: props.handle, approve, readOnly, tools: allTools ? null : tools, hosts: hostList.length === 0 ? null : hostList, lifetimeS: lifetime };
+    const run = () => decide.mutate(input, { onError: (error) => (needsReauth(error) ? ask(run) : undefined) });
+    run();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send(true);
+  };
+
+  return (
+    <Card title="What it asks for">
+      <form onSubmit={submit}>
+        <ul className="scopes">
+          {props.scopes.map((s) => (
+            <li key={s.scope}>
+              <code>{s.scope}</code> — {s.meaning}
+            </li>
+          ))}
+        </ul>
+        <div className="form-row">
+          <input id="consent-read-only" type="checkbox" checked={readOnly} disabled={!props.canWrite} onChange={(e) => setReadOnly(e.target.checked)} />
+          <label htmlFor="consent-read-only">Read-only</label>
+          <span className="hint">{props.canWrite ? "Tick to grant read-only tools only." : "The client asked for read-only tools only."}</span>
+        </div>
+        <fieldset>
+          <legend>Tools</legend>
+          <div className="form-row">
+            <input id="consent-all-tools" type="checkbox" checked={allTools} onChange={(e) => setAllTools(e.target.checked)} />
+            <label htmlFor="consent-all-tools">All tools{readOnly ? " (read-only ones)" : ""}</label>
+          </div>
+          {allTools ? null : (
+            <div className="tool-grid">
+              {props.tools.map((tool) => (
+                <label key={tool} className="check">
+                  <input type="checkbox" checked={tools.includes(tool)} onChange={(e) => setTools(e.target.checked ? [...tools, tool] : tools.filter((t) => t !== tool))} /> <code>{tool}</code>
+                </label>
+              ))}
+            </div>
+          )}
+        </fieldset>
+        <label htmlFor="consent-hosts">Hosts (comma-separated; empty = every host)</label>
+        <input id="consent-hosts" value={hosts} onChange={(e) => setHosts(e.target.value)} placeholder="local, web-1" />
+        <label htmlFor="consent-lifetime">Access expires</label>
+        <select id="consent-lifetime" value={lifetime} onChange={(e) => setLifetime(Number(e.target.value))}>
+          {props.lifetimes.map((s) => (
+            <option key={s} value={s}>
+              after {lifetimeLabel(s)}
+            </option>
+          ))}
+        </select>
+        <p className="hint">Access tokens last 15 minutes and are refreshed until then; revoke the grant on the Tokens page at any time. This request expires at {new Date(props.expiresAt).toLocaleTimeString()}.</p>
+        <div className="form-row">
+          <button className="primary" type="submit" disabled={!hydrated || decide.isPending}>
+            Approve
+          </button>
+          <button type="button" disabled={!hydrated || decide.isPending} onClick={() => send(false)}>
+            Deny
+          </button>
+        </div>
+        {decide.isError && !needsReauth(decide.error) ? <ErrorState>{errorText(decide.error)}</ErrorState> : null}
+      </form>
+      {prompt}
+    </Card>
+  );
+}

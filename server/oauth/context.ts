@@ -1,0 +1,25 @@
+import type { HubRuntime } from "../hub/runtime";
+import type { OAuthContext } from "./authorize";
+import { clientResolver, type ClientResolver } from "./clients";
+
+/**
+ * One client resolver (and so one Client ID Metadata Document cache) per
+ * process and runtime, on globalThis: the Next.js route bundles each have
+ * their own module copies.
+ */
+const KEY = Symbol.for("leasehold.oauth.resolver");
+
+interface Held {
+  runtime: HubRuntime;
+  resolver: ClientResolver;
+}
+
+export function oauthContext(runtime: HubRuntime, knownTools: readonly string[]): OAuthContext {
+  const g = globalThis as unknown as Record<symbol, Held | undefined>;
+  let held = g[KEY];
+  if (held === undefined || held.runtime !== runtime) {
+    held = { runtime, resolver: clientResolver(runtime.config.oauth?.clientUrlAllow ?? []) };
+    g[KEY] = held;
+  }
+  return { db: runtime.database.handle.db, publicUrl: runtime.config.publicUrl, resolver: held.resolver, knownTools };
+}

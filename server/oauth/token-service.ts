@@ -1,0 +1,151 @@
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../db";
+import { agentTokens, oauthAuthorizations, oauthTokens } from "../db/schema";
+import { fromRow, generateAccessToken, generateRefreshToken, hashTokenSecret, looksLikeAccessToken, looksLikeRefreshToken, revokeToken, tokenStatus, type AgentToken } from "../tokens";
+import { codeDigest } from "./authorize";
+import { mcpResourceUrl } from "./metadata";
+import { verifierMatches } from "./pkce";
+import { parseScopeParam, scopesOf } from "./scopes";
+
+/**
+ * The token endpoint's two grants and RFC 7009 revocation.
+ *
+ * Every OAuth bearer credential belongs to a grant (an agent_tokens row of
+ * kind `oauth`): revoking the grant — from the tokens page, by removing its
+ * client, or automatically below — ends every access and refresh token of it
+ * and what the grant started (server/tokens/revocation.ts).
+ *
+ * Automatic revocations (the grant is presumed stolen):
+ * - an authorization code presented a second time (RFC 6749 §4.1.2);
+ * - a refresh token presented after it was rotated (OAuth 2.1 §4.3.1).
+ */
+
+export const ACCESS_TOKEN_TTL_S = 15 * 60;
+/** Who a revocation the hub makes by itself is recorded as (hashed, like an admin name). */
+export const REUSE_REVOKER = "system:oauth-reuse-detection";
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export type TokenResult = { ok: true; body: TokenResponse } | { ok: false; status: 400 | 401; error: string; description: string };
+
+const invalidGrant = (description: string): TokenResult => ({ ok: false, status: 400, error: "invalid_grant", description });
+const invalidTarget = (publicUrl: string): TokenResult => ({ ok: false, status: 400, error: "invalid_target", description: `tokens are issued only for the resource ${mcpResourceUrl(publicUrl)}` });
+
+async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date): Promise<TokenResponse> {
+  const access = generateAccessToken();
+  const refresh = generateRefreshToken();
+  const grantEnd = grant.expiresAt?.getTime() ?? now.getTime() + 90 * 86_400_000;
+  const accessEnd = Math.min(now.getTime() + ACCESS_TOKEN_TTL_S * 1000, grantEnd);
+  await tx.insert(oauthTokens).values([
+    { tokenId: grant.id, kind: "access", hash: hashTokenSecret(access), resource, createdAt: now, expiresAt: new Date(accessEnd) },
+    { tokenId: grant.id, kind: "refresh", hash: hashTokenSecret(refresh), resource, createdAt: now, expiresAt: new Date(grantEnd) },
+  ]);
+  return { access_token: access, token_type: "Bearer", expires_in: Math.max(1, Math.floor((accessEnd - now.getTime()) / 1000)), refresh_token: refresh, scope: scopesOf(grant.readOnly).join(" ") };
+}
+
+export interface CodeExchange {
+  clientId: string;
+  code: string;
+  redirectUri: string | null;
+  codeVerifier: string | null;
+  resource: string | null;
+}
+
+/** `grant_type=authorization_code`. */
+export async function exchangeCode(db: Database, publicUrl: string, input: CodeExchange, now = new Date()): Promise<TokenResult> {
+  const audience = mcpResourceUrl(publicUrl);
+  if (input.resource !== null && input.resource !== audience) return invalidTarget(publicUrl);
+  let replayedGrant: string | null = null;
+  const result = await db.transaction(async (txRaw): Promise<TokenResult> => {
+    const tx = txRaw as unknown as Database;
+    const [row] = await tx.select().from(oauthAuthorizations).where(eq(oauthAuthorizations.codeHash, codeDigest(input.code))).for("update");
+    if (row === undefined || row.tokenId === null || row.codeExpiresAt === null) return invalidGrant("the authorization code is not valid");
+    if (row.codeUsedAt !== null) {
+      replayedGrant = row.tokenId;
+      return invalidGrant("the authorization code was already used; the grant made with it has been revoked");
+    }
+    if (row.codeExpiresAt.getTime() <= now.getTime()) return invalidGrant("the authorization code has expired");
+    // Spent from here on, whatever the outcome: a code is one attempt.
+    await tx.update(oauthAuthorizations).set({ codeUsedAt: now }).where(eq(oauthAuthorizations.id, row.id));
+    if (row.clientId !== input.clientId) return invalidGrant("the authorization code was issued to another client");
+    if (input.redirectUri !== row.redirectUri) return invalidGrant("redirect_uri must be exactly the one sent to the authorization endpoint");
+    if (input.codeVerifier === null || !verifierMatches(input.codeVerifier, row.codeChallenge)) return invalidGrant("code_verifier does not match the code_challenge (PKCE S256)");
+    if (row.resource !== audience) return invalidTarget(publicUrl);
+    const [grantRow] = await tx.select().from(agentTokens).where(eq(agentTokens.id, row.tokenId)).for("share");
+    if (grantRow === undefined) return invalidGrant("the grant no longer exists");
+    const grant = fromRow(grantRow);
+    if (tokenStatus(grant, now) !== "active") return invalidGrant(`the grant is ${tokenStatus(grant, now)}`);
+    return { ok: true, body: await issuePair(tx, grant, audience, now) };
+  });
+  // After the transaction that marked the replay: revocation takes its own locks.
+  if (replayedGrant !== null) await revokeToken(db, replayedGrant, REUSE_REVOKER, now);
+  return result;
+}
+
+export interface RefreshExchange {
+  clientId: string;
+  refreshToken: string;
+  resource: string | null;
+  scope: string | null;
+}
+
+/** `grant_type=refresh_token`: the presented token is spent and a new pair issued; a spent one presented again revokes the grant. */
+export async function refreshGrant(db: Database, publicUrl: string, input: RefreshExchange, now = new Date()): Promise<TokenResult> {
+  const audience = mcpResourceUrl(publicUrl);
+  if (input.resource !== null && input.resource !== audience) return invalidTarget(publicUrl);
+  if (!looksLikeRefreshToken(input.refreshToken)) return invalidGrant("the refresh token is not valid");
+  let reusedGrant: string | null = null;
+  const result = await db.transaction(async (txRaw): Promise<TokenResult> => {
+    const tx = txRaw as unknown as Database;
+    const [row] = await tx
+      .select({ token: oauthTokens, grant: agentTokens })
+      .from(oauthTokens)
+      .innerJoin(agentTokens, eq(agentTokens.id, oauthTokens.tokenId))
+      .where(and(eq(oauthTokens.hash, hashTokenSecret(input.refreshToken)), eq(oauthTokens.kind, "refresh")))
+      .for("update", { of: oauthTokens });
+    if (row === undefined) return invalidGrant("the refresh token is not valid");
+    const grant = fromRow(row.grant);
+    if (grant.oauthClientId !== input.clientId) return invalidGrant("the refresh token was issued to another client");
+    if (row.token.usedAt !== null) {
+      reusedGrant = grant.id;
+      return invalidGrant("the refresh token was already used; the grant has been revoked (refresh token reuse)");
+    }
+    if (row.token.expiresAt.getTime() <= now.getTime()) return invalidGrant("the refresh token has expired");
+    if (row.token.resource !== audience) return invalidTarget(publicUrl);
+    if (tokenStatus(grant, now) !== "active") return invalidGrant(`the grant is ${tokenStatus(grant, now)}`);
+    if (input.scope !== null) {
+      const asked = parseScopeParam(input.scope);
+      const held = scopesOf(grant.readOnly);
+      if (!asked.ok || asked.scopes.some((s) => !held.includes(s))) return { ok: false, status: 400, error: "invalid_scope", description: `this grant holds ${held.join(" ")}; more needs a new consent` };
+    }
+    await tx.update(oauthTokens).set({ usedAt: now }).where(eq(oauthTokens.id, row.token.id));
+    return { ok: true, body: await issuePair(tx, grant, audience, now) };
+  });
+  if (reusedGrant !== null) await revokeToken(db, reusedGrant, REUSE_REVOKER, now);
+  return result;
+}
+
+/**
+ * RFC 7009. A refresh token revokes its whole grant (and so every access
+ * token of it); an access token only itself. Unknown tokens, and tokens of
+ * another client, get the same 200 (the endpoint reveals nothing).
+ */
+export async function revokeOAuthToken(db: Database, input: { clientId: string; token: string }, now = new Date()): Promise<void> {
+  const isRefresh = looksLikeRefreshToken(input.token);
+  if (!isRefresh && !looksLikeAccessToken(input.token)) return;
+  const [row] = await db
+    .select({ id: oauthTokens.id, grantId: agentTokens.id, clientId: agentTokens.oauthClientId })
+    .from(oauthTokens)
+    .innerJoin(agentTokens, eq(agentTokens.id, oauthTokens.tokenId))
+    .where(eq(oauthTokens.hash, hashTokenSecret(input.token)))
+    .limit(1);
+  if (row === undefined || row.clientId !== input.clientId) return;
+  if (isRefresh) await revokeToken(db, row.grantId, `oauth-client:${input.clientId}`, now);
+  else await db.delete(oauthTokens).where(eq(oauthTokens.id, row.id));
+}
