@@ -7,7 +7,9 @@
  * end in e2e/; here clients are registered by an admin (no network).
  */
 import { expect, it } from "vitest";
+import { eq } from "drizzle-orm";
 import { allEntries } from "../../test/pipeline/support";
+import { oauthTokens } from "../db/schema";
 import { describeEachDatabase } from "../../test/support/databases";
 import { authenticateToken, listTokens, revokeToken } from "../tokens";
 import { beginAuthorization, decideAuthorization, type OAuthContext } from "./authorize";
@@ -194,6 +196,19 @@ describeEachDatabase("oauth authorization server", (db) => {
     expect(reuse).toMatchObject({ ok: false, error: "invalid_grant" });
     expect(await authenticateToken(db().handle.db, second.body.access_token, new Date(), AUDIENCE)).toEqual({ ok: false, reason: "revoked" });
     expect(await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: second.body.refresh_token, resource: null, scope: null })).toMatchObject({ ok: false, error: "invalid_grant" });
+  });
+
+  it("rotation prunes the grant's dead tokens: expired access tokens go, the just-used refresh token stays (for reuse detection)", async () => {
+    const c = await client();
+    const first = await tokensFor(c.id);
+    const grant = await authenticateToken(db().handle.db, first.access_token, new Date(), AUDIENCE);
+    if (!grant.ok) throw new Error("no grant");
+    const rows = async () => (await db().handle.db.select({ kind: oauthTokens.kind, used: oauthTokens.usedAt }).from(oauthTokens).where(eq(oauthTokens.tokenId, grant.token.id))).map((r) => `${r.kind}${r.used === null ? "" : ":used"}`).sort();
+    expect(await rows()).toEqual(["access", "refresh"]);
+    const later = new Date(Date.now() + 20 * 60_000);
+    const second = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: first.refresh_token, resource: null, scope: null }, later);
+    expect(second.ok).toBe(true);
+    expect(await rows()).toEqual(["access", "refresh", "refresh:used"]);
   });
 
   it("a read-only grant cannot refresh into mcp:write", async () => {

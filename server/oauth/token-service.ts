@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull, lte, or } from "drizzle-orm";
 import type { Database } from "../db";
 import { agentTokens, oauthAuthorizations, oauthTokens } from "../db/schema";
 import { fromRow, generateAccessToken, generateRefreshToken, hashTokenSecret, looksLikeAccessToken, looksLikeRefreshToken, revokeToken, tokenStatus, type AgentToken } from "../tokens";
@@ -21,6 +21,12 @@ import { parseScopeParam, scopesOf } from "./scopes";
  */
 
 export const ACCESS_TOKEN_TTL_S = 15 * 60;
+/**
+ * How long a rotated refresh token is kept to recognise its reuse. Past
+ * this, presenting it is just an unknown token (refused, but the grant is
+ * not revoked): a bound on the rows a long-lived grant leaves behind.
+ */
+const USED_REFRESH_KEPT_MS = 7 * 86_400_000;
 /** Who a revocation the hub makes by itself is recorded as (hashed, like an admin name). */
 export const REUSE_REVOKER = "system:oauth-reuse-detection";
 
@@ -38,6 +44,10 @@ const invalidGrant = (description: string): TokenResult => ({ ok: false, status:
 const invalidTarget = (publicUrl: string): TokenResult => ({ ok: false, status: 400, error: "invalid_target", description: `tokens are issued only for the resource ${mcpResourceUrl(publicUrl)}` });
 
 async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date): Promise<TokenResponse> {
+  // Each rotation adds two rows; the grant's dead ones go here, so a grant's rows stay bounded.
+  await tx
+    .delete(oauthTokens)
+    .where(and(eq(oauthTokens.tokenId, grant.id), or(lte(oauthTokens.expiresAt, now), and(isNotNull(oauthTokens.usedAt), lte(oauthTokens.usedAt, new Date(now.getTime() - USED_REFRESH_KEPT_MS))))));
   const access = generateAccessToken();
   const refresh = generateRefreshToken();
   const grantEnd = grant.expiresAt?.getTime() ?? now.getTime() + 90 * 86_400_000;

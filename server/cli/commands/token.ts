@@ -49,7 +49,7 @@ export const tokenCommand = {
       const now = new Date();
       if (tokens.length === 0) ctx.out("no tokens (leasehold token create ... issues one)");
       for (const token of tokens) {
-        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(token.name)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}`);
+        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(token.name)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}${token.kind === "oauth" ? `  oauth client ${token.oauthClientId ?? "(removed)"}` : ""}`);
       }
       return EXIT.ok;
     }
