@@ -12,7 +12,10 @@ import { resumeAction, submitAction } from "../../server/actions";
 import { approve, getApproval } from "../../server/approvals";
 import { claimJob } from "../../server/dispatch";
 import { agentTokens, jobs, leases } from "../../server/db/schema";
-import { revokeToken } from "../../server/tokens";
+import { beginAuthorization, decideAuthorization, exchangeCode, mcpResourceUrl } from "../../server/oauth";
+import { clientResolver, registerClientByAdmin } from "../../server/oauth/clients";
+import { challengeOf } from "../../server/oauth/pkce";
+import { authenticateToken, revokeToken } from "../../server/tokens";
 import { describeEachDatabase } from "../support/databases";
 import { codeOf, rejectionOf } from "../support/refusals";
 import { actionState, allEntries, entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
@@ -42,6 +45,30 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     expect({ state: approval?.state, reason: approval?.reason }).toEqual({ state: "denied", reason: "token revoked" });
     const sealed = (await entriesOf(d, actionId)).map((e) => (e.type === "approval/1" ? `approval:${e.data.outcome}` : e.type));
     expect(sealed).toEqual(["decision/1", "approval:denied"]);
+  });
+
+  it("an OAuth grant is revoked the same way: its held action's approval is denied and its access token stops working", async () => {
+    const d = db().handle.db;
+    const deps = testDeps(db().handle);
+    const host = await insertHost(d);
+    const hub = "http://127.0.0.1:8700";
+    const ctx = { db: d, publicUrl: hub, resolver: clientResolver([]), knownTools: ["run_command"] };
+    const client = await registerClientByAdmin(d, { name: "grant holder", redirectUris: ["http://127.0.0.1:4000/cb"] }, "owner-id");
+    const verifier = "v".repeat(50);
+    const begun = await beginAuthorization(ctx, new URLSearchParams({ response_type: "code", client_id: client.id, redirect_uri: "http://127.0.0.1:4000/cb", code_challenge: challengeOf(verifier), code_challenge_method: "S256", scope: "mcp:write" }), { adminId: "00000000-0000-4000-8000-0000000000bb", username: "owner" });
+    if (begun.kind !== "consent") throw new Error(JSON.stringify(begun));
+    const { location } = await decideAuthorization(ctx, { handle: begun.pending.handle, approve: true, readOnly: false, tools: null, hosts: null, lifetimeS: 3600 }, { adminId: "00000000-0000-4000-8000-0000000000bb", username: "owner" });
+    const issued = await exchangeCode(d, hub, { clientId: client.id, code: new URL(location).searchParams.get("code") ?? "", redirectUri: "http://127.0.0.1:4000/cb", codeVerifier: verifier, resource: null });
+    if (!issued.ok) throw new Error(issued.description);
+    const auth = await authenticateToken(d, issued.body.access_token, new Date(), mcpResourceUrl(hub));
+    if (!auth.ok) throw new Error(auth.reason);
+    const caller = { kind: "token" as const, tokenId: auth.token.id, readOnly: false, tools: null, hosts: null, sessionId: "oauth-session", label: "oauth grant" };
+    const held = await rejectionOf(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "rm notes.txt" }, channel: "mcp" }, { waitMs: 0 }));
+    expect(held.code).toBe("APPROVAL_PENDING");
+    const result = await revokeToken(d, auth.token.id, "owner-id");
+    expect(result.ended.approvalsDenied).toBe(1);
+    expect((await getApproval(d, String(held.details?.["approval_id"])))?.reason).toBe("token revoked");
+    expect(await authenticateToken(d, issued.body.access_token, new Date(), mcpResourceUrl(hub))).toEqual({ ok: false, reason: "revoked" });
   });
 
   it("hostile: the pipeline re-checks the token at resumption — an approval that slipped past the revocation is refused at dispatch, sealed, no job", async () => {
