@@ -35,7 +35,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { startHub, tempDir, type RunningHub } from "../test/support/hub-process";
 import { makeThrowawayCa, startCimdServer, type CimdServer, type ThrowawayCa } from "../test/oauth-clients/cimd-server";
 import { ensurePythonMcpVenv, MCP_PYTHON_VERSION, PYTHON_OAUTH_CLIENT } from "../test/oauth-clients/python-venv";
-import { MemoryOAuthClientProvider, startLoopbackCallback, transcriptFetch, type LoopbackCallback } from "../test/oauth-clients/ts-provider";
+import { MemoryOAuthClientProvider, startLoopbackCallback, transcriptFetch } from "../test/oauth-clients/ts-provider";
 import { consentInBrowser, renewFirstAdmin, type Admin } from "./support/oauth-consent";
 
 const RESULTS = path.join(import.meta.dirname, "..", "test-results");
@@ -93,9 +93,11 @@ function structured(result: CallToolResult): Record<string, unknown> {
 /** The TypeScript SDK client with a CIMD client id; returns the connected client after the browser consent. */
 async function typescriptFlow(
   page: Page,
-  options: { flow: string; readOnly: boolean },
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport; provider: MemoryOAuthClientProvider; log: string[]; callback: LoopbackCallback }> {
+  options: { flow: string; readOnly: boolean; log: string[]; cleanup: (() => Promise<unknown>)[] },
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const log = options.log;
   const callback = await startLoopbackCallback();
+  options.cleanup.push(() => callback.close());
   const clientName = `Leasehold e2e TypeScript SDK (${options.flow})`;
   const clientId = `${cimd!.origin}/clients/${options.flow}.json`;
   cimd!.publish(`/clients/${options.flow}.json`, {
@@ -106,10 +108,11 @@ async function typescriptFlow(
     response_types: ["code"],
     token_endpoint_auth_method: "none",
   });
-  const log: string[] = [`client id (CIMD): ${clientId}`, `redirect uri: ${callback.redirectUri}`];
+  log.push(`client id (CIMD): ${clientId}`, `redirect uri: ${callback.redirectUri}`);
   const provider = new MemoryOAuthClientProvider({ redirectUrl: callback.redirectUri, clientMetadataUrl: clientId, clientName });
   const mcpUrl = new URL(`${base}/api/mcp`);
   const client = new Client({ name: "leasehold-e2e-oauth-ts", version: "1.0.0" });
+  options.cleanup.push(() => client.close());
 
   // No token yet: the 401 starts discovery, and the SDK hands the authorization URL to the provider.
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: transcriptFetch(log) });
@@ -142,14 +145,18 @@ async function typescriptFlow(
   expect(tokens?.token_type.toLowerCase()).toBe("bearer");
 
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: transcriptFetch(log) });
+  // DELETE the session first (cleanups run last to first): its host lease ends with it.
+  options.cleanup.push(() => transport.terminateSession().catch(() => undefined));
   await client.connect(transport);
-  return { client, transport, provider, log, callback };
+  return { client, transport };
 }
 
 test("TypeScript SDK: CIMD client id, browser consent, tools listed, `echo hi` runs on host local", async ({ page }) => {
   test.setTimeout(180_000);
-  const { client, transport, log, callback } = await typescriptFlow(page, { flow: "ts-full", readOnly: false });
+  const log: string[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [];
   try {
+    const { client } = await typescriptFlow(page, { flow: "ts-full", readOnly: false, log, cleanup });
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(MUTATING_TOOLS));
     log.push(`(client) tools/list: ${names.length} tools, ${names.join(", ")}`);
@@ -158,17 +165,17 @@ test("TypeScript SDK: CIMD client id, browser consent, tools listed, `echo hi` r
     expect(structured(result)).toMatchObject({ status: "completed", result: { exit: { code: 0 }, output: { stdout: "hi\n" } } });
     log.push(`(client) run_command echo hi on local: status ${String(structured(result)["status"])}, exit 0, stdout "hi\\n"`);
   } finally {
-    await transport.terminateSession().catch(() => undefined);
-    await client.close();
-    await callback.close();
+    for (const step of cleanup.reverse()) await step();
     report("typescript-sdk", log);
   }
 });
 
 test("TypeScript SDK: a Read-only consent yields a token that lists no mutating tool and is refused run_command (403 insufficient_scope)", async ({ page }) => {
   test.setTimeout(180_000);
-  const { client, transport, log, callback } = await typescriptFlow(page, { flow: "ts-read-only", readOnly: true });
+  const log: string[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [];
   try {
+    const { client } = await typescriptFlow(page, { flow: "ts-read-only", readOnly: true, log, cleanup });
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names.length).toBeGreaterThan(0);
     expect(names.filter((n) => MUTATING_TOOLS.includes(n))).toEqual([]);
@@ -181,9 +188,7 @@ test("TypeScript SDK: a Read-only consent yields a token that lists no mutating 
     expect(refused).toMatch(/scope="mcp:read mcp:write"/);
     log.push("(client) run_command refused: 403 insufficient_scope");
   } finally {
-    await transport.terminateSession().catch(() => undefined);
-    await client.close();
-    await callback.close();
+    for (const step of cleanup.reverse()) await step();
     report("typescript-sdk-read-only", log);
   }
 });
@@ -197,7 +202,7 @@ interface PythonEvent {
  * Runs the Python SDK client script; each time it prints an authorization
  * URL the browser consents with `choice`. Resolves with every event it printed.
  */
-async function pythonFlow(page: Page, options: { flow: string; readOnly: boolean; tryMutating: boolean }): Promise<{ events: PythonEvent[]; log: string[] }> {
+async function pythonFlow(page: Page, options: { flow: string; readOnly: boolean; tryMutating: boolean; log: string[] }): Promise<{ events: PythonEvent[]; log: string[] }> {
   // Installing the pinned SDK is part of the test: a failed install fails it (with pip's own words).
   const venv = ensurePythonMcpVenv((line) => console.log(line));
   const clientName = `Leasehold e2e Python SDK (${options.flow})`;
@@ -207,7 +212,8 @@ async function pythonFlow(page: Page, options: { flow: string; readOnly: boolean
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const events: PythonEvent[] = [];
-  const log: string[] = [`mcp (Python SDK) ${MCP_PYTHON_VERSION}, dynamic client registration`];
+  const log = options.log;
+  log.push(`mcp (Python SDK) ${MCP_PYTHON_VERSION}, dynamic client registration`);
   let redirectUri = "";
   try {
     for await (const line of readline.createInterface({ input: child.stdout })) {
@@ -248,10 +254,9 @@ async function pythonFlow(page: Page, options: { flow: string; readOnly: boolean
 
 test("Python SDK (mcp from PyPI): dynamic registration, browser consent, tools listed, `echo hi` runs on host local", async ({ page }) => {
   test.setTimeout(600_000);
-  let log: string[] = [];
+  const log: string[] = [];
   try {
-    const run = await pythonFlow(page, { flow: "py-full", readOnly: false, tryMutating: false });
-    log = run.log;
+    const run = await pythonFlow(page, { flow: "py-full", readOnly: false, tryMutating: false, log });
     const registered = run.log.findIndex((l) => l.startsWith("POST /api/oauth/register"));
     expect(registered, "the Python client registers itself (RFC 7591)").toBeGreaterThanOrEqual(0);
     expect(run.log[registered + 1]).toMatch(/^-> 201 .*"client_id": "dyn_/);
@@ -269,10 +274,9 @@ test("Python SDK (mcp from PyPI): dynamic registration, browser consent, tools l
 
 test("Python SDK: a Read-only consent yields a token that lists no mutating tool and is refused run_command (403 insufficient_scope)", async ({ page }) => {
   test.setTimeout(600_000);
-  let log: string[] = [];
+  const log: string[] = [];
   try {
-    const run = await pythonFlow(page, { flow: "py-read-only", readOnly: true, tryMutating: true });
-    log = run.log;
+    const run = await pythonFlow(page, { flow: "py-read-only", readOnly: true, tryMutating: true, log });
     const tools = run.events.find((e) => e.event === "tools")?.["names"] as string[] | undefined;
     expect(tools?.length).toBeGreaterThan(0);
     expect(tools?.filter((n) => MUTATING_TOOLS.includes(n))).toEqual([]);

@@ -333,7 +333,9 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       expect(result.code).toBe(0);
       const line = result.stdout.split("\n").find((l) => l.startsWith("claude mcp add"));
       expect(line).toMatch(new RegExp(`^claude mcp add --transport http leasehold ${hub.url}/api/mcp --header "Authorization: Bearer lh_[A-Za-z0-9_-]{32}"$`));
-      const json = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"))) as { mcpServers: { leasehold: { type: string; url: string; headers: { Authorization: string } } } };
+      // The static-token JSON block runs from the line after its heading to the first blank line.
+      const afterHeading = result.stdout.slice(result.stdout.indexOf("# Clients that take a JSON block (mcpServers):\n") + "# Clients that take a JSON block (mcpServers):\n".length);
+      const json = JSON.parse(afterHeading.slice(0, afterHeading.indexOf("\n\n"))) as { mcpServers: { leasehold: { type: string; url: string; headers: { Authorization: string } } } };
       const server = json.mcpServers.leasehold;
       expect(server.type).toBe("http");
       const { client } = await connectClient(server.url.replace(/\/api\/mcp$/, ""), server.headers.Authorization.replace(/^Bearer /, ""));
@@ -342,6 +344,17 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const again = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: tokens.full.secret });
       expect(again.code).toBe(0);
       expect(again.stdout).toContain(`Bearer ${tokens.full.secret}`);
+      // Next to the token's settings, and alone with --oauth (no token): the URL without a header,
+      // which answers a client with no token by pointing it at the hub's protected-resource metadata.
+      const oauth = await runCli(["mcp-config", "--oauth"], cliEnv(address));
+      expect(oauth.code, oauth.stderr).toBe(0);
+      expect(again.stdout).toContain(oauth.stdout);
+      expect(oauth.stdout).not.toMatch(/Bearer|lh_/);
+      expect(oauth.stdout).toContain(`claude mcp add --transport http leasehold ${hub.url}/api/mcp\n`);
+      const oauthUrl = (JSON.parse(oauth.stdout.slice(oauth.stdout.indexOf("{"), oauth.stdout.lastIndexOf("}") + 1)) as { mcpServers: { leasehold: { url: string } } }).mcpServers.leasehold.url;
+      const challenge = await fetch(oauthUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+      expect(challenge.status).toBe(401);
+      expect(challenge.headers.get("www-authenticate")).toContain(`resource_metadata="${hub.url}/.well-known/oauth-protected-resource`);
       // A token this hub never issued (independent of which tokens other cases revoke).
       const refused = await runCli(["mcp-config"], { ...cliEnv(address), MCP_TOKEN: `lh_${"Q".repeat(32)}` });
       expect(refused.code).not.toBe(0);

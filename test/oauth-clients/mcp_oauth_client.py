@@ -220,7 +220,7 @@ async def main() -> int:
                     text = "\n".join(getattr(c, "text", "") for c in result.content)
                     emit("call", name="run_command", is_error=bool(result.is_error), structured=result.structured_content, text=text[:2000])
                 except Exception as error:  # noqa: BLE001 - the refusal itself is what the test checks
-                    emit("refused", name="run_command", error="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error)))
+                    emit("refused", name="run_command", error="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error))[:800])
     emit("done")
     return 0
 
@@ -231,5 +231,6 @@ if __name__ == "__main__":
     except BaseException as error:  # noqa: BLE001 - report anything as one line the test can show
         if isinstance(error, SystemExit):
             raise
-        emit("error", message="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error)), trace=traceback.format_exc()[-4000:])
+        # Bounded: an error that quotes a whole HTML page would bury the line that matters.
+        emit("error", message="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error))[:800], trace=traceback.format_exc()[-1500:])
         sys.exit(1)
