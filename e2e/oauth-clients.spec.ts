@@ -43,6 +43,7 @@ const RESULTS = path.join(import.meta.dirname, "..", "test-results");
 const MUTATING_TOOLS = ["fs_write", "lease_acquire", "lease_release", "run_code", "run_command"];
 const ACCESS_TOKEN = /^lha_[A-Za-z0-9_-]{32}$/;
 const REFRESH_TOKEN = /^lhr_[A-Za-z0-9_-]{43}$/;
+const CLIENT_NAMES = { tsFull: "Leasehold e2e TypeScript SDK (ts-full)" };
 
 let ca: ThrowawayCa | undefined;
 let cimd: CimdServer | undefined;
@@ -99,6 +100,7 @@ async function typescriptFlow(
   const callback = await startLoopbackCallback();
   options.cleanup.push(() => callback.close());
   const clientName = `Leasehold e2e TypeScript SDK (${options.flow})`;
+  if (options.flow === "ts-full") expect(clientName).toBe(CLIENT_NAMES.tsFull);
   const clientId = `${cimd!.origin}/clients/${options.flow}.json`;
   cimd!.publish(`/clients/${options.flow}.json`, {
     client_id: clientId,
@@ -164,6 +166,17 @@ test("TypeScript SDK: CIMD client id, browser consent, tools listed, `echo hi` r
     expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true);
     expect(structured(result)).toMatchObject({ status: "completed", result: { exit: { code: 0 }, output: { stdout: "hi\n" } } });
     log.push(`(client) run_command echo hi on local: status ${String(structured(result)["status"])}, exit 0, stdout "hi\\n"`);
+
+    // The grant sits on /tokens beside the lh_ tokens, and is revoked there the same way.
+    await page.goto(`${base}/tokens`);
+    const row = page.getByTestId(`token-${CLIENT_NAMES.tsFull}`);
+    await expect(row).toContainText("OAuth");
+    await expect(row).toContainText("active");
+    await row.getByRole("button", { name: `Revoke ${CLIENT_NAMES.tsFull}` }).click();
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await expect(row).toContainText("revoked");
+    await expect(client.callTool({ name: "health", arguments: {} })).rejects.toThrow();
+    log.push(`(browser) /tokens: "${CLIENT_NAMES.tsFull}" listed as OAuth, revoked; the client's next call is refused`);
   } finally {
     for (const step of cleanup.reverse()) await step();
     report("typescript-sdk", log);
@@ -190,6 +203,34 @@ test("TypeScript SDK: a Read-only consent yields a token that lists no mutating 
   } finally {
     for (const step of cleanup.reverse()) await step();
     report("typescript-sdk-read-only", log);
+  }
+});
+
+test("TypeScript SDK: Deny sends the client error=access_denied with its own state and the hub as iss, and no token", async ({ page }) => {
+  test.setTimeout(120_000);
+  const log: string[] = [];
+  const callback = await startLoopbackCallback();
+  try {
+    const clientName = "Leasehold e2e TypeScript SDK (ts-denied)";
+    const clientId = cimd!.publish("/clients/ts-denied.json", {
+      client_id: `${cimd!.origin}/clients/ts-denied.json`,
+      client_name: clientName,
+      redirect_uris: [callback.redirectUri],
+      token_endpoint_auth_method: "none",
+    });
+    const provider = new MemoryOAuthClientProvider({ redirectUrl: callback.redirectUri, clientMetadataUrl: clientId, clientName });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`), { authProvider: provider, fetch: transcriptFetch(log) });
+    await expect(new Client({ name: "leasehold-e2e-oauth-ts", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const response = callback.next();
+    const consent = await consentInBrowser(page, provider.authorizationUrls[0]!.href, admin!, { decision: "Deny", redirectUri: callback.redirectUri, clientName, clientId });
+    log.push(...consent.transcript);
+    const params = await response;
+    expect(Object.fromEntries(params)).toMatchObject({ error: "access_denied", state: provider.states.at(-1), iss: base });
+    expect(params.has("code")).toBe(false);
+    expect(provider.tokens()).toBeUndefined();
+  } finally {
+    await callback.close();
+    report("typescript-sdk-denied", log);
   }
 });
 
