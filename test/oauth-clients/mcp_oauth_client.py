@@ -15,6 +15,7 @@ Everything the script reports goes to stdout as one JSON object per line:
   {"event": "call", "name": ..., "is_error": ..., "structured": ..., "text": ...}
   {"event": "refused", "name": ..., "error": ...}  a tool call that raised
   {"event": "step_up_declined", "n": 2}           the SDK asked for more scope (after a 403); declined
+                                                  (in mcp 2.3.0 that ends the client session: "refused")
   {"event": "done"} or {"event": "error", "message": ...}
 Secrets (codes, tokens, verifiers) are never printed whole: only their
 prefix and length, which is what the transcript needs to show their shape.
@@ -52,6 +53,10 @@ def shape(secret: object) -> str:
     """`lha_…(36 chars)`: enough to show which kind of credential, never usable."""
     text = str(secret)
     return f"{text[:4]}…({len(text)} chars)"
+
+
+class StepUpDeclined(Exception):
+    """Raised inside the SDK's auth flow when it asks for more scope than was granted."""
 
 
 class MemoryTokenStorage(TokenStorage):
@@ -178,7 +183,7 @@ async def main() -> int:
             # A second authorization is the SDK's scope step-up after a 403 insufficient_scope: this
             # client declines it, so the call that needed more scope fails as the hub decided.
             emit("step_up_declined", n=authorize_count)
-            raise RuntimeError("step-up authorization declined by the test client")
+            raise StepUpDeclined("step-up authorization declined by the test client")
         params = await callback.wait()
         if "error" in params:
             emit("http", line=f"(browser) redirect to {redirect_uri} with error={params['error']}")
@@ -208,19 +213,29 @@ async def main() -> int:
 
     http_client = create_mcp_http_client(auth=provider)
     http_client.event_hooks = {"request": [on_request], "response": [on_response]}
+    calling = False
     async with http_client:
-        async with Client(streamable_http_client(args.server, http_client=http_client), client_info=None) as client:
-            tools = await client.list_tools()
-            names = sorted(t.name for t in tools.tools)
-            emit("tools", names=names)
-            if "run_command" in names or args.try_mutating:
-                call = {"host": "local", "command": args.command, "idempotency_key": str(uuid.uuid4())}
-                try:
-                    result = await client.call_tool("run_command", call)
-                    text = "\n".join(getattr(c, "text", "") for c in result.content)
-                    emit("call", name="run_command", is_error=bool(result.is_error), structured=result.structured_content, text=text[:2000])
-                except Exception as error:  # noqa: BLE001 - the refusal itself is what the test checks
-                    emit("refused", name="run_command", error="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error))[:800])
+        try:
+            async with Client(streamable_http_client(args.server, http_client=http_client), client_info=None) as client:
+                tools = await client.list_tools()
+                names = sorted(t.name for t in tools.tools)
+                emit("tools", names=names)
+                if "run_command" in names or args.try_mutating:
+                    call = {"host": "local", "command": args.command, "idempotency_key": str(uuid.uuid4())}
+                    calling = True
+                    try:
+                        result = await client.call_tool("run_command", call)
+                        text = "\n".join(getattr(c, "text", "") for c in result.content)
+                        emit("call", name="run_command", is_error=bool(result.is_error), structured=result.structured_content, text=text[:2000])
+                    except Exception as error:  # noqa: BLE001 - the refusal itself is what the test checks
+                        emit("refused", name="run_command", error="; ".join(f"{type(e).__name__}: {e}" for e in leaves(error))[:800])
+                    calling = False
+        except BaseException as error:  # noqa: BLE001
+            # A failed step-up inside the SDK's HTTP auth flow ends the transport's task group, and with
+            # it the whole client session (mcp 2.3.0): the call never returns, the session raises.
+            if not (calling and any(isinstance(e, StepUpDeclined) for e in leaves(error))):
+                raise
+            emit("refused", name="run_command", error="403 insufficient_scope; the SDK's step-up authorization was declined, which ended the client session")
     emit("done")
     return 0
 
