@@ -43,6 +43,12 @@ async function signInHere(page: Page, admin: Admin): Promise<void> {
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
+/** Same path and the same query parameters (order and percent-encoding aside). */
+function sameRequest(a: URL, b: URL): boolean {
+  const sorted = (u: URL) => JSON.stringify([...u.searchParams.entries()].sort(([x, xv], [y, yv]) => (x === y ? xv.localeCompare(yv) : x.localeCompare(y))));
+  return a.pathname === b.pathname && sorted(a) === sorted(b);
+}
+
 export interface ConsentChoice {
   decision: "Approve" | "Deny";
   readOnly?: boolean;
@@ -70,12 +76,13 @@ export async function consentInBrowser(page: Page, authorizationUrl: string, adm
   const wanted = new URL(authorizationUrl);
   await page.goto(authorizationUrl);
   await expect(page).toHaveURL(/\/sign-in\?next=/);
-  const next = new URL(page.url()).searchParams.get("next");
-  expect(next, "the sign-in page must be told where to come back to").toBe(`${wanted.pathname}${wanted.search}`);
+  const next = new URL(page.url()).searchParams.get("next") ?? "";
+  // The same request, however its query was re-encoded on the way.
+  expect(sameRequest(new URL(next, wanted.origin), wanted), `the sign-in page must be told to come back to the same request (next=${next})`).toBe(true);
   transcript.push(`(browser) GET ${wanted.pathname}?… -> /sign-in?next=${wanted.pathname}?… (not signed in)`);
   await signInHere(page, admin);
-  await expect(page).toHaveURL((u) => u.pathname === wanted.pathname && u.search === wanted.search);
-  transcript.push(`(browser) signed in as ${admin.name} -> back at ${wanted.pathname}`);
+  await expect(page).toHaveURL((u) => sameRequest(u, wanted));
+  transcript.push(`(browser) signed in as ${admin.name} -> back at ${wanted.pathname}?… (same query)`);
 
   await expect(page.getByRole("heading", { name: `Authorize ${choice.clientName}` })).toBeVisible();
   const main = page.locator("main");
@@ -84,6 +91,8 @@ export async function consentInBrowser(page: Page, authorizationUrl: string, adm
   for (const scope of (wanted.searchParams.get("scope") ?? "").split(" ").filter(Boolean)) await expect(main).toContainText(scope);
   const readOnly = page.getByLabel("Read-only");
   await expect(readOnly).toBeVisible();
+  // The buttons are enabled once React has hydrated the form: a box ticked earlier would be reset.
+  await expect(page.getByRole("button", { name: choice.decision, exact: true })).toBeEnabled();
   await expect(page.getByLabel("Access expires")).toBeVisible();
   transcript.push(`(browser) consent page: "Authorize ${choice.clientName}", scopes ${wanted.searchParams.get("scope")}, redirect host ${new URL(choice.redirectUri).host}`);
   if (choice.readOnly === true) await readOnly.check();
@@ -91,7 +100,15 @@ export async function consentInBrowser(page: Page, authorizationUrl: string, adm
 
   const arrived = page.waitForURL((u) => `${u.origin}${u.pathname}` === choice.redirectUri, { timeout: 30_000 });
   await page.getByRole("button", { name: choice.decision, exact: true }).click();
-  await arrived;
+  // A session that is not fresh is asked for the password again before the decision counts.
+  const reauth = page.getByRole("dialog", { name: "Confirm your password" });
+  const first = await Promise.race([arrived.then(() => "arrived" as const), reauth.waitFor({ timeout: 30_000 }).then(() => "reauth" as const)]);
+  if (first === "reauth") {
+    transcript.push("(browser) asked to confirm the password");
+    await reauth.getByLabel("Your password").fill(admin.password);
+    await reauth.getByRole("button", { name: "Confirm" }).click();
+    await arrived;
+  }
   const redirected = new URL(page.url());
   const shown = [...redirected.searchParams.keys()].map((k) => (k === "code" ? "code=…" : k === "state" ? "state=…" : `${k}=${redirected.searchParams.get(k)}`)).join("&");
   transcript.push(`(browser) ${choice.decision}${choice.readOnly === true ? " with Read-only ticked" : ""} -> ${choice.redirectUri}?${shown}`);
