@@ -282,6 +282,11 @@ async function pythonFlow(page: Page, options: { flow: string; readOnly: boolean
         log.push(...consent.transcript);
       } else if (event.event === "authorize") log.push(`(client) step-up authorization requested: scope=${String(event["scope"])}`);
       else if (event.event === "error") log.push(`(client) ERROR ${String(event["message"])}`);
+      else if (event.event === "tools") log.push(`(client) tools/list: ${(event["names"] as string[]).length} tools, ${(event["names"] as string[]).join(", ")}`);
+      else if (event.event === "call") {
+        const s = (event["structured"] ?? {}) as { status?: string; code?: string; result?: { exit?: { code?: number }; output?: { stdout?: string } } };
+        log.push(`(client) run_command: is_error ${String(event["is_error"])}, status ${s.status ?? s.code}, exit ${s.result?.exit?.code}, stdout ${JSON.stringify(s.result?.output?.stdout)}`);
+      }
       else log.push(`(client) ${JSON.stringify(event).slice(0, 400)}`);
     }
   } finally {
