@@ -43,7 +43,7 @@ export function oauthClientSettings(publicUrl: string): string[] {
     JSON.stringify({ mcpServers: { leasehold: { type: "http", url } } }, null, 2),
     `# On first connect the client opens ${publicUrl}/oauth/authorize?… in a browser; an owner admin`,
     `# signs in there (${publicUrl}/sign-in) and approves or denies, and may narrow the grant`,
-    `# (Read-only, Access expires). OAuth grants are listed and revoked on ${publicUrl}/tokens.`,
+    `# (Read-only, tools, hosts, Access expires). OAuth grants are listed and revoked on ${publicUrl}/tokens.`,
   ];
 }
 
