@@ -28,7 +28,7 @@ import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
 import { expect, test, type Page } from "@playwright/test";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { discoverAuthorizationServerMetadata, refreshAuthorization, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -95,7 +95,7 @@ function structured(result: CallToolResult): Record<string, unknown> {
 async function typescriptFlow(
   page: Page,
   options: { flow: string; readOnly: boolean; log: string[]; cleanup: (() => Promise<unknown>)[] },
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport; provider: MemoryOAuthClientProvider }> {
   const log = options.log;
   const callback = await startLoopbackCallback();
   options.cleanup.push(() => callback.close());
@@ -150,7 +150,7 @@ async function typescriptFlow(
   // DELETE the session first (cleanups run last to first): its host lease ends with it.
   options.cleanup.push(() => transport.terminateSession().catch(() => undefined));
   await client.connect(transport);
-  return { client, transport };
+  return { client, transport, provider };
 }
 
 test("TypeScript SDK: CIMD client id, browser consent, tools listed, `echo hi` runs on host local", async ({ page }) => {
@@ -232,6 +232,36 @@ test("TypeScript SDK: Deny sends the client error=access_denied with its own sta
   } finally {
     await callback.close();
     report("typescript-sdk-denied", log);
+  }
+});
+
+test("TypeScript SDK: a refresh rotates the refresh token; presenting the old one again revokes the grant, and the client is refused", async ({ page }) => {
+  test.setTimeout(180_000);
+  const log: string[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [];
+  try {
+    const { client, provider } = await typescriptFlow(page, { flow: "ts-refresh", readOnly: false, log, cleanup });
+    const fetchFn = transcriptFetch(log);
+    const metadata = await discoverAuthorizationServerMetadata(base, { fetchFn });
+    const info = provider.clientInformation()!;
+    const first = provider.tokens()!;
+    // The SDK's own refresh request, as it makes one when an access token expires.
+    const rotated = await refreshAuthorization(base, { metadata, clientInformation: info, refreshToken: first.refresh_token!, resource: `${base}/api/mcp`, fetchFn });
+    expect(rotated.access_token).toMatch(ACCESS_TOKEN);
+    expect(rotated.refresh_token).toMatch(REFRESH_TOKEN);
+    expect(rotated.refresh_token).not.toBe(first.refresh_token);
+    provider.saveTokens(rotated);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    log.push("(client) refreshed: a new refresh token; the new access token lists tools");
+    // A stolen copy of the first refresh token, replayed: refused, and the whole grant with it.
+    await expect(refreshAuthorization(base, { metadata, clientInformation: info, refreshToken: first.refresh_token!, resource: `${base}/api/mcp`, fetchFn })).rejects.toThrow(/invalid_grant|revoked/i);
+    const probe = await fetch(`${base}/api/mcp`, { method: "POST", headers: { authorization: `Bearer ${rotated.access_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    expect(probe.status).toBe(401);
+    expect(probe.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    log.push(`(client) old refresh token replayed -> refused; the rotated access token now gets ${probe.status} ${probe.headers.get("www-authenticate")}`);
+  } finally {
+    for (const step of cleanup.reverse()) await step();
+    report("typescript-sdk-refresh-reuse", log);
   }
 });
 
