@@ -32,11 +32,11 @@ import { discoverAuthorizationServerMetadata, refreshAuthorization, Unauthorized
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { startHub, tempDir, type RunningHub } from "../test/support/hub-process";
+import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
 import { makeThrowawayCa, startCimdServer, type CimdServer, type ThrowawayCa } from "../test/oauth-clients/cimd-server";
 import { ensurePythonMcpVenv, MCP_PYTHON_VERSION, PYTHON_OAUTH_CLIENT } from "../test/oauth-clients/python-venv";
 import { MemoryOAuthClientProvider, startLoopbackCallback, transcriptFetch } from "../test/oauth-clients/ts-provider";
-import { consentInBrowser, renewFirstAdmin, type Admin } from "./support/oauth-consent";
+import { consentInBrowser, renewFirstAdmin, renewOneTimePassword, type Admin } from "./support/oauth-consent";
 
 const RESULTS = path.join(import.meta.dirname, "..", "test-results");
 /** Tools a token without mcp:write must neither list nor call (the hub's mutating tools). */
@@ -262,6 +262,30 @@ test("TypeScript SDK: a refresh rotates the refresh token; presenting the old on
   } finally {
     for (const step of cleanup.reverse()) await step();
     report("typescript-sdk-refresh-reuse", log);
+  }
+});
+
+test("only an owner can consent: an approver sees why, and the client is sent nothing", async ({ page }) => {
+  test.setTimeout(120_000);
+  const callback = await startLoopbackCallback();
+  try {
+    const name = `approver-${Date.now().toString(36)}`;
+    const made = await runCli(["admin", "create", "--name", name, "--role", "approver"], { LEASEHOLD_DATA_DIR: hub!.dataDir, LEASEHOLD_PORT: String(hub!.port) });
+    const oneTime = /^password: (\S+)$/m.exec(made.stdout)?.[1];
+    expect(oneTime, made.stdout + made.stderr).toBeDefined();
+    await renewOneTimePassword(page, base, name, oneTime!);
+    const clientId = cimd!.publish("/clients/ts-approver.json", { client_id: `${cimd!.origin}/clients/ts-approver.json`, client_name: "Leasehold e2e (approver)", redirect_uris: [callback.redirectUri], token_endpoint_auth_method: "none" });
+    const provider = new MemoryOAuthClientProvider({ redirectUrl: callback.redirectUri, clientMetadataUrl: clientId, clientName: "Leasehold e2e (approver)" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`), { authProvider: provider });
+    await expect(new Client({ name: "leasehold-e2e-oauth-ts", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const arrived = callback.next().then(() => "redirected");
+    await page.goto(provider.authorizationUrls[0]!.href);
+    await expect(page.getByRole("heading", { name: "Authorization needs an owner" })).toBeVisible();
+    await expect(page.locator("main")).toContainText("you are signed in as approver");
+    await expect(page.getByRole("button", { name: "Approve" })).toHaveCount(0);
+    expect(await Promise.race([arrived, new Promise((r) => setTimeout(() => r("nothing"), 2000))])).toBe("nothing");
+  } finally {
+    await callback.close();
   }
 });
 

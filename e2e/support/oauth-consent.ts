@@ -20,6 +20,11 @@ export async function renewFirstAdmin(page: Page, base: string, hubOutput: strin
   const match = /^\s*admin:\s+(\S+) \/ (\S+)/m.exec(hubOutput);
   if (match === null) throw new Error(`the hub's first start printed no admin line:\n${hubOutput}`);
   const [, name, oneTime] = match as unknown as [string, string, string];
+  return renewOneTimePassword(page, base, name, oneTime);
+}
+
+/** Signs in with a one-time password (as `leasehold admin create` prints it) and replaces it. */
+export async function renewOneTimePassword(page: Page, base: string, name: string, oneTime: string): Promise<Admin> {
   await page.goto(`${base}/sign-in`);
   await signInHere(page, { name, password: oneTime });
   await expect(page).toHaveURL(/\/change-password$/);
