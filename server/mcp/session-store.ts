@@ -141,6 +141,15 @@ function buildAccessAndSessionQuery(db: Database) {
 const tokenAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildTokenAndSessionQuery>>();
 const accessAndSessionQueries = new WeakMap<Database, ReturnType<typeof buildAccessAndSessionQuery>>();
 
+function preparedFor<Q>(cache: WeakMap<Database, Q>, db: Database, build: (db: Database) => Q): Q {
+  let query = cache.get(db);
+  if (query === undefined) {
+    query = build(db);
+    cache.set(db, query);
+  }
+  return query;
+}
+
 /**
  * What every request on an open session needs, in ONE database round trip:
  * the bearer token's row (authenticated exactly as `authenticateToken` does,
@@ -156,22 +165,12 @@ export async function authenticateWithSession(db: Database, presented: string, s
   let sessionRow: SessionRow | null | undefined;
   if (looksLikeToken(presented)) {
     const hash = hashTokenSecret(presented);
-    let query = tokenAndSessionQueries.get(db);
-    if (query === undefined) {
-      query = buildTokenAndSessionQuery(db);
-      tokenAndSessionQueries.set(db, query);
-    }
-    const [row] = await query.execute({ hash, session: digest });
+    const [row] = await preparedFor(tokenAndSessionQueries, db, buildTokenAndSessionQuery).execute({ hash, session: digest });
     auth = checkTokenRow(row?.token, hash, now);
     sessionRow = row?.session;
   } else if (looksLikeAccessToken(presented)) {
     const hash = hashTokenSecret(presented);
-    let query = accessAndSessionQueries.get(db);
-    if (query === undefined) {
-      query = buildAccessAndSessionQuery(db);
-      accessAndSessionQueries.set(db, query);
-    }
-    const [row] = await query.execute({ hash, session: digest });
+    const [row] = await preparedFor(accessAndSessionQueries, db, buildAccessAndSessionQuery).execute({ hash, session: digest });
     auth = checkAccessRow(row?.access, row?.grant, hash, now, audience);
     sessionRow = row?.session;
   } else {
