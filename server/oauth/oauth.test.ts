@@ -10,6 +10,7 @@ import { expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { allEntries } from "../../test/pipeline/support";
 import { oauthTokens } from "../db/schema";
+import { hashActor } from "../ledger/entry";
 import { describeEachDatabase } from "../../test/support/databases";
 import { authenticateToken, listTokens, revokeToken } from "../tokens";
 import { beginAuthorization, decideAuthorization, type OAuthContext } from "./authorize";
@@ -135,6 +136,9 @@ describeEachDatabase("oauth authorization server", (db) => {
     const replay = await exchangeCode(db().handle.db, HUB, { clientId: c.id, code, redirectUri: REDIRECT, codeVerifier: VERIFIER, resource: null });
     expect(replay).toMatchObject({ ok: false, error: "invalid_grant" });
     expect(await authenticateToken(db().handle.db, first.body.access_token, new Date(), AUDIENCE)).toEqual({ ok: false, reason: "revoked" });
+    // Recorded as the hub's own doing, not a person's.
+    const revoked = (await allEntries(db().handle.db)).filter((e) => e.type === "token/1" && e.data.event === "revoked" && e.actor === hashActor("system", "oauth-reuse-detection"));
+    expect(revoked.length).toBeGreaterThanOrEqual(1);
   });
 
   it("redirect URI tricks never redirect: prefix, suffix, case, trailing slash, other port on https, userinfo, missing", async () => {

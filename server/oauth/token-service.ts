@@ -27,8 +27,8 @@ export const ACCESS_TOKEN_TTL_S = 15 * 60;
  * not revoked): a bound on the rows a long-lived grant leaves behind.
  */
 const USED_REFRESH_KEPT_MS = 7 * 86_400_000;
-/** Who a revocation the hub makes by itself is recorded as (hashed, like an admin name). */
-export const REUSE_REVOKER = "system:oauth-reuse-detection";
+/** Who a revocation the hub makes by itself is recorded as (a `system` actor). */
+export const REUSE_REVOKER = "oauth-reuse-detection";
 
 export interface TokenResponse {
   access_token: string;
@@ -94,7 +94,7 @@ export async function exchangeCode(db: Database, publicUrl: string, input: CodeE
     return { ok: true, body: await issuePair(tx, grant, audience, now) };
   });
   // After the transaction that marked the replay: revocation takes its own locks.
-  if (replayedGrant !== null) await revokeToken(db, replayedGrant, REUSE_REVOKER, now);
+  if (replayedGrant !== null) await revokeToken(db, replayedGrant, REUSE_REVOKER, now, "system");
   return result;
 }
 
@@ -137,7 +137,7 @@ export async function refreshGrant(db: Database, publicUrl: string, input: Refre
     await tx.update(oauthTokens).set({ usedAt: now }).where(eq(oauthTokens.id, row.token.id));
     return { ok: true, body: await issuePair(tx, grant, audience, now) };
   });
-  if (reusedGrant !== null) await revokeToken(db, reusedGrant, REUSE_REVOKER, now);
+  if (reusedGrant !== null) await revokeToken(db, reusedGrant, REUSE_REVOKER, now, "system");
   return result;
 }
 

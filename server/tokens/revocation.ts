@@ -58,9 +58,16 @@ function revokedError(actionId: string): LeaseholdError {
  * a revoked token changes nothing and says so (`alreadyRevoked`), but still
  * releases any lease left behind.
  */
-export async function revokeToken(db: Database, id: string, revokedBy: string, now = new Date()): Promise<{ token: AgentToken; alreadyRevoked: boolean; ended: RevocationEffects }> {
+export async function revokeToken(
+  db: Database,
+  id: string,
+  revokedBy: string,
+  now = new Date(),
+  // `system`: the hub revoked it by itself (server/oauth reuse detection), not a person.
+  actorKind: "admin" | "system" = "admin",
+): Promise<{ token: AgentToken; alreadyRevoked: boolean; ended: RevocationEffects }> {
   if (!UUID_PATTERN.test(id)) throw new LeaseholdError("NOT_FOUND", `no token ${JSON.stringify(id)}`, { hint: "leasehold token list shows token ids" });
-  const actor = hashActor("admin", revokedBy);
+  const actor = hashActor(actorKind, revokedBy);
   const inside = await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
     const [row] = await tx.select().from(agentTokens).where(eq(agentTokens.id, id)).for("update");
