@@ -44,8 +44,8 @@ import { appendEntry } from "../ledger/append";
 import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
 import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision } from "../approvals";
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
-import { announce } from "../hosts/notify";
-import { jobTopic } from "../hosts/wake";
+import { notifyOthersAtCommit } from "../hosts/notify";
+import { jobTopic, wake } from "../hosts/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
 import { acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
@@ -287,7 +287,8 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   const queued = dispatched as ActionOutcome | null;
   if (queued !== null) {
     traceStage(actionId, "hub.leased");
-    await announce(db, jobTopic(host.id));
+    // Other hub processes were told at commit (recordDispatch); this one's guest long-polls now.
+    wake(jobTopic(host.id));
     traceStage(actionId, "hub.dispatched");
     return awaitCompletion(deps, queued, options);
   }
@@ -649,14 +650,14 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
       throw hubRefusal("POLICY_REFUSED", "the approval does not cover this exact action (action_hash differs); not dispatched");
     }
   }
-  const result = await db.transaction((txRaw) => recordDispatch(asDb(txRaw), caller, row, stored, job));
+  const result = await db.transaction((txRaw) => recordDispatch(db, asDb(txRaw), caller, row, stored, job));
   if (result === "raced") {
     const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
     const outcomeStored = again === undefined ? undefined : storedOf(again).outcome;
     if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
     return { ...outcomeStored, replayed: true };
   }
-  await announce(db, jobTopic(job.document.host_id));
+  wake(jobTopic(job.document.host_id));
   return job.outcome;
 }
 
@@ -714,7 +715,7 @@ function signedJobFor(deps: PipelineDeps, row: ActionRow, stored: StoredResult, 
  * cancels the job), the action moved to dispatched, dispatch/1 sealed, the
  * job row inserted. "raced" when another caller dispatched the action first.
  */
-async function recordDispatch(tx: Database, caller: Caller, row: ActionRow, stored: StoredResult, job: SignedJobFor): Promise<"dispatched" | "raced"> {
+async function recordDispatch(db: Database, tx: Database, caller: Caller, row: ActionRow, stored: StoredResult, job: SignedJobFor): Promise<"dispatched" | "raced"> {
   await assertSubmitterActive(tx, row, tx);
   const [claimed] = await tx
     .update(actions)
@@ -730,6 +731,7 @@ async function recordDispatch(tx: Database, caller: Caller, row: ActionRow, stor
     data: { action_hash: row.actionHash as `sha256:${string}`, job_id: job.document.job_id, host_id: job.document.host_id, job_digest: job.digest, deadline: job.deadline.toISOString() },
   });
   await tx.insert(jobs).values({ id: job.document.job_id, actionId: row.id, hostId: job.document.host_id, payload: job.document, signature: job.signature, state: "queued", deadline: job.deadline });
+  await notifyOthersAtCommit(db, tx, jobTopic(job.document.host_id));
   return "dispatched";
 }
 
@@ -755,7 +757,7 @@ async function dispatchWithDecision(deps: PipelineDeps, caller: Caller, tx: Data
     actionId: row.id,
   });
   const job = signedJobFor(deps, row, stored, { id: lease.lease.id, mode: "observe" }, false);
-  if ((await recordDispatch(tx, caller, row, stored, job)) === "raced") throw new LeaseholdError("INTERNAL", "an action decided in this transaction was dispatched by another", { tier: "hub" });
+  if ((await recordDispatch(deps.handle.db, tx, caller, row, stored, job)) === "raced") throw new LeaseholdError("INTERNAL", "an action decided in this transaction was dispatched by another", { tier: "hub" });
   return job.outcome;
 }
 

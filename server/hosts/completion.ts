@@ -15,6 +15,7 @@ import { LeaseholdError, type ErrorPayload } from "../errors";
 import { isErrorCode } from "../errors";
 import type { RunningIntegrator } from "../ledger/integrate";
 import { leafIndexOf, proveInclusion } from "../ledger/prove";
+import { takeCompletion } from "./handoff";
 import { readJobOutput, type StoredCompletion } from "./intake";
 import { listenForHostWakeups } from "./notify";
 import { actionTopic, onOutputProgress, sleepUntilWoken } from "./wake";
@@ -35,6 +36,8 @@ async function receiptFor(handle: DatabaseHandle, entryId: bigint, integrator: R
   // (Only when this process integrates: a standby's flush would wait for a batch it never runs.)
   if (integrator !== undefined && integrator.status().state === "running") await integrator.flush(RECEIPT_WAIT_MS).catch(() => undefined);
   for (;;) {
+    const remembered = await integrator?.receipt(entryId);
+    if (remembered) return remembered;
     const index = await leafIndexOf(handle.db, entryId);
     if (index !== null) {
       // The newest checkpoint covers it (integration signs a checkpoint per batch).
@@ -54,8 +57,8 @@ async function receiptFor(handle: DatabaseHandle, entryId: bigint, integrator: R
   }
 }
 
-async function summarise(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined): Promise<ActionCompletion> {
-  const output = await readJobOutput(handle.db, completion.job_id);
+async function summarise(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined, handedOutput?: Record<string, Buffer>): Promise<ActionCompletion> {
+  const output = handedOutput ?? (await readJobOutput(handle.db, completion.job_id));
   const env = completion.envelope;
   const artifact = (name: string) => env.artifacts.find((a) => a.name === name);
   const inputs = env.artifacts.filter((a) => a.name === "input").map(({ name, sha256, bytes }) => ({ name, sha256, bytes }));
@@ -123,13 +126,18 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
   async function waitForFinal(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome> {
     const deadline = Date.parse(outcome.job.deadline) + 30_000;
     for (;;) {
-      const [row] = await handle.db.select({ state: actions.state, result: actions.result }).from(actions).where(eq(actions.id, outcome.action_id));
+      // Stored by this process's intake a moment ago (handoff.ts): not read back.
+      const handed = takeCompletion(outcome.action_id);
+      const [row] =
+        handed === undefined
+          ? await handle.db.select({ state: actions.state, result: actions.result }).from(actions).where(eq(actions.id, outcome.action_id))
+          : [{ state: handed.completion.state, result: { completion: handed.completion } }];
       if (row === undefined) throw new LeaseholdError("NOT_FOUND", `action ${outcome.action_id} vanished`, { tier: "hub" });
       if (FINAL.has(row.state)) {
         const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
         if (stored.completion !== undefined) {
           traceStage(outcome.action_id, "hub.woken");
-          const completion = await summarise(handle, stored.completion, integrator);
+          const completion = await summarise(handle, stored.completion, integrator, handed?.output);
           traceStage(outcome.action_id, "hub.receipt");
           if (stored.completion.state === "failed" && stored.completion.error !== null) {
             const e = stored.completion.error;

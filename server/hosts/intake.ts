@@ -20,8 +20,9 @@ import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
 import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "../trust/protocol";
-import { announce } from "./notify";
-import { actionTopic } from "./wake";
+import { offerCompletion } from "./handoff";
+import { notifyOthersAtCommit } from "./notify";
+import { actionTopic, wake } from "./wake";
 import { traceStage } from "../../common/trace/stage";
 
 const STREAMS = new Set(["stdout", "stderr"]);
@@ -220,7 +221,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       .set({ state: result.kind === "ran" ? "completed" : "failed", completedAt: new Date(), result: { kind: result.kind, envelope_digest: verified.digest } })
       .where(and(eq(jobs.id, jobId), eq(jobs.state, "claimed")))
       .returning({ id: jobs.id });
-    if (claimed === undefined) return false;
+    if (claimed === undefined) return null;
     const signed = result.evidence as { signature: { key_id: string; sig: string } };
     const [inserted] = await tx
       .insert(evidence)
@@ -231,7 +232,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       // This job already has its sealed evidence (a re-delivered job the guest refused as a replay):
       // the first result stands; the job goes back to what it was.
       await tx.update(jobs).set({ state: "completed" }).where(eq(jobs.id, jobId));
-      return false;
+      return null;
     }
     const stdout = envelope.artifacts.filter((a) => /^[a-z][a-z0-9_]{0,31}$/.test(a.name)).slice(0, 16);
     const entryId = await appendEntry(tx, {
@@ -266,9 +267,11 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       .update(actions)
       .set({ state: completion.state, result: sql`coalesce(${actions.result}, '{}'::jsonb) || jsonb_build_object('completion', ${JSON.stringify(completion)}::jsonb)`, updatedAt: new Date() })
       .where(eq(actions.id, job.actionId));
-    return true;
+    await notifyOthersAtCommit(db, tx, actionTopic(job.actionId));
+    return completion;
   });
   traceStage(job.actionId, "hub.sealed");
-  await announce(db, actionTopic(job.actionId));
-  return { stored: true, duplicate: !stored };
+  if (stored !== null) offerCompletion(job.actionId, { completion: stored, output });
+  wake(actionTopic(job.actionId));
+  return { stored: true, duplicate: stored === null };
 }

@@ -80,6 +80,24 @@ export async function announce(db: Database, topic: string): Promise<void> {
   }
 }
 
+/**
+ * The cross-process half of `announce`, sent inside the caller's transaction.
+ * PostgreSQL delivers a NOTIFY when its transaction commits and drops it on
+ * rollback, so other processes hear only what committed. Sent after the
+ * commit instead, a NOTIFY is a transaction of its own, and since NOTIFY
+ * takes a transaction id, its commit record is one more WAL flush (issue 16:
+ * two per call, one per queued job and one per stored result). Unlike
+ * `announce`, a failure here fails the caller's transaction; that only
+ * happens when the notification queue is full (listeners stuck for a long
+ * time), and the refused write is retried by whoever sent it. The caller
+ * wakes this process's own waiters with `wake(topic)` after the commit.
+ */
+export async function notifyOthersAtCommit(db: Database, tx: Database, topic: string): Promise<void> {
+  // `db` is the handle `tx` was opened on: only it tells an embedded database apart.
+  if (singleProcess(db)) return;
+  await tx.execute(sql`select pg_notify(${HOSTS_CHANNEL}, ${`${topic}@${processOrigin()}`})`);
+}
+
 /** Tells every hub process's waiters on `actionId` how much output its job has written so far. */
 export async function announceProgress(db: Database, actionId: string, progress: OutputProgress): Promise<void> {
   emitProgress(actionId, progress);

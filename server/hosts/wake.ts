@@ -34,6 +34,11 @@ export function wake(topic: string): void {
   e.emit(topic);
 }
 
+/** True when something in this process is waiting on `topic` now. */
+export function hasWaiter(topic: string): boolean {
+  return emitter().listenerCount(topic) > 0;
+}
+
 export const jobTopic = (hostId: string): string => `job:${hostId}`;
 export const actionTopic = (actionId: string): string => `action:${actionId}`;
 

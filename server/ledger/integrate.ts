@@ -4,6 +4,7 @@ import { signCheckpoint } from "../trust/ledger/checkpoint";
 import { hashLeaf } from "../trust/ledger/hash";
 import type { LogKey } from "./log-key";
 import { ledgerCounters } from "./metrics";
+import { recentBatches, type CommittedBatch, type RecentReceipt } from "./recent-batches";
 import { databaseNodeReader, toBytes } from "./node-store";
 import { extendTree, frontierFromStore, type Frontier } from "../trust/ledger/tree";
 
@@ -12,7 +13,7 @@ export const INTEGRATOR_LOCK_KEY = 7_245_010_002;
 export const DEFAULT_BATCH_SIZE = 1000;
 
 export type IntegrateOutcome =
-  | { kind: "integrated"; count: number; size: number; note: string }
+  | { kind: "integrated"; count: number; size: number; note: string; batch: CommittedBatch }
   | { kind: "idle"; size: number }
   | { kind: "busy" }
   | { kind: "key_mismatch"; pinned: string };
@@ -65,23 +66,27 @@ export async function integrateOnce(
       pending.map((row, i) => sql`(${BigInt(String(row.id))}::bigint, ${BigInt(size + i)}::bigint)`),
       sql`, `,
     );
-    await tx.execute(
-      sql`update ledger_entries as e set leaf_index = v.leaf_index from (values ${assignments}) as v(id, leaf_index) where e.id = v.id`,
-    );
-    for (let start = 0; start < extended.newNodes.length; start += 2000) {
-      const chunk = extended.newNodes.slice(start, start + 2000);
-      const rows = sql.join(
+    const nodeRows = (chunk: readonly { level: number; index: number; hash: Uint8Array }[]) =>
+      sql.join(
         chunk.map((n) => sql`(${n.level}::smallint, ${BigInt(n.index)}::bigint, ${Buffer.from(n.hash)}::bytea)`),
         sql`, `,
       );
-      await tx.execute(sql`insert into ledger_nodes (level, idx, hash) values ${rows}`);
+    // Node rows beyond the last 2000 go first in chunks (bounded statement size); the leaf indices,
+    // the last chunk and the checkpoint go in one statement (data-modifying CTEs all run): one
+    // round trip where a batch used to pay three.
+    const lastChunk = Math.max(0, extended.newNodes.length - 2000);
+    for (let start = 0; start < lastChunk; start += 2000) {
+      await tx.execute(sql`insert into ledger_nodes (level, idx, hash) values ${nodeRows(extended.newNodes.slice(start, Math.min(start + 2000, lastChunk)))}`);
     }
     const note = signCheckpoint({ origin: key.origin, size: extended.size, root: extended.root, extensions: [] }, key.signer);
     await tx.execute(
-      sql`insert into ledger_checkpoints (tree_size, root_hash, note) values (${BigInt(extended.size)}, ${Buffer.from(extended.root)}::bytea, ${note})`,
+      sql`with leaves as (update ledger_entries as e set leaf_index = v.leaf_index from (values ${assignments}) as v(id, leaf_index) where e.id = v.id),
+               nodes as (insert into ledger_nodes (level, idx, hash) values ${nodeRows(extended.newNodes.slice(lastChunk))})
+          insert into ledger_checkpoints (tree_size, root_hash, note) values (${BigInt(extended.size)}, ${Buffer.from(extended.root)}::bytea, ${note})`,
     );
     if (options.cache) options.cache.frontier = extended.frontier;
-    return { kind: "integrated", count: pending.length, size: extended.size, note };
+    const batch: CommittedBatch = { before: frontier, entryIds: pending.map((row) => BigInt(String(row.id))), newNodes: extended.newNodes, size: extended.size, note };
+    return { kind: "integrated", count: pending.length, size: extended.size, note, batch };
   });
 }
 
@@ -96,6 +101,12 @@ export interface RunningIntegrator {
   wake(): void;
   /** Resolves once everything appended so far is integrated (or rejects after `timeoutMs`). */
   flush(timeoutMs?: number): Promise<number>;
+  /**
+   * A receipt for an entry one of this integrator's batches integrated, from
+   * what it remembers of them (recent-batches.ts): no reads when the entry is
+   * recent; null when it does not know the entry (read the database then).
+   */
+  receipt(entryId: bigint): Promise<RecentReceipt | null>;
   status(): IntegratorStatus;
   stop(): Promise<void>;
 }
@@ -122,6 +133,7 @@ export function startIntegrator(
   const pollMs = options.pollMs ?? 200;
   const counters = ledgerCounters();
   const cache: { frontier?: Frontier } = {};
+  const recent = recentBatches();
   const status: IntegratorStatus = { state: "running", size: 0, lastCheckpointAt: null, detail: null };
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -146,6 +158,7 @@ export function startIntegrator(
       }
       if (outcome?.kind === "integrated") {
         counters.batchesIntegrated += 1;
+        recent.remember(outcome.batch);
         Object.assign(status, { state: "running", size: outcome.size, lastCheckpointAt: new Date().toISOString(), detail: null });
         if (outcome.count >= batchSize) {
           // A full batch: more may wait. Its waiters wait for the batch that drains them.
@@ -187,6 +200,7 @@ export function startIntegrator(
       });
       return status.size;
     },
+    receipt: (entryId) => recent.receipt(entryId, databaseNodeReader(db)),
     status: () => ({ ...status }),
     async stop() {
       stopped = true;
