@@ -90,6 +90,12 @@ export async function integrateOnce(
   });
 }
 
+/** True when some entry waits for a leaf index (one read of the pending index, no transaction). */
+async function entriesWaiting(db: Database): Promise<boolean> {
+  const [row] = await executeRows<{ waiting: boolean }>(db, sql`select exists (select 1 from ledger_entries where leaf_index is null) as waiting`);
+  return row?.waiting === true;
+}
+
 export interface IntegratorStatus {
   state: "running" | "standby" | "key_mismatch" | "stopped" | "failing";
   size: number;
@@ -140,6 +146,7 @@ export function startIntegrator(
   let wakeSleep: (() => void) | undefined;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const idleWaiters: Array<() => void> = [];
+  let lastWasIdle = false;
 
   const loop = (async () => {
     while (!stopped) {
@@ -147,7 +154,10 @@ export function startIntegrator(
       const covered = idleWaiters.splice(0);
       let outcome: IntegrateOutcome | undefined;
       try {
-        outcome = await integrateOnce(db, key, { batchSize, cache });
+        // An idle poll with nobody waiting asks one cheap question (the pending index) instead of
+        // running an empty batch transaction of five statements, five times a second (issue 16).
+        const quiet: boolean = covered.length === 0 && status.state === "running" && lastWasIdle && !(await entriesWaiting(db));
+        outcome = quiet ? { kind: "idle", size: status.size } : await integrateOnce(db, key, { batchSize, cache });
       } catch (error) {
         counters.integrationFailures += 1;
         counters.lastIntegrationError = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);
@@ -156,6 +166,7 @@ export function startIntegrator(
         cache.frontier = undefined;
         options.onError?.(error);
       }
+      lastWasIdle = outcome?.kind === "idle";
       if (outcome?.kind === "integrated") {
         counters.batchesIntegrated += 1;
         recent.remember(outcome.batch);

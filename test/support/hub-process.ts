@@ -84,7 +84,9 @@ export async function startHub(env: Record<string, string | undefined> = {}, tim
   const port = Number(env.LEASEHOLD_PORT ?? (await freePort()));
   const dataDir = env.LEASEHOLD_DATA_DIR ?? path.join(tempDir(), "data");
   // `wrap`: a command that execs the hub as its last arguments (same pid), e.g. unshare for a mount namespace of the test's own.
-  const argv = [...(options.wrap ?? []), process.execPath, LEASEHOLD_BIN, "start"];
+  // LEASEHOLD_BENCH_CPU_PROF=<dir>: the hub writes a V8 CPU profile there when it stops (for benches; node refuses --cpu-prof in NODE_OPTIONS).
+  const profile = process.env.LEASEHOLD_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.LEASEHOLD_BENCH_CPU_PROF}`] : [];
+  const argv = [...(options.wrap ?? []), process.execPath, ...profile, LEASEHOLD_BIN, "start"];
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
     env: childEnv({ LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, ...env }) as NodeJS.ProcessEnv,

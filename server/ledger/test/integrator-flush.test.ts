@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../../test/support/databases";
 import { startIntegrator } from "../integrate";
 import { ledgerCounters } from "../metrics";
-import { leafIndexOf } from "../prove";
+import { leafIndexOf, proveInclusion } from "../prove";
 import { appendTestEntry, memoryLogKey } from "./fixtures";
 
 describeEachDatabase("the integrator integrates when asked", (db) => {
@@ -49,6 +49,57 @@ describeEachDatabase("the integrator integrates when asked", (db) => {
       await integrator.flush(10_000);
       await running;
       expect(await leafIndexOf(d, late)).not.toBeNull();
+    } finally {
+      await integrator.stop();
+    }
+  });
+
+  it("an idle poll with nobody waiting runs no batch transaction, and an entry appended without a flush is still integrated by the poll", async () => {
+    const d = db().handle.db;
+    let transactions = 0;
+    // The integrator's database, counting the transactions it opens (an empty batch is one).
+    const counted = new Proxy(d, {
+      get(target, property) {
+        if (property === "transaction") {
+          return (...args: Parameters<typeof d.transaction>) => {
+            transactions += 1;
+            return target.transaction(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const integrator = startIntegrator(counted, key, { pollMs: 20 });
+    try {
+      await integrator.flush(10_000);
+      await new Promise((r) => setTimeout(r, 100)); // the poll after the flush finds the log idle
+      transactions = 0;
+      await new Promise((r) => setTimeout(r, 500)); // ~25 polls
+      expect(transactions).toBe(0);
+
+      const id = await appendTestEntry(d, "integrated by the poll");
+      const deadline = Date.now() + 5_000;
+      while ((await leafIndexOf(d, id)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(await leafIndexOf(d, id)).not.toBeNull();
+      expect(transactions).toBeGreaterThanOrEqual(1);
+    } finally {
+      await integrator.stop();
+    }
+  });
+
+  it("a receipt for an entry its own batch integrated comes from memory and equals the one read back from the database", async () => {
+    const d = db().handle.db;
+    const integrator = startIntegrator(d, key, { pollMs: 600_000 });
+    try {
+      const id = await appendTestEntry(d, "receipt from memory");
+      await integrator.flush(10_000);
+      const remembered = await integrator.receipt(id);
+      const index = await leafIndexOf(d, id);
+      const stored = await proveInclusion(d, index!);
+      expect(remembered).toEqual({ leaf_index: stored.leaf_index, tree_size: stored.tree_size, inclusion_proof: stored.proof, checkpoint: stored.checkpoint });
+      // An entry this integrator never integrated is not made up.
+      expect(await integrator.receipt(id + 1_000_000n)).toBeNull();
     } finally {
       await integrator.stop();
     }
