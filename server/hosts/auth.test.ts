@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:cry
 import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { hosts } from "../db/schema";
-import { authenticateHostRequest } from "./auth";
+import { authenticateHostRequest, recordNonce, type PendingNonce } from "./auth";
 import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, MAX_CLOCK_SKEW_MS, requestSigningString, sha256Hex } from "../trust";
 
 function signed(hostId: string, key: KeyObject, input: { method?: string; path?: string; body?: string; time?: number; nonce?: string }) {
@@ -36,6 +36,18 @@ describeEachDatabase("signed guest requests", (db) => {
     missing.headers.delete(HEADER_NONCE);
     expect((await authenticateHostRequest(d, missing)).ok).toBe(false);
   }, 30_000);
+  it("deferNonce: a verified request's nonce comes back unrecorded (the handler records it in its own transaction); a bad signature gets none", async () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const [host] = await db().handle.db.insert(hosts).values({ name: `h-${randomBytes(3).toString("hex")}`, publicKey: publicKey.export({ type: "spki", format: "pem" }).toString() }).returning();
+    const d = db().handle.db;
+    const request = signed(host!.id, privateKey, { body: "{}" });
+    const deferred = await authenticateHostRequest(d, request, Date.now(), { deferNonce: true });
+    expect(deferred).toMatchObject({ ok: true, pendingNonce: { hostId: host!.id, nonce: request.headers.get(HEADER_NONCE) } });
+    expect(await recordNonce(d, (deferred as { pendingNonce: PendingNonce }).pendingNonce)).toBe(true);
+    expect(await authenticateHostRequest(d, request)).toEqual({ ok: false, reason: "replayed request (nonce already used)" });
+    const forged = signed(host!.id, generateKeyPairSync("ed25519").privateKey, {});
+    expect(await authenticateHostRequest(d, forged, Date.now(), { deferNonce: true })).toMatchObject({ ok: false, reason: expect.stringMatching(/does not verify/) });
+  }, 30_000);
 });
 
 describe("protocol", () => {
@@ -43,4 +55,5 @@ describe("protocol", () => {
     const base = { method: "post", pathAndQuery: "/x?y=1", timestamp: "1700000000000", nonce: "0".repeat(32), bodySha256: sha256Hex("") };
     expect(requestSigningString(base)).toBe(`leasehold-host-request/1\nPOST\n/x?y=1\n1700000000000\n${"0".repeat(32)}\n${sha256Hex("")}`);
   });
+
 });

@@ -4,7 +4,11 @@
  * malformed header, an unknown or removed host, a timestamp outside the
  * skew window, a body digest that does not match, a bad signature, or a
  * nonce already seen (replay). The nonce is recorded only after the
- * signature verifies, so nobody can burn a host's nonces.
+ * signature verifies, so nobody can burn a host's nonces. A handler whose
+ * only effect is one transaction may take the nonce unrecorded
+ * (`deferNonce`) and record it as that transaction's first write
+ * (`recordNonce`): a replay then changes nothing and is refused, and the
+ * request costs one commit instead of two (issue 16; the result POST).
  */
 import { createPublicKey, verify } from "node:crypto";
 import { and, eq, isNull, lt } from "drizzle-orm";
@@ -29,7 +33,26 @@ export interface AuthenticatedHost {
   publicKeyPem: string;
 }
 
-export type HostAuthResult = { ok: true; host: AuthenticatedHost } | { ok: false; reason: string };
+/** A verified request's nonce, not yet recorded (`deferNonce`): the handler records it in its own transaction. */
+export interface PendingNonce {
+  hostId: string;
+  nonce: string;
+  expiresAt: Date;
+}
+
+export type HostAuthResult = { ok: true; host: AuthenticatedHost; pendingNonce?: PendingNonce } | { ok: false; reason: string };
+
+export const REPLAYED_REASON = "replayed request (nonce already used)";
+
+/**
+ * Records a request's nonce; false when it was already recorded (a replay).
+ * In a transaction, the row is only there once the transaction commits, and a
+ * concurrent copy of the request waits on it and then finds it.
+ */
+export async function recordNonce(db: Database, pending: PendingNonce): Promise<boolean> {
+  const inserted = await db.insert(hostRequestNonces).values(pending).onConflictDoNothing().returning({ nonce: hostRequestNonces.nonce });
+  return inserted.length > 0;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -39,6 +62,7 @@ export async function authenticateHostRequest(
   db: Database,
   request: { method: string; pathAndQuery: string; headers: Headers; body: Uint8Array },
   now = Date.now(),
+  options: { deferNonce?: boolean } = {},
 ): Promise<HostAuthResult> {
   const hostId = request.headers.get(HEADER_HOST);
   const timestamp = request.headers.get(HEADER_TIMESTAMP);
@@ -63,16 +87,13 @@ export async function authenticateHostRequest(
     valid = false;
   }
   if (!valid) return { ok: false, reason: "request signature does not verify with the enrolled host key" };
-  const inserted = await db
-    .insert(hostRequestNonces)
-    .values({ hostId, nonce, expiresAt: new Date(Number(timestamp) + MAX_CLOCK_SKEW_MS) })
-    .onConflictDoNothing()
-    .returning({ nonce: hostRequestNonces.nonce });
-  if (inserted.length === 0) return { ok: false, reason: "replayed request (nonce already used)" };
+  const pending: PendingNonce = { hostId, nonce, expiresAt: new Date(Number(timestamp) + MAX_CLOCK_SKEW_MS) };
+  if (!options.deferNonce && !(await recordNonce(db, pending))) return { ok: false, reason: REPLAYED_REASON };
   if (now - lastPrune > 10_000) {
     lastPrune = now;
     await db.delete(hostRequestNonces).where(lt(hostRequestNonces.expiresAt, new Date(now - MAX_CLOCK_SKEW_MS)));
   }
   await touchHostLastSeen(db, hostId);
-  return { ok: true, host: { id: host.id, name: host.name, publicKeyPem: host.publicKey } };
+  const authenticated: AuthenticatedHost = { id: host.id, name: host.name, publicKeyPem: host.publicKey };
+  return options.deferNonce ? { ok: true, host: authenticated, pendingNonce: pending } : { ok: true, host: authenticated };
 }

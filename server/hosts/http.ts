@@ -12,7 +12,7 @@ import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { pinnedLogIdentity } from "../ledger/prove";
 import { readJobArtifact } from "./artifact";
-import { authenticateHostRequest, type AuthenticatedHost } from "./auth";
+import { authenticateHostRequest, type AuthenticatedHost, type PendingNonce } from "./auth";
 import { heartbeat, nextJob } from "./delivery";
 import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
@@ -51,12 +51,17 @@ function parseJson(bytes: Uint8Array): Record<string, unknown> | null {
   return parsed.value ?? null;
 }
 
-async function authenticated(runtime: HubRuntime, request: Request): Promise<{ host: AuthenticatedHost; body: unknown }> {
+async function authenticated(runtime: HubRuntime, request: Request, options: { deferNonce?: boolean } = {}): Promise<{ host: AuthenticatedHost; body: unknown; pendingNonce?: PendingNonce }> {
   const body = await readBody(request);
   const url = new URL(request.url);
-  const result = await authenticateHostRequest(runtime.database.handle.db, { method: request.method, pathAndQuery: `${url.pathname}${url.search}`, headers: request.headers, body });
+  const result = await authenticateHostRequest(
+    runtime.database.handle.db,
+    { method: request.method, pathAndQuery: `${url.pathname}${url.search}`, headers: request.headers, body },
+    Date.now(),
+    options,
+  );
   if (!result.ok) throw new LeaseholdError("UNAUTHENTICATED", `host request refused: ${result.reason}`, { tier: "hub" });
-  return { host: result.host, body: parseJson(body) };
+  return { host: result.host, body: parseJson(body), ...(result.pendingNonce === undefined ? {} : { pendingNonce: result.pendingNonce }) };
 }
 
 async function handle(fn: () => Promise<Response>): Promise<Response> {
@@ -136,8 +141,9 @@ export function serveArtifact(runtime: HubRuntime, request: Request, jobId: stri
 
 export function serveResult(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
   return handle(async () => {
-    const { host, body } = await authenticated(runtime, request);
-    return Response.json(await receiveJobResult(runtime.database.handle.db, host, jobId, body));
+    // The nonce is recorded in the transaction that stores the result (intake.ts), not in one of its own.
+    const { host, body, pendingNonce } = await authenticated(runtime, request, { deferNonce: true });
+    return Response.json(await receiveJobResult(runtime.database.handle.db, host, jobId, body, pendingNonce));
   });
 }
 

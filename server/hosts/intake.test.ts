@@ -4,17 +4,20 @@
  * whose artifacts do not cover them is refused, and nothing is stored as
  * the job's result.
  */
-import { randomUUID } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { randomBytes, randomUUID, sign } from "node:crypto";
+import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { buildLaunchEvidence, buildRefusalEvidence, generateHostKeyPair, signEvidence, type LaunchReadback } from "../../agent-guest/evidence";
 import type { Database } from "../db";
-import { actions, evidence, hosts, jobOutputChunks, jobs } from "../db/schema";
+import { actions, evidence, hostRequestNonces, hosts, jobOutputChunks, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { describeEachDatabase } from "../../test/support/databases";
 import { uniqueName } from "../../test/pipeline/support";
 import { ledgerEntries } from "../db/schema";
 import { decodeEntry } from "../ledger/entry";
+import type { HubRuntime } from "../hub/runtime";
+import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../trust";
+import { serveResult } from "./http";
 import { pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 
 const HASH = `sha256:${"ab".repeat(32)}`;
@@ -98,6 +101,88 @@ describeEachDatabase("result intake: output must be covered by the evidence", (d
     expect(await receiveJobResult(d, ran.host, ran.jobId, { kind: "ran", evidence: signEvidence(launched, ran.keys.privateKey), streams: {}, structured: null, error: null })).toEqual({ stored: true, duplicate: false });
     expect((await readJobOutput(d, ran.jobId))["stdout"]?.toString()).toBe("hello\n");
     expect(await d.select().from(jobOutputChunks).where(eq(jobOutputChunks.jobId, refused.jobId))).toEqual([]);
+  });
+});
+
+describeEachDatabase("result intake: the request's nonce is recorded in the transaction that stores the result", (db) => {
+  const pending = (host: string) => ({ hostId: host, nonce: randomUUID().replaceAll("-", ""), expiresAt: new Date(Date.now() + 120_000) });
+  const ranBody = (s: Setup) => ({
+    kind: "ran",
+    evidence: signEvidence(buildLaunchEvidence({ ...s.common, launch: readback, bpf: { tier: "C", attached: false }, artifacts: [], redactions: { count: 0, kinds: [] } }), s.keys.privateKey),
+    streams: {},
+    structured: null,
+    error: null,
+  });
+  const evidenceRows = async (d: Database, s: Setup) => (await d.select().from(evidence).where(eq(evidence.jobId, s.jobId))).length;
+
+  it("hostile: the same signed result request replayed after it was stored is refused as a replay, and nothing is stored twice", async () => {
+    const d = db().handle.db;
+    const s = await setup(d);
+    const nonce = pending(s.host.id);
+    expect(await receiveJobResult(d, s.host, s.jobId, ranBody(s), nonce)).toEqual({ stored: true, duplicate: false });
+    const error = await refusal(receiveJobResult(d, s.host, s.jobId, ranBody(s), nonce));
+    expect(error.code).toBe("UNAUTHENTICATED");
+    expect(error.message).toMatch(/replayed request/);
+    expect(await evidenceRows(d, s)).toBe(1);
+    const [nonces] = await d.select().from(hostRequestNonces).where(and(eq(hostRequestNonces.hostId, s.host.id), eq(hostRequestNonces.nonce, nonce.nonce)));
+    expect(nonces).toBeDefined();
+  });
+
+  it("hostile: two copies of one signed result request at once store it once; the other is refused as a replay", async () => {
+    const d = db().handle.db;
+    const s = await setup(d);
+    const nonce = pending(s.host.id);
+    const outcomes = await Promise.allSettled([receiveJobResult(d, s.host, s.jobId, ranBody(s), nonce), receiveJobResult(d, s.host, s.jobId, ranBody(s), nonce)]);
+    const stored = outcomes.filter((o) => o.status === "fulfilled");
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+    expect(stored).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect((refused[0]!.reason as LeaseholdError).code).toBe("UNAUTHENTICATED");
+    expect(await evidenceRows(d, s)).toBe(1);
+  });
+
+  it("a result refused for its content records no nonce, so the guest's corrected retry is not mistaken for a replay", async () => {
+    const d = db().handle.db;
+    const s = await setup(d);
+    const nonce = pending(s.host.id);
+    const wrongHost = { ...ranBody(s), evidence: signEvidence(buildRefusalEvidence({ ...s.common, host_id: randomUUID(), refusal: { code: "POLICY_REFUSED", message: "x" }, at: new Date() }), s.keys.privateKey) };
+    expect((await refusal(receiveJobResult(d, s.host, s.jobId, wrongHost, nonce))).code).toBe("INVALID_ARGUMENT");
+    expect(await d.select().from(hostRequestNonces).where(eq(hostRequestNonces.nonce, nonce.nonce))).toEqual([]);
+    expect(await evidenceRows(d, s)).toBe(0);
+  });
+});
+
+describeEachDatabase("POST /api/agent/jobs/:id/result (the route handler)", (db) => {
+  it("hostile: the same signed request sent again is refused 401 as a replay; the result is stored once", async () => {
+    const d = db().handle.db;
+    const s = await setup(d);
+    const path = `/api/agent/jobs/${s.jobId}/result`;
+    const body = Buffer.from(
+      JSON.stringify({
+        kind: "ran",
+        evidence: signEvidence(buildLaunchEvidence({ ...s.common, launch: readback, bpf: { tier: "C", attached: false }, artifacts: [], redactions: { count: 0, kinds: [] } }), s.keys.privateKey),
+        streams: {},
+        structured: null,
+        error: null,
+      }),
+    );
+    const timestamp = String(Date.now());
+    const nonce = randomBytes(16).toString("hex");
+    const signature = sign(null, Buffer.from(requestSigningString({ method: "POST", pathAndQuery: path, timestamp, nonce, bodySha256: sha256Hex(body) })), s.keys.privateKey).toString("base64");
+    const request = () =>
+      new Request(`http://hub.invalid${path}`, {
+        method: "POST",
+        headers: { [HEADER_HOST]: s.host.id, [HEADER_TIMESTAMP]: timestamp, [HEADER_NONCE]: nonce, [HEADER_SIGNATURE]: signature, "content-type": "application/json" },
+        body,
+      });
+    const runtime = { database: { handle: db().handle } } as unknown as HubRuntime;
+    const first = await serveResult(runtime, request(), s.jobId);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ stored: true, duplicate: false });
+    const again = await serveResult(runtime, request(), s.jobId);
+    expect(again.status).toBe(401);
+    expect(JSON.stringify(await again.json())).toMatch(/replayed request/);
+    expect(await d.select().from(evidence).where(eq(evidence.jobId, s.jobId))).toHaveLength(1);
   });
 });
 

@@ -18,7 +18,7 @@ import { actions, evidence, jobOutputChunks, jobs } from "../db/schema";
 import { isErrorCode, LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
-import type { AuthenticatedHost } from "./auth";
+import { recordNonce, REPLAYED_REASON, type AuthenticatedHost, type PendingNonce } from "./auth";
 import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "../trust/protocol";
 import { offerCompletion } from "./handoff";
 import { notifyOthersAtCommit } from "./notify";
@@ -167,12 +167,26 @@ function invalid(message: string): never {
   throw new LeaseholdError("INVALID_ARGUMENT", `job result refused by the hub: ${message}`, { tier: "hub" });
 }
 
-export async function receiveJobResult(db: Database, host: AuthenticatedHost, jobId: string, body: unknown): Promise<{ stored: boolean; duplicate: boolean }> {
+function replayed(): never {
+  throw new LeaseholdError("UNAUTHENTICATED", `host request refused: ${REPLAYED_REASON}`, { tier: "hub" });
+}
+
+/**
+ * Stores a guest's result. `pendingNonce`: the signed request's nonce, not
+ * yet recorded (auth.ts `deferNonce`); it is recorded as the first write of
+ * the transaction that stores the result, so a replay — after, or racing
+ * the original — stores nothing and is refused. Paths that store nothing
+ * record it on its own (a replay of a delivered result is refused as one).
+ */
+export async function receiveJobResult(db: Database, host: AuthenticatedHost, jobId: string, body: unknown, pendingNonce?: PendingNonce): Promise<{ stored: boolean; duplicate: boolean }> {
   const result = (body ?? {}) as Partial<GuestJobResult>;
   if (result.kind !== "ran" && result.kind !== "refused") invalid("kind must be ran or refused");
   const job = await jobOf(db, host, jobId);
   traceStage(job.actionId, "hub.result_received");
-  if (job.state === "completed" || job.state === "failed") return { stored: true, duplicate: true };
+  if (job.state === "completed" || job.state === "failed") {
+    if (pendingNonce !== undefined && !(await recordNonce(db, pendingNonce))) replayed();
+    return { stored: true, duplicate: true };
+  }
   if (job.state !== "claimed") {
     throw new LeaseholdError("INVALID_ARGUMENT", `job already ended as ${job.state === "lost" ? "unknown (its heartbeat was lost)" : job.state}; the result is not accepted`, {
       tier: "hub",
@@ -216,6 +230,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
   const structured = result.structured !== null && typeof result.structured === "object" ? result.structured : null;
   const stored = await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
+    if (pendingNonce !== undefined && !(await recordNonce(tx, pendingNonce))) replayed();
     const [claimed] = await tx
       .update(jobs)
       .set({ state: result.kind === "ran" ? "completed" : "failed", completedAt: new Date(), result: { kind: result.kind, envelope_digest: verified.digest } })
