@@ -191,8 +191,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   const host = await step(trace, "resolve", async () => {
     const name = args["host"];
     if (typeof name !== "string") throw hubRefusal("INVALID_ARGUMENT", `${request.operation} names no host`);
+    // Its stored health comes with it, for the readiness check below (one read, not two).
     const [row] = await db
-      .select({ id: hosts.id, name: hosts.name })
+      .select({ id: hosts.id, name: hosts.name, health: hosts.health })
       .from(hosts)
       .where(and(eq(hosts.name, name), sql`${hosts.removedAt} is null`));
     if (row === undefined) throw hubRefusal("NOT_FOUND", `no enrolled host named ${JSON.stringify(name)}`, { hint: "hosts_list shows enrolled hosts" });
@@ -367,6 +368,11 @@ async function decide(
     // The fast path takes locks in the order revocation does — the token row, then (for a new
     // lease) the host row — so the two cannot deadlock; the token is re-read FOR SHARE first.
     if (onAllowed !== undefined && caller.kind === "token") await assertSubmitterActive(tx, { id: actionId, tokenId: caller.tokenId }, tx);
+    const path = decisionPath(verdict.level, verdict.reasons);
+    // An auto-allowed action's decision is known before its row exists (no grant, no approval):
+    // the row is inserted decided, one write instead of an insert and an update. Nothing outside
+    // this transaction sees the row before decision/1 is appended with it.
+    const known: StoredResult | null = path === "auto_allow" ? { decision: "auto_allow", grant_id: null, approval_id: null } : null;
     const [inserted] = await tx
       .insert(actions)
       .values({
@@ -383,14 +389,14 @@ async function decide(
         prepared: prepared.action,
         riskLevel: verdict.level,
         riskReasons: verdict.reasons,
-        state: "deciding",
+        state: known === null ? "deciding" : "allowed",
+        ...(known === null ? {} : { result: known }),
         idempotencyKey: key,
       })
       .onConflictDoNothing()
       .returning();
     if (inserted === undefined) return "duplicate";
 
-    const path = decisionPath(verdict.level, verdict.reasons);
     const grant =
       path === "grant_or_hold"
         ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })
@@ -426,11 +432,14 @@ async function decide(
           })
         : null;
     const result: StoredResult = { decision: outcome, grant_id: grant?.id ?? null, approval_id: approval?.id ?? null };
-    const [row] = await tx
-      .update(actions)
-      .set({ state: outcome === "hold" ? "held" : "allowed", result, updatedAt: new Date() })
-      .where(eq(actions.id, actionId))
-      .returning();
+    const [row] =
+      known !== null
+        ? [inserted]
+        : await tx
+            .update(actions)
+            .set({ state: outcome === "hold" ? "held" : "allowed", result, updatedAt: new Date() })
+            .where(eq(actions.id, actionId))
+            .returning();
     if (key !== null) await pruneIdempotencyKeys(tx, callerKey(caller), settings);
     if (row === undefined) throw new LeaseholdError("INTERNAL", "action update returned no row", { tier: "database" });
     if (onAllowed !== undefined && row.state === "allowed") await onAllowed(tx, row);
@@ -715,8 +724,18 @@ function signedJobFor(deps: PipelineDeps, row: ActionRow, stored: StoredResult, 
  * cancels the job), the action moved to dispatched, dispatch/1 sealed, the
  * job row inserted. "raced" when another caller dispatched the action first.
  */
-async function recordDispatch(db: Database, tx: Database, caller: Caller, row: ActionRow, stored: StoredResult, job: SignedJobFor): Promise<"dispatched" | "raced"> {
-  await assertSubmitterActive(tx, row, tx);
+async function recordDispatch(
+  db: Database,
+  tx: Database,
+  caller: Caller,
+  row: ActionRow,
+  stored: StoredResult,
+  job: SignedJobFor,
+  // The fast path read the token FOR SHARE at the start of this same transaction: it is locked
+  // until the commit, so a second read could only say the same.
+  submitterLocked = false,
+): Promise<"dispatched" | "raced"> {
+  if (!submitterLocked) await assertSubmitterActive(tx, row, tx);
   const [claimed] = await tx
     .update(actions)
     .set({ state: "dispatched", result: { ...stored, outcome: { ...job.outcome, replayed: false } }, updatedAt: new Date() })
@@ -757,7 +776,7 @@ async function dispatchWithDecision(deps: PipelineDeps, caller: Caller, tx: Data
     actionId: row.id,
   });
   const job = signedJobFor(deps, row, stored, { id: lease.lease.id, mode: "observe" }, false);
-  if ((await recordDispatch(deps.handle.db, tx, caller, row, stored, job)) === "raced") throw new LeaseholdError("INTERNAL", "an action decided in this transaction was dispatched by another", { tier: "hub" });
+  if ((await recordDispatch(deps.handle.db, tx, caller, row, stored, job, true)) === "raced") throw new LeaseholdError("INTERNAL", "an action decided in this transaction was dispatched by another", { tier: "hub" });
   return job.outcome;
 }
 

@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { createCapabilityRegistry } from "../capabilities";
@@ -48,5 +49,18 @@ describeEachDatabase("readiness from host reports", (database) => {
     expect(onNone).toMatchObject({ ready: false });
     expect(onNone).not.toHaveProperty("unenforceable");
     expect(await check.check({ manifest: shell.manifest, operation: shell.operation, host: c })).toEqual({ ready: true });
+  });
+
+  it("judges the health read with the host row when the caller passes it (the pipeline's one read), not a second read", async () => {
+    const { db } = database().handle;
+    const registry = createCapabilityRegistry({ enabled: ["egress-shell"] });
+    const net = registry.resolveOperation("run_command_net");
+    const check = hostReportReadiness(db);
+    const [row] = await db.insert(hosts).values({ name: "ready-passed", publicKey: "test-key" }).returning();
+    await storeHealthReport(db, { id: row!.id, name: "ready-passed", publicKeyPem: "test-key" }, report("B"));
+    const [stored] = await db.select({ health: hosts.health }).from(hosts).where(eq(hosts.id, row!.id));
+    expect(await check.check({ manifest: net.manifest, operation: net.operation, host: { id: row!.id, name: "ready-passed", health: stored!.health } })).toEqual({ ready: true });
+    // What was passed is what counts: no report passed means not ready, whatever the row holds.
+    expect(await check.check({ manifest: net.manifest, operation: net.operation, host: { id: row!.id, name: "ready-passed", health: null } })).toMatchObject({ ready: false, reason: expect.stringContaining("has not reported") });
   });
 });

@@ -26,8 +26,8 @@ function asReport(value: unknown): HostReport | undefined {
 export function hostReportReadiness(db: Database): ReadinessCheck {
   return {
     async check({ manifest, host }) {
-      const [row] = await db.select({ health: hosts.health }).from(hosts).where(eq(hosts.id, host.id));
-      const report = asReport(row?.health);
+      const health = "health" in host ? host.health : (await db.select({ health: hosts.health }).from(hosts).where(eq(hosts.id, host.id)))[0]?.health;
+      const report = asReport(health);
       if (report === undefined) return { ready: false, reason: `host ${host.name} has not reported its workers yet` };
       const readiness = computeHostReadiness(manifest, { ...report, host: host.name }, { now: new Date() });
       if (readiness.state === "ready") return { ready: true };

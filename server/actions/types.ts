@@ -59,7 +59,8 @@ export type ActionProgress =
  */
 export interface ReadinessCheck {
   /** `unenforceable`: the host established a tier, but one too weak for the capability's policy (e.g. egress on tier C). */
-  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string } }): Promise<{ ready: true } | { ready: false; reason: string; unenforceable?: boolean }>;
+  /** `host.health`: the host's stored health, when the caller read it with the host row (one read, not two). */
+  check(input: { manifest: Manifest; operation: OperationDeclaration; host: { id: string; name: string; health?: unknown } }): Promise<{ ready: true } | { ready: false; reason: string; unenforceable?: boolean }>;
 }
 
 export interface PipelineSettings {

@@ -18,7 +18,7 @@ import { leafIndexOf, proveInclusion } from "../ledger/prove";
 import { takeCompletion } from "./handoff";
 import { readJobOutput, type StoredCompletion } from "./intake";
 import { listenForHostWakeups } from "./notify";
-import { actionTopic, onOutputProgress, sleepUntilWoken } from "./wake";
+import { actionTopic, onOutputProgress, subscribeTopic, type TopicSubscription } from "./wake";
 import { traceStage } from "../../common/trace/stage";
 
 const POLL_MS = 250;
@@ -104,6 +104,8 @@ const FINAL = new Set(["completed", "failed", "unknown"]);
 export function createCompletionWaiter(handle: DatabaseHandle, integrator?: RunningIntegrator): CompletionWaiter {
   return {
     async wait(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal" | "onProgress">): Promise<ActionOutcome> {
+      // Subscribed before anything is awaited, so the completion's wake-up cannot slip past.
+      const woken = subscribeTopic(actionTopic(outcome.action_id));
       await listenForHostWakeups(handle);
       // This process hears a progress report twice when it both relays and LISTENs: pass on changes only.
       let last = "";
@@ -116,15 +118,19 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
             options.onProgress?.({ stage: "running", host: outcome.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes });
           });
       try {
-        return await waitForFinal(outcome, options);
+        return await waitForFinal(outcome, options, woken);
       } finally {
+        woken.close();
         stopListening();
       }
     },
   };
 
-  async function waitForFinal(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">): Promise<ActionOutcome> {
+  async function waitForFinal(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">, woken: TopicSubscription): Promise<ActionOutcome> {
     const deadline = Date.parse(outcome.job.deadline) + 30_000;
+    // A job this very call queued (not a replay) has not run yet: the first read waits for its
+    // wake-up (or the poll) instead of finding it still dispatched (issue 16: one read per call).
+    if (!outcome.replayed) await woken.wait(POLL_MS, options.signal);
     for (;;) {
       // Stored by this process's intake a moment ago (handoff.ts): not read back.
       const handed = takeCompletion(outcome.action_id);
@@ -153,7 +159,7 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
       }
       if (options.signal?.aborted) throw new LeaseholdError("TIMEOUT", "the caller stopped waiting; the action continues on its host", { tier: "hub", details: { action_id: outcome.action_id } });
       if (Date.now() > deadline) throw new LeaseholdError("TIMEOUT", "the action passed its job deadline without a result", { tier: "hub", details: { action_id: outcome.action_id } });
-      await sleepUntilWoken(actionTopic(outcome.action_id), POLL_MS, options.signal);
+      await woken.wait(POLL_MS, options.signal);
     }
   }
 }

@@ -5,9 +5,9 @@ import { insertHost } from "../../test/pipeline/support";
 import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
 import { eq } from "drizzle-orm";
-import { heartbeat, sweepJobs } from "./delivery";
+import { heartbeat, nextJob, sweepJobs } from "./delivery";
 import { HeartbeatBody } from "../trust/protocol";
-import { onOutputProgress, type OutputProgress } from "./wake";
+import { jobTopic, onOutputProgress, wake, type OutputProgress } from "./wake";
 
 async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {
   const actionId = randomUUID();
@@ -101,3 +101,34 @@ describe("heartbeat body", () => {
     }
   });
 });
+
+describeEachDatabase("the guest's long-poll", (db) => {
+  it("a look that finds no queued job opens no claim transaction; a job queued and announced while it waits is claimed by it", async () => {
+    const d = db().handle.db;
+    const host = await insertHost(d);
+    let claims = 0;
+    // The poll's database, counting the transactions it opens (a claim is one).
+    const counted = new Proxy(d, {
+      get(target, property) {
+        if (property === "transaction") {
+          return (...args: Parameters<typeof d.transaction>) => {
+            claims += 1;
+            return target.transaction(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    expect(await nextJob(counted, host.id, 300)).toBeNull();
+    expect(claims).toBe(0);
+
+    const poll = nextJob(counted, host.id, 10_000);
+    await new Promise((r) => setTimeout(r, 100));
+    const { jobId } = await insertJob(d, host.id, "queued");
+    wake(jobTopic(host.id));
+    expect((await poll)?.id).toBe(jobId);
+    expect(claims).toBe(1);
+  });
+});
+
