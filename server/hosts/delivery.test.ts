@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { insertHost } from "../../test/pipeline/support";
+import { countingTransactions } from "../../test/support/count-transactions";
 import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
 import { eq } from "drizzle-orm";
@@ -106,29 +107,17 @@ describeEachDatabase("the guest's long-poll", (db) => {
   it("a look that finds no queued job opens no claim transaction; a job queued and announced while it waits is claimed by it", async () => {
     const d = db().handle.db;
     const host = await insertHost(d);
-    let claims = 0;
     // The poll's database, counting the transactions it opens (a claim is one).
-    const counted = new Proxy(d, {
-      get(target, property) {
-        if (property === "transaction") {
-          return (...args: Parameters<typeof d.transaction>) => {
-            claims += 1;
-            return target.transaction(...args);
-          };
-        }
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    expect(await nextJob(counted, host.id, 300)).toBeNull();
-    expect(claims).toBe(0);
+    const counted = countingTransactions(d);
+    expect(await nextJob(counted.db, host.id, 300)).toBeNull();
+    expect(counted.count()).toBe(0);
 
-    const poll = nextJob(counted, host.id, 10_000);
+    const poll = nextJob(counted.db, host.id, 10_000);
     await new Promise((r) => setTimeout(r, 100));
     const { jobId } = await insertJob(d, host.id, "queued");
     wake(jobTopic(host.id));
     expect((await poll)?.id).toBe(jobId);
-    expect(claims).toBe(1);
+    expect(counted.count()).toBe(1);
   });
 });
 

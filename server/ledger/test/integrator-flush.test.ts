@@ -9,6 +9,7 @@ import { startIntegrator } from "../integrate";
 import { ledgerCounters } from "../metrics";
 import { leafIndexOf, proveInclusion } from "../prove";
 import { appendTestEntry, memoryLogKey } from "./fixtures";
+import { countingTransactions } from "../../../test/support/count-transactions";
 
 describeEachDatabase("the integrator integrates when asked", (db) => {
   // One log per database: the first batch pins its key.
@@ -56,33 +57,21 @@ describeEachDatabase("the integrator integrates when asked", (db) => {
 
   it("an idle poll with nobody waiting runs no batch transaction, and an entry appended without a flush is still integrated by the poll", async () => {
     const d = db().handle.db;
-    let transactions = 0;
     // The integrator's database, counting the transactions it opens (an empty batch is one).
-    const counted = new Proxy(d, {
-      get(target, property) {
-        if (property === "transaction") {
-          return (...args: Parameters<typeof d.transaction>) => {
-            transactions += 1;
-            return target.transaction(...args);
-          };
-        }
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    const integrator = startIntegrator(counted, key, { pollMs: 20 });
+    const counted = countingTransactions(d);
+    const integrator = startIntegrator(counted.db, key, { pollMs: 20 });
     try {
       await integrator.flush(10_000);
       await new Promise((r) => setTimeout(r, 100)); // the poll after the flush finds the log idle
-      transactions = 0;
+      counted.reset();
       await new Promise((r) => setTimeout(r, 500)); // ~25 polls
-      expect(transactions).toBe(0);
+      expect(counted.count()).toBe(0);
 
       const id = await appendTestEntry(d, "integrated by the poll");
       const deadline = Date.now() + 5_000;
       while ((await leafIndexOf(d, id)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(await leafIndexOf(d, id)).not.toBeNull();
-      expect(transactions).toBeGreaterThanOrEqual(1);
+      expect(counted.count()).toBeGreaterThanOrEqual(1);
     } finally {
       await integrator.stop();
     }
