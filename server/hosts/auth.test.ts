@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { hosts } from "../db/schema";
@@ -36,6 +37,15 @@ describeEachDatabase("signed guest requests", (db) => {
     missing.headers.delete(HEADER_NONCE);
     expect((await authenticateHostRequest(d, missing)).ok).toBe(false);
   }, 30_000);
+  it("hostile: a removed host is refused at once, though its key was verified (and kept parsed) a moment before", async () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const [host] = await db().handle.db.insert(hosts).values({ name: `h-${randomBytes(3).toString("hex")}`, publicKey: publicKey.export({ type: "spki", format: "pem" }).toString() }).returning();
+    const d = db().handle.db;
+    expect(await authenticateHostRequest(d, signed(host!.id, privateKey, {}))).toMatchObject({ ok: true });
+    await d.update(hosts).set({ removedAt: new Date() }).where(eq(hosts.id, host!.id));
+    expect(await authenticateHostRequest(d, signed(host!.id, privateKey, {}))).toEqual({ ok: false, reason: "unknown or removed host" });
+  }, 30_000);
+
   it("deferNonce: a verified request's nonce comes back unrecorded (the handler records it in its own transaction); a bad signature gets none", async () => {
     const { privateKey, publicKey } = generateKeyPairSync("ed25519");
     const [host] = await db().handle.db.insert(hosts).values({ name: `h-${randomBytes(3).toString("hex")}`, publicKey: publicKey.export({ type: "spki", format: "pem" }).toString() }).returning();

@@ -10,11 +10,12 @@
  * (`recordNonce`): a replay then changes nothing and is refused, and the
  * request costs one commit instead of two (issue 16; the result POST).
  */
-import { createPublicKey, verify } from "node:crypto";
+import { verify } from "node:crypto";
 import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../db";
 import { hostRequestNonces, hosts } from "../db/schema";
 import { touchHostLastSeen } from "./last-seen";
+import { hostPublicKey } from "./public-keys";
 import {
   HEADER_HOST,
   HEADER_NONCE,
@@ -82,7 +83,7 @@ export async function authenticateHostRequest(
   let valid: boolean;
   try {
     const message = requestSigningString({ method: request.method, pathAndQuery: request.pathAndQuery, timestamp, nonce, bodySha256: sha256Hex(request.body) });
-    valid = verify(null, Buffer.from(message), createPublicKey(host.publicKey), Buffer.from(signature, "base64"));
+    valid = verify(null, Buffer.from(message), hostPublicKey(host.publicKey), Buffer.from(signature, "base64"));
   } catch {
     valid = false;
   }

@@ -10,7 +10,7 @@
  * transaction, conditional on the job still being claimed, so a retried
  * delivery (guest retry, hub restart) is stored once.
  */
-import { createHash, createPublicKey } from "node:crypto";
+import { createHash } from "node:crypto";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { verifyEvidence, type EvidenceEnvelope } from "../../agent-guest/evidence/envelope";
 import { executeRows, type Database } from "../db";
@@ -21,6 +21,7 @@ import { hashActor } from "../ledger/entry";
 import { recordNonce, REPLAYED_REASON, type AuthenticatedHost, type PendingNonce } from "./auth";
 import { OUTPUT_CHUNK_BYTES, type GuestJobResult } from "../trust/protocol";
 import { offerCompletion } from "./handoff";
+import { hostPublicKey } from "./public-keys";
 import { notifyOthersAtCommit } from "./notify";
 import { actionTopic, wake } from "./wake";
 import { traceStage } from "../../common/trace/stage";
@@ -193,7 +194,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       details: { job_state: job.state },
     });
   }
-  const verified = verifyEvidence(result.evidence, createPublicKey(host.publicKeyPem));
+  const verified = verifyEvidence(result.evidence, hostPublicKey(host.publicKeyPem));
   if (!verified.ok) invalid(`evidence: ${verified.reason}`);
   const envelope = verified.envelope;
   const document = job.payload as { action_hash: string; action_id: string };
