@@ -62,8 +62,9 @@ export async function integrateOnce(
     const leafHashes = pending.map((row) => hashLeaf(toBytes(row.body)));
     const extended = extendTree(frontier, leafHashes);
 
+    const entryIds = pending.map((row) => BigInt(String(row.id)));
     const assignments = sql.join(
-      pending.map((row, i) => sql`(${BigInt(String(row.id))}::bigint, ${BigInt(size + i)}::bigint)`),
+      entryIds.map((id, i) => sql`(${id}::bigint, ${BigInt(size + i)}::bigint)`),
       sql`, `,
     );
     const nodeRows = (chunk: readonly { level: number; index: number; hash: Uint8Array }[]) =>
@@ -85,7 +86,7 @@ export async function integrateOnce(
           insert into ledger_checkpoints (tree_size, root_hash, note) values (${BigInt(extended.size)}, ${Buffer.from(extended.root)}::bytea, ${note})`,
     );
     if (options.cache) options.cache.frontier = extended.frontier;
-    const batch: CommittedBatch = { before: frontier, entryIds: pending.map((row) => BigInt(String(row.id))), newNodes: extended.newNodes, size: extended.size, note };
+    const batch: CommittedBatch = { before: frontier, entryIds, newNodes: extended.newNodes, size: extended.size, note };
     return { kind: "integrated", count: pending.length, size: extended.size, note, batch };
   });
 }
