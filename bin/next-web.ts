@@ -5,6 +5,7 @@ import { HEADER_PEER } from "../server/trust/protocol";
 import { getHubRuntime } from "../server/hub/runtime";
 import { SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY } from "../server/http/headers";
 import { allowedHostnames, hostAllowed } from "../server/http/host-allow";
+import { serveDirectRoute } from "../server/hub/direct-routes";
 
 /**
  * Idle keep-alive sockets are kept this long. Longer than any common
@@ -18,7 +19,9 @@ export const KEEP_ALIVE_TIMEOUT_MS = 75_000;
  * Embeds the production Next.js build in the hub's own HTTP server (one
  * process: route handlers share the hub runtime on globalThis). Before Next
  * sees a request: the Host allow-list (421 for a name the hub is not known
- * by — DNS rebinding), and the security headers on every response.
+ * by — DNS rebinding), and the security headers on every response. Then
+ * the guest channel and MCP are answered directly (server/hub/direct-routes.ts)
+ * and everything else by Next.js.
  */
 export function createNextFrontEnd(root: string): WebFrontEnd {
   return {
@@ -54,6 +57,7 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
         }
         // Replaces anything a client sent under this name: routes may record it as the peer.
         req.headers[HEADER_PEER] = req.socket.remoteAddress ?? "";
+        if (serveDirectRoute(req, res)) return;
         return handle(req, res);
       };
     },

@@ -446,3 +446,17 @@ async function initializeSession(state: EndpointState, request: Request, token: 
 export function liveSessionCount(runtime: HubRuntime): number {
   return endpointState(runtime).live.size;
 }
+
+/**
+ * `/api/mcp` as both entry points serve it (the Next.js route file and the
+ * hub's direct routes): an unexpected failure is logged and answered as a
+ * JSON-RPC internal error, never as an HTML error page.
+ */
+export async function serveMcp(request: Request, runtime: HubRuntime): Promise<Response> {
+  try {
+    return await handleMcpRequest(request, runtime);
+  } catch (error) {
+    console.error(`leasehold: /api/mcp failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+    return Response.json({ jsonrpc: "2.0", error: { code: -32603, message: "internal error", data: { code: "INTERNAL", message: "internal error", retryable: false, hint: "" } }, id: null }, { status: 500 });
+  }
+}

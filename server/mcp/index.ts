@@ -1,5 +1,5 @@
 // Public surface of server/mcp. Listed by name; see README.md for layering.
-export { handleMcpRequest, liveSessionCount } from "./endpoint";
+export { handleMcpRequest, liveSessionCount, serveMcp } from "./endpoint";
 export { createMcpServer, authInfoFor } from "./server";
 export { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 export type { Check, Refusal } from "./checks";

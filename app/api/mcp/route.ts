@@ -1,17 +1,14 @@
 import { getHubRuntime } from "../../../server/hub/runtime";
-import { handleMcpRequest } from "../../../server/mcp";
+import { serveMcp } from "../../../server/mcp";
 
 // MCP Streamable HTTP (DESIGN.md "MCP surface"). Everything — auth, Origin,
 // limits, sessions — happens in server/mcp; this file only hands the request over.
+// The hub's own server answers this path without Next.js (server/hub/direct-routes.ts);
+// this file serves it when the app runs under bare Next.
 export const dynamic = "force-dynamic";
 
 async function handle(request: Request): Promise<Response> {
-  try {
-    return await handleMcpRequest(request, await getHubRuntime());
-  } catch (error) {
-    console.error(`leasehold: /api/mcp failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
-    return Response.json({ jsonrpc: "2.0", error: { code: -32603, message: "internal error", data: { code: "INTERNAL", message: "internal error", retryable: false, hint: "" } }, id: null }, { status: 500 });
-  }
+  return serveMcp(request, await getHubRuntime());
 }
 
 export const GET = handle;
