@@ -24,8 +24,8 @@ function appRoutes(dir: string): Map<string, Set<string>> {
 }
 
 describe("direct routes", () => {
-  it("answer exactly the methods and paths the app's agent and MCP route files declare, no more and no fewer", () => {
-    const files = new Map([...appRoutes("api/agent"), ...appRoutes("api/mcp")]);
+  it("answer exactly the methods and paths the app's agent, MCP and health route files declare, no more and no fewer", () => {
+    const files = new Map([...appRoutes("api/agent"), ...appRoutes("api/mcp"), ...appRoutes("api/health")]);
     const direct = new Map<string, Set<string>>();
     for (const route of DIRECT_ROUTES) direct.set(route.path, (direct.get(route.path) ?? new Set()).add(route.method));
     expect([...direct.keys()].sort()).toEqual([...files.keys()].sort());
@@ -46,7 +46,9 @@ describe("direct routes", () => {
     expect(matchDirectRoute("POST", "/api/agent/jobs/a/b/result")).toBeUndefined();
     expect(matchDirectRoute("POST", "/api/agent/jobs/%E0%A4%A/result")).toBeUndefined();
     expect(matchDirectRoute("GET", "/api/mcp/x")).toBeUndefined();
-    expect(matchDirectRoute("GET", "/api/health")).toBeUndefined();
+    expect(matchDirectRoute("GET", "/api/health")?.route.path).toBe("/api/health");
+    expect(matchDirectRoute("POST", "/api/health")).toBeUndefined();
+    expect(matchDirectRoute("GET", "/api/ledger/checkpoint")).toBeUndefined();
     expect(matchDirectRoute("GET", "/API/MCP")).toBeUndefined();
   });
 });

@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { serveArtifact, serveEnrol, serveHealthReport, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../hosts/http";
 import { sendWebResponse, toWebRequest } from "../http/node-bridge";
+import { serveHealth } from "../health/serve-health";
 import { serveMcp } from "../mcp";
 import { getHubRuntime, type HubRuntime } from "./runtime";
 
 /**
  * The machine-to-machine routes the hub's own HTTP server answers without
- * Next.js: the guest channel (`/api/agent/**`) and MCP (`/api/mcp`).
+ * Next.js: the guest channel (`/api/agent/**`), MCP (`/api/mcp`) and the
+ * health probe (`/api/health`, which monitors poll and the MCP bench uses as
+ * its baseline: it must pass the same way MCP does to measure MCP alone).
  *
  * Why: each of these is already a web-standard function in `server/`; the
  * route files in `app/api/` only hand the request over. Next.js's request
@@ -44,6 +47,7 @@ export const DIRECT_ROUTES: readonly DirectRoute[] = [
   { method: "POST", path: "/api/agent/jobs/[id]/heartbeat", handler: serveHeartbeat },
   { method: "POST", path: "/api/agent/jobs/[id]/output", handler: serveOutput },
   { method: "POST", path: "/api/agent/jobs/[id]/result", handler: serveResult },
+  { method: "GET", path: "/api/health", handler: (runtime, request) => serveHealth(runtime, request) },
   ...MCP_METHODS.map((method) => ({ method, path: "/api/mcp", handler: ((runtime, request) => serveMcp(request, runtime)) satisfies Handler })),
 ];
 

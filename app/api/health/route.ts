@@ -1,21 +1,9 @@
-import { mayReadFullHealth, publicHealth } from "../../../server/health/access";
-import { readHealth } from "../../../server/health/read-health";
 import { getHubRuntime } from "../../../server/hub/runtime";
-import { toErrorPayload } from "../../../server/errors";
+import { serveHealth } from "../../../server/health/serve-health";
 
 export const dynamic = "force-dynamic";
 
-/**
- * Without a credential: `{status, version}` only. With an admin session or
- * an agent token (`Authorization: Bearer lh_…`): the full health.
- */
+/** The hub's own server answers this path without Next.js (server/hub/direct-routes.ts); this file serves it under bare Next. */
 export async function GET(request: Request): Promise<Response> {
-  try {
-    const runtime = await getHubRuntime();
-    const health = await readHealth(runtime);
-    const full = await mayReadFullHealth(runtime.database.handle.db, request.headers, { secure: runtime.config.publicUrl.startsWith("https://") });
-    return Response.json(full ? health : publicHealth(health), { headers: { "cache-control": "no-store", vary: "authorization, cookie" } });
-  } catch (error) {
-    return Response.json({ status: "unavailable", error: toErrorPayload(error) }, { status: 503 });
-  }
+  return serveHealth(await getHubRuntime(), request);
 }
