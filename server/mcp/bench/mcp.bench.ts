@@ -4,9 +4,10 @@
  * Prints `tools/call health` p50/p99 and requests/s at 1, 16 and 64
  * concurrent clients (each its own SDK Client + session) against a real hub
  * (PGlite, or DATABASE_URL), next to two baselines measured in the same run
- * with the same concurrency over fetch: the hub's own bare Next.js route
- * handler `GET /api/health`, which returns the same health JSON (same
- * function, same database reads) without MCP, and a plain node:http server
+ * with the same concurrency over fetch: the hub's own bare route
+ * `GET /api/health`, which returns the same health JSON (same function,
+ * same database reads) without MCP and, like `/api/mcp`, is answered by the
+ * hub's server without Next.js (server/hub/direct-routes.ts), and a plain node:http server
  * in this process returning that JSON canned.
  * Also prints the hub process's own CPU time per request (from /proc; the
  * bench's clients share this machine's cores, and an SDK client costs more
@@ -91,7 +92,7 @@ try {
   const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
-  console.log(`tools/call health vs the bare Next.js route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
+  console.log(`tools/call health vs the bare route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
   console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route");
   for (const level of LEVELS) {
     const hubPid = hub.process.pid!;
