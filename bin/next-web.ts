@@ -57,8 +57,7 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
         }
         // Replaces anything a client sent under this name: routes may record it as the peer.
         req.headers[HEADER_PEER] = req.socket.remoteAddress ?? "";
-        if (serveDirectRoute(req, res)) return;
-        return handle(req, res);
+        return serveDirectRoute(req, res) ?? handle(req, res);
       };
     },
   };

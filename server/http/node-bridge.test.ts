@@ -75,18 +75,18 @@ describe("node bridge", () => {
 
   it("the route's request.signal aborts when the client goes away before the answer is finished", async () => {
     let signal: AbortSignal | undefined;
-    const aborted = new Promise<void>((resolve) => {
-      void serve(async (request) => {
-        signal = request.signal;
-        request.signal.addEventListener("abort", () => resolve());
-        return new Response(new ReadableStream(), { headers: { "content-type": "text/event-stream" } });
-      }).then(async (base) => {
-        const client = new AbortController();
-        const response = await fetch(`${base}/api/mcp`, { signal: client.signal });
-        expect(response.status).toBe(200);
-        client.abort();
-      });
+    let abortSeen!: () => void;
+    const aborted = new Promise<void>((resolve) => (abortSeen = resolve));
+    const base = await serve(async (request) => {
+      signal = request.signal;
+      request.signal.addEventListener("abort", abortSeen);
+      return new Response(new ReadableStream(), { headers: { "content-type": "text/event-stream" } });
     });
+    const client = new AbortController();
+    const response = await fetch(`${base}/api/mcp`, { signal: client.signal });
+    expect(response.status).toBe(200);
+    expect(signal?.aborted).toBe(false);
+    client.abort();
     await aborted;
     expect(signal?.aborted).toBe(true);
   });

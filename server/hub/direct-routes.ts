@@ -82,24 +82,19 @@ export function matchDirectRoute(method: string, pathname: string): { route: Dir
 }
 
 /**
- * Answers `req` if it is a direct route and returns true; false leaves it
- * untouched for Next.js.
+ * Answers `req` if it is a direct route: the returned promise settles when
+ * the answer is sent. Undefined leaves `req` untouched for Next.js. A route
+ * that throws is answered by the server's own handler (`listen.ts`: logged,
+ * 500 `INTERNAL`), as any request that fails.
  */
-export function serveDirectRoute(req: IncomingMessage, res: ServerResponse): boolean {
+export function serveDirectRoute(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
   const target = req.url ?? "/";
   const query = target.indexOf("?");
   const match = matchDirectRoute(req.method ?? "GET", query === -1 ? target : target.slice(0, query));
-  if (match === undefined) return false;
+  if (match === undefined) return undefined;
   const request = toWebRequest(req, res);
-  void (async () => {
+  return (async () => {
     const response = await match.route.handler(await getHubRuntime(), request, match.id);
     await sendWebResponse(res, response);
-  })().catch((error: unknown) => {
-    console.error(`leasehold: ${req.method} ${match.route.path} failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
-    if (!res.headersSent) {
-      res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ code: "INTERNAL", message: "internal error", retryable: false }));
-    } else res.destroy();
-  });
-  return true;
+  })();
 }
