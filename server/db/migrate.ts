@@ -3,12 +3,12 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
-import type { PgliteDatabase } from "drizzle-orm/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { LeaseholdError } from "../errors";
 import { projectPath } from "../../common/paths";
 import { executeRows, type DatabaseHandle } from "./client";
-import type * as schema from "./schema";
+import * as schema from "./schema";
 
 /** Arbitrary constant: serialises migrations across hub processes on one server. */
 const MIGRATION_LOCK_KEY = 7_245_010_001;
@@ -43,7 +43,8 @@ export interface MigrationStatus {
 export async function applyMigrations(handle: DatabaseHandle): Promise<MigrationStatus> {
   const folder = migrationsFolder();
   if (handle.driver.kind === "pglite") {
-    await migratePglite(handle.db as unknown as PgliteDatabase<typeof schema>, { migrationsFolder: folder });
+    // On the client itself, not the hub's named-statement proxy: migration DDL is run once and must not use up its budget.
+    await migratePglite(drizzlePglite({ client: handle.driver.client, schema }), { migrationsFolder: folder });
   } else {
     const reserved = await handle.driver.client.reserve();
     try {

@@ -4,6 +4,7 @@ import { LeaseholdError } from "../errors";
 import type { Database, DatabaseHandle } from "./client";
 import * as schema from "./schema";
 import { countPgliteQueries } from "./query-counters";
+import { namedStatementClient } from "./pglite-named-statements";
 import { stageTraceEnabled } from "../../common/trace/stage";
 
 /**
@@ -26,9 +27,12 @@ export async function openPglite(dir: string | undefined, options: { loadDataDir
       { tier: "database", cause: error },
     );
   }
+  // drizzle's statements run as named statements (pglite-named-statements.ts);
+  // the client itself stays as PGlite made it for LISTEN, dumps and migrations.
+  const named = namedStatementClient(client);
   // Bench only (LEASEHOLD_STAGE_TRACE): count statements and transactions per call.
-  if (stageTraceEnabled()) countPgliteQueries(client);
-  const db = drizzle({ client, schema }) as unknown as Database;
+  if (stageTraceEnabled()) countPgliteQueries(named);
+  const db = drizzle({ client: named, schema }) as unknown as Database;
   let closed = false;
   return {
     kind: "pglite",

@@ -12,7 +12,9 @@
  * Also prints the hub process's own CPU time per request (from /proc; the
  * bench's clients share this machine's cores, and an SDK client costs more
  * CPU than fetch, so the server's share is printed apart — PostgreSQL's own
- * processes are not in it) and the hub's memory per idle session (RSS delta
+ * processes are not in it), the clients' CPU per request (this process: the
+ * SDK's Client against fetch, a floor under the latency ratio that no hub
+ * change moves) and the hub's memory per idle session (RSS delta
  * over 200 idle sessions). Figures are printed, never asserted.
  */
 import fs from "node:fs";
@@ -55,11 +57,16 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** `measure` plus the hub's CPU ms per request over the same interval. */
+/**
+ * `measure` plus, over the same interval, the hub's CPU ms per request and
+ * this process's (the clients': the SDK's Client for MCP, fetch for the route).
+ */
 async function measureWithCpu(pid: number, workers: number, call: (worker: number) => Promise<void>) {
   const cpuBefore = cpuMs(pid);
+  const clientBefore = process.cpuUsage();
   const result = await measure(workers, call);
-  return { ...result, cpuPerRequest: (cpuMs(pid) - cpuBefore) / result.n };
+  const client = process.cpuUsage(clientBefore);
+  return { ...result, cpuPerRequest: (cpuMs(pid) - cpuBefore) / result.n, clientCpuPerRequest: (client.user + client.system) / 1000 / result.n };
 }
 
 async function openClient(url: string, token: string): Promise<Client> {
@@ -93,7 +100,7 @@ try {
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
   console.log(`tools/call health vs the bare route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
-  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route");
+  console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route | client CPU ms/req SDK | fetch");
   for (const level of LEVELS) {
     const hubPid = hub.process.pid!;
     const mcp = await measureWithCpu(hubPid, level, async (w) => {
@@ -108,7 +115,7 @@ try {
       await res.arrayBuffer();
     });
     console.log(
-      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x`,
+      `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x | ${mcp.clientCpuPerRequest.toFixed(2).padStart(21)} | ${route.clientCpuPerRequest.toFixed(2).padStart(5)}`,
     );
     const goal = level === 64 ? undefined : "≤ 1.3× the bare route (issue #16)";
     figures.push(
@@ -122,6 +129,8 @@ try {
       route.cpuPerRequest > 0
         ? { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms", baseline: `hub CPU per GET /api/health, ${level} clients`, ratio: mcp.cpuPerRequest / route.cpuPerRequest }
         : { name: `hub CPU per MCP health call, ${level} clients`, value: mcp.cpuPerRequest, unit: "ms" },
+      // The latency ratio includes the client: the SDK's Client does more per call than a bare fetch.
+      { name: `client CPU per MCP health call (SDK Client), ${level} clients`, value: mcp.clientCpuPerRequest, unit: "ms", baseline: `client CPU per GET /api/health (fetch), ${level} clients`, ratio: mcp.clientCpuPerRequest / route.clientCpuPerRequest },
     );
   }
   baseline.close();
