@@ -100,7 +100,22 @@ async function runNamed<T>(client: PGlite, state: Internals, text: string, param
   }
   if (!inTransaction) await client.syncToFs();
   const withShape = statement.rowDescription === undefined ? messages : [statement.rowDescription as (typeof messages)[number], ...messages];
-  return parse.parseResults(withShape, client.parsers, options)[0] as Results<T>;
+  const [parsers, rest] = parsersFor(client, options);
+  return parse.parseResults(withShape, parsers, rest)[0] as Results<T>;
+}
+
+/**
+ * The parsers to read rows with: the caller's (drizzle passes a few, for
+ * dates and intervals) in front of the client's. `parseResults` given both
+ * copies the client's whole table — one entry per type and array type in
+ * the database, a few hundred — into a new object for every statement,
+ * which measured as the largest single cost left on this path. A
+ * prototype chain gives the same lookups without the copy.
+ */
+function parsersFor(client: PGlite, options: QueryOptions | undefined): [PGlite["parsers"], QueryOptions | undefined] {
+  if (options?.parsers === undefined) return [client.parsers, options];
+  const parsers = Object.assign(Object.create(client.parsers) as PGlite["parsers"], options.parsers);
+  return [parsers, { ...options, parsers: undefined }];
 }
 
 function namedQuery(client: PGlite, state: Internals, fallback: QueryFn, inTransaction: boolean, closed: () => boolean): QueryFn {

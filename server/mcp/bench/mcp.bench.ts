@@ -99,6 +99,11 @@ try {
   const callBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "health", arguments: {} } });
 
   while (clients.length < Math.max(...LEVELS)) clients.push(await openClient(hub.url, token));
+  // Warm both paths alike (JIT, prepared statements, pools) so the first step measured does not pay for it alone.
+  for (let i = 0; i < 300; i++) {
+    await first.callTool({ name: "health", arguments: {} });
+    await (await fetch(`${hub.url}/api/health`)).arrayBuffer();
+  }
   console.log(`tools/call health vs the bare route GET /api/health and a canned node:http JSON (${stepSeconds} s per step, ${hub.url}, database ${database})`);
   console.log("clients | MCP p50 ms | MCP p99 ms | MCP req/s | route p50 ms | route p99 ms | route req/s | route/MCP | canned p50 ms | canned req/s | hub CPU ms/req MCP | route | MCP/route | client CPU ms/req SDK | fetch");
   for (const level of LEVELS) {
