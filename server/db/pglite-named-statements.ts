@@ -54,16 +54,6 @@ function handled(options: QueryOptions | undefined): boolean {
   return options === undefined || (options.blob === undefined && options.paramTypes === undefined && options.onNotice === undefined);
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** What PGlite itself attaches to a failed statement's error. */
 function withQuery(error: unknown, text: string, params: unknown[], options: QueryOptions | undefined): unknown {
   if (error instanceof Error && "code" in error) Object.assign(error, { query: text, params, queryOptions: options });
@@ -75,7 +65,7 @@ async function statementFor(client: PGlite, state: Internals, text: string): Pro
   if (known !== undefined) return known;
   const name = `${state.prefix}_${++state.next}`;
   const { serialize } = protocol;
-  const messages = await client.execProtocolStream(concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]), { syncToFs: false });
+  const messages = await client.execProtocolStream(Buffer.concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]), { syncToFs: false });
   const statement = { name, paramTypes: parse.parseDescribeStatementResults(messages), rowDescription: messages.find((m) => m.name === "rowDescription") };
   state.statements.set(text, statement);
   return statement;
@@ -94,7 +84,7 @@ async function runNamed<T>(client: PGlite, state: Internals, text: string, param
       return serializer ? serializer(value) : String(value);
     });
     const { serialize } = protocol;
-    messages = await client.execProtocolStream(concat([serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]), { syncToFs: false });
+    messages = await client.execProtocolStream(Buffer.concat([serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]), { syncToFs: false });
   } catch (error) {
     throw withQuery(error, text, params, options);
   }
