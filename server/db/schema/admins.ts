@@ -44,6 +44,13 @@ export const adminSessions = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     /** Last time this session proved the password or a passkey again (token minting, role changes). */
     reauthenticatedAt: timestamp("reauthenticated_at", { withTimezone: true }),
+    /**
+     * hex(sha256(binding secret)). The secret is returned once in the sign-in
+     * response body and kept in the page's origin-scoped storage; every API
+     * call sends it as a header. A cookie without it opens nothing (cookies do
+     * not isolate ports). Null (sessions older than binding) never validates.
+     */
+    bindingHash: text("binding_hash"),
   },
   (t) => [index("admin_sessions_user_idx").on(t.userId)],
 );

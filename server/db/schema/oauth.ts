@@ -19,6 +19,8 @@ export const oauthClients = pgTable(
     metadata: jsonb("metadata").notNull().default({}),
     /** Admin user name for `registered`; null otherwise. */
     createdBy: text("created_by"),
+    /** `dynamic`: the client address that registered it (per-address registration limit). */
+    registeredFrom: text("registered_from"),
     createdAt: createdAt(),
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
   },
@@ -74,6 +76,11 @@ export const oauthTokens = pgTable(
     hash: bytea("hash").notNull().unique(),
     /** RFC 8707: the canonical MCP URL the token is for; refused anywhere else. */
     resource: text("resource").notNull(),
+    /**
+     * The scopes this token carries: a refresh may ask for fewer than the
+     * grant has, and then the new tokens carry only those. Null = the grant's.
+     */
+    scopes: text("scopes").array(),
     createdAt: createdAt(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     usedAt: timestamp("used_at", { withTimezone: true }),

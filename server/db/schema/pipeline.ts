@@ -102,6 +102,13 @@ export const grants = pgTable(
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     revokedBy: uuid("revoked_by").references(() => adminUsers.id),
+    /**
+     * The passkey assertion over this grant's canonical scope (a grant whose
+     * ceiling is at or above the passkey threshold needs one): credential id,
+     * authenticatorData, clientDataJSON, signature, nonce — base64url. Its
+     * digest is sealed in grant/1 `created`.
+     */
+    assertion: jsonb("assertion").$type<Record<string, string>>(),
   },
   (t) => [
     index("grants_lookup_idx").on(t.tool, t.host),
