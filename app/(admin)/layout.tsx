@@ -20,11 +20,11 @@ const SECTIONS: readonly (NavItem & { roles: readonly AdminRole[] })[] = [
 ];
 
 export default async function AdminLayout({ children }: { children: ReactNode }) {
-  const session = await requireAdminPage();
-  const items = SECTIONS.filter((s) => s.roles.includes(session.role)).map(({ href, label }) => ({ href, label }));
+  // Only decides between the shell and sign-in; the nav learns who is signed in through the API.
+  await requireAdminPage();
   return (
     <>
-      <AdminNav items={items} username={session.username} role={session.role} />
+      <AdminNav sections={SECTIONS} />
       <main>{children}</main>
     </>
   );

@@ -6,6 +6,7 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "../../server/trpc";
 import { isSignedOut } from "../_lib/errors";
+import { sessionBindingHeaders } from "../_lib/session-binding";
 
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
@@ -24,7 +25,7 @@ export function TrpcProviders({ children }: { children: ReactNode }) {
         defaultOptions: { queries: { staleTime: 5_000, retry: (count, error) => !isSignedOut(error) && count < 1 } },
       }),
   );
-  const [trpcClient] = useState(() => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }));
+  const [trpcClient] = useState(() => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc", headers: sessionBindingHeaders })] }));
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

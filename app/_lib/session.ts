@@ -1,18 +1,21 @@
 /**
  * The signed-in admin for a page render (server components only). Pages
  * call `requireAdminPage()`; it redirects to sign-in (or to the forced
- * password change) rather than render anything for a visitor. The tRPC
- * procedures each check again — a page check only decides what to show.
+ * password change) rather than render anything for a visitor. A page
+ * request carries only the cookie (navigation sends no custom header), so
+ * this check cannot see the session's binding secret: a page shell renders
+ * nothing a bare cookie may not see, and every datum comes through tRPC,
+ * which checks cookie and binding together.
  */
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
-import { authenticateAdminSession, type AdminRole, type AdminSession } from "../../server/admins";
+import { pageShellSession, type AdminRole, type AdminSession } from "../../server/admins";
 import { getHubRuntime } from "../../server/hub/runtime";
 import { servedSecurely } from "../../server/trpc/init";
 
 export async function currentAdmin(): Promise<AdminSession | undefined> {
   const runtime = await getHubRuntime();
-  return authenticateAdminSession(runtime.database.handle.db, new Headers(await headers()), { secure: servedSecurely(runtime) });
+  return pageShellSession(runtime.database.handle.db, new Headers(await headers()), { secure: servedSecurely(runtime) });
 }
 
 export async function requireAdminPage(roles?: readonly AdminRole[]): Promise<AdminSession> {

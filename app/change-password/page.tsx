@@ -13,9 +13,7 @@ export default async function ChangePasswordPage() {
       <div className="form-narrow">
         <h1>Choose your password</h1>
         <p className="muted">
-          {session.mustChangePassword
-            ? `Signed in as ${session.username} with a one-time password. Replace it before going on.`
-            : `Signed in as ${session.username}.`}
+          {session.mustChangePassword ? "You signed in with a one-time password. Replace it before going on." : "Choose a new password for your account."}
         </p>
         <Card>
           <ChangePasswordForm forced={session.mustChangePassword} />

@@ -1,13 +1,11 @@
-import { redirect } from "next/navigation";
 import { Card } from "../_components/ui";
-import { currentAdmin } from "../_lib/session";
 import { SignInForm } from "./sign-in-form";
 
 export const dynamic = "force-dynamic";
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
-  const session = await currentAdmin();
-  if (session !== undefined) redirect(session.mustChangePassword ? "/change-password" : "/");
+  // No redirect for a cookie that names a live session: the cookie alone proves nothing (this page may
+  // hold no binding secret for it), and sending it on to "/" would loop back here.
   const { next } = await searchParams;
   return (
     <main>

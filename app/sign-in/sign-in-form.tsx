@@ -6,6 +6,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { useTRPC } from "../_components/trpc";
 import { ErrorState } from "../_components/ui";
 import { errorText } from "../_lib/errors";
+import { storeSessionBinding } from "../_lib/session-binding";
 
 /** Only same-site paths are followed after sign-in (no open redirect). */
 function safeNext(next: string | undefined): string {
@@ -21,7 +22,10 @@ export function SignInForm({ next }: { next?: string }) {
   const [password, setPassword] = useState("");
   const signIn = useMutation(
     trpc.auth.signIn.mutationOptions({
-      onSuccess: (result) => window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next)),
+      onSuccess: (result) => {
+        storeSessionBinding(result.binding);
+        window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next));
+      },
     }),
   );
   const [passkeyError, setPasskeyError] = useState<string | null>(null);
@@ -35,6 +39,7 @@ export function SignInForm({ next }: { next?: string }) {
       const options = await passkeyOptions.mutateAsync();
       const response = await startAuthentication({ optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON });
       const result = await passkeySignIn.mutateAsync({ response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } } });
+      storeSessionBinding(result.binding);
       window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next));
     } catch (e) {
       setPasskeyError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey sign-in." : errorText(e));

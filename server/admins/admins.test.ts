@@ -59,15 +59,15 @@ describe("sessions (Lucia-style)", () => {
     const t0 = new Date("2026-12-01T00:00:00Z");
     const s = await createAdminSession(handle.db, admin.id, t0);
     const late = new Date(t0.getTime() + SESSION_IDLE_MS * 0.75);
-    expect((await validateSessionToken(handle.db, s.token, late))?.expiresAt.getTime()).toBe(late.getTime() + SESSION_IDLE_MS);
-    expect(await validateSessionToken(handle.db, s.token, new Date(late.getTime() + SESSION_IDLE_MS + 1))).toBeUndefined();
+    expect((await validateSessionToken(handle.db, s.token, s.binding, late))?.expiresAt.getTime()).toBe(late.getTime() + SESSION_IDLE_MS);
+    expect(await validateSessionToken(handle.db, s.token, s.binding, new Date(late.getTime() + SESSION_IDLE_MS + 1))).toBeUndefined();
     const s2 = await createAdminSession(handle.db, admin.id, t0);
     let now = t0.getTime();
     while (now + SESSION_IDLE_MS * 0.6 < t0.getTime() + SESSION_ABSOLUTE_MS) {
       now += SESSION_IDLE_MS * 0.6;
-      expect(await validateSessionToken(handle.db, s2.token, new Date(now))).toBeDefined();
+      expect(await validateSessionToken(handle.db, s2.token, s2.binding, new Date(now))).toBeDefined();
     }
-    expect(await validateSessionToken(handle.db, s2.token, new Date(t0.getTime() + SESSION_ABSOLUTE_MS))).toBeUndefined();
+    expect(await validateSessionToken(handle.db, s2.token, s2.binding, new Date(t0.getTime() + SESSION_ABSOLUTE_MS))).toBeUndefined();
   });
 
   it("changing the password ends every other session of the user", async () => {
@@ -77,8 +77,8 @@ describe("sessions (Lucia-style)", () => {
     await expect(changeOwnPassword(handle.db, { adminId: admin.id, sessionId: keep.sessionId, current: "wrong", next: "a brand new passphrase" })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(changeOwnPassword(handle.db, { adminId: admin.id, sessionId: keep.sessionId, current: password, next: "short" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await changeOwnPassword(handle.db, { adminId: admin.id, sessionId: keep.sessionId, current: password, next: "a brand new passphrase" });
-    expect(await validateSessionToken(handle.db, keep.token)).toMatchObject({ mustChangePassword: false });
-    expect(await validateSessionToken(handle.db, other.token)).toBeUndefined();
+    expect(await validateSessionToken(handle.db, keep.token, keep.binding)).toMatchObject({ mustChangePassword: false });
+    expect(await validateSessionToken(handle.db, other.token, other.binding)).toBeUndefined();
   });
 
   it("cookies are HttpOnly and SameSite=Lax, and Secure with the __Host- prefix over HTTPS", () => {

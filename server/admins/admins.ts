@@ -186,7 +186,7 @@ export async function signIn(
   db: Database,
   input: { username: string; password: string; client: string },
   throttle: SignInThrottle = signInThrottle,
-): Promise<{ token: string; expiresAt: Date; admin: AdminRecord }> {
+): Promise<{ token: string; binding: string; expiresAt: Date; admin: AdminRecord }> {
   throttle.check(input.username, input.client);
   const [row] = ADMIN_NAME_PATTERN.test(input.username) ? await db.select().from(adminUsers).where(eq(adminUsers.username, input.username)) : [];
   const ok = row === undefined ? (await hashPassword(input.password), false) : await verifyPassword(input.password, row.passwordHash);
@@ -199,5 +199,5 @@ export async function signIn(
     await db.update(adminUsers).set({ passwordHash: await hashPassword(input.password) }).where(eq(adminUsers.id, row.id));
   }
   const session = await createAdminSession(db, row.id);
-  return { token: session.token, expiresAt: session.expiresAt, admin: record(row) };
+  return { token: session.token, binding: session.binding, expiresAt: session.expiresAt, admin: record(row) };
 }

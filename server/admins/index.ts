@@ -21,19 +21,25 @@ export {
   REAUTH_MS,
   SECURE_ADMIN_SESSION_COOKIE,
   SESSION_ABSOLUTE_MS,
+  SESSION_BINDING_HEADER,
   SESSION_IDLE_MS,
+  SESSION_REFUSAL_TEXT,
   authenticateAdminSession,
+  checkAdminSession,
+  checkSessionToken,
   blankSessionCookie,
   createAdminSession,
   invalidateSession,
   invalidateUserSessions,
   markReauthenticated,
+  pageShellSession,
   recentlyReauthenticated,
   sessionCookie,
   sessionCookieName,
+  sessionCookieSecure,
   sessionIdOf,
   sessionTokenFrom,
   validateSessionToken,
 } from "./sessions";
-export type { AdminSession } from "./sessions";
+export type { AdminSession, NewAdminSession, SessionCheck, SessionRefusal } from "./sessions";
 export { CLIENT_FAILURES_ALLOWED, FAILURES_ALLOWED, SignInThrottle, WINDOW_MS, signInThrottle } from "./throttle";

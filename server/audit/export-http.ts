@@ -1,4 +1,4 @@
-import { ROLES, authenticateAdminSession } from "../admins";
+import { ROLES, SESSION_REFUSAL_TEXT, checkAdminSession, sessionCookieSecure } from "../admins";
 import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
 import type { HubRuntime } from "../hub/runtime";
 import { ledgerExportStream } from "../ledger/export";
@@ -14,8 +14,9 @@ import { ledgerExportStream } from "../ledger/export";
 export async function serveAuditExport(runtime: HubRuntime, request: Request): Promise<Response> {
   try {
     const db = runtime.database.handle.db;
-    const session = await authenticateAdminSession(db, request.headers, { secure: runtime.config.publicUrl.startsWith("https://") });
-    if (session === undefined) throw new LeaseholdError("UNAUTHENTICATED", "sign in as an admin", { tier: "hub" });
+    const check = await checkAdminSession(db, request.headers, { secure: sessionCookieSecure(runtime.config) });
+    if (!check.ok) throw new LeaseholdError("UNAUTHENTICATED", SESSION_REFUSAL_TEXT[check.reason], { tier: "hub" });
+    const session = check.session;
     if (session.mustChangePassword) throw new LeaseholdError("FORBIDDEN", "replace your one-time password first", { tier: "hub", hint: "open /change-password" });
     if (!(ROLES.readers as readonly string[]).includes(session.role)) {
       throw new LeaseholdError("FORBIDDEN", `your role (${session.role}) may not do this; it needs ${ROLES.readers.join(" or ")}`, { tier: "hub" });

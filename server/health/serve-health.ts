@@ -1,3 +1,4 @@
+import { sessionCookieSecure } from "../admins";
 import { toErrorPayload } from "../errors";
 import type { HubRuntime } from "../hub/runtime";
 import { mayReadFullHealth, publicHealth } from "./access";
@@ -12,7 +13,7 @@ import { readHealth } from "./read-health";
 export async function serveHealth(runtime: HubRuntime, request: Request): Promise<Response> {
   try {
     const health = await readHealth(runtime);
-    const full = await mayReadFullHealth(runtime.database.handle.db, request.headers, { secure: runtime.config.publicUrl.startsWith("https://") });
+    const full = await mayReadFullHealth(runtime.database.handle.db, request.headers, { secure: sessionCookieSecure(runtime.config) });
     return Response.json(full ? health : publicHealth(health), { headers: { "cache-control": "no-store", vary: "authorization, cookie" } });
   } catch (error) {
     return Response.json({ status: "unavailable", error: toErrorPayload(error) }, { status: 503 });

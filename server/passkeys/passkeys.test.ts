@@ -36,6 +36,7 @@ import { passkeyVerdictFor } from "../action-records";
 import { approvalOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, signInOptions, signInWithPasskey, verifyApprovalAssertion } from "./passkeys";
 import { relyingParty, type PasskeySettings } from "./relying-party";
 import { SoftAuthenticator } from "./test-authenticator";
+import { sessionHeaders } from "../trpc/routers/test-callers";
 
 const SETTINGS: PasskeySettings = { publicUrl: "http://127.0.0.1:8700", host: "127.0.0.1", port: 8700, passkeyApprovalRisk: "high" };
 const ORIGIN = "http://localhost:8700";
@@ -300,7 +301,7 @@ describeEachDatabase("passkeys over tRPC (the browser's calls)", (db) => {
     installActionPipeline(runtime, createActionPipeline(testDeps(handle)));
     const [row] = await handle.db.insert(adminUsers).values({ username: `pk-trpc-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "unused", role: "approver" }).returning();
     const session = await createAdminSession(handle.db, row!.id);
-    const caller = appRouter.createCaller({ runtime, headers: new Headers({ cookie: `leasehold_session=${session.token}`, origin: ORIGIN }) });
+    const caller = appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config, { origin: ORIGIN }) });
     const authenticator = new SoftAuthenticator();
     const options = await caller.passkeys.registrationOptions();
     const registration = await authenticator.register(options, ORIGIN);

@@ -244,14 +244,14 @@ export async function signInWithPasskey(
   response: AuthenticationResponseJSON,
   settings: PasskeySettings,
   origin: string | null,
-): Promise<{ token: string; expiresAt: Date; admin: { id: string; username: string; role: AdminRole; mustChangePassword: boolean } }> {
+): Promise<{ token: string; binding: string; expiresAt: Date; admin: { id: string; username: string; role: AdminRole; mustChangePassword: boolean } }> {
   ceremonyFor(settings, origin);
   const challenge = await takeChallenge(db, challengeOf(response.response.clientDataJSON), "sign-in");
   const credential = await verifyAssertion(db, response, challenge.challenge, settings, null);
   const [user] = await db.select().from(adminUsers).where(eq(adminUsers.id, credential.userId));
   if (user === undefined || user.disabledAt !== null) throw new LeaseholdError("UNAUTHENTICATED", "this account is disabled", { tier: "hub" });
   const session = await createAdminSession(db, user.id);
-  return { token: session.token, expiresAt: session.expiresAt, admin: { id: user.id, username: user.username, role: user.role as AdminRole, mustChangePassword: user.mustChangePassword } };
+  return { token: session.token, binding: session.binding, expiresAt: session.expiresAt, admin: { id: user.id, username: user.username, role: user.role as AdminRole, mustChangePassword: user.mustChangePassword } };
 }
 
 /**

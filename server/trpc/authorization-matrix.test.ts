@@ -5,13 +5,14 @@
  * the matrix the moment it exists — and one without a role declaration fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_ROLES, createAdminSession, type AdminRole } from "../admins";
+import { ADMIN_ROLES, SESSION_BINDING_HEADER, createAdminSession, type AdminRole } from "../admins";
 import { applyMigrations, openPglite, type DatabaseHandle } from "../db";
 import { adminUsers } from "../db/schema";
 import type { HubRuntime } from "../hub/runtime";
 import { TRPCError } from "./init";
 import type { ProcedureMeta } from "./init";
 import { appRouter } from "./root";
+import { sessionHeaders } from "./routers/test-callers";
 
 /** Procedures that must work signed out. Anything else public is a hole. */
 const PUBLIC = ["auth.me", "auth.signIn", "passkeys.signIn", "passkeys.signInOptions"];
@@ -30,20 +31,18 @@ const procedures: Procedure[] = Object.entries(appRouter._def.procedures as unkn
 
 let handle: DatabaseHandle;
 let runtime: HubRuntime;
-const cookies = new Map<string, string>();
-
-async function sessionCookieFor(role: AdminRole, mustChangePassword: boolean): Promise<string> {
+async function sessionFor(role: AdminRole, mustChangePassword: boolean): Promise<Headers> {
   const [row] = await handle.db
     .insert(adminUsers)
     .values({ username: `matrix-${role}-${mustChangePassword ? "new" : "set"}-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "unused", role, mustChangePassword })
     .returning();
   if (row === undefined) throw new Error("no admin row");
   const session = await createAdminSession(handle.db, row.id);
-  return `leasehold_session=${session.token}`;
+  return sessionHeaders(session, runtime.config);
 }
 
-async function call(path: string, cookie: string | undefined): Promise<TRPCError | undefined> {
-  const caller = appRouter.createCaller({ runtime, headers: new Headers(cookie === undefined ? {} : { cookie }) }) as unknown as Record<string, unknown>;
+async function call(path: string, headers: Headers | undefined): Promise<TRPCError | undefined> {
+  const caller = appRouter.createCaller({ runtime, headers: headers ?? new Headers() }) as unknown as Record<string, unknown>;
   let target: unknown = caller;
   for (const part of path.split(".")) target = (target as Record<string, unknown>)[part];
   try {
@@ -64,7 +63,6 @@ beforeAll(async () => {
   handle = await openPglite(undefined);
   await applyMigrations(handle);
   runtime = { database: { handle }, config: { publicUrl: "http://localhost:8700", dataDir: "/nonexistent" } } as unknown as HubRuntime;
-  for (const role of ADMIN_ROLES) cookies.set(role, await sessionCookieFor(role, false));
 });
 
 afterAll(async () => {
@@ -89,13 +87,26 @@ describe("authorization matrix over every tRPC procedure", () => {
 
   it.each(procedures.filter((p) => p.meta?.roles !== "public").map((p) => [p.path]))("%s: signed out → UNAUTHORIZED", async (path) => {
     expect((await call(path, undefined))?.code).toBe("UNAUTHORIZED");
-    expect((await call(path, "leasehold_session=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))?.code).toBe("UNAUTHORIZED");
+    expect((await call(path, new Headers({ cookie: "__Host-leasehold_session=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" })))?.code).toBe("UNAUTHORIZED");
+  });
+
+  it.each(procedures.filter((p) => p.meta?.roles !== "public").map((p) => [p.path]))("%s: an owner's live cookie without its binding secret, or with another session's → UNAUTHORIZED naming the binding", async (path) => {
+    const owner = await sessionFor("owner", false);
+    const bare = new Headers({ cookie: owner.get("cookie")! });
+    const bareError = await call(path, bare);
+    expect(bareError?.code).toBe("UNAUTHORIZED");
+    expect(bareError?.message).toContain("without its binding secret");
+    const other = await sessionFor("owner", false);
+    const crossed = new Headers({ cookie: owner.get("cookie")!, [SESSION_BINDING_HEADER]: other.get(SESSION_BINDING_HEADER)! });
+    const crossedError = await call(path, crossed);
+    expect(crossedError?.code).toBe("UNAUTHORIZED");
+    expect(crossedError?.message).toContain("not this session's");
   });
 
   const cells = procedures.filter((p) => p.meta?.roles !== "public").flatMap((p) => ADMIN_ROLES.map((role) => [p.path, role, (p.meta?.roles as readonly AdminRole[]).includes(role)] as const));
   it.each(cells)("%s as %s: allowed=%s", async (path, role, allowed) => {
     // A fresh session per call: some procedures (sign-out) end the session they run in.
-    const error = await call(path, await sessionCookieFor(role, false));
+    const error = await call(path, await sessionFor(role, false));
     if (allowed) {
       expect(error?.code).not.toBe("UNAUTHORIZED");
       expect(isRoleRefusal(error), `${path} refused ${role}: ${error?.message}`).toBe(false);
@@ -108,7 +119,7 @@ describe("authorization matrix over every tRPC procedure", () => {
   it.each(procedures.filter((p) => p.meta?.roles !== "public").map((p) => [p.path, p.meta?.duringPasswordChange === true] as const))(
     "%s with a one-time password not yet replaced: allowed=%s",
     async (path, allowed) => {
-      const error = await call(path, await sessionCookieFor("owner", true));
+      const error = await call(path, await sessionFor("owner", true));
       expect(isRoleRefusal(error) && /one-time password/.test(error?.message ?? "")).toBe(!allowed);
     },
   );

@@ -12,7 +12,7 @@
  * Unauthenticated → UNAUTHORIZED (401); wrong role → FORBIDDEN (403).
  */
 import { initTRPC, TRPCError } from "@trpc/server";
-import { authenticateAdminSession, recentlyReauthenticated, type AdminRole, type AdminSession } from "../admins";
+import { SESSION_REFUSAL_TEXT, checkAdminSession, sessionCookieSecure, recentlyReauthenticated, type AdminRole, type AdminSession } from "../admins";
 import { getHubRuntime, type HubRuntime } from "../hub/runtime";
 import { isLeaseholdError, LeaseholdError, toErrorPayload } from "../errors";
 
@@ -58,9 +58,9 @@ export const createRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export { TRPCError };
 
-/** Whether the hub is served over HTTPS (Secure, `__Host-` cookies). */
+/** Whether the admin's pages are a secure context (Secure, `__Host-` session cookies): see sessionCookieSecure. */
 export function servedSecurely(runtime: HubRuntime): boolean {
-  return runtime.config.publicUrl.startsWith("https://");
+  return sessionCookieSecure(runtime.config);
 }
 
 function refusal(code: "UNAUTHORIZED" | "FORBIDDEN", error: LeaseholdError): TRPCError {
@@ -76,8 +76,9 @@ const authenticated = t.procedure.use(async ({ ctx, meta, next }) => {
   if (roles === undefined || roles === "public" || roles.length === 0) {
     throw refusal("FORBIDDEN", new LeaseholdError("FORBIDDEN", "this procedure declares no role", { tier: "hub" }));
   }
-  const session = await authenticateAdminSession(ctx.runtime.database.handle.db, ctx.headers, { secure: servedSecurely(ctx.runtime) });
-  if (session === undefined) throw refusal("UNAUTHORIZED", new LeaseholdError("UNAUTHENTICATED", "sign in as an admin", { tier: "hub" }));
+  const check = await checkAdminSession(ctx.runtime.database.handle.db, ctx.headers, { secure: servedSecurely(ctx.runtime) });
+  if (!check.ok) throw refusal("UNAUTHORIZED", new LeaseholdError("UNAUTHENTICATED", SESSION_REFUSAL_TEXT[check.reason], { tier: "hub" }));
+  const session = check.session;
   if (session.mustChangePassword && meta?.duringPasswordChange !== true) {
     throw refusal("FORBIDDEN", new LeaseholdError("FORBIDDEN", "replace your one-time password first", { tier: "hub", hint: "open /change-password" }));
   }

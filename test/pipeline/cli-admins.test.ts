@@ -36,11 +36,11 @@ describeEachDatabase("CLI: admin accounts with roles (create, list, role, disabl
     expect(await main(["admin", "create", "--name", name, "--role", "auditor"], cli().ctx)).toBe(0);
     const [row] = await db().handle.db.select().from(adminUsers).where(eq(adminUsers.username, name));
     const session = await createAdminSession(db().handle.db, String(row?.id));
-    expect(await validateSessionToken(db().handle.db, session.token)).toBeDefined();
+    expect(await validateSessionToken(db().handle.db, session.token, session.binding)).toBeDefined();
     expect(await main(["admin", "role", name, "--role", "approver"], cli().ctx)).toBe(0);
-    expect((await validateSessionToken(db().handle.db, session.token))?.role).toBe("approver");
+    expect((await validateSessionToken(db().handle.db, session.token, session.binding))?.role).toBe("approver");
     expect(await main(["admin", "disable", name], cli().ctx)).toBe(0);
-    expect(await validateSessionToken(db().handle.db, session.token)).toBeUndefined();
+    expect(await validateSessionToken(db().handle.db, session.token, session.binding)).toBeUndefined();
     expect(await db().handle.db.select().from(adminSessions).where(eq(adminSessions.userId, String(row?.id)))).toEqual([]);
   });
 

@@ -22,7 +22,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { TRPCClientError, createTRPCClient, httpLink, type TRPCClient } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_SESSION_COOKIE } from "../../server/admins";
+import { ADMIN_SESSION_COOKIE, SECURE_ADMIN_SESSION_COOKIE, SESSION_BINDING_HEADER } from "../../server/admins";
 import { decodeBase64Strict } from "../../server/trust/ledger/base64";
 import { decodeEntry, type LedgerEntry } from "../../server/ledger/entry";
 import type { AppRouter } from "../../server/trpc";
@@ -131,9 +131,11 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     const cookie = signedIn.headers
       .getSetCookie()
       .map((c) => c.split(";")[0]!)
-      .find((c) => c.startsWith(`${ADMIN_SESSION_COOKIE}=`));
+      .find((c) => c.startsWith(`${ADMIN_SESSION_COOKIE}=`) || c.startsWith(`${SECURE_ADMIN_SESSION_COOKIE}=`));
     expect(cookie, signedIn.headers.getSetCookie().join("\n")).toBeDefined();
-    trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${hub.url}/api/trpc`, headers: { cookie: cookie!, origin: hub.url } })] });
+    // The binding secret comes in the body, as the sign-in page receives it.
+    const binding = ((await signedIn.json()) as { result: { data: { binding: string } } }).result.data.binding;
+    trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${hub.url}/api/trpc`, headers: { cookie: cookie!, origin: hub.url, [SESSION_BINDING_HEADER]: binding } })] });
     expect(await trpc.auth.changePassword.mutate({ current: oneTime!, next: `${oneTime!}-renewed-by-the-parity-test` })).toEqual({ changed: true });
     const token = await createTokenViaCli(address, ["--name", "parity", "--expires", "1h"]);
     expect(token.secret).toMatch(/^lh_/);

@@ -6,6 +6,7 @@ import type { HubRuntime } from "../../server/hub/runtime";
 import { appRouter } from "../../server/trpc/root";
 import { describeEachDatabase } from "../support/databases";
 import { insertAdmin, insertHost, testDeps } from "./support";
+import { sessionHeaders } from "../../server/trpc/routers/test-callers";
 
 type Summary = { ok: true; decision: string; risk: string; operation: string } | { ok: false; code: string };
 
@@ -38,7 +39,7 @@ describeEachDatabase("channel parity in process: the pipeline entry point (chann
     const host = await insertHost(handle.db);
     const admin = await insertAdmin(handle.db);
     const session = await createAdminSession(handle.db, admin.id);
-    const consoleCaller = appRouter.createCaller({ runtime, headers: new Headers({ cookie: `leasehold_session=${session.token}` }) });
+    const consoleCaller = appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config) });
     const direct: Caller = { kind: "admin", adminId: admin.id, username: admin.username, sessionId: session.sessionId };
 
     const table: { name: string; operation: string; arguments: unknown }[] = [

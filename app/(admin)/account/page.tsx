@@ -4,11 +4,11 @@ import { requireAdminPage } from "../../_lib/session";
 import { PasskeysCard } from "./passkeys-card";
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<{ welcome?: string }> }) {
-  const session = await requireAdminPage();
+  await requireAdminPage();
   const { welcome } = await searchParams;
   return (
     <>
-      <PageHeader title="Your account" description={`${session.username} · ${session.role}`} />
+      <PageHeader title="Your account" description="Your passkeys and your password." />
       {welcome === "1" ? (
         <Card title="Password changed">
           <p data-testid="password-changed">Your new password is set. Register a passkey next: approving high-risk actions needs one.</p>

@@ -6,6 +6,7 @@ import { describeFailure, verifyExport, type VerifyReport } from "../../../serve
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
+import { sessionBindingHeaders } from "../../_lib/session-binding";
 
 /**
  * The audit explorer. Showing the entries and checkpoints is the hub's word;
@@ -18,11 +19,42 @@ import { errorText } from "../../_lib/errors";
 export const PINNED_KEY_STORAGE = "leasehold.audit.pinnedLogKey";
 const EXPORT_URL = "/api/audit/export";
 
+/**
+ * Downloads the export through fetch, not a plain link: the route wants the
+ * session's binding header, which a navigation cannot send.
+ */
 export function ExportButton() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const response = await fetch(EXPORT_URL, { cache: "no-store", headers: sessionBindingHeaders() });
+      if (!response.ok) {
+        const payload = (await response.json().catch(() => null)) as { code?: string; message?: string } | null;
+        throw new Error(payload?.code !== undefined ? `${payload.code}: ${payload.message ?? ""}` : `export download failed (HTTP ${response.status})`);
+      }
+      const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "leasehold-ledger.jsonl";
+      const url = URL.createObjectURL(await response.blob());
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = name;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
-    <a className="button" href={EXPORT_URL} download data-testid="audit-export">
-      Export
-    </a>
+    <>
+      <button type="button" className="button" onClick={() => void save()} disabled={busy} data-testid="audit-export">
+        {busy ? "Exporting…" : "Export"}
+      </button>
+      {error === null ? null : <span role="alert">{error}</span>}
+    </>
   );
 }
 
@@ -96,7 +128,7 @@ export function VerifyCard() {
     const started = performance.now();
     setRun({ state: "running", entries: 0, total: null });
     try {
-      const response = await fetch(EXPORT_URL, { cache: "no-store" });
+      const response = await fetch(EXPORT_URL, { cache: "no-store", headers: sessionBindingHeaders() });
       if (!response.ok || response.body === null) {
         const payload = (await response.json().catch(() => null)) as { code?: string; message?: string } | null;
         throw new Error(payload?.code !== undefined ? `${payload.code}: ${payload.message ?? ""}` : `export download failed (HTTP ${response.status})`);

@@ -25,6 +25,7 @@ import { rejectionOf } from "../../../test/support/refusals";
 import { insertHost, insertToken, readyForTests, testDeps, uniqueName } from "../../../test/pipeline/support";
 import { TRPCError } from "../init";
 import { appRouter } from "../root";
+import { sessionHeaders } from "./test-callers";
 
 const GH_TOKEN = `ghp_${"Q7w6".repeat(9)}`;
 
@@ -38,7 +39,7 @@ async function callerAs(handle: DatabaseHandle, runtime: HubRuntime, role: Admin
   const [row] = await handle.db.insert(adminUsers).values({ username: uniqueName(role), passwordHash: "unused", role }).returning();
   if (row === undefined) throw new Error("no admin row");
   const session = await createAdminSession(handle.db, row.id);
-  return appRouter.createCaller({ runtime, headers: new Headers({ cookie: `leasehold_session=${session.token}` }) });
+  return appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config) });
 }
 
 async function hold(handle: DatabaseHandle, caller: Awaited<ReturnType<typeof insertToken>>, host: string, args: Record<string, unknown>) {

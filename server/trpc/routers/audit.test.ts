@@ -30,6 +30,7 @@ import { verifyExport } from "../../ledger/verify";
 import { initialWitnessState, witnessCosign } from "../../trust/ledger/witness";
 import { TRPCError } from "../init";
 import { appRouter } from "../root";
+import { sessionHeaders } from "./test-callers";
 
 async function integrateAll(db: Database, key: LogKey): Promise<number> {
   for (;;) {
@@ -39,13 +40,13 @@ async function integrateAll(db: Database, key: LogKey): Promise<number> {
   }
 }
 
-async function cookieFor(db: Database, role: AdminRole, mustChangePassword = false): Promise<string> {
+async function headersFor(db: Database, role: AdminRole, mustChangePassword = false): Promise<Headers> {
   const [row] = await db
     .insert(adminUsers)
     .values({ username: `audit-${role}-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "unused", role, mustChangePassword })
     .returning();
   const session = await createAdminSession(db, row!.id);
-  return `leasehold_session=${session.token}`;
+  return sessionHeaders(session, { publicUrl: "http://localhost:8803" });
 }
 
 describeEachDatabase("audit explorer router and export", (getDb) => {
@@ -55,8 +56,7 @@ describeEachDatabase("audit explorer router and export", (getDb) => {
   let size = 0;
 
   const caller = async (role: AdminRole) => {
-    const cookie = await cookieFor(getDb().handle.db, role);
-    return appRouter.createCaller({ runtime, headers: new Headers({ cookie }) });
+    return appRouter.createCaller({ runtime, headers: await headersFor(getDb().handle.db, role) });
   };
 
   // The log every case reads: 40 entries of several types, integrated in batches, the last checkpoint
@@ -143,9 +143,14 @@ describeEachDatabase("audit explorer router and export", (getDb) => {
     const signedOut = await serveAuditExport(runtime, new Request(url));
     expect(signedOut.status).toBe(401);
     expect(await signedOut.json()).toMatchObject({ code: "UNAUTHENTICATED" });
-    const fresh = await serveAuditExport(runtime, new Request(url, { headers: { cookie: await cookieFor(db, "auditor", true) } }));
+    const fresh = await serveAuditExport(runtime, new Request(url, { headers: await headersFor(db, "auditor", true) }));
     expect(fresh.status).toBe(403);
-    const ok = await serveAuditExport(runtime, new Request(url, { headers: { cookie: await cookieFor(db, "auditor") } }));
+    // The cookie alone (what another server on the hub's host name receives) is refused, and says why.
+    const bare = await headersFor(db, "auditor");
+    const cookieOnly = await serveAuditExport(runtime, new Request(url, { headers: { cookie: bare.get("cookie")! } }));
+    expect(cookieOnly.status).toBe(401);
+    expect(await cookieOnly.json()).toMatchObject({ code: "UNAUTHENTICATED", message: expect.stringContaining("binding secret") });
+    const ok = await serveAuditExport(runtime, new Request(url, { headers: await headersFor(db, "auditor") }));
     expect(ok.status).toBe(200);
     expect(ok.headers.get("content-disposition")).toMatch(/^attachment; filename="leasehold-ledger-.*\.jsonl"$/);
     expect(ok.headers.get("x-leasehold-entries")).toBe(String(size));

@@ -31,6 +31,7 @@ function clientKey(ctx: TrpcContext): string {
 export const authRouter = createRouter({
   /** The signed-in admin, or null. Public: the sign-in page asks it. */
   me: publicProcedure.query(async ({ ctx }) => {
+    // Public, but bound like every other call: a bare cookie learns nothing here either.
     const session = await authenticateAdminSession(ctx.runtime.database.handle.db, ctx.headers, { secure: servedSecurely(ctx.runtime) });
     if (session === undefined) return null;
     return { username: session.username, role: session.role, mustChangePassword: session.mustChangePassword, expiresAt: session.expiresAt.toISOString() };
@@ -41,7 +42,8 @@ export const authRouter = createRouter({
       channel(async () => {
         const result = await signIn(ctx.runtime.database.handle.db, { username: input.username, password: input.password, client: clientKey(ctx) });
         ctx.resHeaders?.append("Set-Cookie", sessionCookie(result.token, result.expiresAt, servedSecurely(ctx.runtime)));
-        return { username: result.admin.username, role: result.admin.role, mustChangePassword: result.admin.mustChangePassword };
+        // The binding secret goes in the body only: the page keeps it in origin-scoped storage.
+        return { username: result.admin.username, role: result.admin.role, mustChangePassword: result.admin.mustChangePassword, binding: result.binding };
       }),
     ),
   signOut: roleProcedure(ROLES.anyone, { duringPasswordChange: true }).mutation(async ({ ctx }) => {

@@ -13,13 +13,14 @@ import { uniqueName } from "../../../test/pipeline/support";
 import { TRPCError } from "../init";
 import { appRouter } from "../root";
 import type { TestDatabase } from "../../../test/support/databases";
+import { sessionHeaders } from "./test-callers";
 
 async function callerAs(db: TestDatabase, role: AdminRole) {
   const [row] = await db.handle.db.insert(adminUsers).values({ username: uniqueName(role), passwordHash: "unused", role }).returning();
   if (row === undefined) throw new Error("no admin");
   const session = await createAdminSession(db.handle.db, row.id);
   const runtime = { database: { handle: db.handle }, config: { publicUrl: "http://localhost:8700", dataDir: "/nonexistent" } } as unknown as HubRuntime;
-  return appRouter.createCaller({ runtime, headers: new Headers({ cookie: `leasehold_session=${session.token}` }) });
+  return appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config) });
 }
 
 describeEachDatabase("dashboard, actions and console-form routers", (db) => {

@@ -93,7 +93,7 @@ export const passkeysRouter = createRouter({
     channel(async () => {
       const result = await signInWithPasskey(ctx.runtime.database.handle.db, input.response as AuthenticationResponseJSON, settings(ctx), origin(ctx));
       ctx.resHeaders?.append("Set-Cookie", sessionCookie(result.token, result.expiresAt, servedSecurely(ctx.runtime)));
-      return { username: result.admin.username, role: result.admin.role, mustChangePassword: result.admin.mustChangePassword };
+      return { username: result.admin.username, role: result.admin.role, mustChangePassword: result.admin.mustChangePassword, binding: result.binding };
     }),
   ),
   /** The WebAuthn options whose challenge is sha256("leasehold.approval/1\n" + approval id + "\n" + action hash + "\n" + nonce). */

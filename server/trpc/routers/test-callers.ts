@@ -5,7 +5,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { AdminRole } from "../../admins";
-import { createAdminSession } from "../../admins";
+import { SESSION_BINDING_HEADER, createAdminSession, sessionCookieName, sessionCookieSecure } from "../../admins";
 import type { DatabaseHandle } from "../../db";
 import { adminSessions, adminUsers } from "../../db/schema";
 import { isLeaseholdError } from "../../errors";
@@ -20,6 +20,16 @@ export function testRuntime(handle: DatabaseHandle): HubRuntime {
 
 let counter = 0;
 
+/** The headers a signed-in page of a hub at `publicUrl` sends: the session cookie (its name as that hub sets it) and the binding secret. */
+export function sessionHeaders(session: { token: string; binding: string }, config: { publicUrl: string; host?: string } = { publicUrl: TEST_PUBLIC_URL }, extra: Record<string, string> = {}): Headers {
+  return new Headers({ cookie: sessionCookiePair(session, config), [SESSION_BINDING_HEADER]: session.binding, ...extra });
+}
+
+/** `name=token` for the session cookie of a hub at `publicUrl`. */
+export function sessionCookiePair(session: { token: string }, config: { publicUrl: string; host?: string } = { publicUrl: TEST_PUBLIC_URL }): string {
+  return `${sessionCookieName(sessionCookieSecure(config))}=${session.token}`;
+}
+
 /** A new admin of `role` and a caller signed in as it; `stale` backdates the session's last password proof by an hour. */
 export async function adminCaller(handle: DatabaseHandle, role: AdminRole, options: { stale?: boolean } = {}) {
   counter += 1;
@@ -28,7 +38,7 @@ export async function adminCaller(handle: DatabaseHandle, role: AdminRole, optio
   if (admin === undefined) throw new Error("no admin row");
   const session = await createAdminSession(handle.db, admin.id);
   if (options.stale === true) await handle.db.update(adminSessions).set({ reauthenticatedAt: new Date(Date.now() - 3600_000) }).where(eq(adminSessions.id, session.sessionId));
-  const caller = appRouter.createCaller({ runtime: testRuntime(handle), headers: new Headers({ cookie: `leasehold_session=${session.token}` }) });
+  const caller = appRouter.createCaller({ runtime: testRuntime(handle), headers: sessionHeaders(session) });
   return { admin: { id: admin.id, username }, caller };
 }
 
