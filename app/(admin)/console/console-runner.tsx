@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { neutraliseTerminalText } from "../../../server/text/terminal";
+import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -64,6 +65,7 @@ export function ConsoleRunner() {
   useEffect(() => () => void (alive.current = false), []);
 
   const submit = useMutation(trpc.console.submit.mutationOptions());
+  const { ask, prompt } = useReauth();
   const resume = useMutation(trpc.console.resume.mutationOptions());
 
   const op = useMemo(() => targets.data?.operations.find((o) => o.name === operation), [targets.data, operation]);
@@ -73,7 +75,7 @@ export function ConsoleRunner() {
   }, [targets.data, host]);
 
   /** Handles an answer or an error; while held, waits again (console.resume) until a person decides. */
-  async function settle(run: () => Promise<unknown>): Promise<void> {
+  async function settle(run: () => Promise<unknown>, again?: () => void): Promise<void> {
     for (;;) {
       try {
         const outcome = (await run()) as Outcome;
@@ -92,6 +94,12 @@ export function ConsoleRunner() {
           });
           run = () => resume.mutateAsync({ actionId, waitMs: 25_000 });
           continue;
+        }
+        if (again !== undefined && needsReauth(error) && alive.current) {
+          // Past the re-authentication window: ask for the password, then submit the same request again.
+          setPhase({ kind: "idle" });
+          ask(again);
+          return;
         }
         if (alive.current) setPhase({ kind: "failed", error, actionId });
         return;
@@ -113,9 +121,12 @@ export function ConsoleRunner() {
       return;
     }
     setFormError(null);
-    setPhase({ kind: "running" });
     // waitMs 0: a held action answers APPROVAL_PENDING at once, so the page says "held" right away and then waits with resume.
-    void settle(() => submit.mutateAsync({ operation: op.name, arguments: args, waitMs: 0 }));
+    const start = () => {
+      setPhase({ kind: "running" });
+      void settle(() => submit.mutateAsync({ operation: op.name, arguments: args, waitMs: 0 }), start);
+    };
+    start();
   };
 
   if (targets.isPending) return <Loading what="hosts and operations" />;
@@ -199,6 +210,7 @@ export function ConsoleRunner() {
       <Card title="Result">
         <ConsoleResult phase={phase} />
       </Card>
+      {prompt}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import type http from "node:http";
-import { adminUrlFor } from "../../passkeys/relying-party";
+import { adminUrlFor, isLoopbackHost } from "../../passkeys/relying-party";
 import { loadConfig, redactDatabaseUrl } from "../../config";
 import { LeaseholdError } from "../../errors";
 import { bindHttpServer, type RequestListener } from "../../hub/listen";
@@ -68,6 +68,8 @@ export const startCommand = {
     // domain, so passkeys work there (WebAuthn refuses an IP address as relying-party id).
     ctx.out(`  admin URL:  ${adminUrlFor(config, config.publicUrlSet === true)}/`);
     ctx.out(`  health:     ${config.publicUrl}/api/health`);
+    const plain = plainHttpWarning(config.publicUrl);
+    if (plain !== null) ctx.err(`leasehold: warning: ${plain}`);
     ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
     ctx.out(`  data dir:   ${config.dataDir}`);
     try {
@@ -104,6 +106,16 @@ export const startCommand = {
     });
   },
 };
+
+/**
+ * The admin over plain HTTP anywhere but loopback: session cookies cannot be
+ * Secure there and travel, with every password, in the clear.
+ */
+export function plainHttpWarning(publicUrl: string): string | null {
+  const url = new URL(publicUrl);
+  if (url.protocol !== "http:" || isLoopbackHost(url.hostname)) return null;
+  return `the admin is served over plain HTTP at ${url.origin}: passwords and session cookies cross the network unencrypted, and cookies cannot be Secure. Put a TLS proxy in front and set LEASEHOLD_PUBLIC_URL to its https:// URL`;
+}
 
 interface StopRequest {
   signal: Promise<NodeJS.Signals>;

@@ -20,7 +20,8 @@ function consoleCaller(session: AdminSession) {
 }
 
 export const consoleRouter = createRouter({
-  submit: roleProcedure(ROLES.owner)
+  // Re-authenticated: running as the owner is the widest power the browser has.
+  submit: roleProcedure(ROLES.owner, { reauth: true })
     .input(z.object({ operation: z.string().max(200), arguments: z.unknown(), waitMs }))
     .mutation(({ ctx, input }) =>
       channel(() =>
