@@ -7,10 +7,11 @@ import { useTRPC } from "../_components/trpc";
 import { ErrorState } from "../_components/ui";
 import { errorText } from "../_lib/errors";
 import { storeSessionBinding } from "../_lib/session-binding";
+import { safeNext } from "../../server/http/safe-next";
 
-/** Only same-site paths are followed after sign-in (no open redirect). */
-function safeNext(next: string | undefined): string {
-  return next !== undefined && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
+/** After sign-in only a path on this page's own origin is followed (server/http/safe-next.ts: no open redirect). */
+function nextPath(next: string | undefined): string {
+  return safeNext(next, window.location.origin);
 }
 
 export function SignInForm({ next }: { next?: string }) {
@@ -24,7 +25,7 @@ export function SignInForm({ next }: { next?: string }) {
     trpc.auth.signIn.mutationOptions({
       onSuccess: (result) => {
         storeSessionBinding(result.binding);
-        window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next));
+        window.location.assign(result.mustChangePassword ? "/change-password" : nextPath(next));
       },
     }),
   );
@@ -40,7 +41,7 @@ export function SignInForm({ next }: { next?: string }) {
       const response = await startAuthentication({ optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON });
       const result = await passkeySignIn.mutateAsync({ response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } } });
       storeSessionBinding(result.binding);
-      window.location.assign(result.mustChangePassword ? "/change-password" : safeNext(next));
+      window.location.assign(result.mustChangePassword ? "/change-password" : nextPath(next));
     } catch (e) {
       setPasskeyError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey sign-in." : errorText(e));
     }
