@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { createAccount, signIn, signedInAs } from "./support/admins";
+import { BINDING_STORAGE_KEY, SESSION_COOKIE, boundHeaders, createAccount, signIn, signedInAs } from "./support/admins";
 
 test("a visitor is sent to sign-in, under the hub's CSP, with no CSP violation", async ({ page }) => {
   const violations: string[] = [];
@@ -47,9 +47,11 @@ test("the first sign-in forces a password change, then the dashboard shows hub h
   // Until the one-time password is replaced, the admin pages send the person back here.
   await page.goto("/");
   await expect(page).toHaveURL(/\/change-password$/);
-  const cookie = (await context.cookies()).find((c) => c.name === "leasehold_session");
+  const cookie = (await context.cookies()).find((c) => c.name === SESSION_COOKIE);
   expect(cookie?.httpOnly).toBe(true);
   expect(cookie?.sameSite).toBe("Lax");
+  // http://localhost is a secure context: Secure, and the __Host- prefix (no Domain, Path=/).
+  expect(cookie?.secure).toBe(true);
   await expect(page.getByRole("button", { name: "Change password" })).toBeEnabled();
   await page.getByLabel("One-time password").fill(account.password);
   await page.getByLabel("New password", { exact: true }).fill("short");
@@ -69,16 +71,16 @@ test("the first sign-in forces a password change, then the dashboard shows hub h
   expect(trpcCalls.some((u) => u.includes("health.get"))).toBe(true);
 });
 
-test("sign-out ends the session: the old cookie no longer reaches a procedure", async ({ page, context, request }) => {
+test("sign-out ends the session: the old cookie and binding no longer reach a procedure, and the page forgets the binding", async ({ page, context, request }) => {
   await signedInAs(page, "auditor");
-  const cookie = (await context.cookies()).find((c) => c.name === "leasehold_session");
-  expect(cookie).toBeDefined();
-  const before = await request.get("/api/trpc/health.get", { headers: { cookie: `leasehold_session=${cookie?.value}` } });
+  const headers = await boundHeaders(page, context);
+  const before = await request.get("/api/trpc/health.get", { headers });
   expect(before.status()).toBe(200);
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/sign-in$/);
-  const after = await request.get("/api/trpc/health.get", { headers: { cookie: `leasehold_session=${cookie?.value}` } });
+  const after = await request.get("/api/trpc/health.get", { headers });
   expect(after.status()).toBe(401);
+  expect(await page.evaluate((key) => window.localStorage.getItem(key), BINDING_STORAGE_KEY)).toBeNull();
 });
 
 test("sign-in is rate-limited after five failures for one name, even with the right password", async ({ page }) => {

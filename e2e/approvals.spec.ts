@@ -228,9 +228,11 @@ test("auditor: no approvals page and no approve button, and the procedure refuse
   await expect(page).not.toHaveURL(/\/approvals/);
   await expect(page.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
   const statuses = await page.evaluate(async () => {
+    // As the page itself calls: with the session's binding secret (else every call is 401, whatever the role).
+    const bound = { "x-leasehold-session-binding": window.localStorage.getItem("leasehold.session-binding") ?? "" };
     const post = (path: string, body: unknown) =>
-      fetch(`/api/trpc/${path}?batch=1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ 0: body }) }).then((r) => r.status);
-    const list = await fetch(`/api/trpc/approvals.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: {} }))}`).then((r) => r.status);
+      fetch(`/api/trpc/${path}?batch=1`, { method: "POST", headers: { "content-type": "application/json", ...bound }, body: JSON.stringify({ 0: body }) }).then((r) => r.status);
+    const list = await fetch(`/api/trpc/approvals.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: {} }))}`, { headers: bound }).then((r) => r.status);
     return {
       list,
       approve: await post("approvals.approve", { approvalId: "00000000-0000-4000-8000-000000000000", actionHash: `sha256:${"0".repeat(64)}` }),

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test, type Page } from "@playwright/test";
-import { createAccount, leaseholdCli, signedInAs } from "./support/admins";
+import { boundHeaders, createAccount, leaseholdCli, signedInAs } from "./support/admins";
 import { E2E_BASE_URL } from "./support/hub";
 
 const marker = `dash-e2e-${randomBytes(4).toString("hex")}`;
@@ -219,11 +219,11 @@ test("an auditor sees actions but has no console: no nav link, the page redirect
   await expect(page.getByTestId("actions-table")).toBeVisible();
   await page.goto("/console");
   await expect(page).toHaveURL(/\/\?forbidden=1$/);
-  const cookie = (await context.cookies()).find((c) => c.name === "leasehold_session");
-  const targets = await page.request.get("/api/trpc/consoleForm.targets", { headers: { cookie: `leasehold_session=${cookie?.value}` } });
+  const headers = await boundHeaders(page, context);
+  const targets = await page.request.get("/api/trpc/consoleForm.targets", { headers });
   expect(targets.status()).toBe(403);
   const submit = await page.request.post("/api/trpc/console.submit", {
-    headers: { cookie: `leasehold_session=${cookie?.value}`, origin: E2E_BASE_URL, "content-type": "application/json" },
+    headers: { ...headers, origin: E2E_BASE_URL, "content-type": "application/json" },
     data: { operation: "run_command", arguments: { host: "local", command: "ls" }, waitMs: 0 },
   });
   expect(submit.status()).toBe(403);

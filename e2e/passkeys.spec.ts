@@ -66,7 +66,8 @@ function freeHostLocal(as: string): void {
 async function trpcPost(page: Page, procedure: string, input: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   return page.evaluate(
     async ({ procedure, input }) => {
-      const response = await fetch(`/api/trpc/${procedure}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input) });
+      const binding = window.localStorage.getItem("leasehold.session-binding") ?? "";
+      const response = await fetch(`/api/trpc/${procedure}`, { method: "POST", headers: { "content-type": "application/json", "x-leasehold-session-binding": binding }, body: JSON.stringify(input) });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     { procedure, input },
@@ -78,7 +79,7 @@ async function pendingWith(page: Page, marker: string): Promise<{ approval_id: s
   let found: { approval_id: string; action_hash: string; risk: string } | undefined;
   await expect(async () => {
     found = await page.evaluate(async (marker) => {
-      const response = await fetch(`/api/trpc/approvals.list`);
+      const response = await fetch(`/api/trpc/approvals.list`, { headers: { "x-leasehold-session-binding": window.localStorage.getItem("leasehold.session-binding") ?? "" } });
       const body = (await response.json()) as { result: { data: { items: Array<{ approval_id: string; action_hash: string; risk: string }> } } };
       return body.result.data.items.find((item) => JSON.stringify(item).includes(marker));
     }, marker);

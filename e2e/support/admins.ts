@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { expect, type Page } from "@playwright/test";
+import { expect, type BrowserContext, type Page } from "@playwright/test";
 import { E2E_DATA_DIR, E2E_PORT } from "./hub";
 
 export type Role = "owner" | "approver" | "auditor";
@@ -58,4 +58,18 @@ export async function signedInAs(page: Page, role: Role): Promise<Account> {
   await page.getByRole("button", { name: "Change password" }).click();
   await expect(page).toHaveURL(/\/account\?welcome=1$/);
   return { name: account.name, password: next };
+}
+
+/** The session cookie's name on the test hub (http://localhost: a secure context, so `__Host-`). */
+export const SESSION_COOKIE = "__Host-leasehold_session";
+/** Where the admin page keeps its session's binding secret (app/_lib/session-binding.ts), and the header that carries it. */
+export const BINDING_STORAGE_KEY = "leasehold.session-binding";
+export const BINDING_HEADER = "x-leasehold-session-binding";
+
+/** What a signed-in page sends with each API call: the session cookie and the binding secret from its storage. */
+export async function boundHeaders(page: Page, context: BrowserContext): Promise<{ cookie: string; [BINDING_HEADER]: string }> {
+  const cookie = (await context.cookies()).find((c) => c.name === SESSION_COOKIE);
+  const binding = await page.evaluate((key) => window.localStorage.getItem(key), BINDING_STORAGE_KEY);
+  if (cookie === undefined || binding === null) throw new Error("the page is not signed in (no session cookie or binding secret)");
+  return { cookie: `${SESSION_COOKIE}=${cookie.value}`, [BINDING_HEADER]: binding };
 }
