@@ -177,24 +177,55 @@ export async function checkAdminPassword(db: Database, adminId: string, password
 
 const WRONG = "wrong user name or password";
 
+/** How long a password check takes here (moving average), so refusing a made-up name without hashing can take as long. */
+let passwordCheckMs = 50;
+
+async function timedPasswordCheck(password: string, hash: string): Promise<boolean> {
+  const began = performance.now();
+  try {
+    return await verifyPassword(password, hash);
+  } finally {
+    passwordCheckMs = 0.8 * passwordCheckMs + 0.2 * (performance.now() - began);
+  }
+}
+
 /**
- * Password sign-in: throttled per name and per client, a fresh session each
- * time, and a legacy or weaker hash upgraded to argon2id while the plaintext
- * is at hand. Unknown names cost the same hashing as known ones.
+ * Password sign-in, throttled as ./throttle.ts describes (per address and
+ * name, per existing admin, and a ceiling on made-up names per address that
+ * never blocks an admin's correct password), a fresh session each time, and
+ * a legacy or weaker hash upgraded to argon2id while the plaintext is at
+ * hand. Unknown names cost the same time as known ones: hashing below the
+ * spray ceiling, a wait past it (hashing there would hand a sprayer the
+ * hub's CPU).
  */
 export async function signIn(
   db: Database,
   input: { username: string; password: string; client: string },
   throttle: SignInThrottle = signInThrottle,
 ): Promise<{ token: string; binding: string; expiresAt: Date; admin: AdminRecord }> {
-  throttle.check(input.username, input.client);
+  const pairRefusal = throttle.pairRefusal(input.username, input.client);
+  if (pairRefusal !== undefined) throw pairRefusal;
   const [row] = ADMIN_NAME_PATTERN.test(input.username) ? await db.select().from(adminUsers).where(eq(adminUsers.username, input.username)) : [];
-  const ok = row === undefined ? (await hashPassword(input.password), false) : await verifyPassword(input.password, row.passwordHash);
-  if (row === undefined || !ok || row.disabledAt !== null) {
-    throttle.fail(input.username, input.client);
-    throw new LeaseholdError("UNAUTHENTICATED", row?.disabledAt != null && ok ? "this account is disabled" : WRONG, { tier: "hub" });
+  const sprayRefusal = throttle.sprayRefusal(input.client);
+  if (row === undefined) {
+    if (sprayRefusal !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, passwordCheckMs));
+      throw sprayRefusal;
+    }
+    await hashPassword(input.password);
+    throttle.failUnknown(input.username, input.client);
+    throw new LeaseholdError("UNAUTHENTICATED", WRONG, { tier: "hub" });
   }
-  throttle.succeed(input.username);
+  const userRefusal = throttle.userRefusal(row.id, input.client);
+  if (userRefusal !== undefined) throw userRefusal;
+  const ok = await timedPasswordCheck(input.password, row.passwordHash);
+  if (!ok || row.disabledAt !== null) {
+    throttle.failKnown(input.username, input.client, row.id);
+    if (ok) throw new LeaseholdError("UNAUTHENTICATED", "this account is disabled", { tier: "hub" });
+    // Past the spray ceiling a wrong password reads like a made-up name's refusal: the answer does not say the name exists.
+    throw sprayRefusal ?? new LeaseholdError("UNAUTHENTICATED", WRONG, { tier: "hub" });
+  }
+  throttle.succeed(input.username, input.client, row.id);
   if (needsRehash(row.passwordHash)) {
     await db.update(adminUsers).set({ passwordHash: await hashPassword(input.password) }).where(eq(adminUsers.id, row.id));
   }

@@ -42,4 +42,13 @@ export {
   validateSessionToken,
 } from "./sessions";
 export type { AdminSession, NewAdminSession, SessionCheck, SessionRefusal } from "./sessions";
-export { CLIENT_FAILURES_ALLOWED, FAILURES_ALLOWED, SignInThrottle, WINDOW_MS, signInThrottle } from "./throttle";
+export {
+  ADDRESS_UNKNOWN_NAMES_ALLOWED,
+  GOOD_ADDRESS_MS,
+  PAIR_FAILURES_ALLOWED,
+  SESSION_FAILURES_ALLOWED,
+  SignInThrottle,
+  USER_FAILURES_ALLOWED,
+  WINDOW_MS,
+  signInThrottle,
+} from "./throttle";

@@ -7,6 +7,7 @@ import { z } from "zod";
 import {
   PASSWORD_MAX_LENGTH,
   ROLES,
+  SESSION_FAILURES_ALLOWED,
   authenticateAdminSession,
   blankSessionCookie,
   changeOwnPassword,
@@ -15,8 +16,10 @@ import {
   markReauthenticated,
   sessionCookie,
   signIn,
+  signInThrottle,
 } from "../../admins";
-import { LeaseholdError } from "../../errors";
+import type { Database } from "../../db";
+import { LeaseholdError, isLeaseholdError } from "../../errors";
 import { HEADER_PEER } from "../../trust/protocol";
 import { createRouter, publicProcedure, roleProcedure, servedSecurely, type TrpcContext } from "../init";
 import { channel } from "./channel";
@@ -26,6 +29,21 @@ const password = z.string().min(1, "enter the password").max(PASSWORD_MAX_LENGTH
 /** The sign-in throttle's client key: the peer address the hub's own server recorded (bin/next-web.ts replaces any client-sent value). */
 function clientKey(ctx: TrpcContext): string {
   return ctx.headers.get(HEADER_PEER) || "unknown";
+}
+
+/**
+ * A wrong password inside a session (re-authentication, password change):
+ * counted with the admin's failed sign-ins and per session; the session that
+ * uses up its allowance ends here, so a stolen cookie buys a few guesses only.
+ * Always throws: `wrong`, or UNAUTHENTICATED saying the session ended.
+ */
+async function wrongPasswordInSession(db: Database, session: { adminId: string; sessionId: string }, wrong: LeaseholdError): Promise<never> {
+  if (!signInThrottle.failInSession(session.adminId, session.sessionId)) throw wrong;
+  await invalidateSession(db, session.sessionId);
+  throw new LeaseholdError("UNAUTHENTICATED", `the password was wrong ${SESSION_FAILURES_ALLOWED} times: this session has ended; sign in again`, {
+    tier: "hub",
+    hint: "sign in again (or with a passkey); an owner can set a new password with `leasehold admin password`",
+  });
 }
 
 export const authRouter = createRouter({
@@ -55,8 +73,17 @@ export const authRouter = createRouter({
     .input(z.strictObject({ current: password, next: z.string().max(PASSWORD_MAX_LENGTH) }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
-        await changeOwnPassword(ctx.runtime.database.handle.db, { adminId: ctx.session.adminId, sessionId: ctx.session.sessionId, current: input.current, next: input.next });
-        await markReauthenticated(ctx.runtime.database.handle.db, ctx.session.sessionId);
+        const db = ctx.runtime.database.handle.db;
+        const refusal = signInThrottle.sessionRefusal(ctx.session.sessionId);
+        if (refusal !== undefined) throw refusal;
+        try {
+          await changeOwnPassword(db, { adminId: ctx.session.adminId, sessionId: ctx.session.sessionId, current: input.current, next: input.next });
+        } catch (error) {
+          // FORBIDDEN is changeOwnPassword's answer to a wrong current password: a guess, counted like a failed sign-in.
+          if (isLeaseholdError(error) && error.code === "FORBIDDEN") await wrongPasswordInSession(db, ctx.session, error);
+          throw error;
+        }
+        await markReauthenticated(db, ctx.session.sessionId);
         return { changed: true };
       }),
     ),
@@ -64,8 +91,10 @@ export const authRouter = createRouter({
     .input(z.strictObject({ password }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
+        const refusal = signInThrottle.sessionRefusal(ctx.session.sessionId);
+        if (refusal !== undefined) throw refusal;
         if (!(await checkAdminPassword(ctx.runtime.database.handle.db, ctx.session.adminId, input.password))) {
-          throw new LeaseholdError("FORBIDDEN", "the password is wrong", { tier: "hub" });
+          await wrongPasswordInSession(ctx.runtime.database.handle.db, ctx.session, new LeaseholdError("FORBIDDEN", "the password is wrong", { tier: "hub" }));
         }
         await markReauthenticated(ctx.runtime.database.handle.db, ctx.session.sessionId);
         return { reauthenticated: true };
