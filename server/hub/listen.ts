@@ -1,21 +1,106 @@
 import http from "node:http";
+import type net from "node:net";
 import { LeaseholdError } from "../errors";
 
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
+
+/**
+ * Limits that keep one client from holding the hub's connections.
+ *
+ * - `requestTimeoutMs`: the whole request (headers and body) must arrive in
+ *   this time, else Node answers 408 and closes. Node's default (300 s) let a
+ *   body sent at 1 byte/s hold a connection for five minutes. 30 s covers the
+ *   largest body the hub accepts (4 MiB for MCP) at ~140 KB/s; answers are not
+ *   limited by it (a long-poll or an event stream may run as long as it needs).
+ * - `headersTimeoutMs`: the headers alone (at most `requestTimeoutMs`).
+ * - `connectionsPerAddress`: open connections from one client address; the
+ *   next is closed as soon as it is accepted, before a byte is read, and
+ *   counted. 64 is far above a browser (6 per origin) or the guest agent's
+ *   pool, far below the process's file descriptors. IPv4-mapped IPv6
+ *   addresses count as their IPv4 address.
+ * - `checkIntervalMs`: how often Node looks for expired requests (its own
+ *   default is 30 s, which would let a request run up to twice its timeout).
+ */
+export interface HttpLimits {
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  connectionsPerAddress: number;
+  checkIntervalMs: number;
+}
+
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const HEADERS_TIMEOUT_MS = 20_000;
+export const MAX_CONNECTIONS_PER_ADDRESS = 64;
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  requestTimeoutMs: REQUEST_TIMEOUT_MS,
+  headersTimeoutMs: HEADERS_TIMEOUT_MS,
+  connectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS,
+  checkIntervalMs: 5_000,
+};
+
+/** What the connection cap has done since the server started. */
+export interface ConnectionStats {
+  /** Connections open now. */
+  open: number;
+  /** Connections closed at once because their address already had its share open. */
+  refused: number;
+}
+
+/** The key a connection is counted under: its peer address, IPv4-mapped IPv6 as plain IPv4. */
+function addressKey(address: string | undefined): string {
+  if (address === undefined) return "unknown";
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice("::ffff:".length) : address;
+}
+
+/** Closes a connection beyond `limit` per address at once; returns the counts. */
+function capConnectionsPerAddress(server: http.Server, limit: number): () => ConnectionStats {
+  const perAddress = new Map<string, number>();
+  let open = 0;
+  let refused = 0;
+  server.on("connection", (socket: net.Socket) => {
+    const key = addressKey(socket.remoteAddress);
+    const current = perAddress.get(key) ?? 0;
+    if (current >= limit) {
+      refused += 1;
+      socket.destroy();
+      return;
+    }
+    perAddress.set(key, current + 1);
+    open += 1;
+    socket.once("close", () => {
+      open -= 1;
+      const left = (perAddress.get(key) ?? 1) - 1;
+      if (left <= 0) perAddress.delete(key);
+      else perAddress.set(key, left);
+    });
+  });
+  return () => ({ open, refused });
+}
 
 /**
  * Binds the hub's port before anything else happens, so "port in use" is
  * reported before a data directory or database is touched. Requests that
  * arrive while the hub is still starting wait for `setHandler`.
  */
-export async function bindHttpServer(host: string, port: number): Promise<{
+export async function bindHttpServer(
+  host: string,
+  port: number,
+  limits: HttpLimits = DEFAULT_HTTP_LIMITS,
+): Promise<{
   server: http.Server;
   setHandler(handler: RequestListener): void;
+  connectionStats(): ConnectionStats;
   close(): Promise<void>;
 }> {
   let handler: RequestListener | undefined;
   const waiting: Array<() => void> = [];
-  const server = http.createServer((req, res) => {
+  const options: http.ServerOptions = {
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  };
+  const server = http.createServer(options, (req, res) => {
     const run = () => {
       Promise.resolve(handler?.(req, res)).catch((error: unknown) => {
         console.error(`leasehold: request failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -28,7 +113,7 @@ export async function bindHttpServer(host: string, port: number): Promise<{
   });
   // Header limit: a client cannot make the hub buffer megabytes of headers.
   server.maxHeadersCount = 100;
-  server.headersTimeout = 30_000;
+  const connectionStats = capConnectionsPerAddress(server, limits.connectionsPerAddress);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE") {
@@ -49,6 +134,7 @@ export async function bindHttpServer(host: string, port: number): Promise<{
       handler = h;
       for (const run of waiting.splice(0)) run();
     },
+    connectionStats,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
