@@ -15,10 +15,12 @@
  *    the hub raw (the proposal shows them scrubbed);
  *  - the action's own risk level as the ceiling, 3 uses, expiry in 1 hour.
  * Never for `critical` (grants cannot cover it; the proposal is refused).
+ * Not at or above the passkey threshold either: such a grant needs a passkey
+ * signature over its own scope (server/policy/grants), made on the Grants page.
  */
 import type { Database } from "../db";
 import { LeaseholdError } from "../errors";
-import { GRANTABLE_LEVELS, GRANT_LIMITS, createGrant, grantSubject, sha256Hex, type GrantRow } from "../policy/grants";
+import { GRANTABLE_LEVELS, GRANT_LIMITS, createGrant, grantNeedsPasskey, grantPasskeyRefusal, grantSubject, sha256Hex, type GrantRow } from "../policy/grants";
 import { approve, showApproval, type ApprovalListing, type ApprovalRow, type ApprovingAdmin, type DecideOptions } from "./approvals";
 
 export const PROPOSED_GRANT = { uses: 3, lifetimeMs: 3600_000 } as const;
@@ -121,8 +123,18 @@ export async function approveAndGrant(
   }
   const lifetime = edits.expiresAt.getTime() - Date.now();
   if (!(lifetime > 0) || lifetime > GRANT_LIMITS.maxLifetimeMs) throw new LeaseholdError("INVALID_ARGUMENT", "expiry must be in the future and at most 90 days away", { tier: "hub" });
+  // A grant at or above the passkey threshold needs a passkey signature over its own scope, which
+  // this path does not carry (the approval's assertion covers the action, not the grant): refused
+  // before approving, so the person is not left with an approval and no grant.
+  if (grantNeedsPasskey(edits.maxRisk, options.passkey?.settings)) {
+    const refusal = grantPasskeyRefusal(edits.maxRisk, options.passkey?.settings);
+    throw new LeaseholdError(refusal.code, `${refusal.message}. Approve this action alone, then create the grant on the Grants page`, { tier: "hub", hint: "approve alone, then create the grant on the Grants page" });
+  }
   const approval = await approve(db, listing.id, admin, options.reason ?? null, options);
-  const grant = await createGrant(db, admin, {
+  const grant = await createGrant(
+    db,
+    admin,
+    {
     tool: base.tool,
     host: base.host,
     maxRisk: edits.maxRisk,
@@ -132,6 +144,8 @@ export async function approveAndGrant(
     env: base.env,
     stdinSha256: base.stdinSha256,
     cwd: edits.cwd,
-  });
+    },
+    options.passkey === undefined ? undefined : { settings: options.passkey.settings },
+  );
   return { approval, grant };
 }

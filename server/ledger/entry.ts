@@ -146,6 +146,14 @@ export const ENTRY_DATA = {
     uses_remaining: count,
     expires_at: timestamp,
     pattern_digest: digest.nullable(),
+    // A grant at or above the passkey threshold is created with a passkey
+    // assertion over its whole scope: `scope_digest` is sha256 of the JCS of
+    // that scope (the challenge's subject), `assertion_digest` the digest of
+    // the assertion (server/passkeys/challenge.ts). Optional: `consumed` and
+    // `revoked` events, grants below the threshold and entries sealed before
+    // this check have neither.
+    scope_digest: digest.optional(),
+    assertion_digest: digest.optional(),
   }),
   "session/1": z.strictObject({
     event: z.enum(["opened", "closed", "expired", "reclaimed"]),

@@ -23,6 +23,13 @@
  * the registered public key. Approvals of `high`/`critical` actions (risk
  * from the action's decision/1 `hold`) with no assertion are reported as
  * unsigned, and fail verification when `requirePasskeyFrom` says so.
+ *
+ * Grants: an action that ran without a person because a grant covered it
+ * (decision/1 `grant`, naming the grant) was approved in advance by whoever
+ * created the grant. Such actions at `high` or above whose grant's grant/1
+ * `created` entry seals no `assertion_digest` (the grant was made without a
+ * passkey signature over its scope), or whose creation is not in the
+ * export, are reported as unsigned too and fail under `requirePasskeyFrom`.
  */
 import { verifySignature } from "@simplewebauthn/server/helpers";
 import { approvalChallengeBase64Url, assertionDigest, fromBase64Url, passkeyKeyDigest, sha256, type StoredAssertion } from "../passkeys/challenge";
@@ -42,6 +49,8 @@ export interface ApprovalCheckReport {
   unsigned: Array<{ index: number; approvalId: string; risk: string }>;
   /** Passkey records in the export. */
   passkeys: number;
+  /** Actions at high/critical that ran under a grant created without a passkey signature (index of their decision/1 entry). */
+  unsignedGrants: Array<{ index: number; actionId: string; grantId: string; risk: string; reason: "unsigned" | "unknown" }>;
 }
 
 const RISKS = ["read_only", "low", "medium", "high", "critical"];
@@ -50,6 +59,7 @@ const SUFFIX = {
   approval: utf8.encode('"type":"approval/1"}'),
   admin: utf8.encode('"type":"admin/1"}'),
   decision: utf8.encode('"type":"decision/1"}'),
+  grant: utf8.encode('"type":"grant/1"}'),
 };
 
 function endsWith(bytes: Uint8Array, suffix: Uint8Array): boolean {
@@ -73,6 +83,9 @@ export class ApprovalChecker {
   private readonly riskByAction = new Map<string, string>();
   private readonly signedApprovals: SignedApproval[] = [];
   private readonly unsigned: ApprovalCheckReport["unsigned"] = [];
+  /** Grant id → whether its grant/1 `created` entry seals a passkey assertion. */
+  private readonly grantSigned = new Map<string, boolean>();
+  private readonly unsignedGrants: ApprovalCheckReport["unsignedGrants"] = [];
   private readonly registered = new Map<string, number>();
   private readonly removed = new Map<string, number>();
   private readonly keys = new Map<string, { publicKey: string; line: number }>();
@@ -92,7 +105,15 @@ export class ApprovalChecker {
    */
   entry(index: number, bytes: Uint8Array, line: number): void {
     this.lastLine = line;
-    const kind = endsWith(bytes, SUFFIX.approval) ? "approval" : endsWith(bytes, SUFFIX.admin) ? "admin" : endsWith(bytes, SUFFIX.decision) ? "decision" : undefined;
+    const kind = endsWith(bytes, SUFFIX.approval)
+      ? "approval"
+      : endsWith(bytes, SUFFIX.admin)
+        ? "admin"
+        : endsWith(bytes, SUFFIX.decision)
+          ? "decision"
+          : endsWith(bytes, SUFFIX.grant)
+            ? "grant"
+            : undefined;
     if (kind === undefined) return;
     let entry: { action_id?: unknown; data?: Record<string, unknown> };
     try {
@@ -102,8 +123,15 @@ export class ApprovalChecker {
     }
     const data = entry.data ?? {};
     const actionId = typeof entry.action_id === "string" ? entry.action_id : null;
-    if (kind === "decision") {
+    if (kind === "grant") {
+      if (data.event === "created" && typeof data.grant_id === "string" && !this.grantSigned.has(data.grant_id)) this.grantSigned.set(data.grant_id, typeof data.assertion_digest === "string");
+    } else if (kind === "decision") {
       if (data.outcome === "hold" && actionId !== null && typeof data.risk === "string") this.riskByAction.set(actionId, data.risk);
+      if (data.outcome === "grant" && typeof data.grant_id === "string" && typeof data.risk === "string" && RISKS.indexOf(data.risk) >= RISKS.indexOf("high")) {
+        // Unknown risks are not guessed at; a grant whose creation the export does not hold is not trusted to be signed.
+        const signed = this.grantSigned.get(data.grant_id);
+        if (signed !== true) this.unsignedGrants.push({ index, actionId: actionId ?? "(none)", grantId: data.grant_id, risk: data.risk, reason: signed === undefined ? "unknown" : "unsigned" });
+      }
     } else if (kind === "admin") {
       if (typeof data.settings_digest !== "string") return;
       if (data.operation === "passkey.register" && !this.registered.has(data.settings_digest)) this.registered.set(data.settings_digest, index);
@@ -157,10 +185,13 @@ export class ApprovalChecker {
     }
     if (this.requirePasskeyFrom !== undefined) {
       const floor = RISKS.indexOf(this.requirePasskeyFrom);
-      const first = this.unsigned.find((u) => RISKS.indexOf(u.risk) >= floor);
-      if (first !== undefined) {
-        return { line: this.lastLine, index: first.index, reason: `entry ${first.index}: approval ${first.approvalId} of a ${first.risk}-risk action was not signed by any registered passkey` };
+      const approval = this.unsigned.find((u) => RISKS.indexOf(u.risk) >= floor);
+      const grant = this.unsignedGrants.find((u) => RISKS.indexOf(u.risk) >= floor);
+      // The earlier of the two in the log is named first.
+      if (approval !== undefined && (grant === undefined || approval.index < grant.index)) {
+        return { line: this.lastLine, index: approval.index, reason: unsignedApprovalLine(approval) };
       }
+      if (grant !== undefined) return { line: this.lastLine, index: grant.index, reason: unsignedGrantLine(grant) };
     }
     return null;
   }
@@ -171,7 +202,7 @@ export class ApprovalChecker {
   }
 
   report(): ApprovalCheckReport {
-    return { signed: this.signedApprovals.length, unsigned: [...this.unsigned], passkeys: this.keys.size };
+    return { signed: this.signedApprovals.length, unsigned: [...this.unsigned], passkeys: this.keys.size, unsignedGrants: [...this.unsignedGrants] };
   }
 
   private async check(a: SignedApproval): Promise<ApprovalFailure | null> {
@@ -193,6 +224,17 @@ export class ApprovalChecker {
     const problem = await assertionProblem({ approvalId: a.approvalId, actionHash: a.actionHash, assertion: stored, publicKey: key.publicKey });
     return problem === null ? null : at(problem, stored.line);
   }
+}
+
+/** How `leasehold verify` names an approved high/critical action nobody signed. */
+export function unsignedApprovalLine(u: ApprovalCheckReport["unsigned"][number]): string {
+  return `entry ${u.index}: approval ${u.approvalId} of a ${u.risk}-risk action was not signed by any registered passkey`;
+}
+
+/** How `leasehold verify` names a high/critical action that ran under a grant no passkey signed. */
+export function unsignedGrantLine(u: ApprovalCheckReport["unsignedGrants"][number]): string {
+  const why = u.reason === "unsigned" ? "which was created without a passkey signature over its scope" : "whose creation is not in this export, so no passkey signature over its scope is known";
+  return `entry ${u.index}: action ${u.actionId} (${u.risk} risk) ran under grant ${u.grantId}, ${why}`;
 }
 
 /**

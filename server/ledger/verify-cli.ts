@@ -4,6 +4,7 @@ import { encodeBase64 } from "../trust/ledger/base64";
 import { verifyCheckpointNote } from "../trust/ledger/checkpoint";
 import { parseVerifierKey, SIGNATURE_TYPE } from "../trust/ledger/note";
 import { describeFailure, verifyExport, type VerifyOptions } from "./verify";
+import { unsignedApprovalLine, unsignedGrantLine } from "./verify-approvals";
 
 /**
  * `leasehold verify FILE --key KEY [--checkpoint CPFILE] [--witness KEY ...]`:
@@ -83,13 +84,14 @@ export async function runVerify(filePath: string, keyText: string, out: VerifyOu
         : `checkpoint:    supplied at size ${supplied.size}, root ${supplied.root}: NOT proven consistent\n`,
     );
   }
-  const { signed, unsigned, passkeys } = report.approvals;
-  const failedOnApproval = report.failure !== null && /^entry \d+: approval /.test(report.failure.reason);
+  const { signed, unsigned, passkeys, unsignedGrants } = report.approvals;
+  const failedOnApproval = report.failure !== null && /^entry \d+: (approval |action \S+ \(\w+ risk\) ran under grant )/.test(report.failure.reason);
   if (report.ok || failedOnApproval) {
     out.write(
       `passkeys:      ${report.ok ? `${signed} passkey-signed approval(s) verified` : `${signed} passkey-signed approval(s) checked`} (signature by a registered key over the challenge derived from the approval id and action_hash; ${passkeys} registered key(s) in the export)\n`,
     );
-    for (const u of unsigned) out.write(`UNSIGNED:      entry ${u.index}: approval ${u.approvalId} of a ${u.risk}-risk action was not signed by any registered passkey\n`);
+    for (const u of unsigned) out.write(`UNSIGNED:      ${unsignedApprovalLine(u)}\n`);
+    for (const u of unsignedGrants) out.write(`UNSIGNED:      ${unsignedGrantLine(u)}\n`);
   }
   if (given > 0 && report.ok) {
     out.write(`final:         the final checkpoint (size ${report.latestCheckpoint?.size}) is cosigned by every witness given: ${report.finalCosigners.join(", ")}\n`);

@@ -49,7 +49,11 @@ export interface VerifyOptions {
    * several times the hashing, and the signed roots already bind every byte).
    */
   checkEntries?: boolean;
-  /** Approvals at or above this risk with no passkey signature fail verification (default: only reported). */
+  /**
+   * Approvals at or above this risk with no passkey signature, and actions at
+   * or above it that ran under a grant created without one, fail
+   * verification (default: only reported).
+   */
   requirePasskeyFrom?: "high" | "critical";
   /** Called after each chunk of input with the running counts (the browser shows progress with it). */
   onProgress?: (progress: VerifyProgress) => void;
@@ -436,7 +440,7 @@ function newReport(failure: VerifyFailure | null): VerifyReport {
     cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
     supplied: null,
     finalCosigners: [],
-    approvals: { signed: 0, unsigned: [], passkeys: 0 },
+    approvals: { signed: 0, unsigned: [], passkeys: 0, unsignedGrants: [] },
     failure,
   };
 }

@@ -72,6 +72,32 @@ export async function approvalChallengeBase64Url(approvalId: string, actionHash:
   return toBase64Url(await approvalChallenge(approvalId, actionHash, nonce));
 }
 
+/**
+ * The grant challenge: what a passkey signs when a person creates a grant at
+ * or above the passkey threshold.
+ *
+ *   challenge = SHA-256("leasehold.grant/1\n" + scope_digest + "\n" + nonce)
+ *
+ * `scope_digest` is `sha256:<hex>` of the RFC 8785 form of the grant's whole
+ * scope (server/policy/grants `grantScope`: tool, host, ceiling, pattern,
+ * env, stdin digest, cwd, uses, exact expiry), sealed in grant/1 `created`
+ * beside the assertion's digest, so the signature covers exactly the grant
+ * that was created and nothing wider.
+ */
+export const GRANT_CHALLENGE_DOMAIN = "leasehold.grant/1";
+
+export function grantChallengeText(scopeDigest: string, nonce: string): string {
+  return `${GRANT_CHALLENGE_DOMAIN}\n${scopeDigest}\n${nonce}`;
+}
+
+export async function grantChallenge(scopeDigest: string, nonce: string): Promise<Uint8Array> {
+  return sha256(new TextEncoder().encode(grantChallengeText(scopeDigest, nonce)));
+}
+
+export async function grantChallengeBase64Url(scopeDigest: string, nonce: string): Promise<string> {
+  return toBase64Url(await grantChallenge(scopeDigest, nonce));
+}
+
 /** A fresh 32-byte nonce, base64url. */
 export function freshNonce(): string {
   const bytes = new Uint8Array(32);

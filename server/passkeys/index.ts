@@ -5,8 +5,12 @@ export {
   approvalChallengeBase64Url,
   approvalChallengeText,
   assertionDigest,
+  GRANT_CHALLENGE_DOMAIN,
   freshNonce,
   fromBase64Url,
+  grantChallenge,
+  grantChallengeBase64Url,
+  grantChallengeText,
   needsPasskey,
   passkeyKeyDigest,
   toBase64Url,
@@ -16,15 +20,18 @@ export {
   CHALLENGE_TTL_MS,
   PASSKEY_NAME_MAX,
   approvalOptions,
+  grantOptions,
   listPasskeys,
   passkeyAvailability,
   registerPasskey,
   registrationOptions,
+  removeAllPasskeys,
   removePasskey,
   signInOptions,
   signInWithPasskey,
   verifyApprovalAssertion,
+  verifyGrantAssertion,
 } from "./passkeys";
-export type { PasskeyListing } from "./passkeys";
+export type { PasskeyListing, RegistrationCeremony } from "./passkeys";
 export { adminUrlFor, ceremonyFor, isIpAddress, isLoopbackHost, passkeySettingsOf, relyingParty } from "./relying-party";
 export type { PasskeySettings, RelyingParty } from "./relying-party";

@@ -9,7 +9,7 @@ import { listLeases, releaseSessionLeases, revokeLease } from "../../server/leas
 import { createGrant, listGrants, revokeGrant } from "../../server/policy/grants";
 import { describeEachDatabase, openTestDatabase } from "../support/databases";
 import { codeOf } from "../support/refusals";
-import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { allEntries, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 
 describeEachDatabase("grants, leases, idempotency", (db) => {
@@ -17,7 +17,7 @@ describeEachDatabase("grants, leases, idempotency", (db) => {
     const deps = testDeps(db().handle);
     const host = await insertHost(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
-    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z0-9]+" });
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + 60_000), pattern: "touch [a-z0-9]+" }, PASSKEY_OFF);
     const callers = await Promise.all(Array.from({ length: 12 }, () => insertToken(db().handle.db)));
     // Distinct hosts would not race; distinct sessions on one host race for the grant, then for the lease.
     const results = await Promise.allSettled(

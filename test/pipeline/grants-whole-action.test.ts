@@ -11,7 +11,7 @@ import { grants, jobs } from "../../server/db/schema";
 import { createGrant } from "../../server/policy/grants";
 import { describeEachDatabase } from "../support/databases";
 import { codeOf, rejectionOf } from "../support/refusals";
-import { allEntries, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { allEntries, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 const HOUR = 3600_000;
 const TAR_SHELL = "--checkpoint=1 --checkpoint-action=exec=sh -c 'rm notes.txt'";
@@ -22,7 +22,7 @@ describeEachDatabase("grants over the whole prepared action", (db) => {
     const deps = testDeps(db().handle);
     const host = await insertHost(d);
     const admin = await insertAdmin(d);
-    const row = await createGrant(d, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + HOUR), pattern: "tar -xf a\\.tar", ...grant });
+    const row = await createGrant(d, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + HOUR), pattern: "tar -xf a\\.tar", ...grant }, PASSKEY_OFF);
     const caller = await insertToken(d);
     const usesLeft = async () => (await d.select().from(grants).where(eq(grants.id, row.id)))[0]?.usesRemaining;
     const jobCount = async () => (await d.select().from(jobs)).length;

@@ -9,7 +9,7 @@ import { LeaseholdError } from "../../server/errors";
 import { createGrant, listGrants } from "../../server/policy/grants";
 import { describeEachDatabase } from "../support/databases";
 import { codeOf } from "../support/refusals";
-import { actionState, allEntries, completeJob, entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { actionState, allEntries, completeJob, entriesOf, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 
 async function pendingError(promise: Promise<unknown>): Promise<LeaseholdError> {
@@ -169,7 +169,7 @@ describeEachDatabase("action pipeline", (db) => {
     const caller = await insertToken(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
     // A grant whose pattern, env, stdin and cwd all match, with the highest ceiling a grant may have.
-    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 60_000), pattern: "rm -rf /" });
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 60_000), pattern: "rm -rf /" }, PASSKEY_OFF);
     const error = await pendingError(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "rm -rf /" }, channel: "mcp" }, { waitMs: 0 }));
     expect(error.code).toBe("APPROVAL_PENDING");
     expect(error.details?.["risk"]).toBe("critical");

@@ -3,7 +3,7 @@ import { submitAction } from "../../server/actions";
 import { LeaseholdError } from "../../server/errors";
 import { createGrant } from "../../server/policy/grants";
 import { describeEachDatabase } from "../support/databases";
-import { entriesOf, insertAdmin, insertHost, insertToken, testDeps } from "./support";
+import { entriesOf, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 /**
  * Issue 12 through the pipeline: an assessment that runs out of budget is a
@@ -60,7 +60,7 @@ describeEachDatabase("risk assessment bounds and environment in the pipeline", (
     const host = await insertHost(db().handle.db);
     const caller = await insertToken(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
-    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 3600_000) });
+    const grant = await createGrant(db().handle.db, admin, { tool: "run_command", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 3600_000) }, PASSKEY_OFF);
     const command = `${Array(8001).fill("true").join(" && ")} && rm -rf /`;
     const error = await held(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 }));
     expect(error.code).toBe("APPROVAL_PENDING");

@@ -20,6 +20,13 @@ export function testDeps(handle: DatabaseHandle, settings: Partial<PipelineSetti
   return { handle, registry: createCapabilityRegistry(), readiness: readyForTests, jobKey: generateJobKey(), settings: { approvalPollMs: 200, ...settings } };
 }
 
+/**
+ * For tests about matching, not about who created a grant: createGrant with
+ * the passkey threshold off, so a `high` grant needs no passkey signature
+ * (server/policy/grants; the signed path is tested in the grants router).
+ */
+export const PASSKEY_OFF = { settings: { publicUrl: "", host: "", port: 0, passkeyApprovalRisk: "off" as const } };
+
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString("hex")}`;
 }

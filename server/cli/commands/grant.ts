@@ -1,4 +1,5 @@
 import { requireActiveAdmin } from "../../admins";
+import { passkeySettingsOf } from "../../passkeys/relying-party";
 import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
 import type { CliContext } from "../context";
 import { EXIT, UsageError } from "../io";
@@ -17,6 +18,11 @@ const USAGE = [
   "the --stdin-sha256 digest (sha256 of its UTF-8 bytes), and whose working directory is",
   "--cwd (workspace-relative; default the workspace root). Anything else is held for a person.",
   "--as names the acting admin; the change is sealed in the ledger.",
+  "",
+  "A grant whose LEVEL is at or above LEASEHOLD_PASSKEY_APPROVAL_RISK (default high) needs a",
+  "passkey signature over its whole scope, which only the browser can give: such grants are",
+  "refused here; create them on the Grants page of the admin UI. With the threshold off the",
+  "CLI creates them (whoever reaches the database is trusted).",
 ].join("\n");
 
 type Parsed =
@@ -107,7 +113,7 @@ export const grantCommand = {
   async run(args: string[], ctx: CliContext): Promise<number> {
     // A UsageError reaches main(), which prints it in one line and exits 2.
     const parsed: Parsed = parse(args);
-    const lines = await ctx.withDatabase(`leasehold grant ${parsed.sub}`, async ({ handle }) => {
+    const lines = await ctx.withDatabase(`leasehold grant ${parsed.sub}`, async ({ handle, config }) => {
       if (parsed.sub === "list") {
         const active = await listGrants(handle.db);
         if (active.length === 0) return ["no active grants"];
@@ -121,7 +127,8 @@ export const grantCommand = {
         const grant = await revokeGrant(handle.db, admin, parsed.id);
         return [`grant ${grant.id} revoked by ${admin.username}`];
       }
-      const grant = await createGrant(handle.db, admin, parsed);
+      // No passkey here: at or above the threshold createGrant refuses, naming the browser page.
+      const grant = await createGrant(handle.db, admin, parsed, { settings: passkeySettingsOf(config) });
       return [`grant ${grant.id} created: ${grant.tool} on ${grant.host} up to ${grant.maxRisk}, ${grant.usesRemaining} uses, until ${grant.expiresAt.toISOString()}; ${scopeText(grant)}`];
     });
     for (const line of lines) ctx.out(line);

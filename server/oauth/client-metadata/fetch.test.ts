@@ -141,6 +141,8 @@ beforeAll(() => {
         return json(res, document(host, path, { redirect_uris: [] }));
       case "/bad-redirect.json":
         return json(res, document(host, path, { redirect_uris: ["http://evil.example.com/cb"] }));
+      case "/zero-width-name.json":
+        return json(res, document(host, path, { client_name: "Claude\u200b Code" }));
       case "/not-json.json":
         res.writeHead(200, { "content-type": "application/json" });
         return res.end("{not json");
@@ -436,6 +438,7 @@ describe("the document", () => {
     ["/auth-basic.json", "token_endpoint_auth_method"],
     ["/no-redirects.json", "invalid_redirect_uri"],
     ["/bad-redirect.json", "loopback host"],
+    ["/zero-width-name.json", "U+200B"],
     ["/not-json.json", "not valid JSON"],
     ["/array.json", "not a JSON object"],
     ["/latin1.json", "not valid UTF-8"],

@@ -305,7 +305,7 @@ function checkDocument(clientId: string, url: URL, received: Received): Metadata
   if (documentId !== clientId) {
     return fail(`the document's client_id ${typeof documentId === "string" ? quote(documentId) : "is missing or not a string and"} does not equal the URL it was fetched from`);
   }
-  const checked = checkClientMetadata(document, hostForName(url.href));
+  const checked = checkClientMetadata(document, hostForName(url.href), null);
   if (!checked.ok) return fail(`${clientId}: ${checked.error}: ${checked.description}`);
   return {
     ok: true,

@@ -6,5 +6,7 @@ export { isClientIdUrl } from "./client-id";
 export { fetchClientMetadataDocument } from "./fetch";
 export type { FetchOptions } from "./fetch";
 export type { ClientMetadata, MetadataResult } from "./metadata";
-export { redirectUriMatches, validateRedirectUri } from "./redirect-uri";
+export { checkClientName, MAX_CLIENT_NAME_LENGTH, mixesScripts, nameWarnings } from "./client-name";
+export type { ClientNameCheck } from "./client-name";
+export { checkRedirectUriHost, redirectUriMatches, validateRedirectUri } from "./redirect-uri";
 export { validateRegistrationRequest } from "./registration";

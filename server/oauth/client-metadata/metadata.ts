@@ -6,7 +6,8 @@
  * so anything that asks for or carries one is refused rather than ignored.
  */
 import { z } from "zod";
-import { MAX_REDIRECT_URIS, validateRedirectUri } from "./redirect-uri";
+import { checkClientName } from "./client-name";
+import { checkRedirectUriHost, MAX_REDIRECT_URIS, validateRedirectUri } from "./redirect-uri";
 
 export interface ClientMetadata {
   /** The URL (CIMD) or the issued id (registration). */
@@ -27,24 +28,10 @@ export type MetadataError = "invalid_redirect_uri" | "invalid_client_metadata";
 
 export type CheckedMetadata = { ok: true; metadata: Omit<ClientMetadata, "clientId"> } | { ok: false; error: MetadataError; description: string };
 
-export const MAX_CLIENT_NAME_LENGTH = 200;
 const MAX_URI_LENGTH = 2048;
 
 /** The grant and response types the hub serves (authorization code with refresh); a client asking for others is refused. */
 const SUPPORTED_GRANT_TYPES = new Set(["authorization_code", "refresh_token"]);
-
-/**
- * C0, DEL, C1 and the bidirectional controls that reorder what an admin
- * reads on the consent page ("Authorize <name>").
- */
-function hasControlOrBidi(text: string): boolean {
-  for (const ch of text) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
-    if (c === 0x061c || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) return true;
-  }
-  return false;
-}
 
 const FieldsSchema = z.looseObject({
   client_name: z.string().optional(),
@@ -91,8 +78,13 @@ export function hostForName(uri: string): string | null {
  * Checks client metadata (a parsed JSON value) and returns what the hub
  * stores. `fallbackName` names the client when it sends no client_name
  * (null: take the host of client_uri, else of the first redirect URI).
+ * `adminHost` is the host name the hub's admin pages are served from: no
+ * redirect URI may be on it (`checkRedirectUriHost`). Null only for a
+ * Client ID Metadata Document, whose fetched result is cached apart from
+ * any one hub configuration: the authorization server checks its redirect
+ * URIs when a request names it.
  */
-export function checkClientMetadata(input: unknown, fallbackName: string | null): CheckedMetadata {
+export function checkClientMetadata(input: unknown, fallbackName: string | null, adminHost: string | null): CheckedMetadata {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return invalid("invalid_client_metadata", "client metadata must be a JSON object");
   }
@@ -109,6 +101,8 @@ export function checkClientMetadata(input: unknown, fallbackName: string | null)
   for (const uri of uris.data) {
     const check = validateRedirectUri(uri);
     if (!check.ok) return invalid("invalid_redirect_uri", `${JSON.stringify(uri.slice(0, 200))}: ${check.reason}`);
+    const host = adminHost === null ? ({ ok: true } as const) : checkRedirectUriHost(uri, adminHost);
+    if (!host.ok) return invalid("invalid_redirect_uri", `${JSON.stringify(uri.slice(0, 200))}: ${host.reason}`);
   }
 
   const parsed = FieldsSchema.safeParse(raw);
@@ -135,11 +129,9 @@ export function checkClientMetadata(input: unknown, fallbackName: string | null)
 
   let name: string | null = null;
   if (fields.client_name !== undefined) {
-    const trimmed = fields.client_name.trim();
-    if (trimmed.length === 0) return invalid("invalid_client_metadata", "client_name is empty");
-    if (trimmed.length > MAX_CLIENT_NAME_LENGTH) return invalid("invalid_client_metadata", `client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
-    if (hasControlOrBidi(trimmed)) return invalid("invalid_client_metadata", "client_name contains control or bidirectional-override characters");
-    name = trimmed;
+    const checkedName = checkClientName(fields.client_name);
+    if (!checkedName.ok) return invalid("invalid_client_metadata", checkedName.reason);
+    name = checkedName.name;
   }
   for (const field of ["client_uri", "logo_uri"] as const) {
     const value = fields[field];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redirectUriMatches, validateRedirectUri } from "./redirect-uri";
+import { checkRedirectUriHost, redirectUriMatches, validateRedirectUri } from "./redirect-uri";
 
 describe("validateRedirectUri", () => {
   it.each([
@@ -101,5 +101,54 @@ describe("redirectUriMatches", () => {
 
   it("matches nothing against an empty registration", () => {
     expect(redirectUriMatches([], "http://127.0.0.1/cb")).toBe(false);
+  });
+});
+
+describe("checkRedirectUriHost", () => {
+  it.each([
+    ["http://localhost:9999/callback", "localhost"],
+    ["http://localhost/callback", "localhost"],
+    ["http://localhost:8700/oauth/authorize", "localhost"],
+    ["https://localhost:8443/cb", "localhost"],
+    ["https://LOCALHOST/cb", "localhost"],
+    ["https://localhost./cb", "localhost"],
+    ["https://localhost../cb", "localhost"],
+    ["https://localhost/cb", "LOCALHOST."],
+    ["https://local%68ost/cb", "localhost"],
+    ["https://hub.example.org/cb", "hub.example.org"],
+    ["https://hub.example.org./cb", "hub.example.org"],
+    ["https://Hub.Example.Org:9443/cb", "hub.example.org"],
+    ["http://127.0.0.1:50123/cb", "127.0.0.1"],
+    ["https://127.1/cb", "127.0.0.1"],
+    ["http://[::1]:50123/cb", "[::1]"],
+    ["http://[::1]:50123/cb", "::1"],
+    ["com.example.app://localhost/cb", "localhost"],
+  ])("refuses %s while the admin pages are on %s", (uri, adminHost) => {
+    const result = checkRedirectUriHost(uri, adminHost);
+    expect(result.ok).toBe(false);
+    expect(result.ok ? "" : result.reason).toContain("cookie");
+  });
+
+  it.each([
+    ["http://127.0.0.1:50123/cb", "localhost"],
+    ["http://[::1]:50123/cb", "localhost"],
+    ["http://localhost:50123/cb", "hub.example.org"],
+    ["https://hub.example.org.evil.example/cb", "hub.example.org"],
+    ["https://sub.hub.example.org/cb", "hub.example.org"],
+    ["https://localhost.evil.example/cb", "localhost"],
+    ["com.example.app:/oauth2redirect", "localhost"],
+  ])("accepts %s while the admin pages are on %s", (uri, adminHost) => {
+    expect(checkRedirectUriHost(uri, adminHost)).toEqual({ ok: true });
+  });
+
+  it("suggests the loopback addresses that are not the admin's own host", () => {
+    const onLocalhost = checkRedirectUriHost("http://localhost:1/cb", "localhost");
+    expect(onLocalhost.ok ? "" : onLocalhost.reason).toContain("http://127.0.0.1:PORT or http://[::1]:PORT");
+    const onLoopbackIp = checkRedirectUriHost("http://127.0.0.1:1/cb", "127.0.0.1");
+    expect(onLoopbackIp.ok ? "" : onLoopbackIp.reason).toContain("listen on http://[::1]:PORT instead");
+  });
+
+  it("refuses what it cannot parse", () => {
+    expect(checkRedirectUriHost("/relative", "localhost").ok).toBe(false);
   });
 });

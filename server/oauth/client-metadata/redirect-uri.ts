@@ -68,3 +68,39 @@ export function redirectUriMatches(registered: readonly string[], presented: str
     return s !== null && s.host === p.host && s.rest === p.rest;
   });
 }
+
+/** A host name as cookies see it: case-insensitive, a trailing dot ignored, IPv6 without brackets. */
+function cookieHost(host: string): string {
+  return host.toLowerCase().replace(/\.+$/, "").replace(/^\[|\]$/g, "");
+}
+
+/** The loopback spellings a native client can use instead, minus the admin's own host. */
+function loopbackAlternatives(adminHost: string): string {
+  const others = ["http://127.0.0.1:PORT", "http://[::1]:PORT"].filter((origin) => cookieHost(new URL(origin.replace("PORT", "1")).hostname) !== cookieHost(adminHost));
+  return others.join(" or ");
+}
+
+/**
+ * Refuses a redirect URI on the host name the hub's admin pages are served
+ * from. Browsers send cookies by host name, never by port (RFC 6265 §8.5),
+ * so a client listening on http://localhost:9999 while the admin works on
+ * http://localhost:8700 would receive the admin's session cookie with the
+ * browser's arrival at its redirect URI. Any scheme counts (an https
+ * listener on that host gets the Secure cookie too). Compared on the parsed
+ * host, so spellings the URL parser folds (case, percent-encoding, a
+ * trailing dot, 127.1) cannot slip past; an unparsable URI is refused.
+ */
+export function checkRedirectUriHost(uri: string, adminHost: string): { ok: true } | { ok: false; reason: string } {
+  let host: string;
+  try {
+    host = new URL(uri).hostname;
+  } catch {
+    return { ok: false, reason: "redirect URI is not an absolute URI" };
+  }
+  // A private-use scheme without an authority (com.example.app:/cb) names no host a cookie could go to.
+  if (cookieHost(host) === "" || cookieHost(host) !== cookieHost(adminHost)) return { ok: true };
+  return {
+    ok: false,
+    reason: `redirect URI is on ${cookieHost(adminHost)}, the host name this hub's admin pages are served from: browsers share cookies across every port of a host name, so the admin's session cookie would go to it. A loopback client should listen on ${loopbackAlternatives(adminHost)} instead (RFC 8252 §8.3)`,
+  };
+}

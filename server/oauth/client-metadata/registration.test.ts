@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import { validateRegistrationRequest } from "./registration";
 
 const minimal = { redirect_uris: ["http://127.0.0.1:3333/callback"] };
+/** Where the hub's admin pages are served by default (http://localhost:PORT). */
+const ADMIN_HOST = "localhost";
 
 describe("validateRegistrationRequest", () => {
   it("accepts a public client and returns what to store, the request as raw", () => {
     const body = {
-      redirect_uris: ["http://localhost:6274/oauth/callback", "https://agent.example.com/cb"],
+      redirect_uris: ["http://127.0.0.1:6274/oauth/callback", "https://agent.example.com/cb"],
       client_name: "  MCP Inspector  ",
       client_uri: "https://inspector.example.com",
       logo_uri: "https://inspector.example.com/logo.png",
@@ -16,11 +18,11 @@ describe("validateRegistrationRequest", () => {
       scope: "mcp:read mcp:write",
       software_id: "inspector",
     };
-    expect(validateRegistrationRequest(body)).toEqual({
+    expect(validateRegistrationRequest(body, ADMIN_HOST)).toEqual({
       ok: true,
       metadata: {
         name: "MCP Inspector",
-        redirectUris: ["http://localhost:6274/oauth/callback", "https://agent.example.com/cb"],
+        redirectUris: ["http://127.0.0.1:6274/oauth/callback", "https://agent.example.com/cb"],
         clientUri: "https://inspector.example.com",
         logoUri: "https://inspector.example.com/logo.png",
         raw: body,
@@ -29,14 +31,14 @@ describe("validateRegistrationRequest", () => {
   });
 
   it("names an unnamed client by its client_uri's host, else its first redirect URI's host or scheme", () => {
-    expect(validateRegistrationRequest({ ...minimal, client_uri: "https://app.example.com/about" })).toMatchObject({ ok: true, metadata: { name: "app.example.com" } });
-    expect(validateRegistrationRequest(minimal)).toMatchObject({ ok: true, metadata: { name: "127.0.0.1:3333" } });
-    expect(validateRegistrationRequest({ redirect_uris: ["com.example.app:/cb"] })).toMatchObject({ ok: true, metadata: { name: "com.example.app" } });
+    expect(validateRegistrationRequest({ ...minimal, client_uri: "https://app.example.com/about" }, ADMIN_HOST)).toMatchObject({ ok: true, metadata: { name: "app.example.com" } });
+    expect(validateRegistrationRequest(minimal, ADMIN_HOST)).toMatchObject({ ok: true, metadata: { name: "127.0.0.1:3333" } });
+    expect(validateRegistrationRequest({ redirect_uris: ["com.example.app:/cb"] }, ADMIN_HOST)).toMatchObject({ ok: true, metadata: { name: "com.example.app" } });
   });
 
   it("keeps raw apart from the caller's object", () => {
     const body = { ...minimal, extra: { nested: true } };
-    const result = validateRegistrationRequest(body);
+    const result = validateRegistrationRequest(body, ADMIN_HOST);
     body.extra.nested = false;
     expect(result).toMatchObject({ ok: true, metadata: { raw: { extra: { nested: true } } } });
   });
@@ -52,7 +54,29 @@ describe("validateRegistrationRequest", () => {
     ["a redirect URI with userinfo", { redirect_uris: ["https://good.example.com@evil.example.com/cb"] }],
     ["one bad URI among good ones", { redirect_uris: ["https://a.example.com/cb", "javascript:alert(1)"] }],
   ])("answers invalid_redirect_uri for %s", (_why, body) => {
-    expect(validateRegistrationRequest(body)).toMatchObject({ ok: false, error: "invalid_redirect_uri" });
+    expect(validateRegistrationRequest(body, ADMIN_HOST)).toMatchObject({ ok: false, error: "invalid_redirect_uri" });
+  });
+
+  it.each([
+    ["http://localhost:9999/callback", "localhost"],
+    ["http://localhost/callback", "localhost"],
+    ["https://localhost:8443/cb", "localhost"],
+    ["http://127.0.0.1:9999/callback", "127.0.0.1"],
+    ["https://hub.example.org./cb", "hub.example.org"],
+    ["https://HUB.example.org/cb", "hub.example.org"],
+  ])("answers invalid_redirect_uri for %s while the admin pages are on %s, saying why and what to use", (uri, adminHost) => {
+    const result = validateRegistrationRequest({ redirect_uris: ["https://agent.example.com/cb", uri] }, adminHost);
+    expect(result).toMatchObject({ ok: false, error: "invalid_redirect_uri" });
+    const description = result.ok ? "" : result.description;
+    expect(description).toContain("admin pages");
+    expect(description).toContain("cookie");
+    expect(description).toContain("RFC 8252");
+    expect(description).toMatch(/http:\/\/(127\.0\.0\.1|\[::1\]):PORT/);
+  });
+
+  it("stores a client_name in its NFKC form, keeping the request as sent in raw", () => {
+    const body = { ...minimal, client_name: "\uff23laude \ufb01le tool" };
+    expect(validateRegistrationRequest(body, ADMIN_HOST)).toMatchObject({ ok: true, metadata: { name: "Claude file tool", raw: { client_name: body.client_name } } });
   });
 
   it.each([
@@ -74,12 +98,19 @@ describe("validateRegistrationRequest", () => {
     ["an over-long client_name", { ...minimal, client_name: "n".repeat(201) }],
     ["a bidi override in client_name", { ...minimal, client_name: "Safe\u202eevil" }],
     ["an escape sequence in client_name", { ...minimal, client_name: "\u001b[31mAdmin" }],
+    ["a zero-width space in client_name", { ...minimal, client_name: "Claude\u200b Code" }],
+    ["a word joiner in client_name", { ...minimal, client_name: "Claude\u2060Code" }],
+    ["a variation selector in client_name", { ...minimal, client_name: "Claude\ufe0f Code" }],
+    ["a Hangul filler in client_name", { ...minimal, client_name: "Claude\u3164Code" }],
+    ["a line break in client_name", { ...minimal, client_name: "Claude Code\nApproved by your admin" }],
+    ["a line separator in client_name", { ...minimal, client_name: "Claude Code\u2028Approved" }],
+    ["a lone surrogate in client_name", { ...minimal, client_name: "Claude \ud800Code" }],
     ["an http client_uri", { ...minimal, client_uri: "http://app.example.com" }],
     ["a javascript: logo_uri", { ...minimal, logo_uri: "javascript:alert(1)" }],
     ["a data: logo_uri", { ...minimal, logo_uri: "data:image/png;base64,AAAA" }],
     ["a logo_uri with userinfo", { ...minimal, logo_uri: "https://u@img.example.com/l.png" }],
     ["a non-string scope", { ...minimal, scope: ["mcp:read"] }],
   ])("answers invalid_client_metadata for %s", (_why, body) => {
-    expect(validateRegistrationRequest(body)).toMatchObject({ ok: false, error: "invalid_client_metadata" });
+    expect(validateRegistrationRequest(body, ADMIN_HOST)).toMatchObject({ ok: false, error: "invalid_client_metadata" });
   });
 });

@@ -7,9 +7,14 @@
  */
 import { checkClientMetadata, type ClientMetadata, type MetadataError } from "./metadata";
 
-/** RFC 7591 request body → metadata to store (public clients only: token_endpoint_auth_method must be absent or "none"). */
+/**
+ * RFC 7591 request body → metadata to store (public clients only:
+ * token_endpoint_auth_method must be absent or "none"; no redirect URI on
+ * `adminHost`, the host name the hub's admin pages are served from).
+ */
 export function validateRegistrationRequest(
   body: unknown,
+  adminHost: string,
 ): { ok: true; metadata: Omit<ClientMetadata, "clientId"> } | { ok: false; error: MetadataError; description: string } {
-  return checkClientMetadata(body, null);
+  return checkClientMetadata(body, null, adminHost);
 }

@@ -39,6 +39,7 @@
  * The use and its ledger entries commit in the caller's transaction.
  */
 import { createHash } from "node:crypto";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
 import { canonicalize } from "../../canonical";
 import { normaliseWorkspacePath } from "../../capabilities";
@@ -47,6 +48,9 @@ import { grants } from "../../db/schema";
 import { LeaseholdError } from "../../errors";
 import { appendEntry } from "../../ledger/append";
 import { digestOf, hashActor } from "../../ledger/entry";
+import { assertionDigest, needsPasskey, type StoredAssertion } from "../../passkeys/challenge";
+import { grantOptions, verifyGrantAssertion } from "../../passkeys/passkeys";
+import { relyingParty, type PasskeySettings } from "../../passkeys/relying-party";
 import { RISK_LEVELS, compareRisk, type RiskLevel } from "../risk";
 
 export type GrantRow = typeof grants.$inferSelect;
@@ -186,12 +190,13 @@ export function grantCoversArguments(grant: GrantRow, prepared: Record<string, u
   return true;
 }
 
-function sealGrant(
+async function sealGrant(
   db: Database,
   grant: GrantRow,
   event: "created" | "consumed" | "revoked",
   actor: `sha256:${string}`,
   actionId: string | null,
+  signed?: { scopeDigest: `sha256:${string}`; assertion: StoredAssertion },
 ): Promise<bigint> {
   return appendEntry(db, {
     type: "grant/1",
@@ -208,6 +213,8 @@ function sealGrant(
       expires_at: grant.expiresAt.toISOString(),
       // The pattern and the exact env / stdin / cwd it covers, as one digest (the grant/1 shape is fixed).
       pattern_digest: grantScopeDigest(grant),
+      // A passkey-signed creation: what was signed (the whole scope) and the signature's digest.
+      ...(signed === undefined ? {} : { scope_digest: signed.scopeDigest, assertion_digest: await assertionDigest(signed.assertion) }),
     },
   });
 }
@@ -223,8 +230,27 @@ export function grantScopeDigest(grant: Pick<GrantRow, "argumentPattern" | "env"
   return digestOf(canonicalize({ pattern: grant.argumentPattern, env, stdin_sha256: grant.stdinSha256, cwd: grant.cwd }));
 }
 
-/** Creates a grant as `admin`, sealed as grant/1 `created` in the same transaction. */
-export async function createGrant(db: Database, admin: { id: string }, input: CreateGrantInput): Promise<GrantRow> {
+/**
+ * A grant's whole scope after validation and normalisation — exactly what a
+ * passkey signs and what the row stores. Its RFC 8785 form's sha256 is the
+ * scope digest (`grantScopeSigningDigest`), the challenge's subject
+ * (server/passkeys/challenge.ts `grantChallenge`).
+ */
+export interface GrantScope {
+  tool: string;
+  host: string;
+  max_risk: GrantRiskCeiling;
+  pattern: string | null;
+  env: Record<string, string>;
+  stdin_sha256: string | null;
+  cwd: string;
+  uses: number;
+  /** The exact expiry instant (ISO 8601, milliseconds, UTC), decided before signing. */
+  expires_at: string;
+}
+
+/** Validates and normalises `input` into the scope a grant would have; throws what `createGrant` would. */
+export function grantScope(input: CreateGrantInput, now = Date.now()): GrantScope {
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(input.tool)) throw new LeaseholdError("INVALID_ARGUMENT", "grant tool must be an operation name", { tier: "hub" });
   if (!/^[a-z0-9][a-z0-9._-]{0,62}$/.test(input.host)) throw new LeaseholdError("INVALID_ARGUMENT", "grant host must be a host name", { tier: "hub" });
   if (!(GRANTABLE_LEVELS as readonly string[]).includes(input.maxRisk)) {
@@ -233,7 +259,7 @@ export async function createGrant(db: Database, admin: { id: string }, input: Cr
   if (!Number.isInteger(input.uses) || input.uses < 1 || input.uses > GRANT_LIMITS.maxUses) {
     throw new LeaseholdError("INVALID_ARGUMENT", `uses must be a whole number from 1 to ${GRANT_LIMITS.maxUses}`, { tier: "hub" });
   }
-  const lifetime = input.expiresAt.getTime() - Date.now();
+  const lifetime = input.expiresAt.getTime() - now;
   if (!(lifetime > 0) || lifetime > GRANT_LIMITS.maxLifetimeMs) {
     throw new LeaseholdError("INVALID_ARGUMENT", "expiry must be in the future and at most 90 days away", { tier: "hub" });
   }
@@ -242,18 +268,114 @@ export async function createGrant(db: Database, admin: { id: string }, input: Cr
     if (pattern.length === 0 || pattern.length > GRANT_LIMITS.maxPatternLength) throw new LeaseholdError("INVALID_ARGUMENT", "pattern must be 1–1000 characters", { tier: "hub" });
     compilePattern(pattern);
   }
-  const env = validEnv(input.env);
-  const stdinSha256 = validStdinDigest(input.stdinSha256);
-  const cwd = validCwd(input.cwd);
+  return {
+    tool: input.tool,
+    host: input.host,
+    max_risk: input.maxRisk as GrantRiskCeiling,
+    pattern,
+    env: validEnv(input.env),
+    stdin_sha256: validStdinDigest(input.stdinSha256),
+    cwd: validCwd(input.cwd),
+    uses: input.uses,
+    expires_at: input.expiresAt.toISOString(),
+  };
+}
+
+/** `sha256:<hex>` of the RFC 8785 form of the scope: what the passkey's challenge is derived from. */
+export function grantScopeSigningDigest(scope: GrantScope): `sha256:${string}` {
+  return digestOf(canonicalize(scope));
+}
+
+/**
+ * How a grant's creation is proven by a person. `settings` carries the hub's
+ * passkey threshold (LEASEHOLD_PASSKEY_APPROVAL_RISK) and relying party;
+ * `assertion` is a WebAuthn assertion over the grant challenge of this exact
+ * scope (server/passkeys `grantOptions`). Omitted, the threshold counts as
+ * `high` (fail closed): a `high` grant is refused.
+ */
+export interface GrantPasskeyProof {
+  settings: PasskeySettings;
+  assertion?: AuthenticationResponseJSON | null;
+}
+
+/** Whether creating a grant with this ceiling needs a passkey signature under `settings`. */
+export function grantNeedsPasskey(maxRisk: string, settings: Pick<PasskeySettings, "passkeyApprovalRisk"> | undefined): boolean {
+  return needsPasskey(maxRisk, settings?.passkeyApprovalRisk ?? "high");
+}
+
+/** The refusal for creating a grant at or above the threshold without a passkey signature: says where it can be done, or why not here. */
+export function grantPasskeyRefusal(maxRisk: string, settings: PasskeySettings | undefined): LeaseholdError {
+  const threshold = settings?.passkeyApprovalRisk ?? "high";
+  const rp = settings === undefined ? null : relyingParty(settings);
+  if (rp !== null && !rp.available) {
+    return new LeaseholdError(
+      "FORBIDDEN",
+      `a grant with ceiling ${maxRisk} needs a passkey signature over its scope, and ${rp.reason}. Until then such grants are refused (LEASEHOLD_PASSKEY_APPROVAL_RISK=${threshold}; set it to off to create them without a passkey)`,
+      { tier: "hub", hint: "set LEASEHOLD_PUBLIC_URL to a URL with a host name" },
+    );
+  }
+  const where = rp === null ? "in the browser (Grants page)" : `in the browser at ${rp.origins[0]}/grants`;
+  return new LeaseholdError(
+    "FORBIDDEN",
+    `a grant with ceiling ${maxRisk} needs a passkey signature over its scope (LEASEHOLD_PASSKEY_APPROVAL_RISK=${threshold}): create it ${where}, where your passkey signs it`,
+    { tier: "hub", hint: "create the grant in the browser" },
+  );
+}
+
+/**
+ * Creates a grant as `admin`, sealed as grant/1 `created` in the same
+ * transaction. At or above the passkey threshold the grant needs
+ * `proof.assertion`, verified inside that transaction against the challenge
+ * derived from exactly this scope (another scope, a used or foreign
+ * challenge, another admin's passkey: refused, nothing created); it is
+ * stored in `grants.assertion` and its digest sealed with the scope digest.
+ * Below the threshold an assertion, if given, is verified and kept too.
+ */
+export async function createGrant(db: Database, admin: { id: string }, input: CreateGrantInput, proof?: GrantPasskeyProof): Promise<GrantRow> {
+  const scope = grantScope(input);
+  const assertion = proof?.assertion ?? null;
+  if (assertion === null && grantNeedsPasskey(scope.max_risk, proof?.settings)) throw grantPasskeyRefusal(scope.max_risk, proof?.settings);
+  const scopeDigest = grantScopeSigningDigest(scope);
   return db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const stored = assertion === null || proof === undefined ? null : await verifyGrantAssertion(t, { scopeDigest, adminId: admin.id, response: assertion, settings: proof.settings });
     const [grant] = await tx
       .insert(grants)
-      .values({ tool: input.tool, host: input.host, argumentPattern: pattern, env, stdinSha256, cwd, maxRisk: input.maxRisk, usesRemaining: input.uses, expiresAt: input.expiresAt, createdBy: admin.id })
+      .values({
+        tool: scope.tool,
+        host: scope.host,
+        argumentPattern: scope.pattern,
+        env: scope.env,
+        stdinSha256: scope.stdin_sha256,
+        cwd: scope.cwd,
+        maxRisk: scope.max_risk,
+        usesRemaining: scope.uses,
+        expiresAt: new Date(scope.expires_at),
+        createdBy: admin.id,
+        assertion: stored === null ? null : { ...stored },
+      })
       .returning();
     if (grant === undefined) throw new LeaseholdError("INTERNAL", "grant insert returned no row", { tier: "database" });
-    await sealGrant(tx as unknown as Database, grant, "created", hashActor("admin", admin.id), null);
+    await sealGrant(t, grant, "created", hashActor("admin", admin.id), null, stored === null ? undefined : { scopeDigest, assertion: stored });
     return grant;
   });
+}
+
+/**
+ * The passkey ceremony for creating exactly `input`: the normalised scope
+ * (with its exact expiry, which `createGrant` must then receive unchanged)
+ * and WebAuthn options whose challenge is derived from its digest.
+ */
+export async function grantPasskeyOptions(
+  db: Database,
+  admin: { id: string },
+  input: CreateGrantInput,
+  settings: PasskeySettings,
+  origin: string | null,
+): Promise<{ scope: GrantScope; scopeDigest: `sha256:${string}`; options: Awaited<ReturnType<typeof grantOptions>> }> {
+  const scope = grantScope(input);
+  const scopeDigest = grantScopeSigningDigest(scope);
+  return { scope, scopeDigest, options: await grantOptions(db, admin, scopeDigest, settings, origin) };
 }
 
 export async function listGrants(db: Database, options: { includeInactive?: boolean } = {}): Promise<GrantRow[]> {

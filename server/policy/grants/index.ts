@@ -4,6 +4,11 @@ export {
   GRANT_LIMITS,
   consumeMatchingGrant,
   createGrant,
+  grantNeedsPasskey,
+  grantPasskeyOptions,
+  grantPasskeyRefusal,
+  grantScope,
+  grantScopeSigningDigest,
   grantCoversArguments,
   grantScopeDigest,
   grantSubject,
@@ -12,4 +17,4 @@ export {
   revokeGrant,
   sha256Hex,
 } from "./grants";
-export type { CreateGrantInput, GrantMatchInput, GrantRiskCeiling, GrantRow } from "./grants";
+export type { CreateGrantInput, GrantMatchInput, GrantPasskeyProof, GrantRiskCeiling, GrantRow, GrantScope } from "./grants";

@@ -5,12 +5,15 @@
  * approvers'. Deciding held actions is in ./approvals.ts (`approvals.*`). Errors carry the same LeaseholdError payload (`data.leasehold`)
  * as every channel.
  */
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { z } from "zod";
 import { actionPipelineFor } from "../../actions";
 import { ROLES, type AdminSession } from "../../admins";
+import { passkeySettingsOf } from "../../passkeys/relying-party";
 import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
 import { createRouter, roleProcedure } from "../init";
 import { channel } from "./channel";
+import { assertionSchema } from "./passkeys";
 
 const MAX_CONSOLE_WAIT_MS = 60_000;
 const waitMs = z.number().int().min(0).max(MAX_CONSOLE_WAIT_MS).default(25_000);
@@ -41,7 +44,7 @@ export const consoleRouter = createRouter({
     ),
   grants: createRouter({
     list: roleProcedure(ROLES.deciders).query(({ ctx }) => channel(() => listGrants(ctx.runtime.database.handle.db))),
-    create: roleProcedure(ROLES.deciders)
+    create: roleProcedure(ROLES.deciders, { reauth: true })
       .input(
         z.object({
           tool: z.string().max(64),
@@ -54,12 +57,20 @@ export const consoleRouter = createRouter({
           env: z.record(z.string().max(128), z.string().max(4096)).nullable().optional(),
           stdinSha256: z.string().max(64).nullable().optional(),
           cwd: z.string().max(1024).nullable().optional(),
+          // At or above the passkey threshold: an assertion from grants.passkeyOptions over this exact scope (same expiresAt).
+          assertion: assertionSchema.optional(),
         }),
       )
       .mutation(({ ctx, input }) =>
-        channel(() =>
-          createGrant(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, { ...input, expiresAt: new Date(input.expiresAt), pattern: input.pattern ?? null, env: input.env ?? null, stdinSha256: input.stdinSha256 ?? null, cwd: input.cwd ?? null }),
-        ),
+        channel(() => {
+          const { assertion, ...scope } = input;
+          return createGrant(
+            ctx.runtime.database.handle.db,
+            { id: ctx.session.adminId },
+            { ...scope, expiresAt: new Date(scope.expiresAt), pattern: scope.pattern ?? null, env: scope.env ?? null, stdinSha256: scope.stdinSha256 ?? null, cwd: scope.cwd ?? null },
+            { settings: passkeySettingsOf(ctx.runtime.config), assertion: assertion === undefined ? null : (assertion as AuthenticationResponseJSON) },
+          );
+        }),
       ),
     revoke: roleProcedure(ROLES.deciders).input(z.object({ grantId: z.string().max(64) })).mutation(({ ctx, input }) => channel(() => revokeGrant(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, input.grantId))),
   }),

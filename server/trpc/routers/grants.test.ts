@@ -1,10 +1,23 @@
 import { createHash } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { insertHost, insertToken, testDeps } from "../../../test/pipeline/support";
 import { describeEachDatabase } from "../../../test/support/databases";
-import { ledgerEntries } from "../../db/schema";
+import { createActionPipeline, installActionPipeline, submitAction } from "../../actions";
+import { createAdminSession, type AdminRole } from "../../admins";
+import { canonicalize } from "../../canonical";
+import type { DatabaseHandle } from "../../db";
+import { adminUsers, approvals, grants, ledgerEntries } from "../../db/schema";
+import type { LeaseholdError } from "../../errors";
+import type { HubRuntime } from "../../hub/runtime";
 import { decodeEntry } from "../../ledger/entry";
+import { assertionDigest } from "../../passkeys/challenge";
+import { SoftAuthenticator } from "../../passkeys/test-authenticator";
 import { listGrants } from "../../policy/grants";
-import { adminCaller, refusal } from "./test-callers";
+import { appRouter } from "../root";
+import { adminCaller, refusal, sessionHeaders } from "./test-callers";
+
+const ORIGIN = "http://localhost:8700";
 
 const BASE = { tool: "run_command", host: "local", maxRisk: "medium", uses: 3, expires: "2h", pattern: null, env: [], stdinSha256: null, cwd: null };
 
@@ -53,3 +66,150 @@ describeEachDatabase("grants router", (database) => {
     expect((await refusal(caller.grants.revoke({ id: made.id }))).code).toBe("NOT_FOUND");
   });
 });
+
+/** A hub at http://localhost:8700 (passkeys on) with the given threshold, and an admin of `role` signed in from that origin. */
+async function passkeyHub(handle: DatabaseHandle, role: AdminRole, threshold: "high" | "critical" | "off" = "high") {
+  const runtime = { database: { handle }, config: { publicUrl: ORIGIN, host: "127.0.0.1", port: 8700, passkeyApprovalRisk: threshold, dataDir: "/nonexistent" } } as unknown as HubRuntime;
+  installActionPipeline(runtime, createActionPipeline(testDeps(handle)));
+  const [row] = await handle.db.insert(adminUsers).values({ username: `grant-pk-${Math.random().toString(36).slice(2, 10)}`, passwordHash: "unused", role }).returning();
+  const session = await createAdminSession(handle.db, row!.id);
+  const caller = appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config, { origin: ORIGIN }) });
+  return { admin: { id: row!.id, username: row!.username }, caller, runtime };
+}
+
+/** Registers a software passkey for the caller's admin (its first: no confirmation needed). */
+async function withPasskey(caller: Awaited<ReturnType<typeof passkeyHub>>["caller"]): Promise<SoftAuthenticator> {
+  const authenticator = new SoftAuthenticator();
+  const { options } = await caller.passkeys.registrationOptions();
+  await caller.passkeys.register({ name: "key", response: { ...(await authenticator.register(options, ORIGIN)), clientExtensionResults: {} } });
+  return authenticator;
+}
+
+const HIGH = { ...BASE, maxRisk: "high", pattern: "rm -rf \\./build" };
+
+async function grantCount(handle: DatabaseHandle): Promise<number> {
+  return (await handle.db.select({ id: grants.id }).from(grants)).length;
+}
+
+describeEachDatabase("grants router: a grant at or above the passkey threshold is signed by a person's passkey", (database) => {
+  it("hostile: an approver's session alone cannot create a high grant — FORBIDDEN 'needs a passkey signature', nothing stored; medium still works", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const before = await grantCount(handle);
+    const bare = await refusal(caller.grants.create(HIGH));
+    expect(bare.code).toBe("FORBIDDEN");
+    expect(bare.message).toContain("needs a passkey signature over its scope");
+    expect(bare.message).toContain("http://localhost:8700/grants");
+    expect(await grantCount(handle)).toBe(before);
+    expect((await caller.grants.create(BASE)).maxRisk).toBe("medium");
+    expect((await caller.grants.list()).passkeyLevels).toEqual(["high"]);
+  });
+
+  it("hostile: creating any grant needs a recent re-authentication", async () => {
+    const { handle } = database();
+    const { caller } = await adminCaller(handle, "owner", { stale: true });
+    const stale = await refusal(caller.grants.create(BASE));
+    expect(stale).toMatchObject({ code: "FORBIDDEN", hint: "reauthenticate" });
+    expect((await refusal(caller.console.grants.create({ tool: "run_command", host: "local", maxRisk: "low", uses: 1, expiresAt: new Date(Date.now() + 60_000).toISOString() }))).hint).toBe("reauthenticate");
+  });
+
+  it("signed: passkeyOptions fixes the exact expiry and a challenge over sha256(JCS(scope)); create with that scope and the assertion stores it and seals scope_digest + assertion_digest in grant/1 created", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const authenticator = await withPasskey(caller);
+    const issued = await caller.grants.passkeyOptions(HIGH);
+    const scope = { tool: "run_command", host: "local", max_risk: "high", pattern: "rm -rf \\./build", env: {}, stdin_sha256: null, cwd: ".", uses: 3, expires_at: issued.expiresAt };
+    expect(issued.scopeDigest).toBe(`sha256:${createHash("sha256").update(canonicalize(scope)).digest("hex")}`);
+    const assertion = { ...(await authenticator.assert(issued.options, ORIGIN)), clientExtensionResults: {} };
+    const { expires: _ignored, ...exact } = HIGH;
+    const made = await caller.grants.create({ ...exact, expiresAt: issued.expiresAt, assertion });
+    expect(made).toMatchObject({ maxRisk: "high", expiresAt: issued.expiresAt, passkeySigned: true });
+    const [row] = await handle.db.select().from(grants).where(eq(grants.id, made.id));
+    expect(row?.assertion?.["credential_id"]).toBe(authenticator.credentialId);
+    const created = (await grantEntries(handle, made.id)).find((d) => d.event === "created");
+    expect(created?.scope_digest).toBe(issued.scopeDigest);
+    expect(created?.assertion_digest).toBe(await assertionDigest(row!.assertion as never));
+    // The challenge is derived from that digest and the stored nonce.
+    const clientData = JSON.parse(Buffer.from(assertion.response.clientDataJSON, "base64url").toString("utf8")) as { challenge: string };
+    expect(clientData.challenge).toBe(createHash("sha256").update(`leasehold.grant/1\n${issued.scopeDigest}\n${row!.assertion!["nonce"]}`).digest("base64url"));
+  });
+
+  it("hostile: an assertion for one scope is refused for a wider one, a used one is refused again, another admin's passkey and an approval challenge are refused; nothing is created", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const authenticator = await withPasskey(caller);
+    const { expires: _ignored, ...exact } = HIGH;
+    const issued = await caller.grants.passkeyOptions(HIGH);
+    const assertion = { ...(await authenticator.assert(issued.options, ORIGIN)), clientExtensionResults: {} };
+    const before = await grantCount(handle);
+    for (const wider of [{ pattern: "rm -rf .*" }, { uses: 4 }, { expiresAt: new Date(Date.parse(issued.expiresAt) + 1).toISOString() }, { env: [{ name: "A", value: "1" }] }, { cwd: "sub" }]) {
+      const error = await refusal(caller.grants.create({ ...exact, expiresAt: issued.expiresAt, ...wider, assertion }));
+      expect(error.code, JSON.stringify(wider)).toBe("FORBIDDEN");
+      expect(error.message).toContain("another grant scope");
+    }
+    expect(await grantCount(handle)).toBe(before);
+    await caller.grants.create({ ...exact, expiresAt: issued.expiresAt, assertion });
+    const replay = await refusal(caller.grants.create({ ...exact, expiresAt: issued.expiresAt, assertion }));
+    expect(replay.message).toContain("unknown or was already used");
+    expect(await grantCount(handle)).toBe(before + 1);
+
+    // Another approver's challenge and passkey: refused for this admin.
+    const other = await passkeyHub(handle, "approver");
+    const otherKey = await withPasskey(other.caller);
+    const theirs = await other.caller.grants.passkeyOptions(HIGH);
+    const foreign = { ...(await otherKey.assert(theirs.options, ORIGIN)), clientExtensionResults: {} };
+    expect((await refusal(caller.grants.create({ ...exact, expiresAt: theirs.expiresAt, assertion: foreign }))).message).toContain("issued to another admin");
+    // My challenge, signed by their passkey (as if their authenticator answered mine).
+    const mine = await caller.grants.passkeyOptions(HIGH);
+    const wrongKey = { ...(await otherKey.assert(mine.options, ORIGIN)), clientExtensionResults: {} };
+    expect((await refusal(caller.grants.create({ ...exact, expiresAt: mine.expiresAt, assertion: wrongKey }))).message).toContain("belongs to another account");
+    // An approval's challenge is not a grant's.
+    const { approvalId } = await heldActionOn(handle, "rm -rf ./approval-not-grant");
+    const forApproval = { ...(await authenticator.assert((await caller.passkeys.approvalOptions({ approvalId })).options, ORIGIN)), clientExtensionResults: {} };
+    expect((await refusal(caller.grants.create({ ...exact, expiresAt: issued.expiresAt, assertion: forApproval }))).message).toContain("issued for approve, not grant");
+    expect(await grantCount(handle)).toBe(before + 1);
+  });
+
+  it("threshold: `critical` and `off` let a high grant through without a passkey; console.grants and approve-and-allow-similar refuse a high grant without one", async () => {
+    const { handle } = database();
+    for (const threshold of ["critical", "off"] as const) {
+      const { caller } = await passkeyHub(handle, "approver", threshold);
+      expect((await caller.grants.create(HIGH)).passkeySigned).toBe(false);
+    }
+    const { caller } = await passkeyHub(handle, "owner");
+    const before = await grantCount(handle);
+    const consoleRefusal = await refusal(caller.console.grants.create({ tool: "run_command", host: "local", maxRisk: "high", uses: 1, expiresAt: new Date(Date.now() + 60_000).toISOString() }));
+    expect(consoleRefusal.code).toBe("FORBIDDEN");
+    expect(consoleRefusal.message).toContain("needs a passkey signature");
+    const held = await heldActionOn(handle, "rm -rf ./similar");
+    const similar = await refusal(
+      caller.approvals.approveAndGrant({ approvalId: held.approvalId, actionHash: held.actionHash, grant: { pattern: null, uses: 1, expiresAt: new Date(Date.now() + 60_000).toISOString(), maxRisk: "high", cwd: "." } }),
+    );
+    expect(similar.code).toBe("FORBIDDEN");
+    expect(similar.message).toContain("Grants page");
+    const [approval] = await handle.db.select().from(approvals).where(eq(approvals.id, held.approvalId));
+    expect(approval?.state).toBe("pending");
+    expect(await grantCount(handle)).toBe(before);
+  });
+});
+
+async function grantEntries(handle: DatabaseHandle, grantId: string): Promise<Array<Record<string, unknown>>> {
+  const rows = await handle.db.select({ body: ledgerEntries.body }).from(ledgerEntries);
+  return rows.flatMap((r) => {
+    const d = decodeEntry(r.body);
+    return d.ok && d.entry.type === "grant/1" && d.entry.data.grant_id === grantId ? [d.entry.data as Record<string, unknown>] : [];
+  });
+}
+
+async function heldActionOn(handle: DatabaseHandle, command: string): Promise<{ approvalId: string; actionHash: string }> {
+  const host = await insertHost(handle.db);
+  const token = await insertToken(handle.db, { createdBy: "someone-else" });
+  let approvalId = "";
+  try {
+    await submitAction(testDeps(handle), token, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 });
+  } catch (error) {
+    approvalId = String((error as LeaseholdError).details?.["approval_id"]);
+  }
+  const [row] = await handle.db.select({ actionHash: approvals.actionHash }).from(approvals).where(eq(approvals.id, approvalId));
+  return { approvalId, actionHash: String(row?.actionHash) };
+}
