@@ -2,7 +2,7 @@
  * The person's half of an OAuth flow, driven in the browser: open the
  * authorization URL a client produced, sign in when the hub sends the
  * visitor to /sign-in (and check it comes back), read the consent page,
- * narrow it, and Approve or Deny. The browser then lands on the client's
+ * narrow it, and Approve (with the admin's password) or Deny. The browser then lands on the client's
  * loopback redirect URI, which the client itself serves.
  */
 import { expect, type Page } from "@playwright/test";
@@ -104,16 +104,15 @@ export async function consentInBrowser(page: Page, authorizationUrl: string, adm
   else await expect(readOnly).not.toBeChecked();
 
   const arrived = page.waitForURL((u) => `${u.origin}${u.pathname}` === choice.redirectUri, { timeout: 30_000 });
-  await page.getByRole("button", { name: choice.decision, exact: true }).click();
-  // A session that is not fresh is asked for the password again before the decision counts.
-  const reauth = page.getByRole("dialog", { name: "Confirm your password" });
-  const first = await Promise.race([arrived.then(() => "arrived" as const), reauth.waitFor({ timeout: 30_000 }).then(() => "reauth" as const)]);
-  if (first === "reauth") {
-    transcript.push("(browser) asked to confirm the password");
-    await reauth.getByLabel("Your password").fill(admin.password);
-    await reauth.getByRole("button", { name: "Confirm" }).click();
-    await arrived;
+  // Approve carries the owner's password in the same call (a signed-in session alone approves nothing); Deny needs none.
+  const password = page.getByLabel("Your password");
+  await expect(password).toBeVisible();
+  if (choice.decision === "Approve") {
+    await password.fill(admin.password);
+    transcript.push("(browser) password entered for Approve");
   }
+  await page.getByRole("button", { name: choice.decision, exact: true }).click();
+  await arrived;
   const redirected = new URL(page.url());
   const shown = [...redirected.searchParams.keys()].map((k) => (k === "code" ? "code=…" : k === "state" ? "state=…" : `${k}=${redirected.searchParams.get(k)}`)).join("&");
   transcript.push(`(browser) ${choice.decision}${choice.readOnly === true ? " with Read-only ticked" : ""} -> ${choice.redirectUri}?${shown}`);

@@ -7,7 +7,7 @@ import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor } from "../ledger/entry";
 import { normaliseScope, scopeDigest, type TokenScope } from "../tokens";
 import { findClient, markClientUsed, resolveClient, type ClientResolver, type OAuthClient } from "./clients";
-import { redirectUriMatches } from "./client-metadata";
+import { checkRedirectUriHost, nameWarnings, redirectUriMatches } from "./client-metadata";
 import { mcpResourceUrl } from "./metadata";
 import { isCodeChallenge } from "./pkce";
 import { parseScopeParam, SCOPE_WRITE, scopesOf, type OAuthScope } from "./scopes";
@@ -42,6 +42,8 @@ export const DEFAULT_GRANT_LIFETIME_S = 30 * 86_400;
 export interface OAuthContext {
   db: Database;
   publicUrl: string;
+  /** The host name the hub's admin pages are served from (context.ts `adminHostOf`): no redirect URI may be on it. */
+  adminHost: string;
   resolver: ClientResolver;
   knownTools: readonly string[];
 }
@@ -55,6 +57,8 @@ export interface PendingAuthorization {
   /** Carried by the consent form; never stored (only its sha256). */
   handle: string;
   client: OAuthClient;
+  /** What the consent page must say about the client's name before anyone trusts it (client-metadata `nameWarnings`). */
+  nameWarnings: string[];
   redirectUri: string;
   /** What the person should recognise: where the browser goes next. */
   redirectTarget: string;
@@ -107,13 +111,16 @@ export async function beginAuthorization(ctx: OAuthContext, query: URLSearchPara
   if ("duplicate" in clientParam || "duplicate" in redirectParam) return pageError("client_id and redirect_uri must each be sent once.");
   if (clientParam.value === null || clientParam.value === "") return pageError("The request names no client_id.");
   if (redirectParam.value === null || redirectParam.value === "") return pageError("The request names no redirect_uri (this hub requires it).");
-  const found = await resolveClient(ctx.db, clientParam.value, ctx.resolver, now);
+  const found = await resolveClient(ctx.db, clientParam.value, ctx.resolver, ctx.adminHost, now);
   if (!found.ok) return pageError(found.reason);
   const client = found.client;
   const redirectUri = redirectParam.value;
   if (!redirectUriMatches(client.redirectUris, redirectUri)) {
     return pageError(`The redirect_uri is not one the client registered, so the browser will not be sent there. Registered: ${client.redirectUris.join(", ")}.`);
   }
+  // Also for clients stored before the admin's host name was what it is now.
+  const onAdminHost = checkRedirectUriHost(redirectUri, ctx.adminHost);
+  if (!onAdminHost.ok) return pageError(`The browser will not be sent to ${redirectUri}: ${onAdminHost.reason}.`);
 
   // From here on the client and its redirect URI are trusted enough to hear errors.
   const stateParam = single(query, "state");
@@ -158,7 +165,7 @@ export async function beginAuthorization(ctx: OAuthContext, query: URLSearchPara
     createdAt: now,
     expiresAt,
   });
-  return { kind: "consent", pending: { handle, client, redirectUri, redirectTarget: redirectTarget(redirectUri), scopes: scope.scopes, resource, expiresAt } };
+  return { kind: "consent", pending: { handle, client, nameWarnings: nameWarnings(client.name, client.nameAsSent), redirectUri, redirectTarget: redirectTarget(redirectUri), scopes: scope.scopes, resource, expiresAt } };
 }
 
 export interface Decision {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { and, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { Database } from "../db";
 import { agentTokens, oauthClients } from "../db/schema";
 import { LeaseholdError } from "../errors";
@@ -7,6 +7,8 @@ import { appendEntry } from "../ledger/append";
 import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
 import { revokeToken } from "../tokens";
 import {
+  checkClientName,
+  checkRedirectUriHost,
   ClientMetadataCache,
   fetchClientMetadataDocument,
   isClientIdUrl,
@@ -33,7 +35,10 @@ export type ClientKind = "cimd" | "dynamic" | "registered";
 export interface OAuthClient {
   id: string;
   kind: ClientKind;
+  /** NFKC, checked (client-metadata/client-name.ts). */
   name: string;
+  /** client_name exactly as the client (or owner) sent it, when it sent one: the consent page warns when it differs from `name`. */
+  nameAsSent: string | null;
   redirectUris: string[];
   clientUri: string | null;
   createdBy: string | null;
@@ -42,9 +47,15 @@ export interface OAuthClient {
 }
 
 const ISSUED_ID = /^(dyn|reg)_[A-Za-z0-9_-]{22}$/;
-/** Dynamic registration is unauthenticated: its table is bounded, and registrations never used are the first to go. */
+/**
+ * Dynamic registration is unauthenticated: its table is bounded, and at the
+ * bound the oldest registration never used makes room for the new one (so a
+ * flood evicts the flood, not clients people consented to).
+ */
 export const MAX_DYNAMIC_CLIENTS = 500;
-const UNUSED_DYNAMIC_CLIENT_MS = 60 * 60_000;
+/** Registrations one client address may make per window; past it the endpoint answers 429 with Retry-After. */
+export const DYNAMIC_REGISTRATIONS_PER_ADDRESS = 20;
+export const DYNAMIC_REGISTRATION_WINDOW_MS = 60 * 60_000;
 const NAME_MAX = 100;
 
 type Row = typeof oauthClients.$inferSelect;
@@ -55,6 +66,7 @@ function fromRow(row: Row): OAuthClient {
     id: row.id,
     kind: row.kind as ClientKind,
     name: row.name,
+    nameAsSent: typeof metadata.client_name === "string" ? metadata.client_name : null,
     redirectUris: row.redirectUris,
     clientUri: typeof metadata.client_uri === "string" ? metadata.client_uri : null,
     createdBy: row.createdBy,
@@ -82,13 +94,19 @@ export type ClientLookup = { ok: true; client: OAuthClient } | { ok: false; reas
 /**
  * The client an authorization request names. A CIMD client's snapshot is
  * refreshed from the (cached) document on every request that names it, so
- * a changed document's redirect URIs take effect within its cache time.
+ * a changed document's redirect URIs take effect within its cache time. A
+ * document listing a redirect URI on `adminHost` (the admin pages' host
+ * name) is refused whole, as a registration request listing one is.
  */
-export async function resolveClient(db: Database, clientId: string, resolver: ClientResolver, now = new Date()): Promise<ClientLookup> {
+export async function resolveClient(db: Database, clientId: string, resolver: ClientResolver, adminHost: string, now = new Date()): Promise<ClientLookup> {
   if (isClientIdUrl(clientId)) {
     const fetched = await resolver.cache.get(clientId, () => fetchClientMetadataDocument(clientId, resolver.fetchOptions));
     if (!fetched.ok) return { ok: false, reason: `the client's metadata document could not be used: ${fetched.reason}` };
     const m = fetched.metadata;
+    for (const uri of m.redirectUris) {
+      const host = checkRedirectUriHost(uri, adminHost);
+      if (!host.ok) return { ok: false, reason: `the client's metadata document lists ${JSON.stringify(uri)}, which this hub refuses: ${host.reason}` };
+    }
     const values = { kind: "cimd", name: clip(m.name), redirectUris: m.redirectUris, metadata: m.raw };
     const [row] = await db
       .insert(oauthClients)
@@ -121,7 +139,7 @@ function clip(name: string): string {
 
 export type RegistrationResult =
   | { ok: true; client: OAuthClient; response: Record<string, unknown> }
-  | { ok: false; status: number; error: string; description: string };
+  | { ok: false; status: number; error: string; description: string; retryAfterS?: number };
 
 /** RFC 7591 §3.2.1 response: what was registered, with the issued id. */
 function registrationResponse(client: OAuthClient, metadata: Omit<ClientMetadata, "clientId">): Record<string, unknown> {
@@ -138,47 +156,89 @@ function registrationResponse(client: OAuthClient, metadata: Omit<ClientMetadata
   };
 }
 
-/** RFC 7591 registration. The caller checks the setting; this enforces the bound. */
-export async function registerDynamicClient(db: Database, body: unknown, now = new Date()): Promise<RegistrationResult> {
-  const checked = validateRegistrationRequest(body);
+export interface DynamicRegistration {
+  /** The host name the hub's admin pages are served from: no redirect URI may be on it. */
+  adminHost: string;
+  /** The client's address as the hub's own server recorded it (HEADER_PEER); "unknown" when absent. */
+  from: string;
+}
+
+/**
+ * RFC 7591 registration. The caller checks the setting; this enforces the
+ * per-address rate and the table's bound. Both under one advisory lock, so
+ * neither is overrun by concurrent requests.
+ */
+export async function registerDynamicClient(db: Database, body: unknown, source: DynamicRegistration, now = new Date()): Promise<RegistrationResult> {
+  const checked = validateRegistrationRequest(body, source.adminHost);
   if (!checked.ok) return { ok: false, status: 400, error: checked.error, description: checked.description };
   const metadata = checked.metadata;
-  return db.transaction(async (txRaw) => {
+  return db.transaction(async (txRaw): Promise<RegistrationResult> => {
     const tx = txRaw as unknown as Database;
-    // One registration at a time past this point, so the bound holds under concurrent requests.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('leasehold.oauth.dynamic-registration'))`);
-    const counted = async () => Number((await tx.select({ n: count() }).from(oauthClients).where(eq(oauthClients.kind, "dynamic")))[0]?.n ?? 0);
-    if ((await counted()) >= MAX_DYNAMIC_CLIENTS) {
-      await tx.delete(oauthClients).where(and(eq(oauthClients.kind, "dynamic"), isNull(oauthClients.lastUsedAt), lt(oauthClients.createdAt, new Date(now.getTime() - UNUSED_DYNAMIC_CLIENT_MS))));
-      if ((await counted()) >= MAX_DYNAMIC_CLIENTS) {
-        return { ok: false as const, status: 503, error: "temporarily_unavailable", description: `this hub already holds ${MAX_DYNAMIC_CLIENTS} dynamically registered clients; unused ones are dropped after an hour, or an admin can register the client by hand` };
+    const windowStart = new Date(now.getTime() - DYNAMIC_REGISTRATION_WINDOW_MS);
+    const recent = await tx
+      .select({ createdAt: oauthClients.createdAt })
+      .from(oauthClients)
+      .where(and(eq(oauthClients.kind, "dynamic"), eq(oauthClients.registeredFrom, source.from), gt(oauthClients.createdAt, windowStart)))
+      .orderBy(asc(oauthClients.createdAt))
+      .limit(DYNAMIC_REGISTRATIONS_PER_ADDRESS);
+    if (recent.length >= DYNAMIC_REGISTRATIONS_PER_ADDRESS) {
+      const oldest = new Date((recent[0] as { createdAt: Date }).createdAt).getTime();
+      const retryAfterS = Math.max(1, Math.ceil((oldest + DYNAMIC_REGISTRATION_WINDOW_MS - now.getTime()) / 1000));
+      return {
+        ok: false,
+        status: 429,
+        error: "temporarily_unavailable",
+        description: `this address registered ${DYNAMIC_REGISTRATIONS_PER_ADDRESS} clients in the last hour; try again in ${retryAfterS} s, or reuse a client_id already issued`,
+        retryAfterS,
+      };
+    }
+    const [total] = await tx.select({ n: count() }).from(oauthClients).where(eq(oauthClients.kind, "dynamic"));
+    const excess = Number(total?.n ?? 0) - MAX_DYNAMIC_CLIENTS + 1;
+    if (excess > 0) {
+      // Never-used registrations only: a client with a consent behind it is never evicted by strangers' registrations.
+      const evictable = tx
+        .select({ id: oauthClients.id })
+        .from(oauthClients)
+        .where(and(eq(oauthClients.kind, "dynamic"), isNull(oauthClients.lastUsedAt)))
+        .orderBy(asc(oauthClients.createdAt))
+        .limit(excess);
+      const evicted = await tx.delete(oauthClients).where(inArray(oauthClients.id, evictable)).returning({ id: oauthClients.id });
+      if (evicted.length < excess) {
+        return { ok: false, status: 503, error: "temporarily_unavailable", description: `this hub already holds ${MAX_DYNAMIC_CLIENTS} dynamically registered clients, all of them in use; an admin can remove some or register the client by hand` };
       }
     }
     const [row] = await tx
       .insert(oauthClients)
-      .values({ id: issuedId("dyn"), kind: "dynamic", name: clip(metadata.name), redirectUris: metadata.redirectUris, metadata: metadata.raw, createdAt: now })
+      .values({ id: issuedId("dyn"), kind: "dynamic", name: clip(metadata.name), redirectUris: metadata.redirectUris, metadata: metadata.raw, registeredFrom: source.from, createdAt: now })
       .returning();
     if (!row) throw new LeaseholdError("INTERNAL", "client insert returned no row");
     const client = fromRow(row);
-    return { ok: true as const, client, response: registrationResponse(client, metadata) };
+    return { ok: true, client, response: registrationResponse(client, metadata) };
   });
 }
 
-/** A client an owner registers in the browser: name and redirect URIs, sealed admin/1 `oauth.client_register`. */
-export async function registerClientByAdmin(db: Database, input: { name: string; redirectUris: string[] }, adminName: string, now = new Date()): Promise<OAuthClient> {
-  const name = clip(input.name);
-  if (name === "") throw new LeaseholdError("INVALID_ARGUMENT", "the client needs a name", { tier: "hub" });
+/**
+ * A client an owner registers in the browser: name and redirect URIs, held
+ * to the rules a registration request meets (the name's characters, no
+ * redirect URI on `adminHost`), sealed admin/1 `oauth.client_register`.
+ */
+export async function registerClientByAdmin(db: Database, input: { name: string; redirectUris: string[] }, adminName: string, adminHost: string, now = new Date()): Promise<OAuthClient> {
+  const checkedName = checkClientName(input.name);
+  if (!checkedName.ok) throw new LeaseholdError("INVALID_ARGUMENT", checkedName.reason.replace("client_name", "the client's name"), { tier: "hub" });
+  const name = clip(checkedName.name);
   const uris = [...new Set(input.redirectUris.map((u) => u.trim()).filter((u) => u !== ""))];
   if (uris.length === 0 || uris.length > 10) throw new LeaseholdError("INVALID_ARGUMENT", "give 1 to 10 redirect URIs", { tier: "hub" });
   for (const uri of uris) {
     const valid = validateRedirectUri(uri);
-    if (!valid.ok) throw new LeaseholdError("INVALID_ARGUMENT", `redirect URI ${JSON.stringify(uri)}: ${valid.reason}`, { tier: "hub", hint: "https://…, http://127.0.0.1:PORT/… or http://localhost:PORT/… (RFC 8252 loopback), or a private-use scheme like com.example.app:/callback" });
+    const host = valid.ok ? checkRedirectUriHost(uri, adminHost) : valid;
+    if (!host.ok) throw new LeaseholdError("INVALID_ARGUMENT", `redirect URI ${JSON.stringify(uri)}: ${host.reason}`, { tier: "hub", hint: "https://…, http://127.0.0.1:PORT/… or http://[::1]:PORT/… (RFC 8252 loopback), or a private-use scheme like com.example.app:/callback" });
   }
   const id = issuedId("reg");
   return db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
     await appendEntry(tx, { type: "admin/1", time: now, action_id: null, actor: hashActor("admin", adminName), data: { operation: "oauth.client_register", target_digest: digestOf(id), settings_digest: digestOfJson({ name, redirect_uris: uris }) } });
-    const [row] = await tx.insert(oauthClients).values({ id, kind: "registered", name, redirectUris: uris, metadata: { client_name: name, redirect_uris: uris }, createdBy: adminName, createdAt: now }).returning();
+    const [row] = await tx.insert(oauthClients).values({ id, kind: "registered", name, redirectUris: uris, metadata: { client_name: input.name, redirect_uris: uris }, createdBy: adminName, createdAt: now }).returning();
     if (!row) throw new LeaseholdError("INTERNAL", "client insert returned no row");
     return fromRow(row);
   });

@@ -1,4 +1,5 @@
 import type { HubRuntime } from "../hub/runtime";
+import { adminUrlFor, passkeySettingsOf } from "../passkeys/relying-party";
 import type { OAuthContext } from "./authorize";
 import { clientResolver, type ClientResolver } from "./clients";
 
@@ -14,6 +15,15 @@ interface Held {
   resolver: ClientResolver;
 }
 
+/**
+ * The host name a person opens the admin pages at (the admin URL the hub
+ * prints: http://localhost:PORT by default). Its cookies go to every port
+ * of that name, so no client's redirect URI may be on it.
+ */
+export function adminHostOf(config: { publicUrl: string; host?: string; port?: number; publicUrlSet?: boolean }): string {
+  return new URL(adminUrlFor(passkeySettingsOf(config), config.publicUrlSet === true)).hostname;
+}
+
 export function oauthContext(runtime: HubRuntime, knownTools: readonly string[]): OAuthContext {
   const g = globalThis as unknown as Record<symbol, Held | undefined>;
   let held = g[KEY];
@@ -21,5 +31,5 @@ export function oauthContext(runtime: HubRuntime, knownTools: readonly string[])
     held = { runtime, resolver: clientResolver(runtime.config.oauth?.clientUrlAllow ?? []) };
     g[KEY] = held;
   }
-  return { db: runtime.database.handle.db, publicUrl: runtime.config.publicUrl, resolver: held.resolver, knownTools };
+  return { db: runtime.database.handle.db, publicUrl: runtime.config.publicUrl, adminHost: adminHostOf(runtime.config), resolver: held.resolver, knownTools };
 }

@@ -1,4 +1,5 @@
 import { readBoundedBody } from "../http/body";
+import { HEADER_PEER } from "../trust/protocol";
 import type { OAuthContext } from "./authorize";
 import { registerDynamicClient } from "./clients";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata";
@@ -127,7 +128,9 @@ export async function handleRegistrationRequest(request: Request, ctx: OAuthCont
   } catch {
     return oauthError(400, "invalid_client_metadata", "the body is not valid JSON");
   }
-  const result = await registerDynamicClient(ctx.db, parsed);
-  if (!result.ok) return oauthError(result.status, result.error, result.description);
+  // The address the hub's own server recorded (bin/next-web.ts replaces any client-sent value).
+  const from = request.headers.get(HEADER_PEER) || "unknown";
+  const result = await registerDynamicClient(ctx.db, parsed, { adminHost: ctx.adminHost, from });
+  if (!result.ok) return oauthError(result.status, result.error, result.description, result.retryAfterS === undefined ? {} : { "retry-after": String(result.retryAfterS) });
   return json(201, result.response);
 }

@@ -7,14 +7,15 @@
  * end in e2e/; here clients are registered by an admin (no network).
  */
 import { expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import { allEntries } from "../../test/pipeline/support";
-import { oauthTokens } from "../db/schema";
+import { oauthClients, oauthTokens } from "../db/schema";
 import { hashActor } from "../ledger/entry";
 import { describeEachDatabase } from "../../test/support/databases";
 import { authenticateToken, listTokens, revokeToken } from "../tokens";
 import { beginAuthorization, decideAuthorization, type OAuthContext } from "./authorize";
-import { clientResolver, registerClientByAdmin } from "./clients";
+import { clientResolver, DYNAMIC_REGISTRATIONS_PER_ADDRESS, MAX_DYNAMIC_CLIENTS, registerClientByAdmin, registerDynamicClient } from "./clients";
+import { HEADER_PEER } from "../trust/protocol";
 import { handleRegistrationRequest, handleTokenRequest } from "./http";
 import { authorizationServerMetadata, mcpResourceUrl, protectedResourceMetadata } from "./metadata";
 import { challengeOf } from "./pkce";
@@ -23,6 +24,8 @@ import { exchangeCode, refreshGrant, revokeOAuthToken } from "./token-service";
 
 const HUB = "http://127.0.0.1:8700";
 const OTHER_HUB = "http://127.0.0.1:8800";
+/** The admin URL's host a hub on loopback prints (http://localhost:PORT). */
+const ADMIN_HOST = "localhost";
 const AUDIENCE = mcpResourceUrl(HUB);
 const REDIRECT = "https://client.example/cb";
 const LOOPBACK = "http://127.0.0.1:33418/callback";
@@ -49,8 +52,8 @@ function authorizeQuery(clientId: string, overrides: Record<string, string | nul
 }
 
 describeEachDatabase("oauth authorization server", (db) => {
-  const ctx = (): OAuthContext => ({ db: db().handle.db, publicUrl: HUB, resolver: clientResolver([]), knownTools: TOOLS });
-  const client = async () => registerClientByAdmin(db().handle.db, { name: "Test client", redirectUris: [REDIRECT, LOOPBACK] }, ADMIN.adminId);
+  const ctx = (): OAuthContext => ({ db: db().handle.db, publicUrl: HUB, adminHost: ADMIN_HOST, resolver: clientResolver([]), knownTools: TOOLS });
+  const client = async () => registerClientByAdmin(db().handle.db, { name: "Test client", redirectUris: [REDIRECT, LOOPBACK] }, ADMIN.adminId, ADMIN_HOST);
 
   /** Consent approved for `clientId`: the code from the redirect. */
   async function approvedCode(clientId: string, options: { readOnly?: boolean; query?: Record<string, string | null>; tools?: string[] | null } = {}): Promise<{ code: string; location: URL }> {
@@ -296,5 +299,139 @@ describeEachDatabase("oauth authorization server", (db) => {
     } finally {
       await setOAuthSettings(db().handle.db, { dynamicRegistration: true }, ADMIN.adminId);
     }
+  });
+
+  const registerFrom = (body: unknown, peer: string | null) =>
+    handleRegistrationRequest(
+      new Request(`${HUB}/api/oauth/register`, { method: "POST", headers: { "content-type": "application/json", ...(peer === null ? {} : { [HEADER_PEER]: peer }) }, body: JSON.stringify(body) }),
+      ctx(),
+    );
+
+  it("no redirect URI on the admin's host name: dynamic registration answers invalid_redirect_uri saying why, an owner's registration is refused, a stored one is never redirected to", async () => {
+    const dyn = await registerFrom({ client_name: "Cookie thief", redirect_uris: ["http://localhost:9999/callback"] }, "192.0.2.10");
+    expect(dyn.status).toBe(400);
+    const answer = (await dyn.json()) as { error: string; error_description: string };
+    expect(answer.error).toBe("invalid_redirect_uri");
+    expect(answer.error_description).toContain("cookie");
+    expect(answer.error_description).toContain("http://127.0.0.1:PORT or http://[::1]:PORT");
+    expect((await registerFrom({ client_name: "Dotted", redirect_uris: ["https://localhost./cb"] }, "192.0.2.10")).status).toBe(400);
+    await expect(registerClientByAdmin(db().handle.db, { name: "Owner's", redirectUris: ["http://LOCALHOST:9999/cb"] }, ADMIN.adminId, ADMIN_HOST)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(registerClientByAdmin(db().handle.db, { name: "Owner's", redirectUris: ["http://localhost:9999/cb"] }, ADMIN.adminId, ADMIN_HOST)).rejects.toThrow(/admin pages/);
+    // A client stored before (or under another admin URL) still never sends the browser there.
+    const id = "reg_LLLLLLLLLLLLLLLLLLLLLL";
+    await db().handle.db.insert(oauthClients).values({ id, kind: "registered", name: "Old client", redirectUris: ["http://localhost:9999/callback"], metadata: {} });
+    const begun = await beginAuthorization(ctx(), authorizeQuery(id, { redirect_uri: "http://localhost:9999/callback" }), ADMIN);
+    expect(begun.kind).toBe("error");
+    expect(begun.kind === "error" && begun.message).toContain("admin pages");
+  });
+
+  it("a Client ID Metadata Document listing a redirect URI on the admin's host name is refused on the page, never redirected, and not stored", async () => {
+    const clientId = "https://cimd.example/clients/thief.json";
+    const resolver = clientResolver([]);
+    // The document as a fetch would have checked it (client-metadata/ tests the fetch itself).
+    await resolver.cache.get(clientId, () =>
+      Promise.resolve({ ok: true, maxAgeS: 300, metadata: { clientId, name: "Thief", redirectUris: ["http://localhost:9999/callback"], clientUri: null, logoUri: null, raw: { client_id: clientId } } }),
+    );
+    const begun = await beginAuthorization({ ...ctx(), resolver }, authorizeQuery(clientId, { redirect_uri: "http://localhost:9999/callback" }), ADMIN);
+    expect(begun.kind).toBe("error");
+    expect(begun.kind === "error" && begun.message).toContain("localhost");
+    expect(await db().handle.db.select().from(oauthClients).where(eq(oauthClients.id, clientId))).toEqual([]);
+  });
+
+  it("client names: invisible, format and line-break characters are refused in dynamic and owner registration; a folded or mixed-script name is flagged on the consent page", async () => {
+    const zeroWidth = await registerFrom({ client_name: "Claude\u200b Code", redirect_uris: [LOOPBACK] }, "192.0.2.11");
+    expect(zeroWidth.status).toBe(400);
+    expect(((await zeroWidth.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    expect((await registerFrom({ client_name: "Claude Code\nApproved", redirect_uris: [LOOPBACK] }, "192.0.2.11")).status).toBe(400);
+    await expect(registerClientByAdmin(db().handle.db, { name: "Claude\u200b Code", redirectUris: [REDIRECT] }, ADMIN.adminId, ADMIN_HOST)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(registerClientByAdmin(db().handle.db, { name: "Claude\u2066Code", redirectUris: [REDIRECT] }, ADMIN.adminId, ADMIN_HOST)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+
+    const warningsFor = async (name: string): Promise<{ shown: string; warnings: string[] }> => {
+      const made = await registerFrom({ client_name: name, redirect_uris: [LOOPBACK] }, "192.0.2.12");
+      expect(made.status).toBe(201);
+      const { client_id } = (await made.json()) as { client_id: string };
+      const begun = await beginAuthorization(ctx(), authorizeQuery(client_id, { redirect_uri: LOOPBACK }), ADMIN);
+      if (begun.kind !== "consent") throw new Error(JSON.stringify(begun));
+      return { shown: begun.pending.client.name, warnings: begun.pending.nameWarnings };
+    };
+    const fullwidth = await warningsFor("\uff23laude Code");
+    expect(fullwidth.shown).toBe("Claude Code");
+    expect(fullwidth.warnings.join(" ")).toContain("NFKC");
+    const greek = await warningsFor("Cl\u03bfude Code");
+    expect(greek.warnings.join(" ")).toContain("mixes letters of different scripts");
+    expect((await warningsFor("Claude Code")).warnings).toEqual([]);
+    // An owner's client is held to the same rules and flagged the same way.
+    const owners = await registerClientByAdmin(db().handle.db, { name: "\uff23laude", redirectUris: [REDIRECT] }, ADMIN.adminId, ADMIN_HOST);
+    expect(owners.name).toBe("Claude");
+    const begun = await beginAuthorization(ctx(), authorizeQuery(owners.id), ADMIN);
+    expect(begun.kind === "consent" && begun.pending.nameWarnings.join(" ")).toContain("NFKC");
+  });
+
+  it("dynamic registration is rate-limited per client address: past the limit 429 with Retry-After and an RFC 7591 error body; another address is not affected; the window passes", async () => {
+    const from = "198.51.100.7";
+    for (let i = 0; i < DYNAMIC_REGISTRATIONS_PER_ADDRESS; i += 1) {
+      expect((await registerFrom({ client_name: `Flood ${i}`, redirect_uris: [LOOPBACK] }, from)).status).toBe(201);
+    }
+    const limited = await registerFrom({ client_name: "One more", redirect_uris: [LOOPBACK] }, from);
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(3000);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect((await limited.json()) as unknown).toMatchObject({ error: "temporarily_unavailable", error_description: expect.stringContaining("in the last hour") });
+    // The address the hub's server records is what counts; a different one registers.
+    expect((await registerFrom({ client_name: "Neighbour", redirect_uris: [LOOPBACK] }, "198.51.100.8")).status).toBe(201);
+    const later = new Date(Date.now() + 61 * 60_000);
+    expect(await registerDynamicClient(db().handle.db, { client_name: "Next hour", redirect_uris: [LOOPBACK] }, { adminHost: ADMIN_HOST, from }, later)).toMatchObject({ ok: true });
+  });
+
+  it("a refresh asking for mcp:read on a read-write grant yields tokens that only read (and cannot widen again); asking for more than the refresh token carries is invalid_scope", async () => {
+    const c = await client();
+    const full = await tokensFor(c.id);
+    const refresh = (body: string) =>
+      handleTokenRequest(new Request(`${HUB}/api/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }), ctx());
+    const narrowed = await refresh(`grant_type=refresh_token&client_id=${c.id}&refresh_token=${full.refresh_token}&scope=mcp%3Aread`);
+    expect(narrowed.status).toBe(200);
+    const narrow = (await narrowed.json()) as { access_token: string; refresh_token: string; scope: string };
+    expect(narrow.scope).toBe("mcp:read");
+    expect(await authenticateToken(db().handle.db, narrow.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { readOnly: true } });
+    // The narrowed refresh token stays narrow, with or without a scope, and cannot ask for write again.
+    const widen = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: narrow.refresh_token, resource: null, scope: "mcp:read mcp:write" });
+    expect(widen).toMatchObject({ ok: false, error: "invalid_scope" });
+    const again = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: narrow.refresh_token, resource: null, scope: null });
+    expect(again.ok && again.body.scope).toBe("mcp:read");
+    if (!again.ok) return;
+    expect(await authenticateToken(db().handle.db, again.body.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { readOnly: true } });
+    // The grant itself is unchanged: another refresh token of it (from a fresh consent) still yields write.
+    const other = await tokensFor(c.id);
+    const wide = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: other.refresh_token, resource: null, scope: null });
+    expect(wide.ok && wide.body.scope).toBe("mcp:read mcp:write");
+    if (wide.ok) expect(await authenticateToken(db().handle.db, wide.body.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { readOnly: false } });
+  });
+
+  it("at the dynamic-client bound the oldest never-used registration is evicted instead of refusing; used ones stay", async () => {
+    const d = db().handle.db;
+    const [row] = await d.select({ n: count() }).from(oauthClients).where(eq(oauthClients.kind, "dynamic"));
+    const missing = MAX_DYNAMIC_CLIENTS - Number(row?.n ?? 0);
+    // Registered within the last hour, so nothing ages out: only eviction can make room.
+    const base = Date.now() - 50 * 60_000;
+    const fillers = Array.from({ length: missing }, (_, i) => ({
+      id: `dyn_${String(i).padStart(22, "F")}`,
+      kind: "dynamic",
+      name: `Filler ${i}`,
+      redirectUris: [LOOPBACK],
+      metadata: {},
+      registeredFrom: `203.0.113.${i % 250}`,
+      createdAt: new Date(base + i),
+      lastUsedAt: i === 0 ? new Date() : null,
+    }));
+    for (let i = 0; i < fillers.length; i += 100) await d.insert(oauthClients).values(fillers.slice(i, i + 100));
+    const made = await registerFrom({ client_name: "Newcomer", redirect_uris: [LOOPBACK] }, "203.0.113.251");
+    expect(made.status).toBe(201);
+    const [after] = await d.select({ n: count() }).from(oauthClients).where(eq(oauthClients.kind, "dynamic"));
+    expect(Number(after?.n)).toBe(MAX_DYNAMIC_CLIENTS);
+    const ids = new Set((await d.select({ id: oauthClients.id }).from(oauthClients)).map((r) => r.id));
+    expect(ids.has(fillers[0]!.id)).toBe(true);
+    expect(ids.has(fillers[1]!.id)).toBe(false);
+    expect(ids.has(fillers[2]!.id)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@ import { fromRow, generateAccessToken, generateRefreshToken, hashTokenSecret, lo
 import { codeDigest } from "./authorize";
 import { mcpResourceUrl } from "./metadata";
 import { verifierMatches } from "./pkce";
-import { parseScopeParam, scopesOf } from "./scopes";
+import { parseScopeParam, scopesOf, SUPPORTED_SCOPES, type OAuthScope } from "./scopes";
 
 /**
  * The token endpoint's two grants and RFC 7009 revocation.
@@ -43,7 +43,21 @@ export type TokenResult = { ok: true; body: TokenResponse } | { ok: false; statu
 const invalidGrant = (description: string): TokenResult => ({ ok: false, status: 400, error: "invalid_grant", description });
 const invalidTarget = (publicUrl: string): TokenResult => ({ ok: false, status: 400, error: "invalid_target", description: `tokens are issued only for the resource ${mcpResourceUrl(publicUrl)}` });
 
-async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date): Promise<TokenResponse> {
+/**
+ * What a presented token carries: its grant's scopes, narrowed by its own
+ * row's (a refresh that asked for less), never widened by them.
+ */
+function carriedScopes(grant: AgentToken, rowScopes: string[] | null): OAuthScope[] {
+  const granted = scopesOf(grant.readOnly);
+  return rowScopes === null ? granted : granted.filter((s) => rowScopes.includes(s));
+}
+
+/**
+ * A new access and refresh token for `grant`, both carrying `scopes` (a
+ * subset of the grant's; stored as null when it is all of them, so the
+ * row follows the grant). The response's `scope` says what was given.
+ */
+async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date, scopes: readonly OAuthScope[] = scopesOf(grant.readOnly)): Promise<TokenResponse> {
   // Each rotation adds two rows; the grant's dead ones go here, so a grant's rows stay bounded.
   await tx
     .delete(oauthTokens)
@@ -52,11 +66,13 @@ async function issuePair(tx: Database, grant: AgentToken, resource: string, now:
   const refresh = generateRefreshToken();
   const grantEnd = grant.expiresAt?.getTime() ?? now.getTime() + 90 * 86_400_000;
   const accessEnd = Math.min(now.getTime() + ACCESS_TOKEN_TTL_S * 1000, grantEnd);
+  const given = SUPPORTED_SCOPES.filter((s) => scopes.includes(s) && scopesOf(grant.readOnly).includes(s));
+  const stored = given.length === scopesOf(grant.readOnly).length ? null : given;
   await tx.insert(oauthTokens).values([
-    { tokenId: grant.id, kind: "access", hash: hashTokenSecret(access), resource, createdAt: now, expiresAt: new Date(accessEnd) },
-    { tokenId: grant.id, kind: "refresh", hash: hashTokenSecret(refresh), resource, createdAt: now, expiresAt: new Date(grantEnd) },
+    { tokenId: grant.id, kind: "access", hash: hashTokenSecret(access), resource, scopes: stored, createdAt: now, expiresAt: new Date(accessEnd) },
+    { tokenId: grant.id, kind: "refresh", hash: hashTokenSecret(refresh), resource, scopes: stored, createdAt: now, expiresAt: new Date(grantEnd) },
   ]);
-  return { access_token: access, token_type: "Bearer", expires_in: Math.max(1, Math.floor((accessEnd - now.getTime()) / 1000)), refresh_token: refresh, scope: scopesOf(grant.readOnly).join(" ") };
+  return { access_token: access, token_type: "Bearer", expires_in: Math.max(1, Math.floor((accessEnd - now.getTime()) / 1000)), refresh_token: refresh, scope: given.join(" ") };
 }
 
 export interface CodeExchange {
@@ -105,7 +121,15 @@ export interface RefreshExchange {
   scope: string | null;
 }
 
-/** `grant_type=refresh_token`: the presented token is spent and a new pair issued; a spent one presented again revokes the grant. */
+/**
+ * `grant_type=refresh_token`: the presented token is spent and a new pair
+ * issued; a spent one presented again revokes the grant. `scope` may ask
+ * for less than the presented refresh token carries (RFC 6749 §6), and the
+ * new pair then carries only that — `mcp:read` on a read-write grant yields
+ * tokens that only read. Omitted, the new pair carries what the presented
+ * refresh token did; a narrowed refresh token never widens again (more
+ * needs a new consent). Asking for more is `invalid_scope`.
+ */
 export async function refreshGrant(db: Database, publicUrl: string, input: RefreshExchange, now = new Date()): Promise<TokenResult> {
   const audience = mcpResourceUrl(publicUrl);
   if (input.resource !== null && input.resource !== audience) return invalidTarget(publicUrl);
@@ -129,13 +153,16 @@ export async function refreshGrant(db: Database, publicUrl: string, input: Refre
     if (row.token.expiresAt.getTime() <= now.getTime()) return invalidGrant("the refresh token has expired");
     if (row.token.resource !== audience) return invalidTarget(publicUrl);
     if (tokenStatus(grant, now) !== "active") return invalidGrant(`the grant is ${tokenStatus(grant, now)}`);
-    if (input.scope !== null) {
+    const held = carriedScopes(grant, row.token.scopes);
+    let given = held;
+    if (input.scope !== null && input.scope.trim() !== "") {
       const asked = parseScopeParam(input.scope);
-      const held = scopesOf(grant.readOnly);
-      if (!asked.ok || asked.scopes.some((s) => !held.includes(s))) return { ok: false, status: 400, error: "invalid_scope", description: `this grant holds ${held.join(" ")}; more needs a new consent` };
+      if (!asked.ok || asked.scopes.some((s) => !held.includes(s))) return { ok: false, status: 400, error: "invalid_scope", description: `this refresh token carries ${held.join(" ")}; more needs a new consent` };
+      // `mcp:write` implies `mcp:read` in what a token may do; a request naming only mcp:write gets both.
+      given = asked.scopes;
     }
     await tx.update(oauthTokens).set({ usedAt: now }).where(eq(oauthTokens.id, row.token.id));
-    return { ok: true, body: await issuePair(tx, grant, audience, now) };
+    return { ok: true, body: await issuePair(tx, grant, audience, now, given) };
   });
   if (reusedGrant !== null) await revokeToken(db, reusedGrant, REUSE_REVOKER, now, "system");
   return result;

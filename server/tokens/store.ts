@@ -182,12 +182,25 @@ export function checkTokenRow(row: TokenRow | undefined, digest: Uint8Array, now
   return judgeTokenRow(row, now);
 }
 
-/** The second half of `authenticateToken` for an `lha_` access token and its grant's row. */
+/**
+ * The OAuth scope that lets a token change hosts (server/oauth scopes.ts
+ * `SCOPE_WRITE`; named here because server/oauth builds on this module).
+ */
+const WRITE_SCOPE = "mcp:write";
+
+/**
+ * The second half of `authenticateToken` for an `lha_` access token and its
+ * grant's row. The access token's own scopes (a refresh may have asked for
+ * fewer than the grant holds) narrow the grant: without `mcp:write` it is
+ * read-only, whatever the grant says. They never widen it.
+ */
 export function checkAccessRow(access: OAuthTokenRow | undefined, grant: TokenRow | undefined, digest: Uint8Array, now: Date, audience: string | undefined): TokenCheck {
   if (!access || !grant || access.kind !== "access" || !digestsEqual(new Uint8Array(access.hash), digest)) return { ok: false, reason: "unknown" };
   if (new Date(access.expiresAt).getTime() <= now.getTime()) return { ok: false, reason: "expired" };
   if (audience === undefined || access.resource !== audience) return { ok: false, reason: "wrong_audience" };
-  return judgeTokenRow(grant, now);
+  const judged = judgeTokenRow(grant, now);
+  if (!judged.ok || access.scopes === null || access.scopes.includes(WRITE_SCOPE)) return judged;
+  return { ok: true, token: { ...judged.token, readOnly: true } };
 }
 
 function judgeTokenRow(row: TokenRow, now: Date): TokenCheck {

@@ -40,7 +40,7 @@ describe("OAuth tokens over HTTP on a real hub [postgres]", () => {
     drop = database.drop;
     hub = await startHub({ DATABASE_URL: database.url, LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000" });
     handle = await openPostgres(database.url ?? "", { max: 2 });
-    clientId = (await registerClientByAdmin(handle.db, { name: "HTTP test client", redirectUris: [REDIRECT] }, ADMIN.adminId)).id;
+    clientId = (await registerClientByAdmin(handle.db, { name: "HTTP test client", redirectUris: [REDIRECT] }, ADMIN.adminId, "localhost")).id;
   }, 120_000);
 
   afterAll(async () => {
@@ -51,7 +51,7 @@ describe("OAuth tokens over HTTP on a real hub [postgres]", () => {
 
   /** An approved code, as the consent page would produce it, for a hub at `publicUrl`. */
   async function code(publicUrl: string, readOnly: boolean): Promise<string> {
-    const ctx = { db: handle.db, publicUrl, resolver: clientResolver([]), knownTools: knownToolNames() };
+    const ctx = { db: handle.db, publicUrl, adminHost: "localhost", resolver: clientResolver([]), knownTools: knownToolNames() };
     const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: challengeOf(VERIFIER), code_challenge_method: "S256", scope: "mcp:read mcp:write", resource: mcpResourceUrl(publicUrl) });
     const begun = await beginAuthorization(ctx, query, ADMIN);
     if (begun.kind !== "consent") throw new Error(JSON.stringify(begun));

@@ -52,8 +52,8 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     const deps = testDeps(db().handle);
     const host = await insertHost(d);
     const hub = "http://127.0.0.1:8700";
-    const ctx = { db: d, publicUrl: hub, resolver: clientResolver([]), knownTools: ["run_command"] };
-    const client = await registerClientByAdmin(d, { name: "grant holder", redirectUris: ["http://127.0.0.1:4000/cb"] }, "owner-id");
+    const ctx = { db: d, publicUrl: hub, adminHost: "localhost", resolver: clientResolver([]), knownTools: ["run_command"] };
+    const client = await registerClientByAdmin(d, { name: "grant holder", redirectUris: ["http://127.0.0.1:4000/cb"] }, "owner-id", "localhost");
     const verifier = "v".repeat(50);
     const begun = await beginAuthorization(ctx, new URLSearchParams({ response_type: "code", client_id: client.id, redirect_uri: "http://127.0.0.1:4000/cb", code_challenge: challengeOf(verifier), code_challenge_method: "S256", scope: "mcp:write" }), { adminId: "00000000-0000-4000-8000-0000000000bb", username: "owner" });
     if (begun.kind !== "consent") throw new Error(JSON.stringify(begun));

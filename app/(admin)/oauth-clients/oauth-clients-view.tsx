@@ -18,6 +18,16 @@ export function OAuthClientsView() {
   const setSettings = useMutation(trpc.oauth.setSettings.mutationOptions({ onSuccess: refresh }));
   const [confirming, setConfirming] = useState<string | null>(null);
   const remove = useMutation(trpc.oauth.removeClient.mutationOptions({ onSuccess: () => (setConfirming(null), refresh()) }));
+  // Both change who may ask for consent: a session that has not proved the password recently is asked for it first.
+  const { ask, prompt } = useReauth();
+  const changeSettings = (dynamicRegistration: boolean) => {
+    const run = () => setSettings.mutate({ dynamicRegistration }, { onError: (error) => (needsReauth(error) ? ask(run) : undefined) });
+    run();
+  };
+  const removeClient = (id: string) => {
+    const run = () => remove.mutate({ id }, { onError: (error) => (needsReauth(error) ? ask(run) : undefined) });
+    run();
+  };
   if (clients.isPending) return <Loading what="OAuth clients" />;
   if (clients.isError) return <ErrorState>{errorText(clients.error)}</ErrorState>;
   const { settings, metadataUrl } = clients.data;
@@ -33,17 +43,17 @@ export function OAuthClientsView() {
             type="checkbox"
             checked={settings.dynamicRegistration}
             disabled={setSettings.isPending}
-            onChange={(e) => setSettings.mutate({ dynamicRegistration: e.target.checked })}
+            onChange={(e) => changeSettings(e.target.checked)}
           />
           <label htmlFor="oauth-dcr">Allow dynamic client registration (RFC 7591)</label>
         </div>
         <p className="hint">Off: only clients with a Client ID Metadata Document or registered below can ask for consent.</p>
-        {setSettings.isError ? <ErrorState>{errorText(setSettings.error)}</ErrorState> : null}
+        {setSettings.isError && !needsReauth(setSettings.error) ? <ErrorState>{errorText(setSettings.error)}</ErrorState> : null}
       </Card>
       <RegisterClient onRegistered={refresh} />
       <Card title="Clients">
         {remove.isSuccess ? <p role="status">Removed; {remove.data.grantsRevoked} grant(s) revoked.</p> : null}
-        {remove.isError ? <ErrorState>{errorText(remove.error)}</ErrorState> : null}
+        {remove.isError && !needsReauth(remove.error) ? <ErrorState>{errorText(remove.error)}</ErrorState> : null}
         {clients.data.clients.length === 0 ? (
           <EmptyState>No OAuth clients yet. They appear when one asks for consent or registers.</EmptyState>
         ) : (
@@ -82,7 +92,7 @@ export function OAuthClientsView() {
                         confirmLabel="Confirm remove (revokes its grants)"
                         ariaLabel={`Remove ${c.name}`}
                         pending={remove.isPending}
-                        onConfirm={() => remove.mutate({ id: c.id })}
+                        onConfirm={() => removeClient(c.id)}
                       />
                     </td>
                   </tr>
@@ -92,6 +102,7 @@ export function OAuthClientsView() {
           </div>
         )}
       </Card>
+      {prompt}
     </>
   );
 }
@@ -115,6 +126,7 @@ function RegisterClient({ onRegistered }: { onRegistered: () => void }) {
         <input id="oauth-client-name" required value={name} onChange={(e) => setName(e.target.value)} />
         <label htmlFor="oauth-client-uris">Redirect URIs (one per line)</label>
         <textarea id="oauth-client-uris" required rows={3} value={uris} onChange={(e) => setUris(e.target.value)} placeholder="http://127.0.0.1:33418/callback" />
+        <p className="hint">Loopback clients: http://127.0.0.1:PORT/… or http://[::1]:PORT/… — never the host name of this admin page, whose cookies every port of it would receive.</p>
         <div className="form-row">
           <button className="primary" type="submit" disabled={register.isPending}>
             Register

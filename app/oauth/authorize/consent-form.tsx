@@ -2,7 +2,6 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Card, ErrorState } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -16,7 +15,9 @@ function lifetimeLabel(seconds: number): string {
 /**
  * The decision. Narrowing only: tools and hosts default to all, read-only is
  * forced on when the client did not ask for mcp:write. The handle is this
- * page's CSRF token; the server checks it belongs to this admin.
+ * page's CSRF token; the server checks it belongs to this admin. Approve
+ * sends the owner's password with the decision (its proof, checked in the
+ * same call); Deny sends none, since denying grants nothing.
  */
 export function ConsentForm(props: {
   handle: string;
@@ -35,7 +36,7 @@ export function ConsentForm(props: {
   const [tools, setTools] = useState<string[]>([]);
   const [hosts, setHosts] = useState("");
   const [lifetime, setLifetime] = useState(props.defaultLifetime);
-  const { ask, prompt } = useReauth();
+  const [password, setPassword] = useState("");
   const decide = useMutation(trpc.oauth.decide.mutationOptions({ onSuccess: (result) => window.location.assign(result.location) }));
 
   const send = (approve: boolean) => {
@@ -43,9 +44,8 @@ export function ConsentForm(props: {
       .split(",")
       .map((h) => h.trim())
       .filter((h) => h !== "");
-    const input = { handle: props.handle, approve, readOnly, tools: allTools ? null : tools, hosts: hostList.length === 0 ? null : hostList, lifetimeS: lifetime };
-    const run = () => decide.mutate(input, { onError: (error) => (needsReauth(error) ? ask(run) : undefined) });
-    run();
+    const input = { handle: props.handle, approve, readOnly, tools: allTools ? null : tools, hosts: hostList.length === 0 ? null : hostList, lifetimeS: lifetime, ...(approve ? { password } : {}) };
+    decide.mutate(input, { onSettled: () => setPassword("") });
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -94,6 +94,9 @@ export function ConsentForm(props: {
           ))}
         </select>
         <p className="hint">Access tokens last 15 minutes and are refreshed until then; revoke the grant on the Tokens page at any time. This request expires at {new Date(props.expiresAt).toLocaleTimeString()}.</p>
+        <label htmlFor="consent-password">Your password</label>
+        <input id="consent-password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        <p className="hint">Approve needs your sign-in password, every time: a session alone cannot let a client in. Deny needs none.</p>
         <div className="form-row">
           <button className="primary" type="submit" disabled={!hydrated || decide.isPending}>
             Approve
@@ -102,9 +105,8 @@ export function ConsentForm(props: {
             Deny
           </button>
         </div>
-        {decide.isError && !needsReauth(decide.error) ? <ErrorState>{errorText(decide.error)}</ErrorState> : null}
+        {decide.isError ? <ErrorState>{errorText(decide.error)}</ErrorState> : null}
       </form>
-      {prompt}
     </Card>
   );
 }

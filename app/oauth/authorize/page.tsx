@@ -3,7 +3,7 @@ import { ROLES } from "../../../server/admins";
 import { getHubRuntime } from "../../../server/hub/runtime";
 import { knownToolNames } from "../../../server/mcp";
 import { beginAuthorization, DEFAULT_GRANT_LIFETIME_S, GRANT_LIFETIMES_S, oauthContext, SCOPE_MEANING } from "../../../server/oauth";
-import { Card, ErrorState } from "../../_components/ui";
+import { Badge, Card, ErrorState } from "../../_components/ui";
 import { currentAdmin } from "../../_lib/session";
 import { ConsentForm } from "./consent-form";
 
@@ -61,6 +61,11 @@ export default async function AuthorizePage({ searchParams }: { searchParams: Pr
     <main>
       <div className="form-narrow consent">
         <h1>Authorize {p.client.name}</h1>
+        {p.nameWarnings.map((warning) => (
+          <p key={warning} className="state state-error" role="alert" data-testid="client-name-warning">
+            <Badge tone="warn">Check the name</Badge> {warning}
+          </p>
+        ))}
         <p className="muted">An MCP client asks to act on this Leasehold hub as an agent. Every call it makes still goes through policy, risk assessment and approvals.</p>
         <Card title="Client">
           <dl className="facts">
