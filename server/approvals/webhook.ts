@@ -11,6 +11,12 @@
  * (chat, pager) learns only that a decision waits and where; the decision
  * itself always happens signed in, in the browser or the CLI.
  *
+ * A passkey added to any admin account is announced the same way, so a
+ * passkey planted with a stolen session does not go unnoticed:
+ *
+ *   {"type":"passkey.added","admin":<user name>,"passkey_name":…,
+ *    "credential_id":…,"added_at":…,"url":"<public URL>/account"}
+ *
  * Delivery is best effort and never in the action's way: one attempt, a
  * timeout (5 s), no retries (a receiver that is down must not turn into a
  * retry storm against it or a queue in the hub), at most 8 deliveries in
@@ -44,9 +50,21 @@ export interface WebhookOptions {
   fetch?: typeof fetch;
 }
 
+/** A passkey newly registered on an admin account. */
+export interface PasskeyAddedNotice {
+  username: string;
+  passkeyName: string;
+  credentialId: string;
+  addedAt: Date;
+}
+
+export type DeliveryOutcome = "sent" | "failed" | "dropped";
+
 export interface ApprovalWebhook {
   /** Sends the notice in the background; resolves when the attempt ended (tests await it, the pipeline does not). */
-  notify(notice: HeldNotice): Promise<"sent" | "failed" | "dropped">;
+  notify(notice: HeldNotice): Promise<DeliveryOutcome>;
+  /** Announces a passkey addition (same delivery rules). */
+  passkeyAdded(notice: PasskeyAddedNotice): Promise<DeliveryOutcome>;
 }
 
 /** `sha256=<hex>` of the HMAC-SHA256 of `body` under `secret` (what X-Leasehold-Signature carries). */
@@ -67,6 +85,17 @@ export function webhookBody(notice: HeldNotice, publicUrl: string): string {
   });
 }
 
+export function passkeyAddedBody(notice: PasskeyAddedNotice, publicUrl: string): string {
+  return JSON.stringify({
+    type: "passkey.added",
+    admin: notice.username,
+    passkey_name: notice.passkeyName,
+    credential_id: notice.credentialId,
+    added_at: notice.addedAt.toISOString(),
+    url: `${publicUrl.replace(/\/+$/, "")}/account`,
+  });
+}
+
 /** The receiver's URL as it may appear in a log line (no credentials, no query). */
 function shownUrl(url: string): string {
   try {
@@ -83,36 +112,55 @@ export function createApprovalWebhook(options: WebhookOptions): ApprovalWebhook 
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const send = options.fetch ?? fetch;
   let inFlight = 0;
-  return {
-    async notify(notice) {
-      if (inFlight >= maxInFlight) {
-        log(`leasehold: approval webhook: ${inFlight} deliveries in flight, notice for approval ${notice.approvalId} dropped (the approvals page still shows it)`);
-        return "dropped";
-      }
-      inFlight += 1;
-      const body = webhookBody(notice, options.publicUrl);
-      try {
-        const response = await send(options.url, {
-          method: "POST",
-          headers: { "content-type": "application/json", [SIGNATURE_HEADER]: webhookSignature(options.secret, body), "user-agent": "leasehold-webhook/1" },
-          body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        // Drain so the connection is released; the receiver's answer is not used.
-        await response.arrayBuffer().catch(() => undefined);
-        if (response.status < 200 || response.status > 299) {
-          log(`leasehold: approval webhook ${shownUrl(options.url)} answered ${response.status} for approval ${notice.approvalId} (not retried)`);
-          return "failed";
-        }
-        return "sent";
-      } catch (error) {
-        const reason = (error as Error).name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : (error as Error).message;
-        log(`leasehold: approval webhook ${shownUrl(options.url)} failed for approval ${notice.approvalId}: ${reason} (not retried)`);
+  /** One attempt; `what` names the notice in log lines, `shown` where a person still sees it. */
+  async function deliver(body: string, what: string, shown: string): Promise<DeliveryOutcome> {
+    if (inFlight >= maxInFlight) {
+      log(`leasehold: webhook: ${inFlight} deliveries in flight, notice for ${what} dropped (${shown})`);
+      return "dropped";
+    }
+    inFlight += 1;
+    try {
+      const response = await send(options.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", [SIGNATURE_HEADER]: webhookSignature(options.secret, body), "user-agent": "leasehold-webhook/1" },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      // Drain so the connection is released; the receiver's answer is not used.
+      await response.arrayBuffer().catch(() => undefined);
+      if (response.status < 200 || response.status > 299) {
+        log(`leasehold: webhook ${shownUrl(options.url)} answered ${response.status} for ${what} (not retried)`);
         return "failed";
-      } finally {
-        inFlight -= 1;
       }
-    },
+      return "sent";
+    } catch (error) {
+      const reason = (error as Error).name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+      log(`leasehold: webhook ${shownUrl(options.url)} failed for ${what}: ${reason} (not retried)`);
+      return "failed";
+    } finally {
+      inFlight -= 1;
+    }
+  }
+  return {
+    notify: (notice) => deliver(webhookBody(notice, options.publicUrl), `approval ${notice.approvalId}`, "the approvals page still shows it"),
+    passkeyAdded: (notice) => deliver(passkeyAddedBody(notice, options.publicUrl), `passkey ${notice.credentialId} of ${notice.username}`, "the account page lists it"),
   };
+}
+
+const hubWebhooks = new WeakMap<object, ApprovalWebhook>();
+
+/**
+ * The hub's webhook for `config` (LEASEHOLD_WEBHOOK_URL + _SECRET), or null
+ * when none is configured. One per config object, so its in-flight bound
+ * holds across the requests that share it.
+ */
+export function hubWebhookFor(config: { webhook?: { url: string; secret: string } | null; publicUrl: string }): ApprovalWebhook | null {
+  if (config.webhook === undefined || config.webhook === null) return null;
+  let hook = hubWebhooks.get(config);
+  if (hook === undefined) {
+    hook = createApprovalWebhook({ url: config.webhook.url, secret: config.webhook.secret, publicUrl: config.publicUrl });
+    hubWebhooks.set(config, hook);
+  }
+  return hook;
 }

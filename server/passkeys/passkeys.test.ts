@@ -125,7 +125,7 @@ describeEachDatabase("passkeys", (db) => {
     const d = db().handle.db;
     const admin = await insertAdmin(d);
     const authenticator = new SoftAuthenticator();
-    const options = await registrationOptions(d, admin, SETTINGS, ORIGIN);
+    const { options } = await registrationOptions(d, admin, SETTINGS, ORIGIN);
     expect(options.rp.id).toBe("localhost");
     expect(options.authenticatorSelection?.residentKey).toBe("required");
     const passkey = await registerPasskey(d, admin, { name: "laptop", response: await authenticator.register(options, ORIGIN) }, SETTINGS, ORIGIN);
@@ -262,7 +262,7 @@ describeEachDatabase("passkeys", (db) => {
     // The registered key swapped for another authenticator's: no sealed registration vouches for it.
     const [cred] = await d.select().from(passkeyCredentials).where(eq(passkeyCredentials.id, passkey.id));
     const impostor = new SoftAuthenticator();
-    const impostorReg = await impostor.register(await registrationOptions(d, await insertAdmin(d), SETTINGS, ORIGIN), ORIGIN);
+    const impostorReg = await impostor.register((await registrationOptions(d, await insertAdmin(d), SETTINGS, ORIGIN)).options, ORIGIN);
     const { verifyRegistrationResponse } = await import("@simplewebauthn/server");
     const info = await verifyRegistrationResponse({ response: impostorReg, expectedChallenge: () => true, expectedOrigin: ORIGIN, expectedRPID: "localhost" });
     await d.update(passkeyCredentials).set({ publicKey: toBase64Url(info.registrationInfo!.credential.publicKey) }).where(eq(passkeyCredentials.id, passkey.id));
@@ -303,7 +303,7 @@ describeEachDatabase("passkeys over tRPC (the browser's calls)", (db) => {
     const session = await createAdminSession(handle.db, row!.id);
     const caller = appRouter.createCaller({ runtime, headers: sessionHeaders(session, runtime.config, { origin: ORIGIN }) });
     const authenticator = new SoftAuthenticator();
-    const options = await caller.passkeys.registrationOptions();
+    const { options } = await caller.passkeys.registrationOptions();
     const registration = await authenticator.register(options, ORIGIN);
     await caller.passkeys.register({ name: "trpc key", response: { ...registration, clientExtensionResults: {} } });
     const listed = await caller.passkeys.list();

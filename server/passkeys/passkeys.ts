@@ -31,14 +31,15 @@ import { adminUsers, approvals, passkeyCredentials, webauthnChallenges } from ".
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
-import { approvalChallenge, freshNonce, fromBase64Url, passkeyKeyDigest, toBase64Url, type StoredAssertion } from "./challenge";
+import { approvalChallenge, freshNonce, fromBase64Url, grantChallenge, passkeyKeyDigest, toBase64Url, type StoredAssertion } from "./challenge";
 import { ceremonyFor, relyingParty, type PasskeySettings } from "./relying-party";
 
 export const CHALLENGE_TTL_MS = 2 * 60_000;
 export const PASSKEY_NAME_MAX = 64;
 const RP_NAME = "Leasehold";
 
-type Purpose = "register" | "sign-in" | "approve";
+/** What a challenge may be answered for; `add-passkey` is the existing passkey's consent to a new one, `grant` a grant's scope. */
+type Purpose = "register" | "add-passkey" | "sign-in" | "approve" | "grant";
 type ChallengeRow = typeof webauthnChallenges.$inferSelect;
 type CredentialRow = typeof passkeyCredentials.$inferSelect;
 
@@ -86,12 +87,18 @@ function listing(row: CredentialRow): PasskeyListing {
   return { id: row.id, credentialId: row.credentialId, name: row.name, createdAt: row.createdAt.toISOString(), lastUsedAt: row.lastUsedAt?.toISOString() ?? null };
 }
 
-async function sealPasskey(db: Database, adminId: string, operation: "passkey.register" | "passkey.remove", credential: { credentialId: string; publicKey: string }): Promise<void> {
+async function sealPasskey(
+  db: Database,
+  adminId: string,
+  operation: "passkey.register" | "passkey.remove",
+  credential: { credentialId: string; publicKey: string },
+  actorId: string = adminId,
+): Promise<void> {
   await appendEntry(db, {
     type: "admin/1",
     time: new Date(),
     action_id: null,
-    actor: hashActor("admin", adminId),
+    actor: hashActor("admin", actorId),
     data: { operation, target_digest: hashActor("admin", adminId), settings_digest: await passkeyKeyDigest(credential.credentialId, credential.publicKey) },
   });
 }
@@ -115,12 +122,25 @@ export async function listPasskeys(db: Database, adminId: string): Promise<Passk
   return rows.map(listing);
 }
 
+/**
+ * A registration ceremony. `confirmWith` is set when the admin already has a
+ * passkey: an authentication challenge for those credentials, bound to this
+ * registration's challenge, that `registerPasskey` requires an assertion
+ * over. A stolen session (even with the password) then cannot plant a
+ * passkey beside an existing one; the first passkey needs only the
+ * session's recent password re-authentication (checked by the router).
+ */
+export interface RegistrationCeremony {
+  options: PublicKeyCredentialCreationOptionsJSON;
+  confirmWith: PublicKeyCredentialRequestOptionsJSON | null;
+}
+
 export async function registrationOptions(
   db: Database,
   admin: { id: string; username: string },
   settings: PasskeySettings,
   origin: string | null,
-): Promise<PublicKeyCredentialCreationOptionsJSON> {
+): Promise<RegistrationCeremony> {
   const { rpId } = ceremonyFor(settings, origin);
   const existing = await listPasskeys(db, admin.id);
   const options = await generateRegistrationOptions({
@@ -135,13 +155,22 @@ export async function registrationOptions(
     timeout: CHALLENGE_TTL_MS,
   });
   await storeChallenge(db, { challenge: options.challenge, purpose: "register", userId: admin.id });
-  return options;
+  if (existing.length === 0) return { options, confirmWith: null };
+  const confirmWith = await generateAuthenticationOptions({
+    rpID: rpId,
+    userVerification: "required",
+    allowCredentials: existing.map((c) => ({ id: c.credentialId })),
+    timeout: CHALLENGE_TTL_MS,
+  });
+  // actionHash carries the registration challenge this consent belongs to: it confirms this ceremony only.
+  await storeChallenge(db, { challenge: confirmWith.challenge, purpose: "add-passkey", userId: admin.id, actionHash: options.challenge });
+  return { options, confirmWith };
 }
 
 export async function registerPasskey(
   db: Database,
   admin: { id: string },
-  input: { name: string; response: RegistrationResponseJSON },
+  input: { name: string; response: RegistrationResponseJSON; confirmation?: AuthenticationResponseJSON | null },
   settings: PasskeySettings,
   origin: string | null,
 ): Promise<PasskeyListing> {
@@ -150,6 +179,7 @@ export async function registerPasskey(
   if (name.length === 0 || name.length > PASSKEY_NAME_MAX) throw new LeaseholdError("INVALID_ARGUMENT", `name the passkey (1–${PASSKEY_NAME_MAX} characters)`, { tier: "hub" });
   const challenge = await takeChallenge(db, challengeOf(input.response.response.clientDataJSON), "register");
   if (challenge.userId !== admin.id) throw refused("this passkey challenge was issued to another account");
+  await confirmAddition(db, admin.id, challenge.challenge, input.confirmation ?? null, settings);
   let verified;
   try {
     verified = await verifyRegistrationResponse({
@@ -180,6 +210,23 @@ export async function registerPasskey(
   return listing(row);
 }
 
+/**
+ * An admin who already has a passkey adds another only with an assertion of
+ * an existing one over the `add-passkey` challenge issued with this
+ * registration (single use, bound to the registration challenge).
+ */
+async function confirmAddition(db: Database, adminId: string, registrationChallenge: string, confirmation: AuthenticationResponseJSON | null, settings: PasskeySettings): Promise<void> {
+  const existing = await listPasskeys(db, adminId);
+  if (existing.length === 0) return;
+  if (confirmation === null) {
+    throw refused("you already have a passkey: confirm the new one with an existing passkey in the same ceremony", "sign with an existing passkey when asked");
+  }
+  const consent = await takeChallenge(db, challengeOf(confirmation.response.clientDataJSON), "add-passkey");
+  if (consent.userId !== adminId) throw refused("this passkey challenge was issued to another account");
+  if (consent.actionHash !== registrationChallenge) throw refused("this confirmation was made for another passkey registration; start again");
+  await verifyAssertion(db, confirmation, consent.challenge, settings, adminId);
+}
+
 /** Marks a passkey removed (kept, with its key, so approvals it signed stay verifiable). Sealed. */
 export async function removePasskey(db: Database, admin: { id: string }, id: string): Promise<void> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) throw new LeaseholdError("NOT_FOUND", "no such passkey", { tier: "hub" });
@@ -193,6 +240,23 @@ export async function removePasskey(db: Database, admin: { id: string }, id: str
     if (row === undefined) throw new LeaseholdError("NOT_FOUND", "no such passkey on your account", { tier: "hub" });
     await sealPasskey(t, admin.id, "passkey.remove", row);
   });
+}
+
+/**
+ * Account recovery (an owner resets another admin's password): every passkey
+ * of `adminId` is marked removed inside the caller's transaction, each sealed
+ * as admin/1 `passkey.remove` by `actorId`. Whoever held the account's
+ * session or authenticator before the reset must not keep a way back in; the
+ * rows and keys stay, so what they signed stays verifiable. Returns how many.
+ */
+export async function removeAllPasskeys(tx: Database, adminId: string, actorId: string): Promise<number> {
+  const rows = await tx
+    .update(passkeyCredentials)
+    .set({ removedAt: new Date() })
+    .where(and(eq(passkeyCredentials.userId, adminId), isNull(passkeyCredentials.removedAt)))
+    .returning();
+  for (const row of rows) await sealPasskey(tx, adminId, "passkey.remove", row, actorId);
+  return rows.length;
 }
 
 export async function signInOptions(db: Database, settings: PasskeySettings, origin: string | null): Promise<PublicKeyCredentialRequestOptionsJSON> {
@@ -303,6 +367,62 @@ export async function verifyApprovalAssertion(
   }
   const derived = toBase64Url(await approvalChallenge(input.approvalId, input.actionHash, challenge.nonce));
   if (derived !== challenge.challenge) throw refused("the passkey challenge is not derived from this approval and action hash");
+  await verifyAssertion(tx, input.response, derived, input.settings, input.adminId);
+  return {
+    credential_id: input.response.id,
+    authenticator_data: input.response.response.authenticatorData,
+    client_data_json: input.response.response.clientDataJSON,
+    signature: input.response.response.signature,
+    nonce: challenge.nonce,
+  };
+}
+
+/**
+ * Options for signing a grant's scope with a passkey: the challenge is
+ * derived from the scope digest (sha256 of the JCS of the whole scope, see
+ * server/policy/grants `grantScope`) and a fresh nonce, stored single use
+ * with purpose `grant` (`action_hash` holds the scope digest).
+ */
+export async function grantOptions(
+  db: Database,
+  admin: { id: string },
+  scopeDigest: string,
+  settings: PasskeySettings,
+  origin: string | null,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { rpId } = ceremonyFor(settings, origin);
+  const mine = await listPasskeys(db, admin.id);
+  if (mine.length === 0) throw refused("register a passkey first (Your account → Passkeys)", "open /account");
+  const nonce = freshNonce();
+  const options = await generateAuthenticationOptions({
+    rpID: rpId,
+    challenge: (await grantChallenge(scopeDigest, nonce)) as Uint8Array<ArrayBuffer>,
+    userVerification: "required",
+    allowCredentials: mine.map((c) => ({ id: c.credentialId })),
+    timeout: CHALLENGE_TTL_MS,
+  });
+  await storeChallenge(db, { challenge: options.challenge, purpose: "grant", userId: admin.id, actionHash: scopeDigest, nonce });
+  return options;
+}
+
+/**
+ * Inside the grant's transaction (server/policy/grants): takes the challenge
+ * the assertion names, checks it was issued to this admin for exactly this
+ * scope digest (recomputing the derivation), verifies the signature with the
+ * admin's registered, not removed credential, and returns what
+ * grants.assertion stores.
+ */
+export async function verifyGrantAssertion(
+  tx: Database,
+  input: { scopeDigest: string; adminId: string; response: AuthenticationResponseJSON; settings: PasskeySettings },
+): Promise<StoredAssertion> {
+  const challenge = await takeChallenge(tx, challengeOf(input.response.response.clientDataJSON), "grant");
+  if (challenge.userId !== input.adminId) throw refused("this passkey challenge was issued to another admin");
+  if (challenge.actionHash !== input.scopeDigest || challenge.nonce === null) {
+    throw refused("this passkey signature was made for another grant scope; it does not cover this grant");
+  }
+  const derived = toBase64Url(await grantChallenge(input.scopeDigest, challenge.nonce));
+  if (derived !== challenge.challenge) throw refused("the passkey challenge is not derived from this grant's scope");
   await verifyAssertion(tx, input.response, derived, input.settings, input.adminId);
   return {
     credential_id: input.response.id,

@@ -5,12 +5,19 @@
  * Every ceremony step that creates a challenge is a mutation (POST, Origin
  * checked): no state changes on GET. The page's Origin picks the
  * relying-party id.
+ *
+ * Adding or removing a passkey changes how the account signs in and what it
+ * may sign, so both need a recent password re-authentication; adding one
+ * beside an existing passkey also needs that passkey's assertion in the same
+ * ceremony (`registrationOptions().confirmWith` → `register({confirmation})`).
+ * Every addition is announced on the hub webhook (`passkey.added`).
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { z } from "zod";
 import { actionPipelineFor } from "../../actions";
 import { ROLES, sessionCookie } from "../../admins";
 import { approve } from "../../approvals";
+import { hubWebhookFor } from "../../approvals/webhook";
 import {
   PASSKEY_NAME_MAX,
   approvalOptions,
@@ -70,17 +77,26 @@ export const passkeysRouter = createRouter({
   list: roleProcedure(ROLES.anyone).query(({ ctx }) =>
     channel(async () => ({ ...passkeyAvailability(settings(ctx)), approvalRisk: settings(ctx).passkeyApprovalRisk ?? "high", passkeys: await listPasskeys(ctx.runtime.database.handle.db, ctx.session.adminId) })),
   ),
-  registrationOptions: roleProcedure(ROLES.anyone).mutation(({ ctx }) =>
+  registrationOptions: roleProcedure(ROLES.anyone, { reauth: true }).mutation(({ ctx }) =>
     channel(() => registrationOptions(ctx.runtime.database.handle.db, { id: ctx.session.adminId, username: ctx.session.username }, settings(ctx), origin(ctx))),
   ),
-  register: roleProcedure(ROLES.anyone)
-    .input(z.object({ name: z.string().max(PASSKEY_NAME_MAX), response: registrationSchema }))
+  register: roleProcedure(ROLES.anyone, { reauth: true })
+    .input(z.object({ name: z.string().max(PASSKEY_NAME_MAX), response: registrationSchema, confirmation: assertionSchema.optional() }))
     .mutation(({ ctx, input }) =>
-      channel(() =>
-        registerPasskey(ctx.runtime.database.handle.db, { id: ctx.session.adminId }, { name: input.name, response: input.response as RegistrationResponseJSON }, settings(ctx), origin(ctx)),
-      ),
+      channel(async () => {
+        const added = await registerPasskey(
+          ctx.runtime.database.handle.db,
+          { id: ctx.session.adminId },
+          { name: input.name, response: input.response as RegistrationResponseJSON, confirmation: (input.confirmation ?? null) as AuthenticationResponseJSON | null },
+          settings(ctx),
+          origin(ctx),
+        );
+        // In the background: a receiver that is down never fails the registration (already committed).
+        void hubWebhookFor(ctx.runtime.config)?.passkeyAdded({ username: ctx.session.username, passkeyName: added.name, credentialId: added.credentialId, addedAt: new Date(added.createdAt) });
+        return added;
+      }),
     ),
-  remove: roleProcedure(ROLES.anyone)
+  remove: roleProcedure(ROLES.anyone, { reauth: true })
     .input(z.object({ id: uuid }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
