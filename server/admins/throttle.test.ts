@@ -44,13 +44,13 @@ describeEachDatabase("password throttle", (db) => {
     for (let i = 0; i < ADDRESS_UNKNOWN_NAMES_ALLOWED; i++) {
       await expect(signIn(d, { username: `made-up-${i}`, password: "Winter2026!", client: address }, throttle)).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
     }
-    // Slowed: further made-up names are refused, and a real admin's wrong password gets the very same answer.
+    // The owner, behind the same address, signs in.
+    await expect(signIn(d, { username: owner.admin.username, password: owner.password, client: address }, throttle)).resolves.toMatchObject({ admin: { id: owner.admin.id } });
+    // The sprayer is slowed: further made-up names are refused, and a real admin's wrong password gets the very same answer.
     const madeUp = await refusal(signIn(d, { username: "made-up-next", password: "Winter2026!", client: address }, throttle));
     const realWrong = await refusal(signIn(d, { username: other.admin.username, password: "Winter2026!", client: address }, throttle));
     expect(madeUp).toMatchObject({ code: "RATE_LIMITED", message: expect.stringMatching(/from this address; try again in \d+ s/) });
     expect(realWrong).toEqual(madeUp);
-    // The owner, behind the same address, signs in.
-    await expect(signIn(d, { username: owner.admin.username, password: owner.password, client: address }, throttle)).resolves.toMatchObject({ admin: { id: owner.admin.id } });
     // Another address is not slowed by the sprayer.
     await expect(signIn(d, { username: "made-up-elsewhere", password: "x", client: "198.51.100.1" }, throttle)).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
     now += WINDOW_MS;

@@ -87,7 +87,6 @@ describe("the hub's HTTP server limits", () => {
       held.push(await rawConnection(port));
       await accepted;
     }
-    expect(listener.connectionStats()).toEqual({ open: 3, refused: 0 });
 
     const fourth = await rawConnection(port);
     await fourth.closed;
