@@ -14,6 +14,7 @@ import { adminUsers } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor } from "../ledger/entry";
+import { removeAllPasskeys } from "../passkeys/passkeys";
 import { hashPassword, needsRehash, passwordProblem, verifyPassword } from "./passwords";
 import { adminRoleSchema, type AdminRole } from "./roles";
 import { createAdminSession, invalidateUserSessions } from "./sessions";
@@ -137,17 +138,25 @@ export async function setAdminRole(db: Database, name: string, role: AdminRole, 
   return record(row);
 }
 
-/** An owner's reset: a new generated one-time password, every session ended. */
-export async function resetAdminPassword(db: Database, name: string, actor: AdminActor): Promise<{ admin: AdminRecord; password: string }> {
+/**
+ * An owner's reset is account recovery: a new generated one-time password,
+ * every session ended, and every passkey of the account marked removed (each
+ * sealed as admin/1 `passkey.remove`; rows and keys kept so what they signed
+ * stays verifiable). A reset happens because the account may be in someone
+ * else's hands; a passkey that person added would otherwise outlive it and
+ * still sign in. The admin registers passkeys again after signing in.
+ */
+export async function resetAdminPassword(db: Database, name: string, actor: AdminActor): Promise<{ admin: AdminRecord; password: string; passkeysRemoved: number }> {
   const admin = await requireAdmin(db, name);
   const password = generatedPassword();
   const passwordHash = await hashPassword(password);
-  await db.transaction(async (tx) => {
+  const passkeysRemoved = await db.transaction(async (tx) => {
     await tx.update(adminUsers).set({ passwordHash, mustChangePassword: true, passwordChangedAt: new Date() }).where(eq(adminUsers.id, admin.id));
     await invalidateUserSessions(tx as unknown as Database, admin.id);
     await seal(tx as unknown as Database, actor, "admin.password_reset", admin.id, null);
+    return removeAllPasskeys(tx as unknown as Database, admin.id, actorDigest(actor));
   });
-  return { admin: { ...admin, mustChangePassword: true }, password };
+  return { admin: { ...admin, mustChangePassword: true }, password, passkeysRemoved };
 }
 
 /** The signed-in admin replaces their password (after proving the current one); their other sessions end. */

@@ -92,13 +92,13 @@ async function sealPasskey(
   adminId: string,
   operation: "passkey.register" | "passkey.remove",
   credential: { credentialId: string; publicKey: string },
-  actorId: string = adminId,
+  actor: `sha256:${string}` = hashActor("admin", adminId),
 ): Promise<void> {
   await appendEntry(db, {
     type: "admin/1",
     time: new Date(),
     action_id: null,
-    actor: hashActor("admin", actorId),
+    actor,
     data: { operation, target_digest: hashActor("admin", adminId), settings_digest: await passkeyKeyDigest(credential.credentialId, credential.publicKey) },
   });
 }
@@ -245,17 +245,17 @@ export async function removePasskey(db: Database, admin: { id: string }, id: str
 /**
  * Account recovery (an owner resets another admin's password): every passkey
  * of `adminId` is marked removed inside the caller's transaction, each sealed
- * as admin/1 `passkey.remove` by `actorId`. Whoever held the account's
+ * as admin/1 `passkey.remove` by `actor` (a hashActor digest: the owner, or the CLI). Whoever held the account's
  * session or authenticator before the reset must not keep a way back in; the
  * rows and keys stay, so what they signed stays verifiable. Returns how many.
  */
-export async function removeAllPasskeys(tx: Database, adminId: string, actorId: string): Promise<number> {
+export async function removeAllPasskeys(tx: Database, adminId: string, actor: `sha256:${string}`): Promise<number> {
   const rows = await tx
     .update(passkeyCredentials)
     .set({ removedAt: new Date() })
     .where(and(eq(passkeyCredentials.userId, adminId), isNull(passkeyCredentials.removedAt)))
     .returning();
-  for (const row of rows) await sealPasskey(tx, adminId, "passkey.remove", row, actorId);
+  for (const row of rows) await sealPasskey(tx, adminId, "passkey.remove", row, actor);
   return rows.length;
 }
 
