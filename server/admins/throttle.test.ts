@@ -49,7 +49,7 @@ describeEachDatabase("password throttle", (db) => {
     // The sprayer is slowed: further made-up names are refused, and a real admin's wrong password gets the very same answer.
     const madeUp = await refusal(signIn(d, { username: "made-up-next", password: "Winter2026!", client: address }, throttle));
     const realWrong = await refusal(signIn(d, { username: other.admin.username, password: "Winter2026!", client: address }, throttle));
-    expect(madeUp).toMatchObject({ code: "RATE_LIMITED", message: expect.stringMatching(/from this address; try again in \d+ s/) });
+    expect(madeUp).toMatchObject({ code: "RATE_LIMITED", message: expect.stringMatching(/too many failed sign-ins; try again in \d+ s \(from this address\)/) });
     expect(realWrong).toEqual(madeUp);
     // Another address is not slowed by the sprayer.
     await expect(signIn(d, { username: "made-up-elsewhere", password: "x", client: "198.51.100.1" }, throttle)).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
@@ -84,7 +84,7 @@ describeEachDatabase("password throttle", (db) => {
     // That pair is refused before the password is looked at — even the right one.
     await expect(signIn(d, { username: name, password: owner.password, client: "203.0.113.66" }, throttle)).rejects.toMatchObject({
       code: "RATE_LIMITED",
-      message: expect.stringMatching(/for this name from this address; try again in \d+ s/),
+      message: expect.stringMatching(/too many failed sign-ins; try again in \d+ s \(for this name from this address\)/),
     });
 
     for (let i = PAIR_FAILURES_ALLOWED; i < USER_FAILURES_ALLOWED; i++) {
@@ -93,7 +93,7 @@ describeEachDatabase("password throttle", (db) => {
     // Spread over addresses: a fresh address is refused for this account…
     await expect(signIn(d, { username: name, password: owner.password, client: "203.0.113.250" }, throttle)).rejects.toMatchObject({
       code: "RATE_LIMITED",
-      message: expect.stringMatching(/for this account; try again in \d+ s/),
+      message: expect.stringMatching(/too many failed sign-ins; try again in \d+ s \(for this account\)/),
     });
     // …but not the address the owner signed in from.
     await expect(signIn(d, { username: name, password: owner.password, client: home }, throttle)).resolves.toMatchObject({ admin: { id: owner.admin.id } });

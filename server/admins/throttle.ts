@@ -103,7 +103,7 @@ function touch<V>(map: Map<string, V>, key: string, value: V): void {
 }
 
 function rateLimited(what: string, seconds: number): LeaseholdError {
-  return new LeaseholdError("RATE_LIMITED", `too many failed sign-ins ${what}; try again in ${seconds} s`, {
+  return new LeaseholdError("RATE_LIMITED", `too many failed sign-ins; try again in ${seconds} s (${what})`, {
     tier: "hub",
     hint: "wait, sign in with a passkey, or ask an owner to set a new password with `leasehold admin password`",
   });
