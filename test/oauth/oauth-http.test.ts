@@ -9,7 +9,9 @@
  * a read-only grant meets 403 insufficient_scope with the step-up scope,
  * refresh reuse over HTTP revokes the grant for the live MCP session too.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { like } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { oauthClients } from "../../server/db/schema";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { knownToolNames } from "../../server/mcp";
 import { beginAuthorization, decideAuthorization, exchangeCode, mcpResourceUrl } from "../../server/oauth";
@@ -130,6 +132,38 @@ describe("OAuth tokens over HTTP on a real hub [postgres]", () => {
     expect((await rawPost(hub.url, t.access_token, INITIALIZE)).status).toBe(200);
     expect((await form("/api/oauth/revoke", { client_id: clientId, token: t.refresh_token })).status).toBe(200);
     expect((await rawPost(hub.url, t.access_token, INITIALIZE)).status).toBe(401);
+  });
+
+  it("a refresh asking for scope=mcp:read on a read-write grant returns a token /api/mcp treats as read-only: no mutating tool listed, run_command 403 insufficient_scope", async () => {
+    const full = await tokens(false);
+    const narrowed = await form("/api/oauth/token", { grant_type: "refresh_token", client_id: clientId, refresh_token: full.refresh_token, scope: "mcp:read" });
+    expect(narrowed.status).toBe(200);
+    const reader = (await narrowed.json()) as { access_token: string; scope: string };
+    expect(reader.scope).toBe("mcp:read");
+    const { client, transport } = await connectClient(hub.url, reader.access_token);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("run_command");
+    const refused = await rawPost(hub.url, reader.access_token, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "run_command", arguments: { host: "local", command: "true" } } }, { "mcp-session-id": transport.sessionId! });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("www-authenticate")).toContain(`error="insufficient_scope"`);
+    await client.close();
+  });
+
+  it("dynamic registration is limited per client address as the hub's own server saw it: a client-sent x-leasehold-peer header does not make a new address (429 with Retry-After)", async () => {
+    let limited: Response | undefined;
+    // The flood's rows go afterwards, so the other registration test here is not limited by this one.
+    onTestFinished(async () => void (await handle.db.delete(oauthClients).where(like(oauthClients.name, "Flood %"))));
+    for (let i = 0; i < 25 && limited === undefined; i += 1) {
+      const res = await fetch(`${hub.url}/api/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-leasehold-peer": `203.0.113.${i}` },
+        body: JSON.stringify({ client_name: `Flood ${i}`, redirect_uris: [REDIRECT] }),
+      });
+      if (res.status === 429) limited = res;
+      else expect(res.status).toBe(201);
+    }
+    expect(limited, "the 21st registration from one address must be refused").toBeDefined();
+    expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await limited!.json()).toMatchObject({ error: "temporarily_unavailable" });
   });
 
   it("dynamic registration over HTTP, and CORS for browser-based clients on the OAuth endpoints", async () => {
