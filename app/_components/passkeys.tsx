@@ -6,6 +6,11 @@
  * challenge bound to (approval id, action hash, fresh nonce), lets the
  * authenticator sign it, and returns the assertion to send with the
  * approve call — or undefined when the action is below the threshold.
+ * `usePasskeyGrant().sign(scope)` does the same for a grant's whole scope
+ * (server/policy/grants): the hub fixes the exact expiry and derives the
+ * challenge from the scope's digest; the grant is then created with that
+ * expiry and the assertion. `confirmWithExistingPasskey` answers the
+ * consent challenge a second passkey's registration needs.
  */
 import { startAuthentication, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { useMutation, useQuery } from "@tanstack/react-query";
@@ -49,4 +54,38 @@ export function usePasskeyApproval() {
     [options, threshold],
   );
   return { sign, needs, threshold, signing: options.isPending };
+}
+
+/** A grant's scope as the grants form sends it (expiry as a duration). */
+export interface GrantScopeInput {
+  tool: string;
+  host: string;
+  maxRisk: string;
+  uses: number;
+  expires: string;
+  pattern: string | null;
+  env: Array<{ name: string; value: string }>;
+  stdinSha256: string | null;
+  cwd: string | null;
+}
+
+export function usePasskeyGrant() {
+  const trpc = useTRPC();
+  const options = useMutation(trpc.grants.passkeyOptions.mutationOptions());
+  /** Signs `scope` with a passkey: the exact expiry the hub decided and the assertion, for grants.create. */
+  const sign = useCallback(
+    async (scope: GrantScopeInput): Promise<{ expiresAt: string; assertion: SignedAssertion }> => {
+      const issued = await options.mutateAsync(scope);
+      const assertion = asInput(await startAuthentication({ optionsJSON: issued.options as unknown as PublicKeyCredentialRequestOptionsJSON }));
+      return { expiresAt: issued.expiresAt, assertion };
+    },
+    [options],
+  );
+  return { sign, signing: options.isPending };
+}
+
+/** The existing passkey's consent to registering another (registrationOptions().confirmWith), or undefined for the first passkey. */
+export async function confirmWithExistingPasskey(confirmWith: unknown): Promise<SignedAssertion | undefined> {
+  if (confirmWith === null || confirmWith === undefined) return undefined;
+  return asInput(await startAuthentication({ optionsJSON: confirmWith as PublicKeyCredentialRequestOptionsJSON }));
 }

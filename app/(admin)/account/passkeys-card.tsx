@@ -2,11 +2,15 @@
 /**
  * Your passkeys (server/passkeys): register one (named), list, remove. A
  * hub whose public URL is a bare IP address cannot use passkeys; the card
- * then says why instead of failing inside the browser.
+ * then says why instead of failing inside the browser. Adding and removing
+ * need a recent password confirmation (the reauth prompt); adding a second
+ * passkey is first confirmed with an existing one.
  */
 import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { confirmWithExistingPasskey } from "../../_components/passkeys";
+import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -23,26 +27,48 @@ export function PasskeysCard() {
   const options = useMutation(trpc.passkeys.registrationOptions.mutationOptions());
   const register = useMutation(trpc.passkeys.register.mutationOptions({ onSuccess: refresh }));
   const remove = useMutation(trpc.passkeys.remove.mutationOptions({ onSuccess: refresh }));
+  const { ask, prompt } = useReauth();
   const [name, setName] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const busy = options.isPending || register.isPending;
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const add = async () => {
     setError(null);
     setMessage(null);
     try {
       const issued = await options.mutateAsync();
+      // A second passkey: an existing one consents first, in this same ceremony.
+      if (issued.confirmWith !== null) setMessage("Confirm with one of your existing passkeys, then create the new one.");
+      const confirmation = await confirmWithExistingPasskey(issued.confirmWith);
       // The options went through JSON (tRPC); the browser library's type is the same shape.
-      const response = await startRegistration({ optionsJSON: issued as unknown as PublicKeyCredentialCreationOptionsJSON });
-      const saved = await register.mutateAsync({ name, response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } } });
+      const response = await startRegistration({ optionsJSON: issued.options as unknown as PublicKeyCredentialCreationOptionsJSON });
+      const saved = await register.mutateAsync({ name, response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } }, ...(confirmation === undefined ? {} : { confirmation }) });
       setMessage(`Passkey "${saved.name}" registered.`);
       setName("");
     } catch (e) {
+      if (needsReauth(e)) {
+        setMessage(null);
+        ask(() => void add());
+        return;
+      }
+      setMessage(null);
       setError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the registration." : errorText(e));
     }
   };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void add();
+  };
+  const removeOne = (id: string) =>
+    remove.mutate(
+      { id },
+      {
+        onError: (e) => {
+          if (needsReauth(e)) ask(() => removeOne(id));
+        },
+      },
+    );
 
   if (list.isPending) return <Loading what="passkeys" />;
   if (list.isError) return <ErrorState>{errorText(list.error)}</ErrorState>;
@@ -57,7 +83,7 @@ export function PasskeysCard() {
       {!available ? (
         <ErrorState>{reason}</ErrorState>
       ) : (
-        <form onSubmit={(e) => void submit(e)} className="passkey-register">
+        <form onSubmit={submit} className="passkey-register">
           <label htmlFor="passkey-name">Name for a new passkey</label>
           <input id="passkey-name" required maxLength={64} placeholder="e.g. work laptop" value={name} onChange={(e) => setName(e.target.value)} />
           <div className="form-row">
@@ -67,6 +93,7 @@ export function PasskeysCard() {
           </div>
         </form>
       )}
+      {prompt}
       {message === null ? null : (
         <p role="status" className="hint">
           {message}
@@ -81,7 +108,7 @@ export function PasskeysCard() {
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Registered</th>
+                <th scope="col">Added</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Actions</th>
               </tr>
@@ -99,7 +126,7 @@ export function PasskeysCard() {
                       disabled={remove.isPending}
                       aria-label={`Remove passkey ${p.name}`}
                       onClick={() => {
-                        if (window.confirm(`Remove the passkey "${p.name}"? Approvals it signed stay verifiable.`)) remove.mutate({ id: p.id });
+                        if (window.confirm(`Remove the passkey "${p.name}"? Approvals it signed stay verifiable.`)) removeOne(p.id);
                       }}
                     >
                       Remove
@@ -111,7 +138,12 @@ export function PasskeysCard() {
           </table>
         </div>
       )}
-      {remove.isError ? <ErrorState>{errorText(remove.error)}</ErrorState> : null}
+      {passkeys.length === 0 ? null : (
+        <p className="hint" data-testid="passkeys-after-password">
+          Your passkeys stay valid when you change your password. If one is listed here that you did not add, remove it. An owner&apos;s password reset removes them all.
+        </p>
+      )}
+      {remove.isError && !needsReauth(remove.error) ? <ErrorState>{errorText(remove.error)}</ErrorState> : null}
     </div>
   );
 }

@@ -1,8 +1,16 @@
 "use client";
-
+/**
+ * Grants (server/policy/grants): create, list, revoke. Creating needs a
+ * recent password confirmation (the reauth prompt); a ceiling at or above
+ * the hub's passkey threshold (`passkeyLevels`) is signed by your passkey
+ * over the whole scope first — the hub fixes the exact expiry, the passkey
+ * signs, and the grant is created with that expiry and the signature.
+ */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ConfirmAction } from "../../_components/confirm-action";
+import { usePasskeyGrant, type GrantScopeInput } from "../../_components/passkeys";
+import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -21,7 +29,7 @@ export function GrantsView() {
   const revoke = useMutation(trpc.grants.revoke.mutationOptions({ onSuccess: () => (setConfirming(null), refresh()) }));
   return (
     <>
-      <CreateGrant tools={grants.data?.tools ?? []} hosts={grants.data?.hosts ?? []} levels={grants.data?.levels ?? []} onCreated={refresh} />
+      <CreateGrant tools={grants.data?.tools ?? []} hosts={grants.data?.hosts ?? []} levels={grants.data?.levels ?? []} passkeyLevels={grants.data?.passkeyLevels ?? []} onCreated={refresh} />
       <Card title="Active grants">
         {revoke.isError ? <ErrorState>{errorText(revoke.error)}</ErrorState> : null}
         {grants.isPending ? (
@@ -51,6 +59,7 @@ export function GrantsView() {
                     </td>
                     <td data-label="Up to">
                       <RiskBadge level={g.maxRisk} />
+                      {g.passkeySigned ? <div className="hint">signed with a passkey</div> : null}
                     </td>
                     <td className="grant-scope" data-label="Covers">
                       <div>{g.pattern === null ? "any command" : <>pattern <Code>{g.pattern}</Code></>}</div>
@@ -83,7 +92,7 @@ export function GrantsView() {
   );
 }
 
-function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hosts: string[]; levels: readonly string[]; onCreated: () => void }) {
+function CreateGrant({ tools, hosts, levels, passkeyLevels, onCreated }: { tools: string[]; hosts: string[]; levels: readonly string[]; passkeyLevels: readonly string[]; onCreated: () => void }) {
   const trpc = useTRPC();
   const [tool, setTool] = useState("");
   const [host, setHost] = useState("");
@@ -95,9 +104,13 @@ function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hos
   const [stdinSha256, setStdin] = useState("");
   const [cwd, setCwd] = useState("");
   const create = useMutation(trpc.grants.create.mutationOptions({ onSuccess: onCreated }));
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    create.mutate({
+  const passkey = usePasskeyGrant();
+  const { ask, prompt } = useReauth();
+  const [error, setError] = useState<string | null>(null);
+  const signed = passkeyLevels.includes(maxRisk);
+  const run = async () => {
+    setError(null);
+    const scope: GrantScopeInput = {
       tool: tool || (tools[0] ?? ""),
       host: host || (hosts[0] ?? ""),
       maxRisk,
@@ -107,11 +120,29 @@ function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hos
       env: env.filter((e) => e.name !== ""),
       stdinSha256: stdinSha256 === "" ? null : stdinSha256,
       cwd: cwd === "" ? null : cwd,
-    });
+    };
+    try {
+      if (signed) {
+        const { expiresAt, assertion } = await passkey.sign(scope);
+        const { expires: _duration, ...exact } = scope;
+        await create.mutateAsync({ ...exact, expiresAt, assertion });
+      } else {
+        await create.mutateAsync(scope);
+      }
+    } catch (e) {
+      if (needsReauth(e)) ask(() => void run());
+      else setError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey signature." : errorText(e));
+    }
   };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void run();
+  };
+  const busy = create.isPending || passkey.signing;
   const setEntry = (i: number, entry: EnvEntry) => setEnv(env.map((e, j) => (j === i ? entry : e)));
   return (
     <Card title="Create a grant">
+      {prompt}
       <form onSubmit={submit}>
         <div className="inline-form">
           <div>
@@ -140,7 +171,7 @@ function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hos
               ))}
             </select>
             <p className="hint" id="grant-risk-hint">
-              Critical actions are never grantable.
+              Critical actions are never grantable.{signed ? " This ceiling needs your passkey's signature over the whole grant." : ""}
             </p>
           </div>
           <div>
@@ -183,12 +214,12 @@ function CreateGrant({ tools, hosts, levels, onCreated }: { tools: string[]; hos
           </div>
         </div>
         <div className="form-row">
-          <button className="primary" type="submit" disabled={create.isPending || tools.length === 0 || hosts.length === 0}>
-            {create.isPending ? "Creating…" : "Create grant"}
+          <button className="primary" type="submit" disabled={busy || tools.length === 0 || hosts.length === 0}>
+            {passkey.signing ? "Waiting for the passkey…" : create.isPending ? "Creating…" : signed ? "Sign with passkey and create grant" : "Create grant"}
           </button>
           {hosts.length === 0 ? <span className="hint">No host is enrolled yet.</span> : null}
         </div>
-        {create.isError ? <ErrorState>{errorText(create.error)}</ErrorState> : null}
+        {error === null ? null : <ErrorState>{error}</ErrorState>}
         {create.isSuccess ? (
           <p role="status" data-testid="grant-created">
             Grant created: {create.data.tool} on {create.data.host} up to {create.data.maxRisk}, {create.data.usesRemaining} uses.
