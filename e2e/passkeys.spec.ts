@@ -117,7 +117,8 @@ test("register a passkey, sign in with it, approve a high command with it; verif
   await expect(page).not.toHaveURL(/\/sign-in/);
   await page.goto("/account");
   await expect(page.getByRole("heading", { name: "Your account" })).toBeVisible();
-  await expect(page.getByText(`${account.name} · approver`)).toBeVisible();
+  // Who is signed in comes from auth.me (the page shell renders no identity): the header names the account.
+  await expect(page.getByRole("link", { name: `${account.name} (approver)` })).toBeVisible();
 
   // An agent asks for a high-risk command; the approver approves it with the passkey.
   await page.goto("/approvals");
@@ -213,4 +214,46 @@ test("register a passkey, sign in with it, approve a high command with it; verif
   console.log(`$ leasehold verify <export> --key <log key>\n${transcript}`);
   expect(transcript).toContain("VERIFIED");
   fs.writeFileSync(path.join("test-results", "passkeys-verify.txt"), transcript);
+});
+
+test("a high grant is signed with the passkey over its whole scope on the Grants page; the CLI refuses it; the account page lists when each passkey was added", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await virtualAuthenticator(page);
+  const account = await signedInAs(page, "approver");
+  const section = page.getByTestId("passkeys-section");
+  await section.getByLabel("Name for a new passkey").fill("grant key");
+  await section.getByRole("button", { name: "Register a passkey" }).click();
+  await expect(section.getByRole("status")).toContainText('Passkey "grant key" registered.');
+  await expect(section.getByRole("columnheader", { name: "Added" })).toBeVisible();
+  await expect(section.getByTestId("passkeys-after-password")).toContainText("stay valid when you change your password");
+
+  const marker = `pk-grant-${process.pid}-${Date.now().toString(36)}`;
+  await page.goto("/grants");
+  await page.getByLabel("Tool").selectOption("run_command");
+  await page.getByLabel("Host").selectOption("local");
+  await page.getByLabel("Up to risk").selectOption("high");
+  await expect(page.getByText("This ceiling needs your passkey's signature over the whole grant.")).toBeVisible();
+  await page.getByLabel("Uses").fill("1");
+  await page.getByLabel("Expires after").fill("10m");
+  await page.getByLabel(/Command pattern/).fill(`rm -rf \\./${marker}`);
+  await page.getByRole("button", { name: "Sign with passkey and create grant" }).click();
+  await expect(page.getByTestId("grant-created")).toContainText("run_command on local up to high, 1 uses");
+  const row = page.locator('[data-testid^="grant-"]').filter({ hasText: marker });
+  await expect(row).toContainText("signed with a passkey");
+  await page.screenshot({ path: "test-results/passkeys-grant-1280.png", fullPage: true });
+
+  // The CLI has no passkey: the same grant is refused there, naming the Grants page.
+  let cliRefusal = "";
+  try {
+    leaseholdCli(["grant", "create", "--tool", "run_command", "--host", "local", "--max-risk", "high", "--uses", "1", "--expires", "10m", "--pattern", `rm -rf \\./${marker}`, "--as", account.name]);
+  } catch (error) {
+    cliRefusal = String((error as { stderr?: string }).stderr ?? error);
+  }
+  expect(cliRefusal).toContain("needs a passkey signature over its scope");
+  expect(cliRefusal).toContain("/grants");
+  // A bare high grant over the API (no assertion) is refused too.
+  const bare = await trpcPost(page, "grants.create", { tool: "run_command", host: "local", maxRisk: "high", uses: 1, expires: "10m", pattern: null, env: [], stdinSha256: null, cwd: null });
+  expect(bare.status).toBe(403);
+  expect(JSON.stringify(bare.body)).toContain("needs a passkey signature");
 });
