@@ -4,10 +4,13 @@
  * procedure list is read from the router itself, so a new procedure is in
  * the matrix the moment it exists — and one without a role declaration fails.
  */
+import fs from "node:fs";
+import path from "node:path";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_ROLES, SESSION_BINDING_HEADER, createAdminSession, type AdminRole } from "../admins";
 import { applyMigrations, openPglite, type DatabaseHandle } from "../db";
-import { adminUsers } from "../db/schema";
+import { adminSessions, adminUsers } from "../db/schema";
 import type { HubRuntime } from "../hub/runtime";
 import { TRPCError } from "./init";
 import type { ProcedureMeta } from "./init";
@@ -31,13 +34,31 @@ const procedures: Procedure[] = Object.entries(appRouter._def.procedures as unkn
 
 let handle: DatabaseHandle;
 let runtime: HubRuntime;
-async function sessionFor(role: AdminRole, mustChangePassword: boolean): Promise<Headers> {
+/**
+ * The re-authentication column's source of truth for people: the README's
+ * table (heading "Re-authentication"), one row per procedure with why. The
+ * matrix checks the table lists exactly the procedures that declare
+ * `reauth`, so the docs cannot drift from the code.
+ */
+function readmeReauthTable(): Map<string, string> {
+  const readme = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+  const start = readme.indexOf("### Re-authentication");
+  if (start < 0) throw new Error("README.md has no \"### Re-authentication\" section");
+  const section = readme.slice(start, readme.indexOf("\n#", start + 5) < 0 ? undefined : readme.indexOf("\n#", start + 5));
+  const rows = new Map<string, string>();
+  for (const match of section.matchAll(/^\| `([a-zA-Z.]+)` \| ([^|]+) \|$/gm)) rows.set(match[1] as string, (match[2] as string).trim());
+  return rows;
+}
+
+async function sessionFor(role: AdminRole, mustChangePassword: boolean, options: { stale?: boolean } = {}): Promise<Headers> {
   const [row] = await handle.db
     .insert(adminUsers)
     .values({ username: `matrix-${role}-${mustChangePassword ? "new" : "set"}-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "unused", role, mustChangePassword })
     .returning();
   if (row === undefined) throw new Error("no admin row");
   const session = await createAdminSession(handle.db, row.id);
+  // Past the re-authentication window: the sign-in's own proof is an hour old.
+  if (options.stale === true) await handle.db.update(adminSessions).set({ reauthenticatedAt: new Date(Date.now() - 3600_000) }).where(eq(adminSessions.id, session.sessionId));
   return sessionHeaders(session, runtime.config);
 }
 
@@ -113,6 +134,24 @@ describe("authorization matrix over every tRPC procedure", () => {
     } else {
       expect(error?.code).toBe("FORBIDDEN");
       expect(isRoleRefusal(error)).toBe(true);
+    }
+  });
+
+  it("the re-authentication column: README.md's table lists exactly the procedures that need a fresh proof, each with why", () => {
+    const table = readmeReauthTable();
+    expect([...table.keys()].sort()).toEqual(procedures.filter((p) => p.meta?.reauth === true).map((p) => p.path).sort());
+    for (const [procedure, why] of table) expect(why.length, procedure).toBeGreaterThan(10);
+  });
+
+  const reauthCells = procedures.filter((p) => Array.isArray(p.meta?.roles) && p.meta.roles.length > 0).map((p) => [p.path, p.meta?.reauth === true, (p.meta?.roles as readonly AdminRole[])[0] as AdminRole] as const);
+  it.each(reauthCells)("%s needs re-authentication=%s (as %s past the 5-minute window)", async (path, needed, role) => {
+    const error = await call(path, await sessionFor(role, false, { stale: true }));
+    const refusedForReauth = error?.code === "FORBIDDEN" && (error.cause as { hint?: string } | undefined)?.hint === "reauthenticate";
+    expect(refusedForReauth, `${path}: ${error?.message}`).toBe(needed);
+    if (needed) {
+      // And a fresh proof passes the gate (what follows may still refuse the empty input).
+      const fresh = await call(path, await sessionFor(role, false));
+      expect((fresh?.cause as { hint?: string } | undefined)?.hint).not.toBe("reauthenticate");
     }
   });
 
