@@ -69,7 +69,7 @@ async function addFirst(caller: Caller, name = "first"): Promise<SoftAuthenticat
   return authenticator;
 }
 
-const ext = <T extends object>(r: T) => ({ ...r, clientExtensionResults: {} });
+const ext = <T extends object>(r: T) => ({ ...r, clientExtensionResults: {} as Record<string, unknown> });
 
 describeEachDatabase("passkeys: adding and removing one is re-proven", (database) => {
   it("hostile: a session past its re-authentication window can neither start nor finish a registration, nor remove a passkey", async () => {
