@@ -227,6 +227,18 @@ test("a high grant is signed with the passkey over its whole scope on the Grants
   await expect(section.getByRole("status")).toContainText('Passkey "grant key" registered.');
   await expect(section.getByRole("columnheader", { name: "Added" })).toBeVisible();
   await expect(section.getByTestId("passkeys-after-password")).toContainText("stay valid when you change your password");
+  // A second passkey needs the existing one's consent in the same ceremony: without it the hub refuses
+  // (the registration response names the ceremony's real challenge; nothing else about it is checked first).
+  const ceremony = await trpcPost(page, "passkeys.registrationOptions", {});
+  expect(ceremony.status, JSON.stringify(ceremony.body)).toBe(200);
+  const issued = (ceremony.body as { result: { data: { options: { challenge: string }; confirmWith: { allowCredentials: unknown[] } | null } } }).result.data;
+  expect(issued.confirmWith?.allowCredentials).toHaveLength(1);
+  const clientDataJSON = Buffer.from(JSON.stringify({ type: "webauthn.create", challenge: issued.options.challenge, origin: new URL(page.url()).origin })).toString("base64url");
+  const planted = await trpcPost(page, "passkeys.register", { name: "planted", response: { id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON, attestationObject: "AAAA" }, clientExtensionResults: {} } });
+  expect(planted.status).toBe(403);
+  expect(JSON.stringify(planted.body)).toContain("confirm the new one with an existing passkey");
+  await page.reload();
+  await expect(section.getByTestId("passkey-row")).toHaveCount(1);
 
   const marker = `pk-grant-${process.pid}-${Date.now().toString(36)}`;
   await page.goto("/grants");
