@@ -9,7 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test, type Page } from "@playwright/test";
-import { leaseholdCli, signIn, signedInAs } from "./support/admins";
+import { boundHeaders, leaseholdCli, signIn, signedInAs } from "./support/admins";
 
 async function mcpClient(url: string, secret: string): Promise<Client> {
   const client = new Client({ name: "admin-pages-e2e", version: "1.0.0" });
@@ -145,7 +145,7 @@ test("users: the owner adds an approver (one-time password shown once); the appr
   // The owner's pages are not theirs: the page sends them away, and the procedure refuses.
   await theirs.goto("/tokens");
   await expect(theirs).toHaveURL(/\/\?forbidden=1$/);
-  const refused = await theirs.request.get("/api/trpc/tokens.list");
+  const refused = await theirs.request.get("/api/trpc/tokens.list", { headers: await boundHeaders(theirs, context) });
   expect(refused.status()).toBe(403);
   // Hosts is theirs to see, without the owner's buttons.
   await theirs.goto("/hosts");

@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Code, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
@@ -65,6 +66,7 @@ function DataRow({ label, data }: { label: string; data: HeldAction["stdin"] }) 
 function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone: (text: string) => void; onCancel: () => void }) {
   const trpc = useTRPC();
   const { approveAndAllowSimilar, pending } = useDecisions();
+  const { ask, prompt } = useReauth();
   const proposal = useQuery({ ...trpc.approvals.proposeGrant.queryOptions({ approvalId: item.approval_id, actionHash: item.action_hash }), staleTime: Number.POSITIVE_INFINITY, retry: false });
   const [edits, setEdits] = useState<{ pattern: string; uses: string; minutes: string; maxRisk: string; cwd: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -74,8 +76,8 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
   const form = edits ?? { pattern: p.pattern, uses: String(p.uses), minutes: "60", maxRisk: p.maxRisk, cwd: p.cwd };
   const set = (key: keyof typeof form) => (e: { target: { value: string } }) => setEdits({ ...form, [key]: e.target.value });
   const prefix = `grant-${item.approval_id}`;
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async (event?: FormEvent) => {
+    event?.preventDefault();
     setError(null);
     try {
       const minutes = Number(form.minutes);
@@ -88,57 +90,63 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
       });
       onDone(`Approved ${item.operation} on ${item.host ?? "?"} and created grant ${result.grant.id.slice(0, 8)} (${result.grant.usesRemaining} uses).`);
     } catch (e) {
-      setError(errorText(e));
+      // A grant needs a fresh password proof; nothing was approved yet, so ask and send the same again.
+      if (needsReauth(e)) ask(() => void submit());
+      else setError(errorText(e));
     }
   };
   return (
-    <form className="grant-form" onSubmit={(e) => void submit(e)} aria-label="Proposed grant">
-      <p className="hint">
-        The narrowest grant for this action: host <strong>{p.host}</strong>, operation <strong>{p.tool}</strong>, exactly this {item.subject?.name ?? "subject"}, this
-        environment, stdin and working directory. Edit it, then confirm.
-      </p>
-      <label htmlFor={`${prefix}-pattern`}>Pattern (regular expression, anchored at both ends)</label>
-      <textarea id={`${prefix}-pattern`} rows={2} className="code" value={form.pattern} onChange={set("pattern")} spellCheck={false} />
-      <div className="grant-fields">
-        <div>
-          <label htmlFor={`${prefix}-uses`}>Uses</label>
-          <input id={`${prefix}-uses`} type="number" min={1} max={10000} required value={form.uses} onChange={set("uses")} />
+    <>
+      <form className="grant-form" onSubmit={(e) => void submit(e)} aria-label="Proposed grant">
+        <p className="hint">
+          The narrowest grant for this action: host <strong>{p.host}</strong>, operation <strong>{p.tool}</strong>, exactly this {item.subject?.name ?? "subject"}, this
+          environment, stdin and working directory. Edit it, then confirm.
+        </p>
+        <label htmlFor={`${prefix}-pattern`}>Pattern (regular expression, anchored at both ends)</label>
+        <textarea id={`${prefix}-pattern`} rows={2} className="code" value={form.pattern} onChange={set("pattern")} spellCheck={false} />
+        <div className="grant-fields">
+          <div>
+            <label htmlFor={`${prefix}-uses`}>Uses</label>
+            <input id={`${prefix}-uses`} type="number" min={1} max={10000} required value={form.uses} onChange={set("uses")} />
+          </div>
+          <div>
+            <label htmlFor={`${prefix}-minutes`}>Expires in (minutes)</label>
+            <input id={`${prefix}-minutes`} type="number" min={1} max={129600} required value={form.minutes} onChange={set("minutes")} />
+          </div>
+          <div>
+            <label htmlFor={`${prefix}-risk`}>Up to risk</label>
+            <select id={`${prefix}-risk`} value={form.maxRisk} onChange={set("maxRisk")}>
+              {["read_only", "low", "medium", "high"].map((level) => (
+                <option key={level} value={level}>
+                  {level}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor={`${prefix}-cwd`}>Working directory</label>
+            <input id={`${prefix}-cwd`} className="code" value={form.cwd} onChange={set("cwd")} required />
+          </div>
         </div>
-        <div>
-          <label htmlFor={`${prefix}-minutes`}>Expires in (minutes)</label>
-          <input id={`${prefix}-minutes`} type="number" min={1} max={129600} required value={form.minutes} onChange={set("minutes")} />
+        <dl className="grant-fixed">
+          <dt>Environment</dt>
+          <dd>{p.env.length === 0 ? "none (only actions without env)" : p.env.map((e) => `${e.name}=${e.value}`).join(" ")}</dd>
+          <dt>Stdin</dt>
+          <dd>{p.stdin === null ? "none (only actions without stdin)" : `exactly ${p.stdin.bytes} bytes, sha256 ${p.stdin.sha256.slice(0, 16)}…`}</dd>
+        </dl>
+        <div className="form-row">
+          <button type="submit" className="primary" disabled={pending}>
+            Approve and create grant
+          </button>
+          <button type="button" onClick={onCancel} disabled={pending}>
+            Cancel
+          </button>
         </div>
-        <div>
-          <label htmlFor={`${prefix}-risk`}>Up to risk</label>
-          <select id={`${prefix}-risk`} value={form.maxRisk} onChange={set("maxRisk")}>
-            {["read_only", "low", "medium", "high"].map((level) => (
-              <option key={level} value={level}>
-                {level}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor={`${prefix}-cwd`}>Working directory</label>
-          <input id={`${prefix}-cwd`} className="code" value={form.cwd} onChange={set("cwd")} required />
-        </div>
-      </div>
-      <dl className="grant-fixed">
-        <dt>Environment</dt>
-        <dd>{p.env.length === 0 ? "none (only actions without env)" : p.env.map((e) => `${e.name}=${e.value}`).join(" ")}</dd>
-        <dt>Stdin</dt>
-        <dd>{p.stdin === null ? "none (only actions without stdin)" : `exactly ${p.stdin.bytes} bytes, sha256 ${p.stdin.sha256.slice(0, 16)}…`}</dd>
-      </dl>
-      <div className="form-row">
-        <button type="submit" className="primary" disabled={pending}>
-          Approve and create grant
-        </button>
-        <button type="button" onClick={onCancel} disabled={pending}>
-          Cancel
-        </button>
-      </div>
-      {error === null ? null : <ErrorState>{error}</ErrorState>}
-    </form>
+        {error === null ? null : <ErrorState>{error}</ErrorState>}
+      </form>
+      {/* The password prompt is a form of its own: outside this one. */}
+      {prompt}
+    </>
   );
 }
 

@@ -138,8 +138,11 @@ export const approvalsRouter = createRouter({
         return { ...proposal, env: shown.env ?? [], stdin: shown.stdin === null || shown.stdin.bytes === 0 ? null : { bytes: shown.stdin.bytes, sha256: shown.stdin.sha256 } };
       }),
     ),
-  /** Approves (bound to the hash shown), then creates the confirmed grant with the action's exact env and stdin. */
-  approveAndGrant: roleProcedure(ROLES.deciders)
+  /**
+   * Approves (bound to the hash shown), then creates the confirmed grant with the action's exact env and stdin.
+   * Re-authenticated like every other way to make a grant: it lets later actions run with no person.
+   */
+  approveAndGrant: roleProcedure(ROLES.deciders, { reauth: true })
     .input(z.strictObject({ approvalId: id, actionHash, reason: z.string().max(1000).optional(), grant: grantEdits, assertion: assertionSchema.optional() }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
