@@ -62,6 +62,16 @@ export interface ExportAssertion {
   nonce: string;
 }
 
+/** A passkey assertion stored with a grant over its canonical scope (grants.assertion, all base64url). */
+export interface ExportGrantAssertion {
+  grantId: string;
+  credentialId: string;
+  authenticatorData: string;
+  clientDataJson: string;
+  signature: string;
+  nonce: string;
+}
+
 export interface ExportSource {
   origin: string;
   logKey: string;
@@ -76,6 +86,11 @@ export interface ExportSource {
    */
   passkeys?: AsyncIterable<ExportPasskey> | Iterable<ExportPasskey>;
   assertions?: AsyncIterable<ExportAssertion> | Iterable<ExportAssertion>;
+  /**
+   * The assertions of passkey-signed grants, written after the approval
+   * assertions. When given, the end line counts them (`grant_assertions`).
+   */
+  grantAssertions?: AsyncIterable<ExportGrantAssertion> | Iterable<ExportGrantAssertion>;
 }
 
 export function headerLine(origin: string, logKey: string): string {
@@ -97,9 +112,11 @@ export function cosignatureLine(size: number, cosignature: ExportCosignature): s
   return `${canonicalize({ kind: "cosignature", line: cosignature.line, size, witness_key: cosignature.witnessKey })}\n`;
 }
 
-export function endLine(counts: { entries: number; checkpoints: number; cosignatures: number; passkeys?: number; assertions?: number }): string {
+export function endLine(counts: { entries: number; checkpoints: number; cosignatures: number; passkeys?: number; assertions?: number; grantAssertions?: number }): string {
   const base = { checkpoints: counts.checkpoints, cosignatures: counts.cosignatures, entries: counts.entries, kind: "end" };
-  return `${canonicalize(counts.passkeys === undefined && counts.assertions === undefined ? base : { ...base, passkeys: counts.passkeys ?? 0, assertions: counts.assertions ?? 0 })}\n`;
+  const passkeys = counts.passkeys === undefined && counts.assertions === undefined && counts.grantAssertions === undefined ? {} : { passkeys: counts.passkeys ?? 0, assertions: counts.assertions ?? 0 };
+  const grants = counts.grantAssertions === undefined ? {} : { grant_assertions: counts.grantAssertions };
+  return `${canonicalize({ ...base, ...passkeys, ...grants })}\n`;
 }
 
 export function passkeyLine(passkey: ExportPasskey): string {
@@ -113,6 +130,18 @@ export function assertionLine(a: ExportAssertion): string {
     client_data_json: a.clientDataJson,
     credential_id: a.credentialId,
     kind: "assertion",
+    nonce: a.nonce,
+    signature: a.signature,
+  })}\n`;
+}
+
+export function grantAssertionLine(a: ExportGrantAssertion): string {
+  return `${canonicalize({
+    authenticator_data: a.authenticatorData,
+    client_data_json: a.clientDataJson,
+    credential_id: a.credentialId,
+    grant_id: a.grantId,
+    kind: "grant_assertion",
     nonce: a.nonce,
     signature: a.signature,
   })}\n`;
@@ -167,7 +196,7 @@ export async function* exportLines(source: ExportSource): AsyncGenerator<string,
   }
   const rest = await flush(Number.MAX_SAFE_INTEGER);
   if (rest !== "") yield rest;
-  if (source.passkeys === undefined && source.assertions === undefined) {
+  if (source.passkeys === undefined && source.assertions === undefined && source.grantAssertions === undefined) {
     yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount });
     return;
   }
@@ -181,7 +210,15 @@ export async function* exportLines(source: ExportSource): AsyncGenerator<string,
     assertions += 1;
     yield assertionLine(assertion);
   }
-  yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount, passkeys, assertions });
+  let grantAssertions: number | undefined;
+  if (source.grantAssertions !== undefined) {
+    grantAssertions = 0;
+    for await (const assertion of source.grantAssertions) {
+      grantAssertions += 1;
+      yield grantAssertionLine(assertion);
+    }
+  }
+  yield endLine({ entries, checkpoints: checkpointCount, cosignatures: cosignatureCount, passkeys, assertions, ...(grantAssertions === undefined ? {} : { grantAssertions }) });
 }
 
 function isPage(item: ExportEntry | readonly ExportEntry[]): item is readonly ExportEntry[] {

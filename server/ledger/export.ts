@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
-import { approvals, passkeyCredentials } from "../db/schema";
-import { exportLines, writeLinesToFile, type ExportAssertion, type ExportCheckpoint, type ExportEntry, type ExportPasskey } from "./export-format";
+import { approvals, grants, passkeyCredentials } from "../db/schema";
+import { exportLines, writeLinesToFile, type ExportAssertion, type ExportCheckpoint, type ExportEntry, type ExportGrantAssertion, type ExportPasskey } from "./export-format";
 import type { LogKey } from "./log-key";
 import { toBytes } from "./node-store";
 
@@ -103,36 +103,46 @@ export async function ledgerExportStream(
       next = sizes[sizes.length - 1]! + 1n;
     }
   }
-  const { passkeys, assertions } = await passkeyRecords(db);
+  const { passkeys, assertions, grantAssertions } = await passkeyRecords(db);
   return {
     entryCount: Number(limit),
-    lines: exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows(), passkeys, assertions }),
+    lines: exportLines({ origin: key.origin, logKey: key.verifier, entries: entryPages(), checkpoints: checkpointRows(), passkeys, assertions, grantAssertions }),
     counts: () => ({ entries, checkpoints }),
   };
 }
 
 /**
- * What `leasehold verify` needs to check passkey-signed approvals offline
- * (issue 13): every passkey ever registered (removed ones too — they signed
- * older approvals) and every stored approval assertion. Both are bound to the
- * log by digests sealed in admin/1 and approval/1 entries; an assertion whose
- * approval/1 entry is not in this export yet is carried but checks nothing.
+ * What `leasehold verify` needs to check passkey-signed approvals and grants
+ * offline: every passkey ever registered (removed ones too — they signed
+ * older approvals and grants), every stored approval assertion and every
+ * stored grant assertion. All are bound to the log by digests sealed in
+ * admin/1, approval/1 and grant/1 `created` entries; an assertion whose entry
+ * is not in this export yet is carried but checks nothing.
  */
-export async function passkeyRecords(db: Database): Promise<{ passkeys: ExportPasskey[]; assertions: ExportAssertion[] }> {
+export async function passkeyRecords(db: Database): Promise<{ passkeys: ExportPasskey[]; assertions: ExportAssertion[]; grantAssertions: ExportGrantAssertion[] }> {
   const keys = await db.select({ credentialId: passkeyCredentials.credentialId, publicKey: passkeyCredentials.publicKey }).from(passkeyCredentials).orderBy(passkeyCredentials.createdAt, passkeyCredentials.id);
   const signed = await db.select({ id: approvals.id, assertion: approvals.assertion }).from(approvals).where(sql`${approvals.assertion} is not null`).orderBy(approvals.createdAt, approvals.id);
-  const assertions: ExportAssertion[] = [];
-  for (const row of signed) {
-    const a = row.assertion ?? {};
-    const field = (name: string): string => (typeof a[name] === "string" ? a[name] : "");
-    assertions.push({
-      approvalId: row.id,
-      credentialId: field("credential_id"),
-      authenticatorData: field("authenticator_data"),
-      clientDataJson: field("client_data_json"),
-      signature: field("signature"),
-      nonce: field("nonce"),
-    });
-  }
-  return { passkeys: keys, assertions };
+  const signedGrants = await db.select({ id: grants.id, assertion: grants.assertion }).from(grants).where(sql`${grants.assertion} is not null`).orderBy(grants.createdAt, grants.id);
+  return {
+    passkeys: keys,
+    assertions: signed.map((row) => ({ approvalId: row.id, ...assertionFields(row.assertion) })),
+    grantAssertions: signedGrants.map((row) => ({ grantId: row.id, ...assertionFields(row.assertion) })),
+  };
+}
+
+/**
+ * A stored assertion (jsonb) as export fields. A field that is missing or not
+ * a string exports as "" rather than being dropped: the verifier then names
+ * the approval or grant whose sealed digest it no longer matches.
+ */
+function assertionFields(stored: Record<string, string> | null): Omit<ExportAssertion, "approvalId"> {
+  const a: Record<string, unknown> = stored ?? {};
+  const field = (name: string): string => (typeof a[name] === "string" ? a[name] : "");
+  return {
+    credentialId: field("credential_id"),
+    authenticatorData: field("authenticator_data"),
+    clientDataJson: field("client_data_json"),
+    signature: field("signature"),
+    nonce: field("nonce"),
+  };
 }

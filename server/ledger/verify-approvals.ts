@@ -1,5 +1,5 @@
 /**
- * Offline check of passkey-signed approvals in a ledger export (issue 13).
+ * Offline check of passkey-signed approvals and grants in a ledger export.
  * Pure: WebCrypto and @simplewebauthn/server's isomorphic helpers only, no
  * `node:` imports — `leasehold verify` (verify.ts) and the browser verifier
  * run this same code.
@@ -30,9 +30,18 @@
  * `created` entry seals no `assertion_digest` (the grant was made without a
  * passkey signature over its scope), or whose creation is not in the
  * export, are reported as unsigned too and fail under `requirePasskeyFrom`.
+ *
+ * A grant/1 `created` entry that seals `assertion_digest` (and the
+ * `scope_digest` the passkey signed) is checked like an approval: the
+ * export's `grant_assertion` record for that grant id matches the digest;
+ * its challenge is SHA-256("leasehold.grant/1\n" + scope_digest + "\n" +
+ * nonce) of THAT entry's scope digest; the key is registered before the
+ * entry and not removed; the signature verifies. The verifier cannot see the
+ * scope itself (the log holds its digest only), so what it proves is that a
+ * registered passkey signed exactly the scope the hub sealed.
  */
 import { verifySignature } from "@simplewebauthn/server/helpers";
-import { approvalChallengeBase64Url, assertionDigest, fromBase64Url, passkeyKeyDigest, sha256, type StoredAssertion } from "../passkeys/challenge";
+import { approvalChallengeBase64Url, assertionDigest, fromBase64Url, grantChallengeBase64Url, passkeyKeyDigest, sha256, type StoredAssertion } from "../passkeys/challenge";
 
 export interface ApprovalFailure {
   /** 1-based line of the export. */
@@ -45,6 +54,8 @@ export interface ApprovalFailure {
 export interface ApprovalCheckReport {
   /** Approvals whose passkey signature verified. */
   signed: number;
+  /** grant/1 `created` entries whose passkey signature over the sealed scope digest verified. */
+  signedGrants: number;
   /** Approved high/critical actions that carry no passkey signature (index of their approval/1 entry). */
   unsigned: Array<{ index: number; approvalId: string; risk: string }>;
   /** Passkey records in the export. */
@@ -69,19 +80,36 @@ function endsWith(bytes: Uint8Array, suffix: Uint8Array): boolean {
   return true;
 }
 
-interface SignedApproval {
+/**
+ * One entry that seals an `assertion_digest`: an approval/1 `approved` or a
+ * grant/1 `created`. Both are checked by the same steps (`checkSigned`); only
+ * where the assertion is looked up and which challenge it must carry differ.
+ */
+interface SignedEntry {
   index: number;
   line: number;
-  approvalId: string;
-  actionHash: string;
+  /** How failures name it: "approval <id>" or "grant <id>". */
+  label: string;
+  /** The entry type that sealed the digest, for messages. */
+  sealedIn: "approval/1" | "grant/1 created";
   digest: string;
+  /** The assertion record exported for this approval or grant. */
+  assertion(): (StoredAssertion & { line: number }) | undefined;
+  /** Why the assertion's clientDataJSON is not over this entry's challenge, or null. */
+  challenge(assertion: StoredAssertion): Promise<string | null>;
+  /** When the record does not match the digest: the record that does, under another id, if any. */
+  elsewhere?(): Promise<string | undefined>;
 }
+
+const ASSERTION_FIELDS = ["credential_id", "authenticator_data", "client_data_json", "signature", "nonce"] as const;
 
 type Fail = (failure: ApprovalFailure) => never;
 
 export class ApprovalChecker {
   private readonly riskByAction = new Map<string, string>();
-  private readonly signedApprovals: SignedApproval[] = [];
+  private readonly signedEntries: SignedEntry[] = [];
+  private signedApprovalCount = 0;
+  private signedGrantCount = 0;
   private readonly unsigned: ApprovalCheckReport["unsigned"] = [];
   /** Grant id → whether its grant/1 `created` entry seals a passkey assertion. */
   private readonly grantSigned = new Map<string, boolean>();
@@ -90,6 +118,8 @@ export class ApprovalChecker {
   private readonly removed = new Map<string, number>();
   private readonly keys = new Map<string, { publicKey: string; line: number }>();
   private readonly assertions = new Map<string, StoredAssertion & { line: number }>();
+  /** Grant id → the `grant_assertion` record exported for it. */
+  private readonly grantAssertions = new Map<string, StoredAssertion & { line: number }>();
   private lastLine = 0;
 
   /**
@@ -124,7 +154,10 @@ export class ApprovalChecker {
     const data = entry.data ?? {};
     const actionId = typeof entry.action_id === "string" ? entry.action_id : null;
     if (kind === "grant") {
-      if (data.event === "created" && typeof data.grant_id === "string" && !this.grantSigned.has(data.grant_id)) this.grantSigned.set(data.grant_id, typeof data.assertion_digest === "string");
+      if (data.event !== "created" || typeof data.grant_id !== "string") return;
+      const signed = typeof data.assertion_digest === "string";
+      if (!this.grantSigned.has(data.grant_id)) this.grantSigned.set(data.grant_id, signed);
+      if (signed) this.signedGrant(index, line, data.grant_id, data.assertion_digest as string, typeof data.scope_digest === "string" ? data.scope_digest : null);
     } else if (kind === "decision") {
       if (data.outcome === "hold" && actionId !== null && typeof data.risk === "string") this.riskByAction.set(actionId, data.risk);
       if (data.outcome === "grant" && typeof data.grant_id === "string" && typeof data.risk === "string" && RISKS.indexOf(data.risk) >= RISKS.indexOf("high")) {
@@ -138,7 +171,18 @@ export class ApprovalChecker {
       if (data.operation === "passkey.remove" && !this.removed.has(data.settings_digest)) this.removed.set(data.settings_digest, index);
     } else if (data.outcome === "approved" && typeof data.approval_id === "string" && typeof data.action_hash === "string") {
       if (typeof data.assertion_digest === "string") {
-        this.signedApprovals.push({ index, line, approvalId: data.approval_id, actionHash: data.action_hash, digest: data.assertion_digest });
+        const approvalId = data.approval_id;
+        const actionHash = data.action_hash;
+        this.signedApprovalCount += 1;
+        this.signedEntries.push({
+          index,
+          line,
+          label: `approval ${approvalId}`,
+          sealedIn: "approval/1",
+          digest: data.assertion_digest,
+          assertion: () => this.assertions.get(approvalId),
+          challenge: (assertion) => challengeProblem({ approvalId, actionHash, assertion }),
+        });
       } else {
         // The risk comes from the action's decision/1 `hold` (an earlier entry); unknown risks are not guessed at.
         const risk = actionId === null ? undefined : this.riskByAction.get(actionId);
@@ -159,15 +203,31 @@ export class ApprovalChecker {
 
   /** An `assertion` record: {kind, approval_id, credential_id, authenticator_data, client_data_json, signature, nonce}. */
   assertion(record: Record<string, unknown>, line: number, fail: Fail): void {
-    const fields = ["credential_id", "authenticator_data", "client_data_json", "signature", "nonce"] as const;
-    if (typeof record.approval_id !== "string") fail({ line, reason: "assertion approval_id must be a string" });
-    for (const f of fields) {
+    this.storeAssertion(this.assertions, "approval_id", "approval", record, line, fail);
+  }
+
+  /** A `grant_assertion` record: {kind, grant_id, credential_id, authenticator_data, client_data_json, signature, nonce}. */
+  grantAssertion(record: Record<string, unknown>, line: number, fail: Fail): void {
+    this.storeAssertion(this.grantAssertions, "grant_id", "grant", record, line, fail);
+  }
+
+  private storeAssertion(
+    into: Map<string, StoredAssertion & { line: number }>,
+    idField: "approval_id" | "grant_id",
+    what: "approval" | "grant",
+    record: Record<string, unknown>,
+    line: number,
+    fail: Fail,
+  ): void {
+    const kind = String(record.kind);
+    if (typeof record[idField] !== "string") fail({ line, reason: `${kind} ${idField} must be a string` });
+    for (const f of ASSERTION_FIELDS) {
       const value = record[f];
-      if (typeof value !== "string" || fromBase64Url(value) === undefined) fail({ line, reason: `assertion ${f} must be base64url` });
+      if (typeof value !== "string" || fromBase64Url(value) === undefined) fail({ line, reason: `${kind} ${f} must be base64url` });
     }
-    const approvalId = record.approval_id as string;
-    if (this.assertions.has(approvalId)) fail({ line, reason: `two assertions for approval ${approvalId}` });
-    this.assertions.set(approvalId, {
+    const id = record[idField] as string;
+    if (into.has(id)) fail({ line, reason: `two assertions for ${what} ${id}` });
+    into.set(id, {
       credential_id: record.credential_id as string,
       authenticator_data: record.authenticator_data as string,
       client_data_json: record.client_data_json as string,
@@ -177,10 +237,31 @@ export class ApprovalChecker {
     });
   }
 
-  /** Checks every signed approval; the first failure, or null. Call after the whole file verified. */
+  /** A grant/1 `created` entry sealing `assertion_digest`: checked in `finish` like a signed approval. */
+  private signedGrant(index: number, line: number, grantId: string, digest: string, scopeDigest: string | null): void {
+    this.signedGrantCount += 1;
+    this.signedEntries.push({
+      index,
+      line,
+      label: `grant ${grantId}`,
+      sealedIn: "grant/1 created",
+      digest,
+      assertion: () => this.grantAssertions.get(grantId),
+      challenge: async (assertion) =>
+        scopeDigest === null
+          ? "its grant/1 created entry seals an assertion_digest but no scope_digest, so nothing says what the passkey signed"
+          : grantChallengeProblem({ scopeDigest, assertion }),
+      elsewhere: async () => {
+        for (const [other, candidate] of this.grantAssertions) if (other !== grantId && (await assertionDigest(candidate)) === digest) return `grant ${other}`;
+        return undefined;
+      },
+    });
+  }
+
+  /** Checks every signed approval and grant, in log order; the first failure, or null. Call after the whole file verified. */
   async finish(): Promise<ApprovalFailure | null> {
-    for (const approval of this.signedApprovals) {
-      const failure = await this.check(approval);
+    for (const signed of this.signedEntries) {
+      const failure = await this.checkSigned(signed);
       if (failure !== null) return failure;
     }
     if (this.requirePasskeyFrom !== undefined) {
@@ -196,21 +277,25 @@ export class ApprovalChecker {
     return null;
   }
 
-  /** How many passkey and assertion records were read (the end line counts them). */
-  recordCounts(): { passkeys: number; assertions: number } {
-    return { passkeys: this.keys.size, assertions: this.assertions.size };
+  /** How many passkey, assertion and grant_assertion records were read (the end line counts them). */
+  recordCounts(): { passkeys: number; assertions: number; grantAssertions: number } {
+    return { passkeys: this.keys.size, assertions: this.assertions.size, grantAssertions: this.grantAssertions.size };
   }
 
   report(): ApprovalCheckReport {
-    return { signed: this.signedApprovals.length, unsigned: [...this.unsigned], passkeys: this.keys.size, unsignedGrants: [...this.unsignedGrants] };
+    return { signed: this.signedApprovalCount, signedGrants: this.signedGrantCount, unsigned: [...this.unsigned], passkeys: this.keys.size, unsignedGrants: [...this.unsignedGrants] };
   }
 
-  private async check(a: SignedApproval): Promise<ApprovalFailure | null> {
-    const at = (reason: string, line = a.line): ApprovalFailure => ({ line, index: a.index, reason: `entry ${a.index}: approval ${a.approvalId}: ${reason}` });
-    const stored = this.assertions.get(a.approvalId);
-    if (stored === undefined) return at("its approval/1 entry seals a passkey assertion, but the export carries no assertion for it");
-    if ((await assertionDigest(stored)) !== a.digest) return at("the assertion does not match the assertion_digest sealed in its approval/1 entry (changed after sealing)", stored.line);
-    const challenge = await challengeProblem({ approvalId: a.approvalId, actionHash: a.actionHash, assertion: stored });
+  private async checkSigned(a: SignedEntry): Promise<ApprovalFailure | null> {
+    const at = (reason: string, line = a.line): ApprovalFailure => ({ line, index: a.index, reason: `entry ${a.index}: ${a.label}: ${reason}` });
+    const stored = a.assertion();
+    if (stored === undefined) return at(`its ${a.sealedIn} entry seals a passkey assertion, but the export carries no assertion for it`);
+    if ((await assertionDigest(stored)) !== a.digest) {
+      const other = await a.elsewhere?.();
+      const moved = other === undefined ? "" : ` — the assertion it sealed is exported under ${other} (swapped)`;
+      return at(`the assertion does not match the assertion_digest sealed in its ${a.sealedIn} entry (changed after sealing)${moved}`, stored.line);
+    }
+    const challenge = await a.challenge(stored);
     if (challenge !== null) return at(challenge, stored.line);
     const key = this.keys.get(stored.credential_id);
     if (key === undefined) return at(`signed by passkey ${stored.credential_id}, whose public key the export does not carry — no registered authenticator signed it`, stored.line);
@@ -221,7 +306,7 @@ export class ApprovalChecker {
     const removedAt = this.removed.get(keyDigest);
     if (removedAt !== undefined && removedAt < a.index) return at(`signed by passkey ${stored.credential_id} after it was removed (entry ${removedAt})`, stored.line);
 
-    const problem = await assertionProblem({ approvalId: a.approvalId, actionHash: a.actionHash, assertion: stored, publicKey: key.publicKey });
+    const problem = await signatureProblem(stored, key.publicKey);
     return problem === null ? null : at(problem, stored.line);
   }
 }
@@ -237,16 +322,6 @@ export function unsignedGrantLine(u: ApprovalCheckReport["unsignedGrants"][numbe
   return `entry ${u.index}: action ${u.actionId} (${u.risk} risk) ran under grant ${u.grantId}, ${why}`;
 }
 
-/**
- * The cryptographic half of checking one approval's passkey assertion: the
- * clientDataJSON is a `webauthn.get` over the challenge derived from this
- * approval id and action hash (with the stored nonce), the authenticator
- * data is for the origin's relying party with user presence and
- * verification, and the signature verifies with `publicKey` (COSE,
- * base64url). Returns why not, or null. The export verifier adds the ledger
- * bindings (sealed digest, registered and not removed); the hub's action page
- * uses this alone against the stored credential.
- */
 /** The clientDataJSON of `assertion`, or why it cannot be read. */
 function clientDataOf(assertion: StoredAssertion): { bytes: Uint8Array; json: { type?: unknown; challenge?: unknown; origin?: unknown } } | string {
   const bytes = fromBase64Url(assertion.client_data_json);
@@ -258,30 +333,54 @@ function clientDataOf(assertion: StoredAssertion): { bytes: Uint8Array; json: { 
   }
 }
 
-/** Whether the assertion is a `webauthn.get` over the challenge derived from this approval id, action hash and its nonce; why not, or null. */
-export async function challengeProblem(input: { approvalId: string; actionHash: string; assertion: StoredAssertion }): Promise<string | null> {
-  const clientData = clientDataOf(input.assertion);
+/** Whether the assertion is a `webauthn.get` over `expected` (base64url); `otherwise` when it is over another challenge, or null. */
+function challengeMismatch(assertion: StoredAssertion, expected: string, otherwise: string): string | null {
+  const clientData = clientDataOf(assertion);
   if (typeof clientData === "string") return clientData;
   if (clientData.json.type !== "webauthn.get") return `clientDataJSON type is ${String(clientData.json.type)}, not webauthn.get`;
+  return clientData.json.challenge === expected ? null : otherwise;
+}
+
+/** Whether the assertion is a `webauthn.get` over the challenge derived from this approval id, action hash and its nonce; why not, or null. */
+export async function challengeProblem(input: { approvalId: string; actionHash: string; assertion: StoredAssertion }): Promise<string | null> {
   const expected = await approvalChallengeBase64Url(input.approvalId, input.actionHash, input.assertion.nonce);
-  if (clientData.json.challenge !== expected) {
-    return `the passkey signed a challenge that is not derived from this approval and its action_hash ${input.actionHash} — it was made for another approval or action`;
-  }
-  return null;
+  return challengeMismatch(
+    input.assertion,
+    expected,
+    `the passkey signed a challenge that is not derived from this approval and its action_hash ${input.actionHash} — it was made for another approval or action`,
+  );
+}
+
+/** Whether the assertion is a `webauthn.get` over the grant challenge derived from this sealed scope digest and its nonce; why not, or null. */
+export async function grantChallengeProblem(input: { scopeDigest: string; assertion: StoredAssertion }): Promise<string | null> {
+  const expected = await grantChallengeBase64Url(input.scopeDigest, input.assertion.nonce);
+  return challengeMismatch(
+    input.assertion,
+    expected,
+    `the passkey signed a challenge that is not derived from the scope_digest ${input.scopeDigest} sealed for this grant — it was made for another scope`,
+  );
 }
 
 /**
  * The cryptographic half of checking one approval's passkey assertion: the
- * challenge (above), the authenticator data is for the origin's relying
- * party with user presence and verification, and the signature verifies
- * with `publicKey` (COSE, base64url). Returns why not, or null. The export
- * verifier adds the ledger bindings (sealed digest, registered and not
- * removed); the hub's action page uses this alone against the stored credential.
+ * challenge (above), then `signatureProblem`. Returns why not, or null. The
+ * export verifier adds the ledger bindings (sealed digest, registered and
+ * not removed); the hub's action page uses this alone against the stored
+ * credential.
  */
 export async function assertionProblem(input: { approvalId: string; actionHash: string; assertion: StoredAssertion; publicKey: string }): Promise<string | null> {
-  const stored = input.assertion;
-  const challenge = await challengeProblem(input);
-  if (challenge !== null) return challenge;
+  return (await challengeProblem(input)) ?? signatureProblem(input.assertion, input.publicKey);
+}
+
+/**
+ * What every passkey assertion must satisfy whatever it signed: the
+ * authenticator data is for the relying party of the clientDataJSON's
+ * origin, with user presence and verification, and the signature over
+ * authenticatorData ‖ SHA-256(clientDataJSON) verifies with `publicKey`
+ * (COSE, base64url). Returns why not, or null. The challenge is the
+ * caller's to check first.
+ */
+async function signatureProblem(stored: StoredAssertion, publicKey: string): Promise<string | null> {
   const clientData = clientDataOf(stored);
   if (typeof clientData === "string") return clientData;
   let host: string;
@@ -290,12 +389,16 @@ export async function assertionProblem(input: { approvalId: string; actionHash: 
   } catch {
     return "clientDataJSON carries no origin";
   }
-  const authData = fromBase64Url(stored.authenticator_data)!;
+  const authData = fromBase64Url(stored.authenticator_data);
+  if (authData === undefined) return "authenticatorData is not base64url";
   if (authData.length < 37) return "authenticatorData is too short";
   const rpIdHash = await sha256(utf8.encode(host));
   if (!rpIdHash.every((b, i) => authData[i] === b)) return `authenticatorData is for another relying party than ${host}`;
   const flags = authData[32]!;
   if ((flags & 0x01) === 0 || (flags & 0x04) === 0) return "the authenticator did not report user presence and verification";
+  const signature = fromBase64Url(stored.signature);
+  const key = fromBase64Url(publicKey);
+  if (signature === undefined || key === undefined) return "the signature or the public key is not base64url";
   const clientHash = await sha256(clientData.bytes);
   const data = new Uint8Array(authData.length + clientHash.length);
   data.set(authData);
@@ -303,9 +406,9 @@ export async function assertionProblem(input: { approvalId: string; actionHash: 
   let ok: boolean;
   try {
     ok = await verifySignature({
-      signature: fromBase64Url(stored.signature)! as Uint8Array<ArrayBuffer>,
+      signature: signature as Uint8Array<ArrayBuffer>,
       data: data as Uint8Array<ArrayBuffer>,
-      credentialPublicKey: fromBase64Url(input.publicKey)! as Uint8Array<ArrayBuffer>,
+      credentialPublicKey: key as Uint8Array<ArrayBuffer>,
     });
   } catch (error) {
     return `the registered public key cannot check the signature: ${(error as Error).message}`;

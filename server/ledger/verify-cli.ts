@@ -84,12 +84,14 @@ export async function runVerify(filePath: string, keyText: string, out: VerifyOu
         : `checkpoint:    supplied at size ${supplied.size}, root ${supplied.root}: NOT proven consistent\n`,
     );
   }
-  const { signed, unsigned, passkeys, unsignedGrants } = report.approvals;
-  const failedOnApproval = report.failure !== null && /^entry \d+: (approval |action \S+ \(\w+ risk\) ran under grant )/.test(report.failure.reason);
+  const { signed, signedGrants, unsigned, passkeys, unsignedGrants } = report.approvals;
+  const failedOnApproval = report.failure !== null && /^entry \d+: (approval |grant |action \S+ \(\w+ risk\) ran under grant )/.test(report.failure.reason);
   if (report.ok || failedOnApproval) {
+    const checked = report.ok ? "verified" : "checked";
     out.write(
-      `passkeys:      ${report.ok ? `${signed} passkey-signed approval(s) verified` : `${signed} passkey-signed approval(s) checked`} (signature by a registered key over the challenge derived from the approval id and action_hash; ${passkeys} registered key(s) in the export)\n`,
+      `passkeys:      ${signed} passkey-signed approval(s) ${checked} (signature by a registered key over the challenge derived from the approval id and action_hash; ${passkeys} registered key(s) in the export)\n`,
     );
+    out.write(`grants:        ${signedGrants} passkey-signed grant(s) ${checked} (signature by a registered key over the challenge derived from the grant's sealed scope_digest)\n`);
     for (const u of unsigned) out.write(`UNSIGNED:      ${unsignedApprovalLine(u)}\n`);
     for (const u of unsignedGrants) out.write(`UNSIGNED:      ${unsignedGrantLine(u)}\n`);
   }

@@ -333,3 +333,38 @@ describe("runVerify with --checkpoint and --witness", () => {
     expect((await run(file, { witnessKeys: [log.verifier] })).code).toBe(2);
   });
 });
+
+describe("end line forms: exports before passkey records, before grant assertions, and now", () => {
+  const grantAssertion = {
+    grantId: "00000000-0000-4000-8000-000000000001",
+    credentialId: "AAAA",
+    authenticatorData: "AAAA",
+    clientDataJson: "AAAA",
+    signature: "AAAA",
+    nonce: "AAAA",
+  };
+
+  it("each form verifies, and the current one counts grant_assertion records", async () => {
+    const withoutGrants = await collect(exportLines({ ...built.source, passkeys: [], assertions: [] }));
+    expect(JSON.parse(withoutGrants.at(-1)!)).toEqual({ kind: "end", entries: 300, checkpoints: 4, cosignatures: 8, passkeys: 0, assertions: 0 });
+    expect((await verify(withoutGrants)).ok).toBe(true);
+
+    // A grant assertion whose grant/1 entry is not in the export is carried and checks nothing.
+    const current = await collect(exportLines({ ...built.source, passkeys: [], assertions: [], grantAssertions: [grantAssertion] }));
+    expect(JSON.parse(current.at(-2)!)).toMatchObject({ kind: "grant_assertion", grant_id: grantAssertion.grantId });
+    expect(JSON.parse(current.at(-1)!)).toEqual({ kind: "end", entries: 300, checkpoints: 4, cosignatures: 8, passkeys: 0, assertions: 0, grant_assertions: 1 });
+    const report = await verify(current);
+    expect(report.failure).toBeNull();
+    expect(report.approvals.signedGrants).toBe(0);
+  });
+
+  it("hostile: grant_assertion lines under an end line that does not count them fail", async () => {
+    const current = await collect(exportLines({ ...built.source, passkeys: [], assertions: [], grantAssertions: [grantAssertion] }));
+    const older = [...current.slice(0, -1), `${canonicalize({ kind: "end", entries: 300, checkpoints: 4, cosignatures: 8, passkeys: 0, assertions: 0 })}\n`];
+    const report = await verify(older);
+    expect(report.ok).toBe(false);
+    expect(report.failure?.reason).toContain("the file has 1 grant_assertion records, but its end line counts none");
+    const miscounted = [...current.slice(0, -1), `${canonicalize({ kind: "end", entries: 300, checkpoints: 4, cosignatures: 8, passkeys: 0, assertions: 0, grant_assertions: 2 })}\n`];
+    expect((await verify(miscounted)).failure?.reason).toBe("end line promises 2 grant assertions; the file has 1");
+  });
+});

@@ -90,7 +90,7 @@ export interface VerifyReport {
   supplied: { size: number; root: string } | null;
   /** Witnesses (names) whose cosignature on the final checkpoint was required and found. */
   finalCosigners: string[];
-  /** Passkey-signed approvals checked, and approved high/critical actions without a signature (verify-approvals.ts). */
+  /** Passkey-signed approvals and grants checked, and high/critical actions nobody signed for (verify-approvals.ts). */
   approvals: ApprovalCheckReport;
   failure: VerifyFailure | null;
 }
@@ -189,7 +189,7 @@ class ExportVerifier {
   private readonly lastCosignedBy = new Map<string, number>();
   /** The supplied checkpoint, until the rebuilt tree reaches its size. */
   private anchor: { size: number; root: Uint8Array; origin: string } | null;
-  /** Passkey approvals: fed every entry and the passkey/assertion records, judged after the last line. */
+  /** Passkey approvals and grants: fed every entry and the passkey/assertion/grant_assertion records, judged after the last line. */
   readonly approvals: ApprovalChecker;
 
   constructor(
@@ -242,6 +242,11 @@ class ExportVerifier {
       case "assertion":
         exactKeys(record, ["kind", "approval_id", "credential_id", "authenticator_data", "client_data_json", "signature", "nonce"], number, "assertion");
         return this.approvals.assertion(record, number, (f) => {
+          throw new Failure(f);
+        });
+      case "grant_assertion":
+        exactKeys(record, ["kind", "grant_id", "credential_id", "authenticator_data", "client_data_json", "signature", "nonce"], number, "grant_assertion");
+        return this.approvals.grantAssertion(record, number, (f) => {
           throw new Failure(f);
         });
       default:
@@ -361,14 +366,25 @@ class ExportVerifier {
   }
 
   private end(record: Record<string, unknown>, number: number): void {
-    // Exports with passkey records also count them; older exports have only the first three counts.
-    const counted = "passkeys" in record || "assertions" in record;
-    exactKeys(record, counted ? ["kind", "entries", "checkpoints", "cosignatures", "passkeys", "assertions"] : ["kind", "entries", "checkpoints", "cosignatures"], number, "end");
-    if (counted) {
-      const have = this.approvals.recordCounts();
-      if (record.passkeys !== have.passkeys || record.assertions !== have.assertions) {
-        throw new Failure({ line: number, reason: `end line promises ${String(record.passkeys)} passkeys and ${String(record.assertions)} assertions; the file has ${have.passkeys}, ${have.assertions}` });
-      }
+    // Three forms (EXPORT_FORMAT.md § end): exports written before passkey records count none of
+    // them, then passkeys and assertions, now grant assertions too. Every form stays readable.
+    const counted = "passkeys" in record || "assertions" in record || "grant_assertions" in record;
+    const countsGrants = "grant_assertions" in record;
+    const fields = ["kind", "entries", "checkpoints", "cosignatures"];
+    if (counted) fields.push("passkeys", "assertions");
+    if (countsGrants) fields.push("grant_assertions");
+    exactKeys(record, fields, number, "end");
+    const have = this.approvals.recordCounts();
+    if (counted && (record.passkeys !== have.passkeys || record.assertions !== have.assertions)) {
+      throw new Failure({ line: number, reason: `end line promises ${String(record.passkeys)} passkeys and ${String(record.assertions)} assertions; the file has ${have.passkeys}, ${have.assertions}` });
+    }
+    if ((countsGrants ? record.grant_assertions : 0) !== have.grantAssertions) {
+      throw new Failure({
+        line: number,
+        reason: countsGrants
+          ? `end line promises ${String(record.grant_assertions)} grant assertions; the file has ${have.grantAssertions}`
+          : `the file has ${have.grantAssertions} grant_assertion records, but its end line counts none (an end line without grant_assertions is from an export that carries none)`,
+      });
     }
     if (!isCount(record.entries) || !isCount(record.checkpoints) || !isCount(record.cosignatures)) {
       throw new Failure({ line: number, reason: "end line counts must be non-negative integers" });
@@ -440,7 +456,7 @@ function newReport(failure: VerifyFailure | null): VerifyReport {
     cosignatures: { verified: 0, unchecked: 0, witnesses: [] },
     supplied: null,
     finalCosigners: [],
-    approvals: { signed: 0, unsigned: [], passkeys: 0, unsignedGrants: [] },
+    approvals: { signed: 0, signedGrants: 0, unsigned: [], passkeys: 0, unsignedGrants: [] },
     failure,
   };
 }
