@@ -5,18 +5,11 @@
  * response. Pages are rendered per request (the admin layouts are dynamic),
  * so every page gets its own nonce. API routes and static files keep the
  * stricter script-less policy bin/next-web.ts sets on every answer.
- *
- * Before that, with no public URL set, a page asked for on a loopback IP is
- * redirected to http://localhost (server/http/loopback-admin.ts): the admin's
- * cookie then never goes to an OAuth client's 127.0.0.1 callback.
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { pageContentSecurityPolicy } from "./server/http/headers";
-import { loopbackIpPageRedirect } from "./server/http/loopback-admin";
 
 export function proxy(request: NextRequest): NextResponse {
-  const elsewhere = loopbackIpPageRedirect(request.headers.get("host"), request.nextUrl.pathname + request.nextUrl.search, process.env.LEASEHOLD_PUBLIC_URL !== undefined);
-  if (elsewhere !== null) return NextResponse.redirect(elsewhere, 308);
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   const nonce = btoa(String.fromCharCode(...bytes));

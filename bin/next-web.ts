@@ -6,6 +6,13 @@ import { getHubRuntime } from "../server/hub/runtime";
 import { SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY } from "../server/http/headers";
 import { allowedHostnames, hostAllowed } from "../server/http/host-allow";
 import { serveDirectRoute } from "../server/hub/direct-routes";
+import { loopbackIpPageRedirect } from "../server/http/loopback-admin";
+
+/** Page routes only: the API, Next's assets and well-known documents answer on every allowed Host. */
+function pageRedirect(host: string | null, url: string, publicUrlSet: boolean): string | null {
+  if (/^\/(api|_next|\.well-known)(\/|$)/.test(url) || url === "/favicon.ico") return null;
+  return loopbackIpPageRedirect(host, url, publicUrlSet);
+}
 
 /**
  * Idle keep-alive sockets are kept this long. Longer than any common
@@ -53,6 +60,14 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
               hint: "use the hub's public URL (LEASEHOLD_PUBLIC_URL) or a loopback address",
             }),
           );
+          return;
+        }
+        // Admin pages live on localhost, never a loopback IP (server/http/loopback-admin.ts). Answered
+        // here, not in Next's proxy: Next turns a same-port Location into a relative one, which loops.
+        const target = req.method === "GET" || req.method === "HEAD" ? pageRedirect(req.headers.host ?? null, req.url ?? "/", config.publicUrlSet === true) : null;
+        if (target !== null) {
+          res.writeHead(308, { location: target, "cache-control": "no-store", "content-length": "0" });
+          res.end();
           return;
         }
         // Replaces anything a client sent under this name: routes may record it as the peer.

@@ -6,7 +6,7 @@
  * (RFC 8252 §8.3) means a client's callback listener never receives the
  * admin's cookie. A page asked for on a loopback IP is sent to localhost.
  *
- * Imported by proxy.ts (the Next.js request proxy), so it imports nothing.
+ * Applied by bin/next-web.ts before Next sees the request; imports nothing.
  */
 
 /** Where a page request should go instead, or null to serve it. `publicUrlSet`: LEASEHOLD_PUBLIC_URL is set (then the operator chose the host). */

@@ -152,7 +152,9 @@ describe("run_command_net through MCP: an allow-list that names the server, enfo
     fs.mkdirSync(dataDir, { mode: 0o700 });
     const ceiling = { ...defaultCeiling(path.join(dataDir, "workspace")), egress: [`${NAME}:${PORT}`] };
     fs.writeFileSync(path.join(dataDir, "guest-ceiling.json"), `${JSON.stringify(ceiling, null, 2)}\n`, { mode: 0o600 });
-    hub = await startHub({ LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_MCP_APPROVAL_WAIT_S: "5" }, 90_000, {
+    // Passkeys from critical up: the CLI below grants a high ceiling, which at the default threshold only a
+    // passkey in the browser may sign. This test is about the kernel's allow-list, not who granted.
+    hub = await startHub({ LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_MCP_APPROVAL_WAIT_S: "5", LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" }, 90_000, {
       wrap: ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hostsFile],
     });
     const address = { url: hub.url, port: hub.port, dataDir };

@@ -57,8 +57,13 @@ describe("leasehold start on embedded PGlite", () => {
     expect(hub.output()).toContain(`admin URL:  http://localhost:${hub.port}/`);
     expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
 
-    // The admin pages need a signed-in admin: a visitor is sent to sign-in, and tRPC says 401.
-    const page = await fetch(`${hub.url}/`, { redirect: "manual" });
+    // The admin pages live on localhost (no public URL set): asked for on 127.0.0.1, they are sent there,
+    // so the admin's cookie never belongs to the host name OAuth clients' loopback callbacks use.
+    const onIp = await fetch(`${hub.url}/approvals?x=1`, { redirect: "manual" });
+    expect(onIp.status).toBe(308);
+    expect(onIp.headers.get("location")).toBe(`http://localhost:${hub.port}/approvals?x=1`);
+    // They need a signed-in admin: a visitor is sent to sign-in, and tRPC says 401.
+    const page = await fetch(`http://localhost:${hub.port}/`, { redirect: "manual" });
     expect(page.status).toBe(307);
     expect(page.headers.get("location")).toMatch(/\/sign-in$/);
     const signInPage = await fetch(`${hub.url}/sign-in`);
