@@ -368,13 +368,7 @@ export async function verifyApprovalAssertion(
   const derived = toBase64Url(await approvalChallenge(input.approvalId, input.actionHash, challenge.nonce));
   if (derived !== challenge.challenge) throw refused("the passkey challenge is not derived from this approval and action hash");
   await verifyAssertion(tx, input.response, derived, input.settings, input.adminId);
-  return {
-    credential_id: input.response.id,
-    authenticator_data: input.response.response.authenticatorData,
-    client_data_json: input.response.response.clientDataJSON,
-    signature: input.response.response.signature,
-    nonce: challenge.nonce,
-  };
+  return storedAssertion(input.response, challenge.nonce);
 }
 
 /**
@@ -424,11 +418,16 @@ export async function verifyGrantAssertion(
   const derived = toBase64Url(await grantChallenge(input.scopeDigest, challenge.nonce));
   if (derived !== challenge.challenge) throw refused("the passkey challenge is not derived from this grant's scope");
   await verifyAssertion(tx, input.response, derived, input.settings, input.adminId);
+  return storedAssertion(input.response, challenge.nonce);
+}
+
+/** What is kept of a verified assertion: enough for `leasehold verify` to check it again offline. */
+function storedAssertion(response: AuthenticationResponseJSON, nonce: string): StoredAssertion {
   return {
-    credential_id: input.response.id,
-    authenticator_data: input.response.response.authenticatorData,
-    client_data_json: input.response.response.clientDataJSON,
-    signature: input.response.response.signature,
-    nonce: challenge.nonce,
+    credential_id: response.id,
+    authenticator_data: response.response.authenticatorData,
+    client_data_json: response.response.clientDataJSON,
+    signature: response.response.signature,
+    nonce,
   };
 }
