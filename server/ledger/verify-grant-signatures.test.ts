@@ -18,7 +18,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { eq, and, isNull, sql } from "drizzle-orm";
-import { expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { insertAdmin, insertHost, insertToken, testDeps } from "../../test/pipeline/support";
 import { describeEachDatabase } from "../../test/support/databases";
 import { submitAction } from "../actions";
@@ -151,18 +151,23 @@ describeEachDatabase("verify: passkey-signed grants in an edited export", (datab
   let clean = "";
   let first: { id: string; host: string; scope: GrantScope };
   let second: { id: string; host: string; scope: GrantScope };
+  let run: unknown;
 
-  it("hostile: a grant signed by a registered passkey over its sealed scope verifies and is counted; the export carries its grant_assertion line", async () => {
+  // The export every case reads: two signed grants, the first one used. A hook, not a case: cases run in any order.
+  beforeAll(async () => {
     const d = database().handle.db;
     const person = await signer(d);
     first = await person.grant("rm -rf \\./first");
     second = await person.grant("rm -rf \\./second");
     // The grant is used, so --require-passkey high holds it to its signature too.
     const token = await insertToken(d, { createdBy: "someone-else" });
-    const run = await submitAction(testDeps(database().handle), token, { operation: "run_command", arguments: { host: first.host, command: "rm -rf ./first" }, channel: "mcp" }, { waitMs: 0 });
-    expect(run).toMatchObject({ decision: "grant", grant_id: first.id });
-
+    run = await submitAction(testDeps(database().handle), token, { operation: "run_command", arguments: { host: first.host, command: "rm -rf ./first" }, channel: "mcp" }, { waitMs: 0 });
     clean = await exportLedger(d, key);
+  });
+
+  it("hostile: a grant signed by a registered passkey over its sealed scope verifies and is counted; the export carries its grant_assertion line", async () => {
+    const d = database().handle.db;
+    expect(run).toMatchObject({ decision: "grant", grant_id: first.id });
     const list = records(clean);
     const line = grantAssertionRecord(list, first.id);
     expect(Object.keys(line).sort()).toEqual(["authenticator_data", "client_data_json", "credential_id", "grant_id", "kind", "nonce", "signature"]);
