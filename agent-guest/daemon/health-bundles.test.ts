@@ -22,7 +22,7 @@ const RUNNER_DIGEST = `sha256:${"2".repeat(64)}`;
 const ceiling = parseCeiling({ version: 1, workspace_root: "/srv/ws", exec_dirs: ["/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 60_000, output_bytes: 8 << 20, tmpfs_bytes: 64 << 20, tmpfs_inodes: 4096 } });
 
 function measured(bundles: Measured["bundles"]): Measured {
-  return { tier: "C", bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" }, self_test: "pass", self_test_detail: "", digest: RUNNER_DIGEST, bundles };
+  return { tier: "C", bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" }, self_test: "pass", self_test_detail: "", digest: RUNNER_DIGEST, bundles, agent_shell: null };
 }
 
 function shipApkStatic(workersDir: string): string {

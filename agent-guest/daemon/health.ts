@@ -15,7 +15,9 @@
  * job here. Readiness on the hub needs it (never assumed). A bundle
  * capability (apk-static) reports instead the digest of the bundle the
  * daemon installed and verified at start (bundle-run.ts), or null with the
- * reason in `detail` when it has none.
+ * reason in `detail` when it has none. The shell capabilities need
+ * /bin/bash (shell.ts: agent text never falls back to /bin/sh): without it
+ * they report `not_run` with the reason, so the hub lists them not ready.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -25,6 +27,7 @@ import type { GuestHealthReport } from "../../server/trust";
 import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
 import { BUNDLE_CAPABILITIES, type InstalledBundle } from "./bundle-run";
+import { agentShellProblem } from "./shell";
 
 export const GUEST_VERSION = "0.1.0";
 
@@ -42,7 +45,7 @@ export const WORKERS = [
 
 export function workerDigest(): string {
   const h = createHash("sha256");
-  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts"), projectPath("agent-guest", "egress", "resolve.ts")];
+  const files = [HELPER_PATH, path.join(path.dirname(HELPER_PATH), "leasehold_native.node"), projectPath("agent-guest", "daemon", "runner.ts"), projectPath("agent-guest", "daemon", "shell.ts"), projectPath("agent-guest", "workspace", "workspace.ts"), projectPath("agent-guest", "workspace", "volume.ts"), projectPath("agent-guest", "egress", "resolve.ts")];
   for (const file of files) {
     h.update(`${path.basename(file)}\0`);
     h.update(fs.readFileSync(file));
@@ -83,9 +86,12 @@ export interface Measured {
   digest: string | null;
   /** Bundle capabilities: what the daemon installed at start. */
   bundles: Readonly<Record<string, InstalledBundle>>;
+  /** Why agent shell text cannot run here (no usable /bin/bash), or null (shell.ts). */
+  agent_shell: string | null;
 }
 
 export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record<string, InstalledBundle>> = {}): Promise<Measured> {
+  const agentShell = agentShellProblem();
   let digest: string | null;
   try {
     digest = workerDigest();
@@ -96,7 +102,7 @@ export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record
   try {
     probe = probeKernel();
   } catch (error) {
-    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest, bundles };
+    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest, bundles, agent_shell: agentShell };
   }
   // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
@@ -131,10 +137,14 @@ export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record
     bpf = { tier: "C", object_sha256: null, detail: `BPF loader failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   // The sandbox self-test gates every tier; the BPF tier says how much more than C this host enforces.
-  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest, bundles };
+  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest, bundles, agent_shell: agentShell };
 }
 
+/** Capabilities whose operations run agent shell text: not ready on a host without bash (shell.ts). */
+const AGENT_SHELL_CAPABILITIES: readonly string[] = ["shell", "egress-shell"];
+
 function workerReport(w: (typeof WORKERS)[number], m: Measured): GuestHealthReport["workers"][number] {
+  if (AGENT_SHELL_CAPABILITIES.includes(w.capability) && m.agent_shell !== null) return { ...w, digest: m.digest, self_test: "not_run", detail: m.agent_shell };
   if (!BUNDLE_CAPABILITIES.includes(w.capability)) return { ...w, digest: m.digest, self_test: m.self_test };
   const b = m.bundles[w.capability];
   if (b === undefined || b.digest === null) {

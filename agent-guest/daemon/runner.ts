@@ -38,6 +38,7 @@ import { Scrubber, scrubPair } from "../scrub/index";
 import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
+import { agentShellArgv, agentShellEnv, requireAgentShell } from "./shell";
 import type { VerifiedJob } from "./verify-job";
 
 export interface RunnerContext {
@@ -58,6 +59,8 @@ export interface RunnerContext {
   fetchArtifact?: FetchArtifact;
   /** The node binary bundle workers run under (default: this process's). */
   nodePath?: string;
+  /** Where the host's bash is checked before a shell job (default /bin/bash, which is also what runs); tests point it elsewhere to be a host without bash. */
+  agentShellPath?: string;
 }
 
 export interface JobOutcome {
@@ -129,7 +132,9 @@ export function cwdInside(cwd: unknown, workspaceRoot: string): string {
 }
 
 /**
- * host_inspect: read-only commands inside the sandbox. uname and
+ * host_inspect: read-only commands inside the sandbox — a fixed POSIX
+ * script of the guest's own (no agent text), so /bin/sh runs it and a host
+ * without bash can still be inspected. uname and
  * /proc/uptime, /proc/loadavg are host-wide values; df sees the sandbox's
  * own mounts (the host's system directories, read-only), and process
  * counts come from /proc/loadavg (the sandbox's pid namespace hides the
@@ -137,8 +142,13 @@ export function cwdInside(cwd: unknown, workspaceRoot: string): string {
  */
 const HOST_INSPECT_SCRIPT = "uname -srvm; echo; cat /proc/uptime /proc/loadavg; echo; df -kP /usr 2>/dev/null || true";
 
+/**
+ * Agent shell text runs under bash only, the dialect the hub's gate parsed
+ * (shell.ts): no bash here is UNENFORCEABLE, never a fallback to /bin/sh.
+ */
 function shellCommand(a: Args, ctx: RunnerContext): ReturnType<SandboxBuilder> {
-  return { argv: ["/bin/sh", "-c", String(a["command"])], env: (a["env"] as Record<string, string>) ?? {}, stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"], ctx.ceiling.workspace_root) };
+  requireAgentShell(ctx.agentShellPath);
+  return { argv: agentShellArgv(String(a["command"])), env: agentShellEnv(a["env"]), stdin: String(a["stdin"] ?? ""), cwd: cwdInside(a["cwd"], ctx.ceiling.workspace_root) };
 }
 
 const SANDBOXED: Record<string, SandboxBuilder> = {

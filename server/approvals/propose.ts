@@ -21,6 +21,7 @@
 import type { Database } from "../db";
 import { LeaseholdError } from "../errors";
 import { GRANTABLE_LEVELS, GRANT_LIMITS, createGrant, grantNeedsPasskey, grantPasskeyRefusal, grantSubject, sha256Hex, type GrantRow } from "../policy/grants";
+import { hasInvisibleCharacters, neutraliseOneLine } from "../text";
 import { approve, showApproval, type ApprovalListing, type ApprovalRow, type ApprovingAdmin, type DecideOptions } from "./approvals";
 
 export const PROPOSED_GRANT = { uses: 3, lifetimeMs: 3600_000 } as const;
@@ -40,9 +41,27 @@ export interface GrantProposal {
   cwd: string;
 }
 
-/** Escapes every character a Unicode-mode regular expression treats as syntax (and nothing else: `\-` is an error in `u` mode). */
+/**
+ * Escapes every character a Unicode-mode regular expression treats as syntax
+ * (and nothing else: `\-` is an error in `u` mode), then writes every control,
+ * invisible or direction-changing character as a regex escape (`\u202e`,
+ * `\x0a`): the person editing the pattern sees each one, and the pattern
+ * still matches exactly the subject.
+ */
 export function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+  return neutraliseOneLine(text.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).text;
+}
+
+/**
+ * Refuses a pattern that holds a control, invisible or direction-changing
+ * character as itself: what the person read would not be what the grant
+ * matches (`r<U+200B>m` reads as `rm`). Written as an escape (`\u200b`) it is
+ * accepted.
+ */
+export function assertPatternVisible(pattern: string): void {
+  if (hasInvisibleCharacters(pattern)) {
+    throw new LeaseholdError("INVALID_ARGUMENT", `grant pattern holds invisible or direction-changing characters (${neutraliseOneLine(pattern).text}); write each as an escape such as \\u200b`, { tier: "hub" });
+  }
 }
 
 /** Refuses a grant for a critical action (or anything above the grantable ceiling). */
@@ -112,6 +131,7 @@ export async function approveAndGrant(
   const base = proposeGrant(listing);
   assertGrantable(edits.maxRisk);
   if (edits.pattern !== null) {
+    assertPatternVisible(edits.pattern);
     try {
       new RegExp(`^(?:${edits.pattern})$`, "u");
     } catch (error) {

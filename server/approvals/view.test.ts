@@ -48,6 +48,11 @@ describe("approval view: terminal-safe", () => {
     for (const line of lines) expect(line).not.toMatch(TERMINAL_ACTIVE);
   });
 
+  it("invisible characters are found by Unicode property, not by a list: tags, Hangul fillers, variation selectors, Arabic letter mark", () => {
+    expect(escapeForTerminal("rm\u{e0041}\u3164\u115f\ufe0f\u061c\u2028x")).toBe("rm⟨U+E0041⟩⟨U+3164⟩⟨U+115F⟩⟨U+FE0F⟩⟨U+061C⟩⟨U+2028⟩x");
+    expect(escapeForTerminal("clé ✓ 日本 🙂")).toBe("clé ✓ 日本 🙂");
+  });
+
   it("marks the risky spans of the command between ⟦ ⟧ (read-only reasons are not marked), across lines", () => {
     const text = "ls -la\nrm -rf ./build && tar -xf a.tar";
     const reasons = [reason("read_only", "command.read-only", text, "ls -la"), reason("high", "command.deletes", text, "rm -rf ./build"), reason("low", "command.writes", text, "tar -xf a.tar"), reason("high", "x.overlap", text, "./build")];

@@ -27,6 +27,7 @@
 import { createHash } from "node:crypto";
 import { scrubBuffer } from "../../agent-guest/scrub";
 import { digestOf } from "../ledger/entry";
+import { isInvisibleCodePoint } from "../text";
 import type { RiskReason } from "../policy/risk";
 import type { ApprovalListing } from "./approvals";
 
@@ -45,24 +46,13 @@ const CONTROL_NAMES: Readonly<Record<number, string>> = {
   0x7f: "DEL",
 };
 
-/** Code points shown as escapes: controls, invisible and direction-changing characters, and the notation's own brackets. */
+/**
+ * Code points shown as escapes: what server/text treats as control, invisible
+ * or direction-changing (by Unicode property, lone surrogates included), and
+ * the notation's own brackets.
+ */
 function needsEscape(cp: number): boolean {
-  return (
-    cp < 0x20 ||
-    (cp >= 0x7f && cp <= 0x9f) ||
-    cp === 0xad ||
-    cp === 0x061c ||
-    cp === 0x180e ||
-    (cp >= 0x200b && cp <= 0x200f) ||
-    (cp >= 0x2028 && cp <= 0x202e) ||
-    (cp >= 0x2060 && cp <= 0x206f) ||
-    cp === 0xfeff ||
-    (cp >= 0xfff9 && cp <= 0xfffb) ||
-    (cp >= 0xd800 && cp <= 0xdfff) || // a lone surrogate (invalid UTF-16)
-    cp === 0x27e8 ||
-    cp === 0x27e6 ||
-    cp === 0x27e7
-  );
+  return cp === 0x27e8 || cp === 0x27e6 || cp === 0x27e7 || isInvisibleCodePoint(cp);
 }
 
 /**

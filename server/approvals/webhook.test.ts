@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApprovalWebhook, SIGNATURE_HEADER, type HeldNotice } from "./webhook";
+import { createApprovalWebhook, passkeyAddedBody, SIGNATURE_HEADER, webhookBody, type HeldNotice } from "./webhook";
 
 const SECRET = "webhook-test-secret-0123456789";
 const notice: HeldNotice = {
@@ -103,5 +103,15 @@ describe("approval webhook", () => {
     const hook = createApprovalWebhook({ url, secret: SECRET, publicUrl: "http://localhost:8700", log: (l) => logs.push(l) });
     expect(await hook.notify(notice)).toBe("failed");
     expect(logs).toHaveLength(1);
+  });
+});
+
+describe("approval webhook: what a receiver renders cannot mislead", () => {
+  it("host, operation, user and passkey names carry invisible and bidi characters as visible escapes", () => {
+    const body = JSON.parse(webhookBody({ ...notice, host: "web\u202e1-dorp", operation: "run\u200b_command" }, "https://hub.example")) as Record<string, string>;
+    expect(body["host"]).toBe("web\\u202e1-dorp");
+    expect(body["operation"]).toBe("run\\u200b_command");
+    const added = JSON.parse(passkeyAddedBody({ username: "ali\u200bce", passkeyName: "key\u2066", credentialId: "c", addedAt: new Date(0) }, "https://hub.example")) as Record<string, string>;
+    expect([added["admin"], added["passkey_name"]]).toEqual(["ali\\u200bce", "key\\u2066"]);
   });
 });

@@ -9,7 +9,11 @@
  * with `X-Leasehold-Signature: sha256=<hex HMAC-SHA256 of the exact body
  * bytes under the secret>`. It carries no command, env or stdin: a receiver
  * (chat, pager) learns only that a decision waits and where; the decision
- * itself always happens signed in, in the browser or the CLI.
+ * itself always happens signed in, in the browser or the CLI. The strings a
+ * caller or an admin chose (host, operation, user and passkey names) have
+ * their control, invisible and direction-changing characters written as
+ * escapes (server/text `neutraliseOneLine`): a chat client renders a
+ * right-to-left override as readily as a browser does.
  *
  * A passkey added to any admin account is announced the same way, so a
  * passkey planted with a stolen session does not go unnoticed:
@@ -25,6 +29,7 @@
  * whatever the receiver does.
  */
 import { createHmac } from "node:crypto";
+import { neutraliseOneLine } from "../text";
 
 export const WEBHOOK_LIMITS = { timeoutMs: 5000, maxInFlight: 8 } as const;
 export const SIGNATURE_HEADER = "X-Leasehold-Signature";
@@ -77,8 +82,8 @@ export function webhookBody(notice: HeldNotice, publicUrl: string): string {
     type: "approval.requested",
     approval_id: notice.approvalId,
     action_id: notice.actionId,
-    host: notice.host,
-    operation: notice.operation,
+    host: neutraliseOneLine(notice.host).text,
+    operation: neutraliseOneLine(notice.operation).text,
     risk: notice.risk,
     deadline: notice.deadline.toISOString(),
     url: `${publicUrl.replace(/\/+$/, "")}/approvals#${notice.approvalId}`,
@@ -88,8 +93,8 @@ export function webhookBody(notice: HeldNotice, publicUrl: string): string {
 export function passkeyAddedBody(notice: PasskeyAddedNotice, publicUrl: string): string {
   return JSON.stringify({
     type: "passkey.added",
-    admin: notice.username,
-    passkey_name: notice.passkeyName,
+    admin: neutraliseOneLine(notice.username).text,
+    passkey_name: neutraliseOneLine(notice.passkeyName).text,
     credential_id: notice.credentialId,
     added_at: notice.addedAt.toISOString(),
     url: `${publicUrl.replace(/\/+$/, "")}/account`,

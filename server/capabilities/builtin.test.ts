@@ -154,3 +154,20 @@ describe("apk-static (issue 15)", () => {
     }
   });
 });
+
+describe("shell dialect: the text runs under bash, the dialect the risk gate parses", () => {
+  it.each(["run_command", "run_command_net"])("%s names /bin/bash (never /bin/sh) in its description and its command's", (name) => {
+    const op = operation(name);
+    expect(op.description).toContain("/bin/bash");
+    const command = (op.input_schema.properties ?? {})["command"] as { description?: string };
+    expect(command.description).toContain("/bin/bash --norc --noprofile -c");
+    expect(command.description).not.toContain("run by /bin/sh");
+  });
+
+  it.each(["run_command", "run_command_net"])("%s refuses env variables bash reads at start-up; others pass", (name) => {
+    for (const variable of ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "BASH_COMPAT"]) {
+      expect(accepts(name, { host: "h", command: "true", env: { [variable]: "/tmp/x" } })).toBe(false);
+    }
+    expect(accepts(name, { host: "h", command: "true", env: { ENVIRONMENT: "x", MY_ENV: "y", BASH_ENVX: "z" } })).toBe(true);
+  });
+});

@@ -38,3 +38,35 @@ describe("assessActionRisk: the whole prepared action (command, env, stdin, cwd)
     expect(verdict.reasons.map((r) => r.rule)).toEqual(expect.arrayContaining(["command.destroys-system", "env.executes"]));
   });
 });
+
+describe("text.invisible-characters: what a person cannot see is never auto-allowed", () => {
+  const rulesOf = (prepared: Record<string, unknown>) => assessActionRiskSync({ ...shell, prepared }).reasons.filter((r) => r.rule === "text.invisible-characters");
+
+  it.each([
+    ["zero-width space", "echo r\u200bm", 6],
+    ["right-to-left override", "ls \u202efdp.exe", 3],
+    ["tag character (not in any hand-made list)", "echo hi\u{e0041}", 7],
+    ["Hangul filler (default-ignorable, a letter by category)", "echo \u3164", 5],
+    ["bare carriage return", "echo ok\rls", 7],
+  ])("%s in the command: at least low, the reason points at the character", (_name, command, at) => {
+    expect(assessActionRiskSync({ ...shell, prepared: { command: command.replace(/\r/, "\n").replace(/[^\n -~]/gu, "x"), cwd: ".", env: {}, stdin: "" } }).level).toBe("read_only");
+    const verdict = assessActionRiskSync({ ...shell, prepared: { command, cwd: ".", env: {}, stdin: "" } });
+    expect(["low", "medium", "high", "critical"]).toContain(verdict.level);
+    const found = verdict.reasons.filter((r) => r.rule === "text.invisible-characters");
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ level: "low", span: { start: at, line: 1, column: at + 1 } });
+  });
+
+  it("env values, env names, stdin and cwd are looked at too; ordinary text, TAB, LF and CRLF are not reasons", () => {
+    expect(rulesOf({ command: "ls", cwd: ".", env: { LANG: "C\u2066" }, stdin: "" })[0]?.message).toContain("U+2066");
+    expect(rulesOf({ command: "cat", cwd: ".", env: {}, stdin: "hello\u200d" })[0]?.message).toContain("U+200D");
+    expect(rulesOf({ command: "ls", cwd: "src\u061c", env: {}, stdin: "" })).toHaveLength(1);
+    expect(assessActionRiskSync({ ...shell, prepared: { command: "cat", cwd: ".", env: {}, stdin: "a\u2028b" } }).level).not.toBe("read_only");
+    expect(rulesOf({ command: "ls -la\nls\t.\r\nls é 日本", cwd: ".", env: { LANG: "C.UTF-8" }, stdin: "x\ny" })).toEqual([]);
+  });
+
+  it("run_code is covered: the code's characters are marked", () => {
+    const verdict = assessActionRiskSync({ capability: "code", operation: { name: "run_code", mutating: true }, prepared: { language: "python", code: "print('a')\u202e" } });
+    expect(verdict.reasons.find((r) => r.rule === "text.invisible-characters")?.span.start).toBe(10);
+  });
+});

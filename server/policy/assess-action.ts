@@ -20,6 +20,7 @@
 import type { OperationDeclaration } from "../capabilities";
 import { assessShellRiskSync, compareRisk, initShellRisk, maxRisk, type CustomRiskRule, type RiskLevel, type RiskReason, type RiskVerdict } from "./risk";
 import { envFindings } from "./risk/environment";
+import { invisibleCharacterReasons } from "./risk/invisible";
 
 export interface ActionRiskInput {
   capability: string;
@@ -101,6 +102,7 @@ export function assessActionRiskSync(input: ActionRiskInput): RiskVerdict {
   }
   const assessor = ASSESSORS[input.capability];
   const reasons = assessor === undefined ? [floor("high", "capability.unassessed", `no risk analysis for capability ${input.capability}; mutating operations default to high`)] : assessor(input);
+  reasons.push(...invisibleCharacterReasons(input.prepared));
   const level = reasons.reduce<RiskLevel>((acc, reason) => maxRisk(acc, reason.level), "read_only");
   return { level, reasons: [...reasons].sort((a, b) => compareRisk(b.level, a.level) || a.span.start - b.span.start) };
 }

@@ -1,2 +1,10 @@
-export { neutraliseTerminalText, neutraliseTerminalBytes, hasTerminalControls } from "./terminal";
+export {
+  neutraliseTerminalText,
+  neutraliseOneLine,
+  neutraliseTerminalBytes,
+  hasTerminalControls,
+  hasInvisibleCharacters,
+  invisibleCharacterSpans,
+  isInvisibleCodePoint,
+} from "./terminal";
 export type { NeutralisedText } from "./terminal";

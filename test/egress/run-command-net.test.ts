@@ -72,7 +72,7 @@ const CLIENT = [
   "    except OSError as e:",
   '        print("refused", host, port, e.errno)',
 ].join("\n");
-// Single-quoted for /bin/sh: the program has no single quote of its own.
+// Single-quoted for the guest's bash: the program has no single quote of its own.
 if (CLIENT.includes("'")) throw new Error("the workload must not contain a single quote");
 const COMMAND = `python3 -c '${CLIENT}'`;
 

@@ -6,6 +6,7 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Code, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
+import { hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
 import { useDecisions } from "./decide";
 import type { HeldAction } from "./types";
 
@@ -23,20 +24,74 @@ function requesterText(item: HeldAction): string {
   return r.kind === "token" ? `token ${name}` : r.kind === "admin" ? `admin ${name}` : "unknown requester";
 }
 
-/** The command or code, the risky spans (from the risk reasons) in <mark class="risky">. */
+/** Beyond this many characters the command is shown collapsed: both ends and every risky span, the quiet middle elided. */
+export const COLLAPSE_AT = 600;
+const ENDS = 160;
+const CONTEXT = 60;
+
+type Segment = NonNullable<HeldAction["subject"]>["segments"][number];
+type Piece = { kind: "text" | "risky"; text: string } | { kind: "elided"; chars: number };
+
+/**
+ * The collapsed form of a long command: risky segments whole, quiet ones cut
+ * to their ends (more at the command's own start and end). A 4,800-character
+ * command must not hide its `curl … | sh` tail below a scroll box.
+ */
+export function collapseSegments(segments: readonly Segment[]): Piece[] {
+  const pieces: Piece[] = [];
+  segments.forEach((segment, i) => {
+    if (segment.risky) {
+      pieces.push({ kind: "risky", text: segment.text });
+      return;
+    }
+    const keepHead = i === 0 ? ENDS : CONTEXT;
+    const keepTail = i === segments.length - 1 ? ENDS : CONTEXT;
+    const chars = [...segment.text];
+    if (chars.length <= keepHead + keepTail + 40) {
+      pieces.push({ kind: "text", text: segment.text });
+      return;
+    }
+    pieces.push({ kind: "text", text: chars.slice(0, keepHead).join("") }, { kind: "elided", chars: chars.length - keepHead - keepTail }, { kind: "text", text: chars.slice(chars.length - keepTail).join("") });
+  });
+  return pieces;
+}
+
+/** The command or code, the risky spans (from the risk reasons) in <mark class="risky">; a long one collapsed until asked. */
 function Subject({ subject }: { subject: NonNullable<HeldAction["subject"]> }) {
+  const length = subject.segments.reduce((n, s) => n + s.text.length, 0);
+  const [whole, setWhole] = useState(false);
+  const collapsed = length > COLLAPSE_AT && !whole;
+  const pieces: Piece[] = collapsed ? collapseSegments(subject.segments) : subject.segments.map((s) => ({ kind: s.risky ? "risky" : "text", text: s.text }));
+  const risky = subject.segments.filter((s) => s.risky).length;
   return (
-    <pre className="code-block approval-command" aria-label={`${subject.name}${subject.language ? ` (${subject.language})` : ""}, risky parts highlighted`}>
-      {subject.segments.map((segment, i) =>
-        segment.risky ? (
-          <mark key={i} className="risky">
-            {segment.text}
-          </mark>
-        ) : (
-          <span key={i}>{segment.text}</span>
-        ),
-      )}
-    </pre>
+    <>
+      {length > COLLAPSE_AT ? (
+        <p className="hint approval-command-note" data-testid="approval-command-note">
+          {length.toLocaleString()} characters{risky > 0 ? `, ${risky} risky part${risky === 1 ? "" : "s"} marked` : ""}.{" "}
+          {collapsed ? "Both ends and every risky part are shown; the rest is elided. " : ""}
+          <button type="button" onClick={() => setWhole(!whole)}>
+            {collapsed ? "Show the whole command" : "Collapse the command"}
+          </button>
+        </p>
+      ) : null}
+      <pre
+        className={`code-block approval-command${collapsed ? " collapsed" : ""}`}
+        data-testid="approval-command"
+        aria-label={`${subject.name}${subject.language ? ` (${subject.language})` : ""}, risky parts highlighted`}
+      >
+        {pieces.map((piece, i) =>
+          piece.kind === "risky" ? (
+            <mark key={i} className="risky">
+              {piece.text}
+            </mark>
+          ) : piece.kind === "elided" ? (
+            <span key={i} className="elided">{` ⋯ ${piece.chars.toLocaleString()} characters not shown ⋯ `}</span>
+          ) : (
+            <span key={i}>{piece.text}</span>
+          ),
+        )}
+      </pre>
+    </>
   );
 }
 
@@ -76,9 +131,17 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
   const form = edits ?? { pattern: p.pattern, uses: String(p.uses), minutes: "60", maxRisk: p.maxRisk, cwd: p.cwd };
   const set = (key: keyof typeof form) => (e: { target: { value: string } }) => setEdits({ ...form, [key]: e.target.value });
   const prefix = `grant-${item.approval_id}`;
+  const shownPattern = neutraliseOneLine(form.pattern);
+  const hidden = hasInvisibleCharacters(form.pattern);
+  const uses = Number(form.uses);
+  const usesText = Number.isInteger(uses) && uses > 0 ? `${uses} matching action${uses === 1 ? "" : "s"}` : "matching actions";
   const submit = async (event?: FormEvent) => {
     event?.preventDefault();
     setError(null);
+    if (hidden) {
+      setError("The pattern holds invisible or direction-changing characters (shown escaped beside it). Write each as an escape such as \\u200b, then confirm.");
+      return;
+    }
     try {
       const minutes = Number(form.minutes);
       const result = await approveAndAllowSimilar(item, {
@@ -103,7 +166,20 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
           environment, stdin and working directory. Edit it, then confirm.
         </p>
         <label htmlFor={`${prefix}-pattern`}>Pattern (regular expression, anchored at both ends)</label>
-        <textarea id={`${prefix}-pattern`} rows={2} className="code" value={form.pattern} onChange={set("pattern")} spellCheck={false} />
+        <div className="grant-pattern">
+          <textarea id={`${prefix}-pattern`} rows={2} className="code" value={form.pattern} onChange={set("pattern")} spellCheck={false} aria-describedby={`${prefix}-pattern-shown`} />
+          <div id={`${prefix}-pattern-shown`} className="grant-pattern-shown" data-testid="grant-pattern-shown">
+            <span className="hint">Every character it matches, invisible ones as escapes:</span>
+            <code className="code-block">{shownPattern.text === "" ? " " : shownPattern.text}</code>
+            {hidden ? (
+              <ErrorState>
+                <span data-testid="grant-pattern-hidden">
+                  The pattern holds invisible or direction-changing characters; it cannot be submitted until each is written as an escape (such as <code>\u200b</code>).
+                </span>
+              </ErrorState>
+            ) : null}
+          </div>
+        </div>
         <div className="grant-fields">
           <div>
             <label htmlFor={`${prefix}-uses`}>Uses</label>
@@ -134,8 +210,14 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
           <dt>Stdin</dt>
           <dd>{p.stdin === null ? "none (only actions without stdin)" : `exactly ${p.stdin.bytes} bytes, sha256 ${p.stdin.sha256.slice(0, 16)}…`}</dd>
         </dl>
+        <p className="grant-consequence" data-testid="grant-consequence">
+          <strong>
+            With this grant, the next {usesText} on {p.host} will run with no person approving them
+          </strong>{" "}
+          (until {Number(form.minutes) > 0 ? `${form.minutes} minutes from now` : "it expires"}, up to {form.maxRisk} risk).
+        </p>
         <div className="form-row">
-          <button type="submit" className="primary" disabled={pending}>
+          <button type="submit" className="primary" disabled={pending || hidden}>
             Approve and create grant
           </button>
           <button type="button" onClick={onCancel} disabled={pending}>

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../_components/trpc";
-import { EmptyState, ErrorState, Loading } from "../../_components/ui";
+import { Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
 import { ApprovalCard } from "./approval-card";
 import { useDecisions } from "./decide";
@@ -17,6 +17,42 @@ import type { BatchResult, HeldAction } from "./types";
  */
 export const POLL_MS = 500;
 const PAGE = 50;
+/** Never chosen by "select all", and approved in a batch only after a second step that names them. */
+const NEEDS_OWN_CONFIRMATION: ReadonlySet<string> = new Set(["high", "critical"]);
+const PREVIEW_ENDS = 100;
+
+/**
+ * One selected item as the batch panel lists it: risk · operation on host ·
+ * the command (already escaped by the hub: invisible characters are ⟨U+…⟩
+ * tokens), a long one cut to its ends with every risky part still named.
+ */
+function BatchItem({ item }: { item: HeldAction }) {
+  const segments = item.subject?.segments ?? [];
+  const text = segments.map((s) => s.text).join("");
+  const chars = [...text];
+  const cut = chars.length > 2 * PREVIEW_ENDS + 40;
+  const risky = segments.filter((s) => s.risky).map((s) => s.text);
+  return (
+    <li data-testid="batch-item" data-risk={item.risk}>
+      <RiskBadge level={item.risk} /> · {item.operation} on <strong>{item.host ?? "?"}</strong> ·{" "}
+      {item.subject === null ? (
+        <span className="muted">no command</span>
+      ) : (
+        <Code>{cut ? `${chars.slice(0, PREVIEW_ENDS).join("")} ⋯ ${chars.slice(-PREVIEW_ENDS).join("")}` : text}</Code>
+      )}
+      {cut && risky.length > 0 ? (
+        <>
+          {" "}
+          — risky: {risky.map((r, i) => (
+            <mark key={i} className="risky">
+              {[...r].length > 160 ? `${[...r].slice(0, 160).join("")}…` : r}
+            </mark>
+          ))}
+        </>
+      ) : null}
+    </li>
+  );
+}
 
 type Permission = "default" | "granted" | "denied" | "unsupported";
 
@@ -81,6 +117,12 @@ export function ApprovalsQueue() {
   // A selection never outlives its item (decided elsewhere, expired).
   const present = useMemo(() => new Set(items.map((i) => i.approval_id)), [items]);
   const chosen = items.filter((i) => selected.has(i.approval_id));
+  const selectable = items.filter((i) => !NEEDS_OWN_CONFIRMATION.has(i.risk));
+  const chosenHigh = chosen.filter((i) => NEEDS_OWN_CONFIRMATION.has(i.risk));
+  // The confirmation holds for exactly the high-risk items it named; any change to them asks again.
+  const highKey = chosenHigh.map((i) => i.approval_id).join(",");
+  const [confirmedHigh, setConfirmedHigh] = useState<string | null>(null);
+  const confirming = chosenHigh.length > 0 && confirmedHigh === highKey;
 
   // A link from the webhook or a notification (/approvals#<approval id>) scrolls to its item once it is there.
   const jumped = useRef(false);
@@ -103,6 +145,12 @@ export function ApprovalsQueue() {
 
   const decideSelected = async (decision: "approve" | "deny") => {
     setBatchError(null);
+    // High and critical items are approved in a batch only from the second step, which names each of them.
+    if (decision === "approve" && chosenHigh.length > 0 && !confirming) {
+      setConfirmedHigh(highKey);
+      return;
+    }
+    setConfirmedHigh(null);
     setBatchResults(null);
     try {
       const { results } = await batchDecide(decision, chosen, decision === "deny" ? batchReason.trim() : undefined);
@@ -141,12 +189,40 @@ export function ApprovalsQueue() {
       {chosen.length === 0 ? null : (
         <section className="card approvals-batch" aria-label="Decide the selected actions">
           <p>
-            <strong>{chosen.length}</strong> selected. Each decision is bound to the action hash shown for it.
+            <strong>{chosen.length}</strong> selected. Each decision is bound to the action hash shown for it:
           </p>
+          <ul className="approvals-batch-list" data-testid="batch-list">
+            {chosen.map((item) => (
+              <BatchItem key={item.approval_id} item={item} />
+            ))}
+          </ul>
+          {confirming ? (
+            <div className="approvals-batch-confirm" role="group" aria-labelledby="batch-confirm-title" data-testid="batch-confirm">
+              <p id="batch-confirm-title">
+                <strong>
+                  This batch includes {chosenHigh.length} {chosenHigh.length === 1 ? "action" : "actions"} at high risk or above. Approving{" "}
+                  {chosenHigh.length === 1 ? "it" : "them"} needs this separate confirmation:
+                </strong>
+              </p>
+              <ul className="approvals-batch-list">
+                {chosenHigh.map((item) => (
+                  <BatchItem key={item.approval_id} item={item} />
+                ))}
+              </ul>
+              <div className="form-row">
+                <button type="button" className="danger" disabled={pending} onClick={() => void decideSelected("approve")}>
+                  Yes, approve {chosenHigh.map((i) => `${i.operation} on ${i.host ?? "?"} (${i.risk})`).join(", ")} with the rest
+                </button>
+                <button type="button" onClick={() => setConfirmedHigh(null)}>
+                  Back
+                </button>
+              </div>
+            </div>
+          ) : null}
           <label htmlFor="batch-reason">Reason (needed to deny)</label>
           <input id="batch-reason" value={batchReason} onChange={(e) => setBatchReason(e.target.value)} />
           <div className="form-row">
-            <button type="button" className="primary" disabled={pending} onClick={() => void decideSelected("approve")}>
+            <button type="button" className="primary" disabled={pending || confirming} onClick={() => void decideSelected("approve")}>
               Approve selected ({chosen.length})
             </button>
             <button type="button" className="danger" disabled={pending || batchReason.trim().length === 0} onClick={() => void decideSelected("deny")}>
@@ -181,11 +257,17 @@ export function ApprovalsQueue() {
             <label className="inline">
               <input
                 type="checkbox"
-                checked={chosen.length === items.length}
-                onChange={(e) => setSelected(e.target.checked ? new Set(items.map((i) => i.approval_id)) : new Set())}
+                disabled={selectable.length === 0}
+                checked={selectable.length > 0 && selectable.every((i) => selected.has(i.approval_id))}
+                onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map((i) => i.approval_id)) : new Set())}
               />{" "}
-              Select all on this page
+              Select all below high risk on this page
             </label>
+            {selectable.length < items.length ? (
+              <span className="hint" data-testid="select-all-excluded">
+                {items.length - selectable.length} high or critical {items.length - selectable.length === 1 ? "action is" : "actions are"} never selected by this: choose each one itself.
+              </span>
+            ) : null}
           </div>
           {items.map((item) => (
             <ApprovalCard

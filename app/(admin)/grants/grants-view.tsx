@@ -14,6 +14,18 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
+import { hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+
+/**
+ * A grant's text as a person must read it: patterns, env and cwd may come
+ * from an agent's command (allow similar) or a paste, and a right-to-left
+ * override or a zero-width space would make the grant read as something it
+ * does not match. Escapes (`\u202e`) are regex syntax, so the pattern still
+ * reads as what it matches.
+ */
+function shown(text: string): string {
+  return neutraliseOneLine(text).text;
+}
 
 interface EnvEntry {
   name: string;
@@ -55,17 +67,26 @@ export function GrantsView() {
                 {grants.data.grants.map((g) => (
                   <tr key={g.id} data-testid={`grant-${g.id}`}>
                     <td data-label="Tool on host">
-                      <Code>{g.tool}</Code> on <Code>{g.host}</Code>
+                      <Code>{shown(g.tool)}</Code> on <Code>{shown(g.host)}</Code>
                     </td>
                     <td data-label="Up to">
                       <RiskBadge level={g.maxRisk} />
                       {g.passkeySigned ? <div className="hint">signed with a passkey</div> : null}
                     </td>
                     <td className="grant-scope" data-label="Covers">
-                      <div>{g.pattern === null ? "any command" : <>pattern <Code>{g.pattern}</Code></>}</div>
-                      <div>{g.env.length === 0 ? "env none" : <>env {g.env.map(([k, v]) => <Code key={k}>{`${k}=${JSON.stringify(v)} `}</Code>)}</>}</div>
+                      <div>
+                        {g.pattern === null ? (
+                          "any command"
+                        ) : (
+                          <>
+                            pattern <Code>{shown(g.pattern)}</Code>
+                            {hasInvisibleCharacters(g.pattern) ? <span className="hint"> (invisible or direction-changing characters shown as escapes)</span> : null}
+                          </>
+                        )}
+                      </div>
+                      <div>{g.env.length === 0 ? "env none" : <>env {g.env.map(([k, v]) => <Code key={k}>{`${shown(k)}=${shown(JSON.stringify(v))} `}</Code>)}</>}</div>
                       <div>{g.stdinSha256 === null ? "stdin none" : <>stdin sha256 <Code>{g.stdinSha256}</Code></>}</div>
-                      <div>cwd <Code>{g.cwd}</Code></div>
+                      <div>cwd <Code>{shown(g.cwd)}</Code></div>
                     </td>
                     <td data-label="Uses left">{g.usesRemaining}</td>
                     <td data-label="Until">{new Date(g.expiresAt).toLocaleString()}</td>

@@ -1,6 +1,7 @@
 import { requireActiveAdmin } from "../../admins";
 import { passkeySettingsOf } from "../../passkeys/relying-party";
-import { createGrant, listGrants, revokeGrant } from "../../policy/grants";
+import { createGrant, listGrants, revokeGrant, type GrantRow } from "../../policy/grants";
+import { neutraliseOneLine } from "../../text";
 import type { CliContext } from "../context";
 import { EXIT, UsageError } from "../io";
 import { parseCommandArgs, parseExpiry, requireFlag, splitSubcommand } from "../args";
@@ -68,6 +69,19 @@ function envPairs(pairs: readonly string[] | undefined): Record<string, string> 
   return env;
 }
 
+/**
+ * One grant as a line of `grant list`. Patterns, env values and cwd were
+ * typed by a person or copied from an agent's action: every control,
+ * invisible and direction-changing character is written as an escape
+ * (`\u202e`, `\u200b`), so `ftm<U+202E>exe` cannot print as `exe.mtf` and
+ * `r<U+200B>m` cannot print as `rm`. The escapes are regex syntax, so a
+ * printed pattern still reads as what it matches.
+ */
+export function grantLine(g: Pick<GrantRow, "id" | "tool" | "host" | "maxRisk" | "usesRemaining" | "expiresAt" | "argumentPattern" | "env" | "stdinSha256" | "cwd">): string {
+  const pattern = g.argumentPattern === null ? "any command" : `pattern ${JSON.stringify(g.argumentPattern)}`;
+  return neutraliseOneLine(`${g.id}  ${g.tool} on ${g.host}  ≤${g.maxRisk}  ${g.usesRemaining} uses left  until ${g.expiresAt.toISOString()}  ${pattern}  ${scopeText(g)}`).text;
+}
+
 function scopeText(g: { env: Record<string, string>; stdinSha256: string | null; cwd: string }): string {
   // Sorted by name: jsonb keeps its own key order.
   const env = Object.entries(g.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -117,10 +131,7 @@ export const grantCommand = {
       if (parsed.sub === "list") {
         const active = await listGrants(handle.db);
         if (active.length === 0) return ["no active grants"];
-        return active.map(
-          (g) =>
-            `${g.id}  ${g.tool} on ${g.host}  ≤${g.maxRisk}  ${g.usesRemaining} uses left  until ${g.expiresAt.toISOString()}  ${g.argumentPattern === null ? "any command" : `pattern ${JSON.stringify(g.argumentPattern)}`}  ${scopeText(g)}`,
-        );
+        return active.map(grantLine);
       }
       const admin = await requireActiveAdmin(handle.db, parsed.as);
       if (parsed.sub === "revoke") {
@@ -129,7 +140,7 @@ export const grantCommand = {
       }
       // No passkey here: at or above the threshold createGrant refuses, naming the browser page.
       const grant = await createGrant(handle.db, admin, parsed, { settings: passkeySettingsOf(config) });
-      return [`grant ${grant.id} created: ${grant.tool} on ${grant.host} up to ${grant.maxRisk}, ${grant.usesRemaining} uses, until ${grant.expiresAt.toISOString()}; ${scopeText(grant)}`];
+      return [neutraliseOneLine(`grant ${grant.id} created: ${grant.tool} on ${grant.host} up to ${grant.maxRisk}, ${grant.usesRemaining} uses, until ${grant.expiresAt.toISOString()}; ${scopeText(grant)}`).text];
     });
     for (const line of lines) ctx.out(line);
     return EXIT.ok;

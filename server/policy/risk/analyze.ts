@@ -4,7 +4,7 @@ import type { RiskLevel } from "./levels";
 import { envFindings } from "./environment";
 import { classifyPath, isSecretRead, normalisePath } from "./paths";
 import { parseShell } from "./parser";
-import { subscriptInjection } from "./programs";
+import { evaluatedArguments, subscriptInjection, type EvaluatedArgument } from "./programs";
 import { FIELD_BREAK, resolveNode, splitFields, type VariableLookup } from "./words";
 
 /**
@@ -332,11 +332,70 @@ export class ShellAnalysis {
         r.finish(EMPTY_FLOW, null);
         return EMPTY_FLOW;
       }
+      case "expansion":
+        return this.expansion(node, scope, ctx);
       case "comment":
         return EMPTY_FLOW;
       default:
         return this.visitChildren(node, scope, ctx);
     }
+  }
+
+  /**
+   * `${…}`: the grammar leaves backquotes in an operator's word as plain text
+   * (`${x:=`id`}`, `${x#`id`}`) — bash runs them; and `${x@P}` expands the
+   * value as a prompt string, which runs the command substitutions in it.
+   */
+  private expansion(node: Node, scope: Scope, ctx: Ctx): Flow {
+    const flows: Flow[] = [this.expansionBackquotes(node, scope)];
+    const children = node.children;
+    const prompt = children.some((c, i) => c?.type === "@" && !c.isNamed && children[i + 1]?.type === "P" && !children[i + 1]!.isNamed);
+    if (prompt) flows.push(this.promptExpansion(node, scope));
+    flows.push(this.visitChildren(node, scope, ctx));
+    return mergeFlows(flows);
+  }
+
+  private expansionBackquotes(node: Node, scope: Scope): Flow {
+    if (!node.text.includes("`")) return EMPTY_FLOW;
+    // Inside double quotes single quotes are literal in an operator's word (`"${x:-'`id`'}"` runs id); outside they quote.
+    let inDoubleQuotes = false;
+    for (let p = node.parent; p !== null; p = p.parent) {
+      if (p.type === "string") {
+        inDoubleQuotes = true;
+        break;
+      }
+      if (p.type === "command_substitution" || p.type === "process_substitution" || p.type === "program") break;
+    }
+    const walked = new Set(["command_substitution", "process_substitution", "expansion", "simple_expansion", "arithmetic_expansion", "string", "translated_string"]);
+    if (!inDoubleQuotes) walked.add("raw_string").add("ansi_c_string");
+    // Parts the walk analyses itself (or that quote their backquotes) are skipped, outermost first.
+    const skip: Span[] = [];
+    const stack: Node[] = node.namedChildren.filter((c): c is Node => c !== null);
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (walked.has(n.type)) skip.push({ start: n.startIndex - node.startIndex, end: n.endIndex - node.startIndex });
+      else for (const c of n.namedChildren) if (c) stack.push(c);
+    }
+    return this.backquotes(node, scope, skip, "in a ${…} word");
+  }
+
+  /** `${x@P}`: the value of x is expanded like a prompt — `$( )`, backquotes and `${ }` in it run. */
+  private promptExpansion(node: Node, scope: Scope): Flow {
+    const span = this.span(node, scope);
+    const named = node.namedChildren.filter((c): c is Node => c !== null);
+    const indirect = node.children.some((c) => c?.type === "!" && !c.isNamed);
+    const value = !indirect && named.length === 1 && named[0]!.type === "variable_name" ? this.lookup(scope).get(named[0]!.text) : undefined;
+    if (typeof value !== "string") {
+      this.add("high", "dynamic.shell-code", `${node.text} expands a value only known at run time as a prompt string; command substitutions in it run`, span);
+      return EMPTY_FLOW;
+    }
+    this.add("medium", "dynamic.shell-code", `${node.text} expands the value of ${named[0]!.text} as a prompt string, which runs the command substitutions in it; it is parsed and analysed too`, span);
+    if (!/[$`]/.test(value)) return EMPTY_FLOW;
+    // A prompt expands like an unquoted heredoc body: `$( )`, backquotes and `${ }` run, quotes are literal.
+    let end = "LEASEHOLD_PROMPT";
+    while (value.includes(end)) end += "_";
+    const flow = this.analyseNested(`: <<${end}\n${value}\n${end}\n`, scope, null, span, { ...ROOT_CTX });
+    return { network: flow.network, decoder: flow.decoder, literal: null };
   }
 
   /**
@@ -506,7 +565,7 @@ export class ShellAnalysis {
       // The grammar leaves backquotes in a heredoc body as plain content; bash runs them.
       if (!delimiterQuoted && bodyNode.text.includes("`")) {
         expanding = true;
-        bodyFlows.push(this.heredocBackquotes(bodyNode, scope));
+        bodyFlows.push(this.backquotes(bodyNode, scope, [], "in an unquoted heredoc body"));
       }
       // Unquoted heredocs expand `$(...)` even when fed to `cat`: walk them.
       if (expanding && !delimiterQuoted) bodyFlows.push(this.visitChildren(bodyNode, scope, { ...ROOT_CTX }));
@@ -526,15 +585,22 @@ export class ShellAnalysis {
   }
 
   /**
-   * Backquoted command substitutions in an unquoted heredoc body, found the
-   * way bash finds them: `\`` is a literal backquote outside and a nested
-   * one inside; `\\` and `\$` lose their backslash inside.
+   * Backquoted command substitutions in text the grammar left plain (an
+   * unquoted heredoc body, the word of a `${…}` operator), found the way bash
+   * finds them: `\`` is a literal backquote outside and a nested one inside;
+   * `\\` and `\$` lose their backslash inside. `skip`: ranges (relative to
+   * the node) the walk analyses itself, passed over outside backquotes.
    */
-  private heredocBackquotes(bodyNode: Node, scope: Scope): Flow {
-    const text = bodyNode.text;
+  private backquotes(textNode: Node, scope: Scope, skip: readonly Span[], where: string): Flow {
+    const text = textNode.text;
     const flows: Flow[] = [];
     let i = 0;
     while (i < text.length) {
+      const skipped = skip.find((r) => r.start === i);
+      if (skipped) {
+        i = Math.max(i + 1, skipped.end);
+        continue;
+      }
       const ch = text[i];
       if (ch === "\\") {
         i += 2;
@@ -557,14 +623,14 @@ export class ShellAnalysis {
         inner += text[j];
         j++;
       }
-      const span = scope.map(bodyNode.startIndex + i, bodyNode.startIndex + Math.min(j + 1, text.length));
+      const span = scope.map(textNode.startIndex + i, textNode.startIndex + Math.min(j + 1, text.length));
       if (j >= text.length) {
-        this.add("high", "parse.error", "an unquoted heredoc body has a backquote with no closing backquote", span);
+        this.add("high", "parse.error", `a backquote ${where} has no closing backquote`, span);
         break;
       }
-      this.add("low", "substitution.command", "command substitution (backquotes) in an unquoted heredoc body: it runs when the heredoc is expanded", span);
+      this.add("low", "substitution.command", `command substitution (backquotes) ${where}: it runs when the text is expanded`, span);
       if (inner.trim()) {
-        const flow = this.analyseNested(inner, scope, verbatim ? { scope, offset: bodyNode.startIndex + i + 1 } : null, span, { ...ROOT_CTX });
+        const flow = this.analyseNested(inner, scope, verbatim ? { scope, offset: textNode.startIndex + i + 1 } : null, span, { ...ROOT_CTX });
         flows.push({ network: flow.network, decoder: flow.decoder, literal: null });
       }
       i = j + 1;
@@ -901,6 +967,7 @@ export class ShellAnalysis {
     }
     const effects = spec.classify(args.map((a) => a.value), name);
     const produced = this.applyEffects(effects, name, args, scope, ctx, span, depth);
+    for (const evaluated of evaluatedArguments(name, args.map((a) => a.value))) this.evaluatedArgument(evaluated, name, args, scope);
     return { network: flow.network || produced.network, decoder: flow.decoder || produced.decoder, literal: produced.literal };
   }
 
@@ -1001,6 +1068,29 @@ export class ShellAnalysis {
     if (!value.trim()) return;
     const verbatim = words.length === 1 ? words[0]!.verbatim : null;
     this.analyseNested(value.split(FIELD_BREAK).join(" "), scope, verbatim, codeSpan, { ...ROOT_CTX, stdin: ctx.stdin });
+  }
+
+  /** `mapfile -C CODE`, `compgen -W WORDS`: a quoted argument the builtin evaluates (programs.ts). */
+  private evaluatedArgument(e: EvaluatedArgument, name: string, args: readonly Word[], scope: Scope): void {
+    const word = args[e.arg]!;
+    if (word.flow.network) this.add("critical", "dynamic.remote-code", `${e.what} evaluates text fetched from the network as shell code`, word.span, name);
+    else if (word.flow.decoder) this.add("critical", "dynamic.decoded-code", `${e.what} evaluates text decoded at run time as shell code`, word.span, name);
+    if (e.value === null) {
+      this.add("high", "dynamic.shell-code", `${e.what} evaluates text only known at run time as shell code`, word.span, name);
+      return;
+    }
+    const code = e.value.split(FIELD_BREAK).join(" ");
+    if (e.as === "words") {
+      if (!/[$`]/.test(code)) return;
+      this.add("medium", "dynamic.shell-code", `${e.what} expands each word of its list, which runs the command substitutions in it; it is parsed and analysed too`, word.span, name);
+      this.analyseNested(`: ${code}`, scope, null, word.span, { ...ROOT_CTX });
+      return;
+    }
+    this.add("medium", "dynamic.shell-code", `${e.what} runs its callback as shell code, with the index and the line read appended; it is parsed and analysed too`, word.span, name);
+    // The appended words are data read at run time: unknown positional parameters stand for them.
+    const inner = this.nestedScope(scope, null, word.span, null);
+    inner.source = `${code} "$@"`;
+    this.analyseText(inner.source, inner, { ...ROOT_CTX });
   }
 
   private stdinCode(shell: boolean, name: string, scope: Scope, ctx: Ctx, span: Span): void {

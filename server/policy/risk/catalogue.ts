@@ -2,6 +2,11 @@ import type { RiskLevel } from "./levels";
 import { has, optionValue, parseOptions, type ArgValue, type OptionSpec } from "./options";
 import { envFindings } from "./environment";
 import { classifyPath, isSecretRead } from "./paths";
+import { CARGO, goFindings, NODE_PACKAGES, NPM, onlyVersionOrHelp, packageManagerFindings, PIP, PROJECT_TOOLS, rpmFindings, type PackageManagerModel } from "./package-managers";
+import { gitReadFindings } from "./git-model";
+import { hostSettingFindings } from "./host-settings";
+import { wrapperOptionVerdict } from "./wrapper-options";
+import { COMPILERS, fdExecIndex, ghFindings, RUNTIMES, toolchainFindings } from "./toolchains";
 import { readModelFindings, scanOptions, sedScriptFacts, subscriptInjection, writeTarget, type ReadModel } from "./programs";
 
 /**
@@ -111,10 +116,11 @@ function deleteTargetFindings(args: readonly ArgValue[], indices: readonly numbe
   return out;
 }
 
-function secretReadFindings(args: readonly ArgValue[]): Effect[] {
+/** `recursive`: the program reads directories it is given, so a directory holding credentials counts. */
+function secretReadFindings(args: readonly ArgValue[], recursive = false): Effect[] {
   const out: Effect[] = [];
   args.forEach((a, i) => {
-    if (isSecretRead(a)) out.push(finding("medium", "path.read-secret", `reads a credential file (${a})`, i));
+    if (isSecretRead(a, { recursive })) out.push(finding("medium", "path.read-secret", `reads a credential file (${a})`, i));
   });
   return out;
 }
@@ -266,8 +272,7 @@ function interpreterSpec(key: string): CommandSpec {
 
 function pythonModule(mod: ArgValue, rest: readonly ArgValue[], index: number): Effect[] {
   if (mod === "pip") {
-    const effects = packageManager(PIP)(rest, "pip");
-    return effects;
+    return packageManagerFindings(PIP, rest, "pip");
   }
   if (mod === "http.server" || mod === "SimpleHTTPServer" || mod === "smtpd") return [finding("high", "network.server", `starts a network server (python -m ${mod})`, index)];
   if (mod === "json.tool" || mod === "this" || mod === "site" || mod === "platform") return [readOnly(`runs the standard module ${mod}`)];
@@ -300,15 +305,15 @@ const WRAPPERS: Record<string, WrapperShape> = {
   nohup: { withArg: [] },
   timeout: { withArg: ["-s", "--signal", "-k", "--kill-after"], skipOperands: 1 },
   stdbuf: { withArg: ["-i", "-o", "-e", "--input", "--output", "--error"] },
-  ionice: { withArg: ["-c", "-n", "--class", "--classdata"], queryOnly: ["-p", "--pid"] },
+  ionice: { withArg: ["-c", "-n", "--class", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"] },
   time: { withArg: ["-f", "--format", "-o", "--output"] },
   command: { withArg: [], queryOnly: ["-v", "-V"] },
   builtin: { withArg: [] },
   exec: { withArg: ["-a"], bare: [readOnly("exec without a command only applies redirections")] },
   coproc: { withArg: [] },
   setsid: { withArg: [] },
-  taskset: { withArg: [], skipOperands: 1, queryOnly: ["-p", "--pid"] },
-  chrt: { withArg: [], skipOperands: 1, queryOnly: ["-p", "--pid", "-m", "--max"] },
+  taskset: { withArg: [], skipOperands: 1 },
+  chrt: { withArg: ["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], skipOperands: 1 },
   numactl: { withArg: ["-C", "-N", "-m", "-i", "-p", "--physcpubind", "--cpunodebind", "--membind", "--interleave", "--preferred"], queryOnly: ["-H", "--hardware", "-s", "--show"] },
   unbuffer: { withArg: [] },
   caffeinate: { withArg: ["-t", "-w"] },
@@ -348,6 +353,9 @@ function wrapperSpec(name: string): CommandSpec {
       const out: Effect[] = [];
       if (shape.privilege) out.push(finding("high", "privilege.escalation", `${shape.privilege} runs the command with other privileges`));
       if (shape.privilege === "sudo" && has(p, "-e", "--edit")) out.push(finding("high", "path.write-sensitive", "sudo -e edits files as root"));
+      const own = wrapperOptionVerdict(name, args);
+      if (own?.queryOnly) return own.findings.length ? own.findings : [readOnly(`${name} only queries`)];
+      if (own) out.push(...own.findings);
       if (shape.queryOnly && shape.queryOnly.some((q) => has(p, q))) {
         if (shape.privilege) return [finding("low", "privilege.query", `${name} only queries privileges`)];
         if (name === "command") return [readOnly("looks a command up without running it")];
@@ -708,7 +716,7 @@ function copySpec(verb: string, level: RiskLevel): CommandSpec {
           if (cls === "root" || cls === "system" || cls === "user-secret") out.push(finding("high", "path.delete-sensitive", `moves away a system or credential path (${args[i]})`, i));
         }
       }
-      return [...out, ...secretReadFindings(args)];
+      return [...out, ...secretReadFindings(args, verb === "moves" || has(p, "-r", "-R", "-a", "--recursive", "--archive"))];
     },
   };
 }
@@ -890,7 +898,7 @@ function rsyncSpec(): CommandSpec {
       else out.push(finding("medium", "command.writes", "copies files"));
       if (has(p, "--delete", "--delete-before", "--delete-after", "--delete-during", "--delete-excluded", "--remove-source-files")) out.push(finding("high", "command.deletes", "rsync deletes files"));
       if (p.operands.length) out.push(...writeTargetFindings(args, [p.operands[p.operands.length - 1]!]));
-      return [...out, ...secretReadFindings(args)];
+      return [...out, ...secretReadFindings(args, has(p, "-r", "-a", "--recursive", "--archive"))];
     },
   };
 }
@@ -937,7 +945,7 @@ function tarSpec(): CommandSpec {
           out.push(finding("low", "command.writes", "writes an archive"));
           if (file.index !== undefined) out.push(...writeTargetFindings(args, [file.index + offset]));
         } else out.push(readOnly("archives to stdout"));
-        out.push(...secretReadFindings(args));
+        out.push(...secretReadFindings(args, true));
       } else {
         // Listing: every option must be one known to only read.
         for (const l of long) if (!TAR_LIST_LONGS.has(l) && !out.length) out.push(finding("medium", "option.unknown", `tar --${l}: an option the catalogue does not know for listing`));
@@ -1039,71 +1047,15 @@ function sortSpec(): CommandSpec {
   };
 }
 
-const PIP = {
-  read: ["list", "show", "freeze", "check", "search", "help", "index", "inspect", "debug", "config", "cache", "hash"],
-  install: ["install", "uninstall", "download", "wheel"],
-};
-
-function packageManager(kind: { read: readonly string[]; install: readonly string[]; run?: readonly string[]; bareIsInstall?: boolean; unknownIsRun?: boolean }) {
-  return (args: readonly ArgValue[], name: string): Effect[] => {
-    if (args.some((a) => a === "--version" || a === "-v" || a === "-V" || a === "--help" || a === "-h")) return [readOnly("prints version or help")];
-    const sub = subcommand(args, ["-C", "--prefix", "--cwd", "--dir", "-w", "--workspace", "--filter", "--index-url", "-i", "--target"]);
-    if (!sub) return kind.bareIsInstall ? [finding("high", "command.package-manager", `${name} installs dependencies (their install scripts run)`)] : [readOnly(`${name} prints usage`)];
-    if (sub.name === null) return [finding("high", "command.dynamic-subcommand", "the subcommand is only known at run time", sub.index)];
-    if (kind.read.includes(sub.name)) {
-      if (sub.name === "audit" && args.includes("fix")) return [finding("high", "command.package-manager", `${name} audit fix changes dependencies`, sub.index)];
-      return [readOnly(`${name} ${sub.name} only queries`)];
-    }
-    if (kind.install.includes(sub.name)) return [finding("high", "command.package-manager", `${name} ${sub.name} changes installed software (install scripts may run)`, sub.index)];
-    if (kind.run?.includes(sub.name) || kind.unknownIsRun) return [finding("high", "dynamic.project-code", `${name} ${sub.name} runs project or package code`, sub.index)];
-    return [finding("high", "command.package-manager", `${name} ${sub.name} is not a known query`, sub.index)];
-  };
+/** Package managers without a model of their own: the subcommand decides (package-managers.ts). */
+function packageManager(model: PackageManagerModel) {
+  return (args: readonly ArgValue[], name: string): Effect[] => packageManagerFindings(model, args, name);
 }
 
 /** `-c` settings that only change how output looks; any other setting may name a program (core.fsmonitor, diff.external, pager.*, include.path ...). */
 const GIT_SAFE_CONFIG = /^(color\.[a-z0-9.-]+|core\.(quotepath|abbrev)|log\.(date|decorate|abbrevcommit|follow|showroot|mailmap)|diff\.(noprefix|mnemonicprefix|renames|relative|context|interhunkcontext|algorithm|indentheuristic|colormoved|colormovedws|statgraphwidth|dirstat|suppressblankempty)|i18n\.[a-z]+|column\.[a-z]+|advice\.[a-z]+|safe\.directory|user\.(name|email)|init\.defaultbranch|grep\.(linenumber|extendedregexp|patterntype|column|fullname)|format\.pretty|pretty\.[a-z0-9_-]+|status\.(short|branch|showstash|showuntrackedfiles|relativepaths|aheadbehind)|versionsort\.[a-z]+|tag\.sort|branch\.sort|blame\.(date|coloring|showemail|showroot|blankboundary))(=|$)/i;
 
-/**
- * Options of git's reading subcommands that write or run something. git's
- * parse-options accepts unambiguous abbreviations, so `--out=x` is `--output`.
- */
-function gitReadHazards(sub: string, rest: readonly ArgValue[], offset: number): Effect[] {
-  const out: Effect[] = [];
-  const longIs = (a: string, full: string, min = 2): boolean => {
-    const name = a.slice(2).split("=")[0]!;
-    return name.length >= min && full.startsWith(name);
-  };
-  for (let k = 0; k < rest.length; k++) {
-    const a = rest[k];
-    const at = offset + k;
-    if (a === null || a === undefined) {
-      out.push(finding("medium", "option.dynamic", `git ${sub}: an argument only known at run time may be an option that writes or runs something`, at));
-      continue;
-    }
-    if (a === "--") break;
-    if (a.startsWith("--")) {
-      if (longIs(a, "output")) out.push(finding("low", "command.writes", `git ${sub} --output writes a file`, at), ...writeTarget(a.includes("=") ? a.slice(a.indexOf("=") + 1) : (rest[k + 1] ?? null), at, "git writes"));
-      if (sub === "grep" && longIs(a, "open-files-in-pager", 3)) out.push(finding("high", "dynamic.interpreter-code", "git grep --open-files-in-pager runs the named pager command", at));
-      if (longIs(a, "ext-diff", 3)) out.push(finding("medium", "dynamic.git-config", `git ${sub} --ext-diff runs the external diff program that configuration or GIT_EXTERNAL_DIFF names`, at));
-      if (sub === "ls-remote" && longIs(a, "upload-pack", 3)) out.push(finding("high", "dynamic.interpreter-code", "git ls-remote --upload-pack runs the named program", at));
-      if (sub === "fsck" && longIs(a, "lost-found", 3)) out.push(finding("low", "command.writes", "git fsck --lost-found writes objects into .git/lost-found", at));
-      if (sub === "help" && (longIs(a, "web", 1) || longIs(a, "man", 1) || longIs(a, "info", 1))) out.push(finding("medium", "dynamic.git-config", "git help opens a viewer program", at));
-      continue;
-    }
-    if (a.startsWith("-") && a.length > 1) {
-      if (sub === "grep" && a.slice(1).includes("O")) out.push(finding("high", "dynamic.interpreter-code", "git grep -O runs the named pager command on the matching files", at));
-      if (sub === "ls-remote" && a.startsWith("-u")) out.push(finding("high", "dynamic.interpreter-code", "git ls-remote -u runs the named program", at));
-      if (sub === "help" && /^-[a-zA-Z]*[wmi]/.test(a)) out.push(finding("medium", "dynamic.git-config", "git help opens a viewer program", at));
-      continue;
-    }
-    if (sub === "reflog" && k === 0 && (a === "expire" || a === "delete")) out.push(finding("high", "command.deletes", `git reflog ${a} removes reflog entries (recovery points)`, at));
-    if (sub === "reflog" && k === 0 && a !== "show" && a !== "list" && a !== "exists" && a !== "expire" && a !== "delete" && !/^[A-Za-z0-9_./@{}~^-]+$/.test(a)) out.push(finding("medium", "option.unknown", `git reflog ${a} is not a known reading subcommand`, at));
-  }
-  return out;
-}
-
 function gitSpec(): CommandSpec {
-  const read = new Set(["status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "ls-remote", "describe", "shortlog", "grep", "reflog", "cat-file", "rev-list", "name-rev", "merge-base", "for-each-ref", "show-ref", "count-objects", "fsck", "whatchanged", "version", "help", "var", "check-ignore", "cherry", "range-diff", "verify-commit", "verify-tag"]);
   const network = new Set(["clone", "fetch", "pull", "submodule", "remote-update"]);
   const deletes = new Set(["clean", "gc", "prune", "filter-branch", "filter-repo"]);
   return {
@@ -1145,16 +1097,12 @@ function gitSpec(): CommandSpec {
       if (sub === null) return [...out, finding("high", "command.dynamic-subcommand", "the git subcommand is only known at run time", i)];
       const rest = args.slice(i + 1);
       const at = (level: RiskLevel, rule: string, message: string): Effect[] => [...out, finding(level, rule, message, i)];
-      if (read.has(sub)) {
-        const hazards = gitReadHazards(sub, rest, i + 1);
-        if (hazards.length) return [...out, ...hazards];
-        return [...out, readOnly(`git ${sub} only reads the repository`)];
-      }
+      const reading = gitReadFindings(sub, rest, i + 1);
+      if (reading !== null) return [...out, ...(reading.length ? reading : [readOnly(`git ${sub} only reads the repository`)])];
       switch (sub) {
         case "branch":
-          if (rest.some((a) => a === "-d" || a === "-D" || a === "--delete")) return at("medium", "command.writes", "deletes a branch");
-          if (rest.every((a) => a !== null && (a.startsWith("-") || a === ""))) return [...out, readOnly("lists branches")];
-          return at("low", "command.writes", "creates or changes a branch");
+          if (rest.some((a) => a !== null && (/^-[a-zA-Z]*[dD]/.test(a) || a === "--delete"))) return at("medium", "command.writes", "deletes a branch");
+          return at("low", "command.writes", "creates or changes a branch, or its upstream");
         case "tag":
           if (rest.length === 0 || rest.some((a) => a === "-l" || a === "--list")) return [...out, readOnly("lists tags")];
           return at("low", "command.writes", "creates or deletes a tag");
@@ -1162,11 +1110,9 @@ function gitSpec(): CommandSpec {
           if (rest.length === 0 || rest.every((a) => a === "-v" || a === "--verbose" || a === "show" || a === "get-url")) return [...out, readOnly("lists remotes")];
           return at("medium", "command.writes", "changes remotes");
         case "stash":
-          if (rest[0] === "list" || rest[0] === "show") return [...out, readOnly("inspects stashes")];
           if (rest[0] === "drop" || rest[0] === "clear") return at("high", "command.deletes", "drops stashed changes");
           return at("medium", "command.writes", "stashes or restores changes");
         case "config":
-          if (rest.some((a) => a === "--get" || a === "--list" || a === "-l" || a === "--get-all" || a === "--get-regexp") || rest.filter((a) => a !== null && !a.startsWith("-")).length === 1) return [...out, readOnly("reads configuration")];
           if (rest.some((a) => a !== null && /^(alias\.|core\.(sshcommand|pager|editor|fsmonitor|hookspath)|credential\.helper|filter\.)/i.test(a))) return at("high", "dynamic.git-config", "configures a command git will run");
           return at("medium", "command.writes", "changes git configuration");
         case "reset":
@@ -1269,6 +1215,8 @@ function containerSpec(name: string): CommandSpec {
       if (sub.name === null) return [finding("high", "command.dynamic-subcommand", "the subcommand is only known at run time", sub.index)];
       if (read.includes(sub.name)) {
         const next = args[sub.index + 1];
+        // `kubectl auth reconcile` writes RBAC objects; only its questions read.
+        if (sub.name === "auth" && !["can-i", "whoami"].includes(next ?? "")) return [finding("high", "command.container", `${name} auth ${next ?? ""} changes cluster state`, sub.index)];
         if ((sub.name === "image" || sub.name === "container" || sub.name === "volume" || sub.name === "network" || sub.name === "system" || sub.name === "config") && next !== undefined && !["ls", "list", "inspect", "df", "view", "get-contexts", "current-context"].includes(next ?? "")) {
           return [finding("high", "command.container", `${name} ${sub.name} ${next} changes containers or cluster state`, sub.index)];
         }
@@ -1283,6 +1231,30 @@ function containerSpec(name: string): CommandSpec {
       return [finding("high", "command.container", `${name} ${sub.name} changes containers or cluster state (root-equivalent)`, sub.index)];
     },
   };
+}
+
+/**
+ * Options that point a container or cluster client somewhere else: another
+ * daemon (`-H ssh://…` runs `docker system dial-stdio` there over ssh), a
+ * context that may be remote, or a configuration file whose credential
+ * helpers and exec plugins the client runs.
+ */
+function containerEndpointFindings(args: readonly ArgValue[]): Effect[] {
+  const out: Effect[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === null || a === undefined || !a.startsWith("-")) break;
+    const eq = a.indexOf("=");
+    const opt = eq === -1 ? a : a.slice(0, eq);
+    const value = eq === -1 ? (args[i + 1] ?? null) : a.slice(eq + 1);
+    if (opt === "-H" || opt === "--host") {
+      if (value === null || /^ssh:/i.test(value)) out.push({ kind: "network" }, finding("high", "network.remote-exec", `talks to a daemon through ssh on another host (${value ?? "dynamic"})`, i));
+      else if (!/^(unix|npipe):\/\//i.test(value)) out.push({ kind: "network" }, finding("medium", "command.network", `talks to a daemon on another host (${value})`, i));
+    } else if (opt === "--context" || opt === "-c") out.push(finding("medium", "command.network", `uses the context ${value ?? "(dynamic)"}, which may be a remote daemon`, i));
+    else if (opt === "--kubeconfig" || opt === "--config") out.push(finding("medium", "dynamic.script-file", `reads ${value ?? "a configuration only known at run time"}, whose credential helpers or exec plugins the client runs`, i));
+    if (eq === -1 && ["-H", "--host", "--context", "-c", "--kubeconfig", "--config", "-n", "--namespace", "--log-level", "-s", "--server", "--cluster", "--user"].includes(opt)) i++;
+  }
+  return out;
 }
 
 function systemToggle(name: string, readWhen: (args: readonly ArgValue[]) => boolean, message: string): CommandSpec {
@@ -1419,6 +1391,13 @@ function add(names: string | readonly string[], spec: CommandSpec): void {
   for (const n of typeof names === "string" ? names.split(/\s+/).filter(Boolean) : names) TABLE.set(n, spec);
 }
 
+/** Searchers that walk the directories they are given (rg, ag, ack always; grep with -r). */
+function readsRecursively(name: string, args: readonly ArgValue[]): boolean {
+  if (["rg", "ag", "ack"].includes(name)) return true;
+  if (!["grep", "egrep", "fgrep", "zgrep"].includes(name)) return false;
+  return args.some((a) => a !== null && (/^-[a-zA-Z]*[rR]/.test(a) || /^--(recursive|dereference-recursive|directories=recurse)$/.test(a) || a === "recurse"));
+}
+
 /**
  * A read-only program is read-only only with options and operands its model
  * (programs.ts) knows to only read; a program without a model knows none, so
@@ -1429,7 +1408,7 @@ function readModelSpec(n: string): CommandSpec {
     category: "read-only",
     classify(args) {
       const found: Effect[] = readModelFindings(n, args) ?? scanOptions(n, args, {}).findings;
-      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args)];
+      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args, readsRecursively(n, args))];
     },
   };
 }
@@ -1481,6 +1460,8 @@ add("openssl", {
   classify(args) {
     const out: Effect[] = [];
     const sub = args[0];
+    // `openssl version [-a -v -b -o -f -p -d -e -m -r -c]` prints build information only.
+    if (sub === "version" && args.slice(1).every((a) => a !== null && /^-[avbofpdemrc]$/.test(a))) return [readOnly("prints openssl's version")];
     if (sub === "s_client" || sub === "s_server") return [{ kind: "network" }, finding("high", "network.raw-socket", `openssl ${sub} opens a TLS connection or listener`)];
     if (args.includes("-d") && (sub === "enc" || sub === "base64" || (sub ?? "").startsWith("aes") || sub === "cms" || sub === "smime")) out.push({ kind: "decoder" });
     const outFile = args.indexOf("-out");
@@ -1551,7 +1532,7 @@ add("http https httpie xh", {
 });
 add("aria2c axel lftp ftp tftp", { category: "network", classify: () => [{ kind: "network" }, finding("medium", "command.network", "transfers files over the network"), finding("medium", "network.download", "saves downloaded content to a file")] });
 add("ssh", sshSpec());
-add("scp sftp ssh-copy-id", { category: "network", classify: (args) => [{ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"), ...secretReadFindings(args)] });
+add("scp sftp ssh-copy-id", { category: "network", classify: (args) => [{ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"), ...secretReadFindings(args, args.some((a) => /^-[a-zA-Z]*r/.test(a ?? "")))] });
 add("rsync", rsyncSpec());
 add("nc ncat netcat socat telnet", netcatSpec());
 add("ping ping6 dig nslookup host whois traceroute traceroute6 tracepath mtr arping drill", { category: "network", classify: () => [{ kind: "network" }, finding("low", "command.network-query", "sends network probes or DNS queries")] });
@@ -1611,17 +1592,17 @@ add("npx pnpx bunx uvx pipx", {
   category: "dynamic",
   classify(args, name) {
     if (name === "pipx" && args[0] !== "run") return packageManager({ read: ["list", "environment", "--version"], install: ["install", "uninstall", "upgrade", "inject", "reinstall", "upgrade-all", "uninstall-all", "ensurepath"] })(args, name);
-    if (args.includes("--version") || args.includes("-v")) return [readOnly("prints version")];
+    if (onlyVersionOrHelp(args)) return [readOnly("prints version")];
     return [finding("high", "dynamic.project-code", `${name} downloads and runs a package`)];
   },
 });
-add("npm", { category: "package-manager", classify: packageManager({ read: ["ls", "list", "ll", "la", "view", "info", "show", "v", "search", "s", "outdated", "audit", "config", "root", "prefix", "bin", "whoami", "why", "explain", "help", "doctor", "fund", "query", "get", "pkg"], install: ["install", "i", "ci", "add", "uninstall", "remove", "rm", "un", "r", "update", "up", "upgrade", "link", "ln", "publish", "unpublish", "dedupe", "prune", "rebuild", "version", "deprecate", "dist-tag", "owner", "cache", "set", "login", "logout", "adduser", "token", "install-test", "it", "install-ci-test", "cit"], run: ["run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "exec", "x", "create", "init", "innit", "explore", "edit"] }) });
-add("pnpm yarn bun", { category: "package-manager", classify: packageManager({ read: ["ls", "list", "ll", "la", "view", "info", "show", "why", "outdated", "audit", "config", "root", "bin", "licenses", "help", "store", "--version", "whoami", "search"], install: ["install", "i", "ci", "add", "remove", "rm", "uninstall", "un", "update", "up", "upgrade", "link", "unlink", "publish", "dedupe", "prune", "rebuild", "import", "patch", "pm", "global"], run: ["run", "test", "t", "start", "exec", "x", "dlx", "create", "init", "node"], bareIsInstall: true, unknownIsRun: true }) });
+add("npm", { category: "package-manager", classify: packageManager(NPM) });
+add("pnpm yarn bun", { category: "package-manager", classify: packageManager(NODE_PACKAGES) });
 add("pip pip2 pip3", { category: "package-manager", classify: packageManager(PIP) });
 add("apt apt-get aptitude", { category: "package-manager", classify: packageManager({ read: ["list", "search", "show", "showsrc", "policy", "depends", "rdepends", "madison", "changelog", "help", "moo", "show-versions", "why", "why-not", "showhold"], install: ["install", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep", "source", "clean", "autoclean", "reinstall", "download", "satisfy", "edit-sources", "markauto", "hold", "unhold", "check"] }) });
 add("apt-cache apt-file apt-mark-showmanual dpkg-query rpmquery", simple("read-only", "read_only", "command.read-only", "queries the package database"));
 add("dpkg", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "dpkg changes installed packages", (args) => args.some((a) => a !== null && /^(-l|-L|-s|-S|-p|-c|-I|--list|--listfiles|--status|--search|--print-avail|--contents|--info|--get-selections|--print-architecture|--version|-W|--show)$/.test(a))));
-add("rpm", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "rpm changes installed packages", (args) => args.some((a) => a !== null && /^(-q[a-zA-Z]*|--query|-V[a-zA-Z]*|--verify|-K|--checksig|--version|--eval|-E)$/.test(a))));
+add("rpm", { category: "package-manager", classify: (args) => rpmFindings(args) });
 add("dnf yum microdnf tdnf", { category: "package-manager", classify: packageManager({ read: ["list", "info", "search", "provides", "whatprovides", "repolist", "repoinfo", "check-update", "history", "deplist", "repoquery", "help", "updateinfo", "module"], install: ["install", "remove", "erase", "update", "upgrade", "downgrade", "reinstall", "autoremove", "distro-sync", "groupinstall", "group", "swap", "makecache", "clean", "config-manager", "localinstall"] }) });
 add("zypper", { category: "package-manager", classify: packageManager({ read: ["search", "se", "info", "if", "list-updates", "lu", "repos", "lr", "packages", "pa", "patches", "products", "pd", "patterns", "pt", "what-provides", "wp"], install: ["install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "patch", "refresh", "ref", "addrepo", "ar", "removerepo", "rr"] }) });
 add("pacman yay paru", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "pacman changes installed packages", (args) => args.length > 0 && args.every((a) => a !== null && !/^-[a-zA-Z]*[SRU]/.test(a) || /^-S[si]+$/.test(a ?? "") || /^-Q/.test(a ?? "")) && args.some((a) => /^-(Q|Ss|Si|F|V|h)/.test(a ?? "") || a === "--version")));
@@ -1629,9 +1610,9 @@ add("apk", { category: "package-manager", classify: packageManager({ read: ["inf
 add("brew", { category: "package-manager", classify: packageManager({ read: ["list", "ls", "info", "search", "outdated", "deps", "uses", "config", "doctor", "leaves", "desc", "home", "--prefix", "--cellar", "--repository", "commands", "log", "cat", "formulae", "casks", "shellenv"], install: ["install", "uninstall", "remove", "rm", "upgrade", "update", "reinstall", "tap", "untap", "link", "unlink", "pin", "unpin", "cleanup", "autoremove", "bundle", "services"] }) });
 add("snap flatpak", { category: "package-manager", classify: packageManager({ read: ["list", "info", "find", "version", "services", "changes", "search", "remotes", "remote-ls", "connections", "interfaces", "ps", "history"], install: ["install", "remove", "uninstall", "refresh", "update", "revert", "enable", "disable", "connect", "disconnect", "run", "set", "start", "stop", "restart", "remote-add", "remote-delete"] }) });
 add("gem", { category: "package-manager", classify: packageManager({ read: ["list", "search", "info", "query", "contents", "environment", "which", "specification", "help", "dependency", "outdated"], install: ["install", "uninstall", "update", "build", "push", "yank", "cleanup", "pristine", "sources", "owner"] }) });
-add("cargo", { category: "package-manager", classify: packageManager({ read: ["version", "search", "tree", "metadata", "locate-project", "pkgid", "verify-project", "help", "read-manifest"], install: ["install", "uninstall", "add", "remove", "rm", "update", "publish", "yank", "owner", "login", "vendor", "fetch", "generate-lockfile"], run: ["run", "build", "b", "test", "t", "bench", "check", "c", "clippy", "doc", "d", "r", "miri", "nextest", "fix", "fmt", "new", "init"] }) });
-add("go", { category: "package-manager", classify: packageManager({ read: ["version", "env", "list", "doc", "help", "vet"], install: ["get", "install", "mod", "work", "clean"], run: ["run", "test", "generate", "build", "tool", "fmt", "fix"] }) });
-add("composer conda mamba micromamba poetry uv pipenv pdm hatch rye nix-env nix guix opam cabal stack mix dotnet nuget deno", { category: "package-manager", classify: packageManager({ read: ["list", "show", "info", "search", "outdated", "help", "env", "config", "version", "--version", "tree", "why", "check", "licenses", "status", "diagnose"], install: ["install", "add", "remove", "uninstall", "update", "upgrade", "require", "sync", "lock", "create", "publish", "self-update", "pip", "build", "restore", "i"], run: ["run", "exec", "shell", "script", "test", "repl", "eval", "x", "task", "serve", "develop"] }) });
+add("cargo", { category: "package-manager", classify: packageManager(CARGO) });
+add("go", { category: "package-manager", classify: (args) => goFindings(args) });
+add("composer conda mamba micromamba poetry uv pipenv pdm hatch rye nix-env nix guix opam cabal stack mix dotnet nuget deno", { category: "package-manager", classify: packageManager(PROJECT_TOOLS) });
 
 // Wrappers
 for (const n of Object.keys(WRAPPERS)) add(n, wrapperSpec(n));
@@ -1655,16 +1636,27 @@ add("sysctl", sysctlSpec());
 add("iptables ip6tables iptables-legacy nft ufw firewall-cmd ebtables arptables iptables-save iptables-restore", systemToggle("firewall", FIREWALL_READ, "changes firewall rules"));
 add("ip", ipSpec());
 add("ifconfig route iwconfig brctl ethtool nmcli tc", systemToggle("network config", (args) => args.length === 0 || args.every((a) => a !== null && (a.startsWith("-") || a === "show" || a === "list" || a === "status" || a === "-n"))  || (args.length === 1 && !(args[0] ?? "").includes("=")), "changes network configuration"));
-add("hostname hostnamectl timedatectl localectl", systemToggle("host settings", (args) => args.length === 0 || args.every((a) => a !== null && (a.startsWith("-") && a !== "-F" && a !== "--file" || a === "status" || a.startsWith("list") || a === "show")), "changes host identity, time or locale"));
-add("date", systemToggle("date", (args) => !args.some((a) => a === "-s" || (a ?? "").startsWith("--set")), "sets the system clock"));
+// `-H host` / `-M machine` run the same verb on another host over ssh or in a container.
+add("hostnamectl timedatectl localectl", systemToggle("host settings", (args) => !args.some((a) => a === null || /^(-[a-zA-Z]*[HM]|--host|--machine)/.test(a)) && (args.length === 0 || args.every((a) => a !== null && ((a.startsWith("-") && a !== "-F" && a !== "--file") || a === "status" || a.startsWith("list") || a === "show"))), "changes host identity, time or locale"));
+add("date hostname dmesg", {
+  category: "system",
+  classify(args, name) {
+    const found = hostSettingFindings(name, args) ?? [];
+    return found.length ? found : [readOnly(`${name} only prints`)];
+  },
+});
 add("hwclock", systemToggle("hwclock", (args) => args.length === 0 || args.every((a) => a === "-r" || a === "--show" || a === "--get" || a === "--verbose"), "sets the hardware clock"));
-add("dmesg", systemToggle("dmesg", (args) => !args.some((a) => a === "-c" || a === "-C" || a === "--clear" || a === "--read-clear" || a === "-D" || a === "-E" || a === "-n" || a === "--console-level"), "clears or reconfigures the kernel log"));
 add("kill pkill killall skill slay killall5 xkill", killSpec("kill"));
 for (const n of ["pkill", "killall", "skill", "slay", "killall5", "xkill"]) add(n, killSpec(n));
 add("renice", simple("process", "medium", "command.process-control", "changes process priority"));
 add("docker podman nerdctl kubectl oc helm crictl ctr minikube kind k3s lxc incus virsh vagrant terraform ansible ansible-playbook pulumi", {
   category: "system",
-  classify: (args, name) => containerSpec(name).classify(args, name),
+  classify(args, name) {
+    const effects = containerSpec(name).classify(args, name);
+    const elsewhere = containerEndpointFindings(args);
+    // Pointed elsewhere, even a query is not read-only: it runs or reaches something we cannot see.
+    return elsewhere.length ? [...elsewhere, ...effects.filter((e) => !(e.kind === "finding" && e.level === "read_only"))] : effects;
+  },
 });
 add("shutdown reboot halt poweroff init telinit", {
   category: "destructive",
@@ -1677,6 +1669,17 @@ add("mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat m
 
 // Misc with specific handling
 add("git", gitSpec());
+add("gh", { category: "network", classify: (args) => ghFindings(args) });
+add([...COMPILERS, ...RUNTIMES], { category: "dynamic", classify: (args, name) => toolchainFindings(name, args) });
+add("fd fdfind", {
+  category: "read-only",
+  classify(args, name) {
+    const exec = fdExecIndex(args);
+    if (exec === null) return [readOnly(`${name} searches for files`), ...secretReadFindings(args)];
+    if (args[exec] === null) return [finding("medium", "option.dynamic", `${name}: a word only known at run time may be --exec`, exec)];
+    return [finding("medium", "dynamic.find-exec", `${name} ${args[exec]} runs a command for every match`, exec), { kind: "exec", from: exec + 1, via: `${name} ${args[exec]}`, argsUnknown: true }];
+  },
+});
 add("ssh-keygen", unknownWithPrefixSpec("writes", "medium", "command.writes", "ssh-keygen writes key files", (args) => args.some((a) => a === "-l" || a === "-F" || a === "-y" || a === "-L" || a === "-Q")));
 add("ssh-add ssh-agent", simple("privilege", "medium", "command.credentials", "handles SSH keys in an agent"));
 add("history", { category: "read-only", classify: (args) => (args.some((a) => a === "-c" || a === "-d" || a === "-w" || a === "-a") ? [finding("low", "command.shell-state", "changes shell history")] : [readOnly("prints history")]) });

@@ -1,3 +1,5 @@
+import { readsCredential, type CredentialReadOptions } from "./credentials";
+
 /**
  * Lexical classification of a path the shell would touch. Static analysis sees
  * the text, not the file system: symlinks, the working directory and bind
@@ -39,13 +41,6 @@ const SECRET_NAMES = new Set([
 ]);
 const SECRET_DIRS = [".ssh/", ".gnupg/", ".aws/", ".kube/", ".docker/", ".config/gcloud/", ".azure/", ".git/hooks/", ".config/autostart/", ".config/systemd/"];
 
-/** Files whose mere reading is a disclosure worth a person's look. */
-const READ_SECRETS = [
-  /^\/etc\/(shadow|gshadow|sudoers)$/, /(^|\/)\.ssh\/id_[a-z0-9_]+$/, /(^|\/)\.aws\/credentials$/,
-  /(^|\/)\.netrc$/, /(^|\/)\.pgpass$/, /(^|\/)\.git-credentials$/, /(^|\/)\.kube\/config$/,
-  /(^|\/)\.docker\/config\.json$/, /(^|\/)\.gnupg\//, /^\/proc\/[^/]+\/(environ|mem)$/,
-];
-
 /** Collapses `//`, `/./` and `..` the way the kernel would for a path without symlinks. */
 export function normalisePath(path: string): string {
   const absolute = path.startsWith("/");
@@ -64,7 +59,8 @@ export function normalisePath(path: string): string {
 
 function expandHome(path: string): string | null {
   if (path === "~" || path.startsWith("~/")) return "/~home" + path.slice(1);
-  if (path.startsWith("~")) return "/~home"; // ~user: someone else's home
+  // ~user: someone else's home, whose files are as sensitive as ours.
+  if (path.startsWith("~")) return path.includes("/") ? "/~home" + path.slice(path.indexOf("/")) : "/~home";
   return null;
 }
 
@@ -104,9 +100,7 @@ export function classifyPath(raw: string | null): PathClass {
   return "workspace";
 }
 
-export function isSecretRead(raw: string | null): boolean {
-  if (raw === null) return false;
-  const home = expandHome(raw);
-  const text = normalisePath(home ?? raw);
-  return READ_SECRETS.some((re) => re.test(text));
+/** Reading `raw` discloses a credential (credentials.ts has the list and the glob matching). */
+export function isSecretRead(raw: string | null, options: CredentialReadOptions = {}): boolean {
+  return readsCredential(raw, options);
 }

@@ -367,6 +367,53 @@ export function subscriptInjection(args: readonly ArgValue[]): ProgramFinding[] 
   return out;
 }
 
+/**
+ * A string argument a bash builtin evaluates as shell code although the word
+ * itself is quoted data: `mapfile -C CALLBACK` / `readarray -C` evaluate
+ * `CALLBACK INDEX LINE` every quantum of lines, and `compgen -W WORDLIST`
+ * expands each word of its list (`$( )`, backquotes and `${ }` run).
+ * `value` is the code (null: only known at run time); `arg` the word it is in.
+ */
+export interface EvaluatedArgument {
+  arg: number;
+  value: string | null;
+  as: "callback" | "words";
+  what: string;
+}
+
+/** Options with a value, per builtin, and which of them is evaluated. */
+const EVALUATING_BUILTINS: Readonly<Record<string, { withArg: string; evaluated: string; as: EvaluatedArgument["as"] }>> = {
+  mapfile: { withArg: "dnOsuCc", evaluated: "C", as: "callback" },
+  readarray: { withArg: "dnOsuCc", evaluated: "C", as: "callback" },
+  compgen: { withArg: "oAGWFCXPSV", evaluated: "W", as: "words" },
+};
+
+export function evaluatedArguments(name: string, args: readonly ArgValue[]): EvaluatedArgument[] {
+  const model = EVALUATING_BUILTINS[name];
+  if (!model) return [];
+  const out: EvaluatedArgument[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    // Unquoted, a run-time argument may split into the evaluated option and its code (`mapfile $opts arr`).
+    if (a === null || a === undefined) {
+      out.push({ arg: i, value: null, as: model.as, what: `${name} with an argument only known at run time (it may be -${model.evaluated})` });
+      continue;
+    }
+    if (a === "--" || !a.startsWith("-") || a === "-") break;
+    for (let k = 1; k < a.length; k++) {
+      const letter = a[k]!;
+      if (!model.withArg.includes(letter)) continue;
+      const attached = k + 1 < a.length;
+      const index = attached ? i : i + 1;
+      const value = attached ? a.slice(k + 1) : (args[i + 1] ?? null);
+      if (!attached) i++;
+      if (letter === model.evaluated && index < args.length) out.push({ arg: index, value, as: model.as, what: `${name} -${letter}` });
+      break;
+    }
+  }
+  return out;
+}
+
 /** Effects a read-model command produces (the caller adds the read-only finding when nothing raised). */
 export function readModelFindings(name: string, args: readonly ArgValue[]): ProgramFinding[] | null {
   const model = READ_MODELS[name];
