@@ -36,6 +36,8 @@ const BENCHES = [
   { name: "bpf", file: "native/bench/bpf.bench.ts", needs: ["root"], env: (q) => (q ? { BENCH_ROUNDS: "2", BENCH_N: "100" } : {}) },
   { name: "scrub", file: "agent-guest/scrub/bench/scrub.bench.ts", needs: [], env: (q) => (q ? { BENCH_MB: "8", BENCH_SECRETLINT_MB: "1" } : {}) },
   { name: "apk-worker", file: "agent-guest/workers/apk-static/bench/apk.bench.ts", needs: [] },
+  // Rates the legit (false-hold) and must-hold corpora with the risk gate and three peer models: seconds, no quick mode needed.
+  { name: "risk", file: "server/policy/risk/bench-risk/main.ts", needs: [] },
   { name: "verify", file: "server/ledger/bench/verify.bench.ts", needs: [], args: (q) => (q ? ["100000"] : []) },
   // Starts its own throwaway PostgreSQL (fsync on): PostgreSQL only by design.
   { name: "ledger", file: "server/ledger/bench/ledger.bench.ts", needs: [], env: (q) => (q ? { BENCH_SECONDS: "1", BENCH_ENTRIES: "20000" } : {}) },
