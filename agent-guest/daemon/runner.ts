@@ -53,6 +53,8 @@ export interface RunnerContext {
   resolveTimeoutMs?: number;
   /** The guest's worker-bundle store (agent-guest/workers/bundle.ts); bundle capabilities need it. */
   workerStore?: string;
+  /** The guest-private directory bundle jobs' directories are made in (`<state dir>/jobs`, bundle-run.ts `jobsPath`); never inside the workspace. */
+  jobsDir?: string;
   /** Bundle digests installed at start, by capability (for a refusal that names what this host holds). */
   installedBundles?: Readonly<Record<string, string>>;
   /** Fetches a job's input artifact from the hub into an open descriptor (artifact-fetch.ts); tests pass their own. */
@@ -369,7 +371,8 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
   if (!job.policy.exec_allow.some((d) => runtime.startsWith(`${d.replace(/\/+$/, "")}/`))) {
     throw new LeaseholdError("UNENFORCEABLE", `this host's node (${runtime}) is outside ${job.capability.id}'s exec_allow (${job.policy.exec_allow.join(", ")}), so its worker cannot run here; nothing was launched`, { tier: "guest", details: { field: "exec_allow" } });
   }
-  const dir = makeJobDirectory(ctx.ceiling.workspace_root);
+  if (ctx.jobsDir === undefined) throw new LeaseholdError("UNENFORCEABLE", "this guest has no private directory for job inputs", { tier: "guest" });
+  const dir = makeJobDirectory(ctx.jobsDir);
   try {
     await fillArtifact(ctx.fetchArtifact, job.job_id, ref, dir.artifactFd);
     const { returned } = outputLimits(ctx.ceiling);
@@ -386,7 +389,8 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
     };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
-    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [] });
+    // The workdir is the guest's own job directory, not a path from the job: the ceiling admits exactly it.
+    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [], guestWorkdir: dir.path });
     options.onLaunch?.();
     const result = await launch(policy, { chownWorkdir: false, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     const pair = scrubPair({ stdout: result.stdout, stderr: result.stderr, stdoutCut: result.stdout_truncated, stderrCut: result.stderr_truncated }, { returnMax: returned });
