@@ -156,10 +156,18 @@ function shellCommand(a: Args, ctx: RunnerContext): ReturnType<SandboxBuilder> {
 const SANDBOXED: Record<string, SandboxBuilder> = {
   "shell.run_command": (a, _job, ctx) => shellCommand(a, ctx),
   "egress-shell.run_command_net": (a, _job, ctx) => shellCommand(a, ctx),
-  "code.run_code": (a) => {
+  "code.run_code": (a, job) => {
     const build = LANGUAGES[String(a["language"])];
     if (build === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `unsupported language ${JSON.stringify(a["language"])}`, { tier: "guest" });
-    return { argv: build(String(a["code"])), env: {}, stdin: String(a["stdin"] ?? ""), cwd: "/work" };
+    const argv = build(String(a["code"]));
+    // This host's interpreter (node is this process's own binary) must lie in the signed exec_allow, or
+    // Landlock refuses the exec: say so instead of a launch that fails with 126. /usr/local is not bound
+    // for it: the operator's own installs show only where the operator lists them.
+    const runtime = argv[0] as string;
+    if (!job.policy.exec_allow.some((d) => runtime.startsWith(`${d.replace(/\/+$/, "")}/`))) {
+      throw new LeaseholdError("UNENFORCEABLE", `this host's ${String(a["language"])} (${runtime}) is outside ${job.capability.id}'s exec_allow (${job.policy.exec_allow.join(", ")}); nothing was launched`, { tier: "guest", details: { field: "exec_allow" } });
+    }
+    return { argv, env: {}, stdin: String(a["stdin"] ?? ""), cwd: "/work" };
   },
   "host.host_inspect": () => ({ argv: ["/bin/sh", "-c", HOST_INSPECT_SCRIPT], env: {}, stdin: "", cwd: "/work" }),
 };
