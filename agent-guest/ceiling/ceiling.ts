@@ -252,11 +252,14 @@ export function checkResolvedNames(names: readonly ResolvedName[], ceiling: Host
  * UNENFORCEABLE for egress on a tier-C host. Never a clamped policy.
  * `host.names`: the job's name rules as resolved; the policy's egress
  * then holds their /32 and /128 rules, allowed by the ceiling as the file
- * comment says.
+ * comment says. `host.guestWorkdir`: a directory the guest made itself
+ * for this job outside the workspace (a bundle worker's read-only job
+ * directory, daemon/bundle-run.ts) — admitted as the workdir exactly, never
+ * a path below it, and never a path a job names.
  */
-export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: { tier: HostTier; names?: readonly ResolvedName[] }): SandboxPolicy {
+export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: { tier: HostTier; names?: readonly ResolvedName[]; guestWorkdir?: string }): SandboxPolicy {
   const readable = [...ceiling.exec_dirs, ...(ceiling.read_only_paths ?? [])];
-  checkPath("workdir", job.workdir, [ceiling.workspace_root]);
+  if (host.guestWorkdir === undefined || job.workdir !== host.guestWorkdir) checkPath("workdir", job.workdir, [ceiling.workspace_root]);
   job.exec_allow.forEach((d, i) => checkPath(`exec_allow[${i}]`, d, ceiling.exec_dirs));
   job.ro_binds.forEach((d, i) => checkPath(`ro_binds[${i}]`, d, readable));
 

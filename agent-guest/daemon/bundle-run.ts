@@ -8,10 +8,10 @@
  *   1 the signed job names the expected worker digest; the store's bundle is
  *     read by descriptor and re-hashed now (loadVerifiedBundle) — a
  *     mismatch or an absent bundle is WORKER_DIGEST_MISMATCH, nothing runs
- *   2 a fresh directory `<workspace>/.leasehold-jobs/<random>` (parent
- *     root-only 0700, made by the descriptor rule: agent-guest/README.md),
- *     with `artifact` (0444) created O_EXCL|O_NOFOLLOW in it and filled by
- *     the hub fetch; its size and SHA-256 are checked again by reading the
+ *   2 a fresh directory `<stateDir>/jobs/<random>` (outside the workspace:
+ *     no workload can reach or name it; made by descriptor), with
+ *     `artifact` (0444) created O_EXCL|O_NOFOLLOW in it and filled by the
+ *     hub fetch; its size and SHA-256 are checked again by reading the
  *     descriptor back — a mismatch is INVALID_ARGUMENT, nothing runs
  *   3 launch `node --input-type=module - <operation> /work/artifact` with the
  *     VERIFIED entry bytes on stdin (no path to the code is ever handed to
@@ -26,7 +26,6 @@ import { isLeaseholdError, LeaseholdError } from "../../server/trust";
 import path from "node:path";
 import { projectPath } from "../../common/paths";
 import { installBundle, loadVerifiedBundle, type VerifiedBundle } from "../workers/bundle";
-import { GUEST_JOBS_DIR } from "../workspace/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** What a prepared action's `artifact` argument became on the hub: the digest and size of the bytes. */
@@ -57,9 +56,6 @@ export const BUNDLE_CAPABILITIES: readonly string[] = [...new Set(Object.keys(BU
 
 /** The exit status a worker uses for "the input was refused" (its stdout then holds {error}). */
 export const WORKER_REFUSED_EXIT = 3;
-
-/** Where job directories live, at the workspace root; workspace operations refuse the name (workspace.ts). */
-export const JOBS_DIR_NAME = GUEST_JOBS_DIR;
 
 const { O_RDONLY, O_RDWR, O_DIRECTORY, O_NOFOLLOW, O_CREAT, O_EXCL } = fs.constants;
 const under = (dirFd: number, name: string): string => `/proc/self/fd/${dirFd}/${name}`;
@@ -103,7 +99,7 @@ export function verifiedBundleFor(job: VerifiedJob, store: string | undefined, i
   return bundle;
 }
 
-/** A fresh per-job directory in the workspace, held by descriptor; `remove()` takes it away again. */
+/** A fresh per-job directory in the guest's private job directory, held by descriptor; `remove()` takes it away again. */
 export interface JobDirectory {
   /** Host path of the directory (the sandbox's workdir). */
   path: string;
@@ -112,65 +108,126 @@ export interface JobDirectory {
   remove(): void;
 }
 
+/**
+ * The guest's private directory for job directories: `<stateDir>/jobs`,
+ * beside the worker store. It is never inside the workspace: a workload
+ * that may write the workspace owns its root and could rename, replace or
+ * symlink anything kept there, so it could neither be trusted nor kept
+ * working for the next caller.
+ */
+export function jobsPath(stateDir: string): string {
+  return path.join(stateDir, "jobs");
+}
+
 function openDir(where: string): number {
   return fs.openSync(where, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+}
+
+const ourUid = (): number => process.getuid?.() ?? 0;
+
+/**
+ * Opens the parent of the jobs directory (the state directory): it must be
+ * a directory of ours that nobody else can write, or no name under it is
+ * ours alone. That is the operator's set-up, not something a workload can
+ * change, so a wrong one is UNENFORCEABLE.
+ */
+function openPrivateParent(where: string): number {
+  let fd: number;
+  try {
+    fd = openDir(where);
+  } catch (error) {
+    throw guestError("UNENFORCEABLE", `the guest's state directory ${where} does not open as a directory (${(error as NodeJS.ErrnoException).code ?? "error"}); bundle jobs need it`);
+  }
+  const st = fs.fstatSync(fd);
+  if (st.uid !== ourUid() || (st.mode & 0o022) !== 0) {
+    fs.closeSync(fd);
+    throw guestError("UNENFORCEABLE", `the guest's state directory ${where} is owned by uid ${st.uid} with mode ${(st.mode & 0o7777).toString(8)}; it must be root's and writable by root only`);
+  }
+  return fd;
+}
+
+/** Opens `name` under `parentFd` when it is a directory of ours with no access for group or others. */
+function openIfPrivate(parentFd: number, name: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openDir(under(parentFd, name));
+  } catch {
+    return undefined;
+  }
+  const st = fs.fstatSync(fd);
+  if (st.uid === ourUid() && (st.mode & 0o077) === 0) return fd;
+  fs.closeSync(fd);
+  return undefined;
+}
+
+/**
+ * The jobs directory, held by descriptor: made 0700 when missing; when what
+ * is there is not a private directory of ours (a file, a symlink, another
+ * owner, a wider mode), it is renamed aside (`jobs.aside-<random>`, never
+ * followed or opened) and a fresh one is made. A damaged guest path is
+ * repaired, never a reason to refuse a job.
+ */
+function openJobsDirectory(jobsRoot: string): number {
+  const parentFd = openPrivateParent(path.dirname(jobsRoot));
+  const name = path.basename(jobsRoot);
+  try {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        fs.mkdirSync(under(parentFd, name), { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const fd = openIfPrivate(parentFd, name);
+      if (fd !== undefined) return fd;
+      fs.renameSync(under(parentFd, name), under(parentFd, `${name}.aside-${randomBytes(8).toString("hex")}`));
+    }
+    throw guestError("UNENFORCEABLE", `${jobsRoot} was replaced again while the guest re-created it; something with root's rights is changing the guest's state directory`);
+  } finally {
+    fs.closeSync(parentFd);
+  }
 }
 
 /**
  * Makes a new directory `name` under the held `parentFd` by the descriptor
  * rule: mkdir 0700 through /proc/self/fd, open it O_NOFOLLOW, check it is
- * the inode lstat saw and still looks freshly ours (root-owned, 0700 or the
- * mode we want, no entries), then set its mode on the descriptor.
+ * the inode lstat saw and still looks freshly ours (root-owned, no entries),
+ * then set its mode on the descriptor.
  */
-function makeDirectory(parentFd: number, name: string, mode: number, reuse: boolean): number {
-  try {
-    fs.mkdirSync(under(parentFd, name), { mode: 0o700 });
-  } catch (error) {
-    if (!reuse || (error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
+function makeDirectory(parentFd: number, name: string, mode: number): number {
+  fs.mkdirSync(under(parentFd, name), { mode: 0o700 });
   const seen = fs.lstatSync(under(parentFd, name));
-  let fd: number;
-  try {
-    fd = openDir(under(parentFd, name));
-  } catch (error) {
-    throw guestError("UNENFORCEABLE", `${name} in the workspace is not a directory that opens without following a link (${(error as NodeJS.ErrnoException).code ?? "error"})`);
-  }
+  const fd = openDir(under(parentFd, name));
   const st = fs.fstatSync(fd);
-  const uid = process.getuid?.() ?? st.uid;
-  if (st.ino !== seen.ino || st.dev !== seen.dev || st.uid !== uid || (!reuse && fs.readdirSync(`/proc/self/fd/${fd}`).length > 0)) {
+  if (st.ino !== seen.ino || st.dev !== seen.dev || st.uid !== ourUid() || fs.readdirSync(`/proc/self/fd/${fd}`).length > 0) {
     fs.closeSync(fd);
-    throw guestError("UNENFORCEABLE", `${name} in the workspace is not the directory this guest made (owner uid ${st.uid}); remove it and retry`);
+    throw guestError("UNENFORCEABLE", `job directory ${name} is not the directory this guest just made (owner uid ${st.uid})`);
   }
   fs.fchmodSync(fd, mode);
   return fd;
 }
 
 /**
- * `<workspace>/.leasehold-jobs/<128-bit random>/artifact`. The parent is
- * root-only (0700): no workload can list, enter or change what is in it, so
- * the random name is known to this guest alone, and the guest's own
- * workspace operations refuse the name. A workload that owns the workspace
- * root (an exclusive lease) can rename the parent itself; the launcher's
- * open by path then finds our directory or nothing, since no directory it
- * controls can hold a name it does not know. The job directory itself is
- * 0755 (the lease uid enters it at /work), the artifact 0444.
+ * `<jobsRoot>/<128-bit random>/artifact`, where `jobsRoot` is the guest's
+ * private jobs directory (`jobsPath`, root-only 0700, in the root-only
+ * state directory): no workload can list, enter, rename or name anything
+ * on that path, and the sandbox gets only the job directory itself, bound
+ * read-only at /work. The job directory is 0755 (the lease uid reads it at
+ * /work), the artifact 0444, created O_EXCL|O_NOFOLLOW and filled through
+ * its descriptor.
  */
-export function makeJobDirectory(workspaceRoot: string): JobDirectory {
-  const rootFd = openDir(workspaceRoot);
-  let parentFd: number | undefined;
+export function makeJobDirectory(jobsRoot: string): JobDirectory {
+  const parentFd = openJobsDirectory(jobsRoot);
   let dirFd: number | undefined;
   let artifactFd: number | undefined;
   const name = randomBytes(16).toString("hex");
   try {
-    parentFd = makeDirectory(rootFd, JOBS_DIR_NAME, 0o700, true);
-    const parent = parentFd;
-    dirFd = makeDirectory(parent, name, 0o755, false);
+    dirFd = makeDirectory(parentFd, name, 0o755);
     const dir = dirFd;
     artifactFd = fs.openSync(under(dir, "artifact"), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o444);
     fs.fchmodSync(artifactFd, 0o444);
     const fd = artifactFd;
     return {
-      path: `${workspaceRoot.replace(/\/+$/, "")}/${JOBS_DIR_NAME}/${name}`,
+      path: `${jobsRoot.replace(/\/+$/, "")}/${name}`,
       artifactFd: fd,
       remove: () => {
         try {
@@ -180,43 +237,40 @@ export function makeJobDirectory(workspaceRoot: string): JobDirectory {
         }
         // Only the artifact can be in it: the sandbox had the directory read-only.
         fs.rmSync(under(dir, "artifact"), { force: true });
-        fs.rmdirSync(under(parent, name));
+        fs.rmdirSync(under(parentFd, name));
         fs.closeSync(dir);
-        fs.closeSync(parent);
-        fs.closeSync(rootFd);
+        fs.closeSync(parentFd);
       },
     };
   } catch (error) {
     if (artifactFd !== undefined) fs.closeSync(artifactFd);
-    if (dirFd !== undefined && parentFd !== undefined) {
+    if (dirFd !== undefined) {
       fs.rmSync(under(dirFd, "artifact"), { force: true });
       fs.rmdirSync(under(parentFd, name));
+      fs.closeSync(dirFd);
     }
-    if (dirFd !== undefined) fs.closeSync(dirFd);
-    if (parentFd !== undefined) fs.closeSync(parentFd);
-    fs.closeSync(rootFd);
+    fs.closeSync(parentFd);
     throw error;
   }
 }
 
 /**
  * Removes job directories a previous run left behind (the guest was killed
- * mid-job), by descriptor: each `<random>/` of the root-only parent loses its
- * `artifact` and is removed. Called at daemon start, before any job. A
- * parent that is not a root-only directory of ours is left alone (the next
- * job refuses it, saying so). Returns how many were removed.
+ * mid-job), by descriptor: each `<random>/` of the private jobs directory
+ * loses its `artifact` and is removed. Called at daemon start, before any
+ * job. Anything else there is left for the operator. Returns how many were
+ * removed.
  */
-export function sweepJobDirectories(workspaceRoot: string): number {
-  const rootFd = openDir(workspaceRoot);
+export function sweepJobDirectories(jobsRoot: string): number {
   let parentFd: number | undefined;
   try {
+    const stateFd = openPrivateParent(path.dirname(jobsRoot));
     try {
-      parentFd = openDir(under(rootFd, JOBS_DIR_NAME));
-    } catch {
-      return 0;
+      parentFd = openIfPrivate(stateFd, path.basename(jobsRoot));
+    } finally {
+      fs.closeSync(stateFd);
     }
-    const st = fs.fstatSync(parentFd);
-    if (st.uid !== (process.getuid?.() ?? st.uid) || (st.mode & 0o077) !== 0) return 0;
+    if (parentFd === undefined) return 0;
     let removed = 0;
     for (const name of fs.readdirSync(`/proc/self/fd/${parentFd}`)) {
       if (!/^[0-9a-f]{32}$/.test(name)) continue;
@@ -239,7 +293,6 @@ export function sweepJobDirectories(workspaceRoot: string): number {
     return removed;
   } finally {
     if (parentFd !== undefined) fs.closeSync(parentFd);
-    fs.closeSync(rootFd);
   }
 }
 

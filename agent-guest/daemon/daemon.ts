@@ -21,7 +21,7 @@ import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../work
 import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { fetchJobArtifact } from "./artifact-fetch";
-import { installShippedBundles, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
+import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
@@ -106,6 +106,7 @@ export class GuestDaemon {
       tier: m.tier,
       workerDigest: m.digest,
       workerStore: workerStorePath(this.options.stateDir),
+      jobsDir: jobsPath(this.options.stateDir),
       installedBundles: installed,
       // The job's input comes from the hub over this guest's signed connection, checked range by range and whole.
       fetchArtifact: (jobId, ref, fd) => fetchJobArtifact(this.client, jobId, ref, fd, { signal: this.stop.signal }),
@@ -140,8 +141,8 @@ export class GuestDaemon {
     // Shipped bundles into the root-only store, re-verified; one that is missing leaves only its capability not ready.
     this.bundles = installShippedBundles(workerStorePath(this.options.stateDir), this.options.workersDir);
     for (const [capability, b] of Object.entries(this.bundles)) this.log(`worker ${capability}: ${b.digest ?? `not ready (${b.detail})`}`);
-    const swept = sweepJobDirectories(this.ceiling.workspace_root);
-    if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in the workspace`);
+    const swept = sweepJobDirectories(jobsPath(this.options.stateDir));
+    if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in ${jobsPath(this.options.stateDir)}`);
     this.measured = await measureHost(this.ceiling, this.bundles);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());

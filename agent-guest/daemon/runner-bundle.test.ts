@@ -6,10 +6,9 @@ import { buildNative } from "../../native/build.mjs";
 import { TEST_ROOT } from "../../native/test/helpers";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { verifyEvidence } from "../evidence/index";
-import { thrownBy } from "../../test/support/refusals";
 import { BUNDLE_SCHEMA, installBundle, storeEntryName } from "../workers/bundle";
 import { Workspace } from "../workspace/index";
-import { JOBS_DIR_NAME, makeJobDirectory, sweepJobDirectories, type ArtifactRef, type FetchArtifact } from "./bundle-run";
+import { jobsPath, type ArtifactRef, type FetchArtifact } from "./bundle-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
 import { testRunnerContext } from "../../test/support/runner-context";
@@ -51,6 +50,7 @@ console.log(JSON.stringify({ schema: "${RESULT_SCHEMA}", operation, artifact: { 
 let base: string;
 let ws: string;
 let store: string;
+let jobs: string;
 let digest: string;
 let ctx: RunnerContext;
 const fetched: string[] = [];
@@ -95,12 +95,15 @@ beforeAll(() => {
   writeBundle(path.join(base, "src"), WORKER);
   store = path.join(base, "store");
   digest = installBundle(path.join(base, "src"), store).digest;
-  ctx = testRunnerContext(ws, { workerStore: store, installedBundles: { "apk-static": digest } });
+  const state = path.join(base, "state");
+  fs.mkdirSync(state, { mode: 0o700 });
+  jobs = jobsPath(state);
+  ctx = testRunnerContext(ws, { workerStore: store, installedBundles: { "apk-static": digest }, jobsDir: jobs });
 });
 
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
 
-const jobDirsLeft = (): string[] => (fs.existsSync(path.join(ws, JOBS_DIR_NAME)) ? fs.readdirSync(path.join(ws, JOBS_DIR_NAME)) : []);
+const jobDirsLeft = (): string[] => (fs.existsSync(jobs) ? fs.readdirSync(jobs) : []);
 
 describe("runner: bundle worker", () => {
   it("runs the verified bundle on stdin against a read-only /work/artifact; the worker's JSON is the result; evidence names the bundle digest and the input", async () => {
@@ -133,8 +136,9 @@ describe("runner: bundle worker", () => {
     expect(envelope.exit?.code).toBe(0);
     expect(envelope.enforcement?.namespaces).toEqual(expect.arrayContaining(["net", "mnt", "user", "pid"]));
     expect(jobDirsLeft()).toEqual([]);
-    expect(fs.statSync(path.join(ws, JOBS_DIR_NAME)).mode & 0o777).toBe(0o700);
-    expect(fs.readdirSync(ws)).toEqual([JOBS_DIR_NAME]);
+    expect(fs.statSync(jobs).mode & 0o777).toBe(0o700);
+    // Nothing of the job is in the workspace: its directory is in the guest's private state directory.
+    expect(fs.readdirSync(ws)).toEqual([]);
   });
 
   it("a worker that refuses its input (exit 3) makes the job's error INVALID_ARGUMENT with the worker's message; a crash is a failure with the stderr tail", async () => {
@@ -219,32 +223,31 @@ describe("runner: bundle worker", () => {
     expect(jobDirsLeft()).toEqual([]);
   });
 
-  it("the guest's own workspace operations (run as root) cannot reach a job directory: an fs_write replacing the verified artifact mid-job, fs_read and fs_list are refused", async () => {
+  it("the job directory is outside the workspace while the job runs: the workspace holds nothing of it, and the guest's own workspace operations cannot name it", async () => {
     const content = Buffer.from("PK the bytes that were approved");
-    const attempts: string[] = [];
-    const racing: FetchArtifact = async (jobId, ref, fd) => {
+    const seen: { ws: string[]; jobs: string[]; list: string[] }[] = [];
+    const watching: FetchArtifact = async (jobId, ref, fd) => {
       await fileFetcher(content)(jobId, ref, fd);
-      const [name] = jobDirsLeft();
-      const wsOps = Workspace.open(ws);
-      attempts.push(thrownBy(() => wsOps.write(`${JOBS_DIR_NAME}/${name}/artifact`, Buffer.from("PK swapped"), { createParents: false })).code);
-      attempts.push(thrownBy(() => wsOps.read(`./${JOBS_DIR_NAME}/${name}/artifact`, { offset: 0, limit: 10 })).code);
-      attempts.push(thrownBy(() => wsOps.list(`${JOBS_DIR_NAME}`, {})).code);
+      const listing = Workspace.open(ws).list("", {});
+      seen.push({ ws: fs.readdirSync(ws), jobs: jobDirsLeft(), list: listing.entries.map((e) => e.name) });
     };
-    const out = await runJob(bundleJob(refOf(content)), { ...ctx, fetchArtifact: racing });
-    expect(attempts).toEqual(["POLICY_REFUSED", "POLICY_REFUSED", "POLICY_REFUSED"]);
+    const out = await runJob(bundleJob(refOf(content)), { ...ctx, fetchArtifact: watching });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.ws).toEqual([]);
+    expect(seen[0]?.list).toEqual([]);
+    expect(seen[0]?.jobs).toHaveLength(1);
+    expect(seen[0]?.jobs[0]).toMatch(/^[0-9a-f]{32}$/);
     expect(out.kind).toBe("ran");
     expect(out.structured?.["artifact"]).toEqual(refOf(content));
   });
 
-  it("job directories a killed guest left behind are swept at start; anything not made by the guest is left alone", () => {
-    const left = makeJobDirectory(ws);
-    fs.writeSync(left.artifactFd, Buffer.from("left over"));
-    fs.closeSync(left.artifactFd);
-    const foreign = path.join(ws, JOBS_DIR_NAME, "not-a-job");
-    fs.mkdirSync(foreign);
-    expect(sweepJobDirectories(ws)).toBe(1);
-    expect(jobDirsLeft()).toEqual(["not-a-job"]);
-    fs.rmdirSync(foreign);
+  it("a guest without a private jobs directory refuses a bundle job UNENFORCEABLE before fetching anything", async () => {
+    const content = Buffer.from("PK");
+    const before = fetched.length;
+    const { jobsDir: _unused, ...without } = ctx;
+    const out = await runJob(bundleJob(refOf(content)), { ...without, fetchArtifact: fileFetcher(content) });
+    expect(out.error?.code).toBe("UNENFORCEABLE");
+    expect(fetched.length).toBe(before);
   });
 
   it("a malformed artifact argument is INVALID_ARGUMENT and nothing is fetched", async () => {

@@ -53,6 +53,8 @@ export interface RunnerContext {
   resolveTimeoutMs?: number;
   /** The guest's worker-bundle store (agent-guest/workers/bundle.ts); bundle capabilities need it. */
   workerStore?: string;
+  /** The guest-private directory bundle jobs' directories are made in (`<state dir>/jobs`, bundle-run.ts `jobsPath`); never inside the workspace. */
+  jobsDir?: string;
   /** Bundle digests installed at start, by capability (for a refusal that names what this host holds). */
   installedBundles?: Readonly<Record<string, string>>;
   /** Fetches a job's input artifact from the hub into an open descriptor (artifact-fetch.ts); tests pass their own. */
@@ -154,10 +156,18 @@ function shellCommand(a: Args, ctx: RunnerContext): ReturnType<SandboxBuilder> {
 const SANDBOXED: Record<string, SandboxBuilder> = {
   "shell.run_command": (a, _job, ctx) => shellCommand(a, ctx),
   "egress-shell.run_command_net": (a, _job, ctx) => shellCommand(a, ctx),
-  "code.run_code": (a) => {
+  "code.run_code": (a, job) => {
     const build = LANGUAGES[String(a["language"])];
     if (build === undefined) throw new LeaseholdError("INVALID_ARGUMENT", `unsupported language ${JSON.stringify(a["language"])}`, { tier: "guest" });
-    return { argv: build(String(a["code"])), env: {}, stdin: String(a["stdin"] ?? ""), cwd: "/work" };
+    const argv = build(String(a["code"]));
+    // This host's interpreter (node is this process's own binary) must lie in the signed exec_allow, or
+    // Landlock refuses the exec: say so instead of a launch that fails with 126. /usr/local is not bound
+    // for it: the operator's own installs show only where the operator lists them.
+    const runtime = argv[0] as string;
+    if (!job.policy.exec_allow.some((d) => runtime.startsWith(`${d.replace(/\/+$/, "")}/`))) {
+      throw new LeaseholdError("UNENFORCEABLE", `this host's ${String(a["language"])} (${runtime}) is outside ${job.capability.id}'s exec_allow (${job.policy.exec_allow.join(", ")}); nothing was launched`, { tier: "guest", details: { field: "exec_allow" } });
+    }
+    return { argv, env: {}, stdin: String(a["stdin"] ?? ""), cwd: "/work" };
   },
   "host.host_inspect": () => ({ argv: ["/bin/sh", "-c", HOST_INSPECT_SCRIPT], env: {}, stdin: "", cwd: "/work" }),
 };
@@ -369,7 +379,8 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
   if (!job.policy.exec_allow.some((d) => runtime.startsWith(`${d.replace(/\/+$/, "")}/`))) {
     throw new LeaseholdError("UNENFORCEABLE", `this host's node (${runtime}) is outside ${job.capability.id}'s exec_allow (${job.policy.exec_allow.join(", ")}), so its worker cannot run here; nothing was launched`, { tier: "guest", details: { field: "exec_allow" } });
   }
-  const dir = makeJobDirectory(ctx.ceiling.workspace_root);
+  if (ctx.jobsDir === undefined) throw new LeaseholdError("UNENFORCEABLE", "this guest has no private directory for job inputs", { tier: "guest" });
+  const dir = makeJobDirectory(ctx.jobsDir);
   try {
     await fillArtifact(ctx.fetchArtifact, job.job_id, ref, dir.artifactFd);
     const { returned } = outputLimits(ctx.ceiling);
@@ -386,7 +397,8 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
     };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
-    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [] });
+    // The workdir is the guest's own job directory, not a path from the job: the ceiling admits exactly it.
+    const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [], guestWorkdir: dir.path });
     options.onLaunch?.();
     const result = await launch(policy, { chownWorkdir: false, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     const pair = scrubPair({ stdout: result.stdout, stderr: result.stderr, stdoutCut: result.stdout_truncated, stderrCut: result.stderr_truncated }, { returnMax: returned });

@@ -184,6 +184,26 @@ describe.skipIf(process.getuid?.() !== 0)("bounded workspace: ext4 image on a lo
     mounted = undefined;
   });
 
+  it("a lost+found a workload planted (a symlink to an outside directory, a directory with its files) does not stop a start that grows the image; nothing outside changes", () => {
+    const outside = path.join(dataDir, "outside");
+    fs.mkdirSync(outside, { mode: 0o755 });
+    fs.writeFileSync(path.join(outside, "keep"), "root's\n");
+    mounted = mountWorkspace(spec());
+    fs.symlinkSync(outside, path.join(ws, "lost+found"));
+    unmountWorkspace(mounted);
+    mounted = mountWorkspace({ ...spec(), maxBytes: 16 * MiB });
+    expect(mounted.bytes).toBeGreaterThan(LIMIT_BYTES);
+    expect(fs.readdirSync(outside)).toEqual(["keep"]);
+    expect(fs.readFileSync(path.join(outside, "keep"), "utf8")).toBe("root's\n");
+    fs.rmSync(path.join(ws, "lost+found"), { recursive: true, force: true });
+    fs.mkdirSync(path.join(ws, "lost+found"));
+    fs.writeFileSync(path.join(ws, "lost+found", "mine"), "x");
+    unmountWorkspace(mounted);
+    mounted = mountWorkspace({ ...spec(), maxBytes: 24 * MiB });
+    expect(fs.readdirSync(path.join(ws, "lost+found"))).toEqual(["mine"]);
+    expect(fs.readdirSync(outside)).toEqual(["keep"]);
+  });
+
   it("refuses, changing nothing: a non-empty directory that is not its mount, a foreign mount, a parent others can write, a missing mkfs.ext4 (UNENFORCEABLE)", () => {
     fs.writeFileSync(path.join(ws, "operator-file"), "x");
     const nonEmpty = thrownBy(() => mountWorkspace(spec()));

@@ -41,7 +41,7 @@ import { LeaseholdError } from "../../server/trust";
  *
  * Changed limits (the ceiling's workspace_max_bytes / workspace_max_inodes),
  * kept in `<stateDir>/workspace.json`:
- *   - bytes grown: done at start, offline (ftruncate, e2fsck -f -p,
+ *   - bytes grown: done at start, offline (ftruncate, e2fsck -f -y,
  *     resize2fs); ext4 allocates inodes per block group, so the inode limit
  *     grows in the same proportion (the new figure is logged and stored);
  *     refused if the old mount is still there (unmount it first);
@@ -377,7 +377,9 @@ export function mountWorkspace(spec: WorkspaceVolumeSpec, options: WorkspaceVolu
     } else if (spec.maxBytes > stored.max_bytes) {
       const started = performance.now();
       fs.ftruncateSync(imageFd, spec.maxBytes);
-      run(t.e2fsck, ["-f", "-p", "/proc/self/fd/3"], [imageFd], [0, 1]);
+      // -y, not -p: the file system's content is a workload's, and a workload can make what preen
+      // mode stops at (a lost+found that is a symlink): a grow must not keep the guest from starting.
+      run(t.e2fsck, ["-f", "-y", "/proc/self/fd/3"], [imageFd], [0, 1]);
       run(t.resize2fs, ["/proc/self/fd/3"], [imageFd]);
       mkfsMs = performance.now() - started;
       formatted = true;
@@ -404,10 +406,13 @@ export function mountWorkspace(spec: WorkspaceVolumeSpec, options: WorkspaceVolu
     if (formatted) {
       // A fresh or just-checked file system: lost+found is no part of a workspace, and
       // the root is root's 0755 (a lease gets it only through the launcher's chown).
+      // rmdir never follows a symlink and removes only an empty directory: an entry of
+      // that name a workload made (a symlink, a directory with its files) stays its own.
       try {
         fs.rmdirSync(fdPath(rootFd, "lost+found"));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "ENOTEMPTY") throw e;
       }
       fs.fchownSync(rootFd, 0, 0);
       fs.fchmodSync(rootFd, 0o755);

@@ -168,11 +168,11 @@ const CONTROL = /[\u0001-\u001f\u007f]/;
  * (empty for the root itself). Never touches the filesystem.
  */
 /**
- * The workspace-root directory where the guest (as root) keeps bundle jobs'
- * input artifacts (daemon/bundle-run.ts). Workspace operations run as root
- * too, so without this refusal an fs_write could replace a job's verified
- * artifact between its hash check and the launch, and fs_read/fs_list could
- * read another caller's input.
+ * A workspace image can hold a `.leasehold-jobs` directory of root-only job
+ * inputs left by an older guest that kept them there and was killed
+ * mid-job (the guest's job directories are in its state directory,
+ * daemon/bundle-run.ts). Workspace operations run as root, so they refuse
+ * the name rather than read another caller's input from it.
  */
 export const GUEST_JOBS_DIR = ".leasehold-jobs";
 
@@ -331,6 +331,38 @@ export class Workspace {
    * when the guest runs as root.
    */
   write(relPath: string, content: Uint8Array, opts: { createParents?: boolean } = {}): WriteResult {
+    try {
+      return this.writeFile(relPath, content, opts);
+    } catch (e) {
+      // The kernel's bound on the workspace (its image's size and inode count) is a stated refusal.
+      if (errnoOf(e) === "ENOSPC" || errnoOf(e) === "EDQUOT") throw this.full(relPath, content.byteLength);
+      throw e;
+    }
+  }
+
+  /**
+   * WORKSPACE_FULL with the file system's size and use in bytes and inodes
+   * (statfs of the root the workspace was opened on), and what was asked.
+   */
+  private full(relPath: string, asked: number): LeaseholdError {
+    const figures: Record<string, number> = { bytes_asked: asked };
+    let text: string;
+    try {
+      const s = fs.statfsSync(this.root);
+      const bytesTotal = s.blocks * s.bsize;
+      const bytesFree = s.bavail * s.bsize;
+      Object.assign(figures, { bytes_total: bytesTotal, bytes_used: bytesTotal - s.bfree * s.bsize, bytes_free: bytesFree, inodes_total: s.files, inodes_used: s.files - s.ffree, inodes_free: s.ffree });
+      text = `: ${bytesFree} of ${bytesTotal} bytes free, ${s.ffree} of ${s.files} inodes free`;
+    } catch {
+      text = " (its size and use could not be read)";
+    }
+    return new LeaseholdError("WORKSPACE_FULL", `${TIER_PREFIX}: the workspace is full${text}; ${asked} bytes to ${JSON.stringify(relPath)} were not written (free space or inodes in the workspace, or raise workspace_max_bytes in the host ceiling)`, {
+      tier: "guest",
+      details: { path: relPath, ...figures },
+    });
+  }
+
+  private writeFile(relPath: string, content: Uint8Array, opts: { createParents?: boolean }): WriteResult {
     const parts = parseRelativePath(relPath, this.limits);
     if (parts.length === 0) refuse("INVALID_ARGUMENT", "path names the workspace root, not a file", relPath);
     if (!(content instanceof Uint8Array)) refuse("INVALID_ARGUMENT", "content must be bytes");

@@ -33,12 +33,17 @@ export function localGuestPaths(dataDir: string): LocalGuestPaths {
   return { stateDir: path.join(dataDir, "guest"), ceiling: path.join(dataDir, "guest-ceiling.json"), workspace: path.join(dataDir, "workspace") };
 }
 
-/** The default ceiling: the built-in capabilities' limits fit; no egress (tier C could not enforce it anyway). */
+/**
+ * The default ceiling: the built-in capabilities' limits fit; no egress (tier
+ * C could not enforce it anyway). Programs from the distribution only:
+ * /usr/local holds the operator's own installs, which a lease sees only
+ * where the operator lists a directory there (here and in a manifest).
+ */
 export function defaultCeiling(workspace: string): Record<string, unknown> {
   return {
     version: 1,
     workspace_root: workspace,
-    exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/local/bin", "/usr/sbin"],
+    exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/sbin"],
     egress: [],
     // The workspace's kernel bound (an ext4 image on a loop device, agent-guest/workspace/volume.ts).
     workspace_max_bytes: 1024 * 1024 * 1024,

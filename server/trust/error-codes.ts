@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   EGRESS_NAME_UNRESOLVED: { retryable: true, http: 502 },
   /** A capability worker bundle on the guest does not hash to the digest the signed job names (changed, added or swapped file); nothing ran. */
   WORKER_DIGEST_MISMATCH: { retryable: false, http: 409 },
+  /** The host's bounded workspace has no room left (bytes or inodes) for what was asked; nothing was written. Details carry the file system's size and use. */
+  WORKSPACE_FULL: { retryable: false, http: 507 },
 } as const satisfies Record<string, { retryable: boolean; http: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -39,7 +39,7 @@ export function writeCeiling(dir: string, workspace: string, overrides: { memory
   const ceiling = {
     version: 1,
     workspace_root: workspace,
-    exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/local/bin", "/usr/sbin"],
+    exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/sbin"],
     egress: overrides.egress ?? [],
     max: { memory_bytes: overrides.memory_bytes ?? 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 },
   };

@@ -17,6 +17,7 @@ const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
   FORBIDDEN: "this token's scope does not allow it; ask an admin for a token that does",
   RATE_LIMITED: "slow down and retry after the delay",
   INTERNAL: "the hub logged the failure; retry later or ask the admin",
+  WORKSPACE_FULL: "free space or inodes in the host's workspace (details give its size and use), or ask the host's operator to raise workspace_max_bytes; nothing was written",
 };
 
 const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "holder_id", "lease_id", "expires_at"] as const;
