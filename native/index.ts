@@ -541,6 +541,28 @@ const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map
 const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([k, v]) => [v, k]));
 export const errnoName = (n: number): string => errnoNames.get(n) ?? `errno ${n}`;
 
+/**
+ * Every workload's environment, under the policy's own `env` (a name the
+ * policy sets wins). HOME in the throwaway /tmp (git, pip and friends want
+ * one); a UTF-8 locale (C.UTF-8 is built into glibc); Python that imports
+ * nothing from the working directory or the script's directory
+ * (PYTHONSAFEPATH, Python 3.11+) and writes no `__pycache__` into the
+ * workspace: otherwise a `this.py` or `json.py` one job leaves in the
+ * workspace runs inside every later `python3 -m this` / `-m json.tool` /
+ * `-c` there. Nothing else reaches the workload — the helper executes it
+ * with exactly this list — so the variables that make interpreters load code
+ * (NODE_OPTIONS, NODE_PATH, PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, PERL5LIB,
+ * PERL5OPT, PERL_USE_UNSAFE_INC, RUBYLIB, RUBYOPT) are unset unless the
+ * policy names them. Perl (5.26+) and Ruby keep `.` out of their search
+ * paths by themselves; `node -e` resolves only what it is asked to require.
+ */
+export const SANDBOX_DEFAULT_ENV: Readonly<Record<string, string>> = Object.freeze({
+  HOME: "/tmp",
+  LANG: "C.UTF-8",
+  PYTHONSAFEPATH: "1",
+  PYTHONDONTWRITEBYTECODE: "1",
+});
+
 const LEASE_UID_BASE = 0x60000000;
 const LEASE_UID_SLOTS = 1 << 24;
 const uidsInUse = new Set<number>();
@@ -581,9 +603,7 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
-  // A usable environment unless the policy says otherwise: HOME in the throwaway /tmp
-  // (git, pip and friends want one), a UTF-8 locale (C.UTF-8 is built into glibc).
-  for (const [k, v] of Object.entries({ HOME: "/tmp", LANG: "C.UTF-8", ...policy.env })) put("env", `${k}=${v}`);
+  for (const [k, v] of Object.entries({ ...SANDBOX_DEFAULT_ENV, ...policy.env })) put("env", `${k}=${v}`);
   return Buffer.concat(parts);
 }
 
