@@ -14,7 +14,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launch, type LaunchResult, type SandboxPolicyInput } from "../index";
+import { launch, leaseOpenFileLimit, NOFILE_FLOOR, type LaunchResult, type SandboxPolicyInput } from "../index";
 import { BIN_DIR, basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
 
 const QUOTA = join(BIN_DIR, "quota");
@@ -22,6 +22,8 @@ const NOBODY = 65534;
 setupNative();
 execFileSync("gcc", ["-O1", "-o", QUOTA, fileURLToPath(new URL("./workloads/quota.c", import.meta.url))]);
 
+// The smallest pids_max that leaves fewer than NOFILE_FLOOR files per process.
+const tooManyPids = Math.floor(Number(readFileSync("/proc/sys/fs/file-max", "utf8")) / (8 * NOFILE_FLOOR)) + 1;
 const sysctl = (name: string): string => {
   try { return readFileSync(`/proc/sys/${name}`, "utf8").trim(); } catch (error) { return `unreadable (${(error as NodeJS.ErrnoException).code ?? "?"})`; }
 };
@@ -77,7 +79,7 @@ const resources: Resource[] = [
   { name: "perf events", op: "perf", counter: none, expect: { kind: "refused", errnos: ["EPERM"] } },
   { name: "BPF maps", op: "bpf", counter: none, expect: { kind: "refused", errnos: ["EPERM"] } },
   { name: "userfaultfd", op: "userfaultfd", counter: none, expect: { kind: "refused", errnos: ["EPERM"] } },
-  // fs/file-max is host-wide; a lease reaches it only through RLIMIT_NOFILE × pids_max.
+  // fs/file-max is host-wide: a lease holds at most RLIMIT_NOFILE × pids_max.
   { name: "open files", op: "files", counter: { label: "fs/file-nr (allocated)", read: () => sysctl("fs/file-nr").split(/\s+/)[0] ?? "?" }, host: { op: "files-one", uid: NOBODY }, expect: { kind: "bounded" } },
 ];
 
@@ -134,7 +136,7 @@ afterAll(() => {
     if (e.kind === "refused") return row.took === 0 ? `refused (${row.stop})` : `TAKEN: ${row.took} before ${row.stop}`;
     if (e.kind === "namespace") return "per-lease IPC namespace";
     if (e.kind === "lease-uid") return "lease uid's own share";
-    return "no host-wide cap reached (lease limits)";
+    return row.r.op === "files" ? `RLIMIT_NOFILE ${row.run.enforcement.nofile ?? "?"} × pids_max ${basePolicy("/").pids_max} ≤ fs/file-max / 8` : "no host-wide cap (memory cgroup)";
   };
   const table = [
     "| resource | host counter | before | during | after | lease took (stop) | host allocation during | verdict |",
@@ -178,6 +180,27 @@ describe("host-wide kernel quotas a lease can consume", () => {
     const pages = Number(sysctl("fs/pipe-user-pages-soft"));
     expect(w?.stop).toBe("EPERM");
     expect((w?.took ?? 0) * 256).toBeLessThanOrEqual(pages);
+  });
+  it("open files: one process took its RLIMIT_NOFILE (read back), and that × pids_max stays within an eighth of the host's fs/file-max", () => {
+    const w = rows.get("open files");
+    const fileMax = Number(sysctl("fs/file-max"));
+    expect(w?.stop).toBe("EMFILE");
+    // stdin, stdout and stderr are open besides what the loop took
+    const perProcess = (w?.took ?? 0) + 3;
+    expect(w?.run.enforcement.nofile).toBe(perProcess);
+    expect(perProcess * basePolicy("/").pids_max!).toBeLessThanOrEqual(fileMax / 8);
+  });
+  it("the open-file share: fs/file-max / 8 / pids_max per process; below 64 a launch is refused", () => {
+    expect(leaseOpenFileLimit(128, 1_000_000)).toBe(976);
+    expect(() => leaseOpenFileLimit(4096, 1_000_000)).toThrow(/pids_max 4096 leaves fewer than 64 open files/);
+  });
+  it.skipIf(tooManyPids > 65_536)(`a pids_max too large for this host's fs/file-max is refused UNENFORCEABLE before anything runs${tooManyPids > 65_536 ? " (skipped: fs/file-max so large that no pids_max the schema allows is too many)" : ""}`, async () => {
+    const wd = makeWorkdir();
+    try {
+      await expect(launch({ ...basePolicy(wd), pids_max: tooManyPids })).rejects.toMatchObject({ code: "UNENFORCEABLE", details: { field: "pids_max" } });
+    } finally {
+      removeWorkdir(wd);
+    }
   });
   it("the AIO row: the host's fs/aio-nr did not move while the lease held what it could", () => {
     const w = rows.get("AIO events (io_setup)");
