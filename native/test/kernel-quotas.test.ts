@@ -90,6 +90,7 @@ interface Row {
   after: string;
   took: number;
   stop: string;
+  hostBefore: string;
   hostDuring: string;
   run: LaunchResult;
 }
@@ -102,6 +103,8 @@ async function survey(r: Resource): Promise<Row> {
   execFileSync("mkfifo", ["-m", "0666", release]);
   chmodSync(release, 0o666);
   const before = r.counter.read();
+  // The host's own answer before the lease: what "still allocates" is compared with.
+  const hostBefore = r.host ? hostOne(r.host.op, r.host.uid) : "—";
   let hostDuring = "—";
   let held!: () => void;
   const heldOrDone = new Promise<void>((resolve) => { held = resolve; });
@@ -123,7 +126,7 @@ async function survey(r: Resource): Promise<Row> {
   const after = r.counter.read();
   removeWorkdir(wd);
   const m = /took=(\d+) stop=(\S+)/.exec(run.stdout.toString());
-  return { r, before, during, after, took: m ? Number(m[1]) : -1, stop: m?.[2] ?? `no report (exit ${JSON.stringify(run.exit)})`, hostDuring, run };
+  return { r, before, during, after, hostBefore, took: m ? Number(m[1]) : -1, stop: m?.[2] ?? `no report (exit ${JSON.stringify(run.exit)})`, hostDuring, run };
 }
 
 beforeAll(async () => {
@@ -159,6 +162,7 @@ describe("host-wide kernel quotas a lease can consume", () => {
       expect(w, "survey row").toBeDefined();
       if (!w) return;
       const e = r.expect;
+      if (r.host) expect(w.hostBefore, `the host itself could not allocate ${r.name} before the lease: the row cannot judge`).toBe("OK");
       if (e.kind === "refused") {
         expect({ took: w.took, stop: w.stop }).toEqual({ took: 0, stop: expect.stringMatching(new RegExp(`^(${e.errnos.join("|")})$`)) });
         if (r.host) expect(w.hostDuring).toMatch(/: OK$/);
