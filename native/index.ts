@@ -473,6 +473,9 @@ export interface LaunchResult {
      * its own owner; host uevents reach only such namespaces); null when not read back. Optional in the
      * type only so read-backs recorded before it existed still type-check; launch() always sets it. */
     netns_owner_init?: boolean | null;
+    /** RLIMIT_NOFILE of the workload (soft = hard) read back, the lease's share of fs/file-max
+     * (`leaseOpenFileLimit`); null when not read back. Optional in the type like the field above. */
+    nofile?: number | null;
   };
   /** The lease's network path: null for network "none" (loopback only). Optional in the type only so
    * results recorded before it existed still type-check; launch() always sets it. */
@@ -541,6 +544,59 @@ const errnoNames = new Map<number, string>(Object.entries(osConstants.errno).map
 const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([k, v]) => [v, k]));
 export const errnoName = (n: number): string => errnoNames.get(n) ?? `errno ${n}`;
 
+/**
+ * Every workload's environment, under the policy's own `env` (a name the
+ * policy sets wins). HOME in the throwaway /tmp (git, pip and friends want
+ * one); a UTF-8 locale (C.UTF-8 is built into glibc); Python that imports
+ * nothing from the working directory or the script's directory
+ * (PYTHONSAFEPATH, Python 3.11+) and writes no `__pycache__` into the
+ * workspace: otherwise a `this.py` or `json.py` one job leaves in the
+ * workspace runs inside every later `python3 -m this` / `-m json.tool` /
+ * `-c` there. Nothing else reaches the workload — the helper executes it
+ * with exactly this list — so the variables that make interpreters load code
+ * (NODE_OPTIONS, NODE_PATH, PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, PERL5LIB,
+ * PERL5OPT, PERL_USE_UNSAFE_INC, RUBYLIB, RUBYOPT) are unset unless the
+ * policy names them. Perl (5.26+) and Ruby keep `.` out of their search
+ * paths by themselves; `node -e` resolves only what it is asked to require.
+ */
+export const SANDBOX_DEFAULT_ENV: Readonly<Record<string, string>> = Object.freeze({
+  HOME: "/tmp",
+  LANG: "C.UTF-8",
+  PYTHONSAFEPATH: "1",
+  PYTHONDONTWRITEBYTECODE: "1",
+});
+
+/**
+ * The lease's RLIMIT_NOFILE. fs/file-max is one open-file table for the whole
+ * host: once it is full every process without CAP_SYS_ADMIN gets ENFILE. A
+ * lease holds at most RLIMIT_NOFILE × pids_max open files (each process its
+ * own table; file descriptors in flight in Unix sockets count against the
+ * same limit), and about 220 bytes of its memory cgroup each, so with the
+ * agent's own limit (20,000 here) and pids_max ≥ 124 a 550 MB lease could
+ * fill a 24 GB host's table. The limit keeps one lease within an eighth of
+ * it. A pids_max so large that fewer than NOFILE_FLOOR files per process
+ * would remain is refused: programs do not run with less.
+ */
+const LEASE_FILE_SHARE = 8;
+export const NOFILE_FLOOR = 64;
+export function leaseOpenFileLimit(pidsMax: number, fileMax: number = readFileMax()): number {
+  const n = Math.floor(fileMax / (LEASE_FILE_SHARE * pidsMax));
+  if (n < NOFILE_FLOOR) {
+    throw unenforceable(`pids_max ${pidsMax} leaves fewer than ${NOFILE_FLOOR} open files per process within an eighth of this host's open-file table (fs/file-max ${fileMax}); lower pids_max`, { field: "pids_max", file_max: fileMax });
+  }
+  return n;
+}
+function readFileMax(): number {
+  let text: string;
+  try { text = readFileSync("/proc/sys/fs/file-max", "utf8"); } catch (e) {
+    throw unenforceable(`cannot read fs/file-max to bound the lease's open files: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  // Often LONG_MAX (systemd's default), which a double rounds up: still far above any lease.
+  const n = Number(text.trim());
+  if (!Number.isFinite(n) || n <= 0) throw unenforceable(`fs/file-max is not a positive number: ${JSON.stringify(text.trim())}`);
+  return n;
+}
+
 const LEASE_UID_BASE = 0x60000000;
 const LEASE_UID_SLOTS = 1 << 24;
 const uidsInUse = new Set<number>();
@@ -551,7 +607,7 @@ function allocateLeaseUid(): number {
   }
 }
 
-function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
+function configBuffer(policy: SandboxPolicy, uid: number, nofile: number): Buffer {
   const parts: Buffer[] = [];
   const put = (k: string, v: string | number) => { parts.push(Buffer.from(`${k}\0${v}\0`)); };
   put("uid", uid); put("gid", uid);
@@ -561,6 +617,7 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
     for (const h of policy.network.hosts ?? []) for (const a of h.addresses) put("host", `${a} ${h.name}`);
   }
   put("tmp_bytes", policy.tmpfs_tmp_bytes); put("tmp_inodes", policy.tmpfs_tmp_inodes);
+  put("nofile", nofile);
   const ll = policy.landlock;
   const useLandlock = ll.required || ll.fs.length > 0 || ll.tcp_connect.length > 0 || ll.tcp_bind.length > 0;
   put("landlock_abi", useLandlock ? ll.min_abi : 0);
@@ -581,9 +638,7 @@ function configBuffer(policy: SandboxPolicy, uid: number): Buffer {
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);
   for (const a of policy.argv) put("arg", a);
-  // A usable environment unless the policy says otherwise: HOME in the throwaway /tmp
-  // (git, pip and friends want one), a UTF-8 locale (C.UTF-8 is built into glibc).
-  for (const [k, v] of Object.entries({ HOME: "/tmp", LANG: "C.UTF-8", ...policy.env })) put("env", `${k}=${v}`);
+  for (const [k, v] of Object.entries({ ...SANDBOX_DEFAULT_ENV, ...policy.env })) put("env", `${k}=${v}`);
   return Buffer.concat(parts);
 }
 
@@ -715,6 +770,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   // descriptor opened without following a symlink, never by path, so a
   // workdir swapped for a link between the check and the chown is refused
   // instead of chowning whatever the link names.
+  const nofile = leaseOpenFileLimit(policy.pids_max);
   let wdFd: number;
   try { wdFd = openSync(policy.workdir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW); } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -734,7 +790,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
     native = await a.launch({
       helper: HELPER_PATH,
       leaseId,
-      config: configBuffer(policy, uid),
+      config: configBuffer(policy, uid, nofile),
       stdin: typeof policy.stdin === "string" ? Buffer.from(policy.stdin) : Buffer.from(policy.stdin),
       stdoutMax: policy.stdout_max_bytes,
       stderrMax: policy.stderr_max_bytes,
@@ -789,6 +845,9 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
   const throwaway = tmpBytes !== undefined && tmpInodes !== undefined ? { tmp_bytes: Number(tmpBytes), tmp_inodes: Number(tmpInodes) } : null;
   if (!throwaway) limitations.push("throwaway writes (/tmp) not measured: the sandbox's PID 1 did not report them");
   const netnsOwner = rb.get("netns_owner_init");
+  const [nofileSoft, nofileHard] = (rb.get("nofile") ?? "").split(" ").map(Number);
+  const nofileRead = nofileSoft !== undefined && nofileSoft > 0 && nofileSoft === nofileHard && nofileSoft <= nofile ? nofileSoft : null;
+  if (nofileRead === null) limitations.push(`enforcement.nofile not read back within ${nofile} (read ${JSON.stringify(rb.get("nofile") ?? null)}): the workload's open-file limit is unknown`);
   const network = policy.network === "none" ? null : leaseNetwork(rb, policy.network.hosts ?? []);
   if (network && network.ipv6 && !network.forwarding.ipv6)
     limitations.push(`IPv6 reaches only the host end (${network.ipv6.gateway}): this kernel has no per-interface IPv6 forwarding (force_forwarding, Linux 6.17); beyond it needs the operator's net.ipv6.conf.all.forwarding=1`);
@@ -841,6 +900,7 @@ export async function launch(input: SandboxPolicyInput, options: LaunchOptions =
       cap_effective: rb.get("CapEff") ?? "",
       cap_bounding: rb.get("CapBnd") ?? "",
       netns_owner_init: netnsOwner === undefined ? null : netnsOwner === "1",
+      nofile: nofileRead,
     },
     network,
     cgroup_stats: {

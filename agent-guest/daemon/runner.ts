@@ -258,7 +258,7 @@ export function sandboxReport(
       // clipboard write or a window title, or other C0 controls): whoever shows
       // it to a person neutralises them (server/text/terminal.ts).
       terminal_controls: output.terminalControls,
-      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp, and ${
+      note: `${workspace}; ${discarded}. The root file system is read-only, HOME is /tmp, Python imports nothing from the workspace unless asked (PYTHONSAFEPATH=1) and writes no bytecode, no interpreter search-path or start-up variable is set unless the action's env sets it, and ${
         network === undefined || network === "none"
           ? "there is no network (Unix sockets only)."
           : "the network reaches only the egress allow-list below, enforced in the kernel; names resolve only through /etc/hosts (no DNS)."

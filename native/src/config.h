@@ -23,6 +23,7 @@ struct sandbox_config {
   int sock_inet;              /* 1 = AF_INET/AF_INET6 sockets allowed (seccomp) */
   uint64_t tmp_bytes;
   uint64_t tmp_inodes;
+  uint64_t nofile;            /* RLIMIT_NOFILE of the workload: its share of fs/file-max */
   int landlock_abi_min;       /* 0: no Landlock requested */
   int landlock_scope;         /* signal + abstract unix socket scoping */
   const char *cgroup_procs[8]; int n_cgroup_procs; /* v1 `tasks` files */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -160,6 +161,7 @@ static void read_config(void) {
     else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
     else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
     else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
+    else if (!strcmp(k, "nofile")) cfg.nofile = parse_u64(k, v);
     else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
     else if (!strcmp(k, "landlock_scope")) cfg.landlock_scope = (int)parse_u64(k, v);
     else if (!strcmp(k, "cg2")) cfg.cgroup_v2 = v;
@@ -189,6 +191,7 @@ static void read_config(void) {
     fail("network", EPERM, "egress lease without its kernel allow-list (no net_guard from the launcher): refused");
   if (!cfg.net_egress && (cfg.net_guard || cfg.n_hosts))
     fail("config", EINVAL, "net_guard/host records need net egress");
+  if (cfg.nofile == 0) fail("config", EINVAL, "no nofile: refusing to run with the agent's open-file limit");
   if (cfg.argc == 0) fail("config", EINVAL, "empty argv");
   if (!cfg.workdir_host) fail("config", EINVAL, "no workdir");
   /* cwd is only chdir'ed to: the workspace itself is always at /work. */
@@ -236,6 +239,20 @@ static pid_t fork_into_v2_cgroup(void) {
   if (p > 0) close(dfd);
   else close(dfd);
   return (pid_t)p;
+}
+
+/* fs/file-max is one open-file table for the whole host, and a full one
+ * answers ENFILE to every process without CAP_SYS_ADMIN. The launcher sizes
+ * `nofile` so that RLIMIT_NOFILE × pids_max stays within the lease's share;
+ * soft and hard alike, and never above what we were given. Read back. */
+static void limit_open_files(void) {
+  struct rlimit have;
+  if (getrlimit(RLIMIT_NOFILE, &have) < 0) fail("rlimit", errno, "getrlimit(RLIMIT_NOFILE)");
+  rlim_t n = cfg.nofile < have.rlim_max ? (rlim_t)cfg.nofile : have.rlim_max;
+  struct rlimit lim = {.rlim_cur = n, .rlim_max = n};
+  if (setrlimit(RLIMIT_NOFILE, &lim) < 0) fail("rlimit", errno, "setrlimit(RLIMIT_NOFILE)");
+  if (getrlimit(RLIMIT_NOFILE, &have) < 0) fail("rlimit", errno, "getrlimit(RLIMIT_NOFILE)");
+  report("K nofile %llu %llu", (unsigned long long)have.rlim_cur, (unsigned long long)have.rlim_max);
 }
 
 /* Values read back from the kernel after containment, for the evidence
@@ -347,6 +364,7 @@ static _Noreturn void sandbox_pid1(void) {
   if (cfg.landlock_abi_min > 0) abi = apply_landlock(&cfg, elf_interpreter_path());
   drop_all_caps();
   int rules = apply_seccomp(&cfg, memfd_locked);
+  limit_open_files();
   report_readback(abi, rules);
   throwaway_mark();
 

@@ -12,16 +12,20 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-/* Each entry: an escape or a large slice of kernel attack surface that a
- * workload never needs. Namespaces and mounts would let it rebuild its view
- * of the host; ptrace/process_vm_* read other processes; bpf, perf, io_uring,
- * userfaultfd, keyctl are the usual kernel-exploit primitives;
- * open_by_handle_at is the "shocker" container escape. */
+/* Each entry: an escape, a large slice of kernel attack surface, or a
+ * host-wide quota that a workload never needs. Namespaces and mounts would
+ * let it rebuild its view of the host; ptrace/process_vm_* read other
+ * processes; bpf, perf, io_uring, userfaultfd, keyctl are the usual
+ * kernel-exploit primitives; open_by_handle_at is the "shocker" container
+ * escape. io_setup reserves events from fs/aio-nr, one counter for the whole
+ * host with no namespace or per-user share: a lease taking all of
+ * fs/aio-max-nr makes io_setup fail with EAGAIN for every other process on
+ * the host until it exits (glibc's POSIX AIO uses threads, not io_setup). */
 static const char *const denied[] = {
     "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr", "unshare", "setns", "ptrace", "process_vm_readv",
     "process_vm_writev", "pidfd_getfd", "kcmp", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
-    "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load",
+    "userfaultfd", "io_setup", "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load",
     "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff", "open_by_handle_at",
     "name_to_handle_at", "acct", "quotactl", "quotactl_fd", "syslog", "lookup_dcookie", "vhangup",
     "iopl", "ioperm", "uselib", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",

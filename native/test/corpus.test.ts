@@ -47,7 +47,7 @@ const corpus: Case[] = [
   ["ptrace", "proc1_fd", "", E("EACCES")], ["ptrace", "pidfd_getfd", "", E("EPERM")],
   ["bpf", "bpf_map", "", E("EPERM")], ["bpf", "bpf_prog", "", E("EPERM")],
   ["perf_event_open", "perf_self", "", E("EPERM")], ["perf_event_open", "perf_cpu", "", E("EPERM")],
-  ["io_uring", "io_uring_setup", "", E("EPERM")], ["io_uring", "io_uring_enter", "", E("EPERM")],
+  ["aio", "io_setup", "", E("EPERM")], ["io_uring", "io_uring_setup", "", E("EPERM")], ["io_uring", "io_uring_enter", "", E("EPERM")],
   ["io_uring", "io_uring_register", "", E("EPERM")],
   ["keyctl", "keyctl", "", E("EPERM")], ["keyctl", "add_key", "", E("EPERM")], ["keyctl", "request_key", "", E("EPERM")],
   ["tiocsti", "tiocsti", "", E("EPERM")], ["tiocsti", "tiocsti_hi", "", E("EPERM")],

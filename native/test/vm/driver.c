@@ -82,6 +82,7 @@ static void run(struct lh_launch_result *res, const char *const *argv, uint64_t 
   put("net", "none");
   put("tmp_bytes", "1048576");
   put("tmp_inodes", "64");
+  put("nofile", "1024"); /* the JS layer's share of fs/file-max; any positive value serves here */
   put("landlock_abi", "0"); /* the guest kernel's Landlock is not what this test is about */
   put("landlock_scope", "0");
   for (int i = 0; argv[i]; i++) put("arg", argv[i]);

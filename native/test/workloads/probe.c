@@ -212,6 +212,7 @@ int main(int argc, char **argv) {
     a.type = PERF_TYPE_SOFTWARE; a.size = sizeof a; a.config = PERF_COUNT_SW_CPU_CLOCK;
     return res(syscall(SYS_perf_event_open, &a, IS("perf_self") ? 0 : -1, IS("perf_self") ? -1 : 0, -1, 0));
   }
+  if (IS("io_setup")) { unsigned long ctx = 0; return res(syscall(SYS_io_setup, 1, &ctx)); }
   if (IS("io_uring_setup")) { char p[120] = {0}; return res(syscall(SYS_io_uring_setup, 8, p)); }
   if (IS("io_uring_enter")) return res(syscall(SYS_io_uring_enter, 0, 1, 0, 0, NULL, 0));
   if (IS("io_uring_register")) return res(syscall(SYS_io_uring_register, 0, 0, NULL, 0));
