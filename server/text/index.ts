@@ -1,4 +1,6 @@
 export {
+  escapeInvisible,
+  describeInvisibleCharacters,
   neutraliseTerminalText,
   neutraliseOneLine,
   neutraliseTerminalBytes,
@@ -7,4 +9,4 @@ export {
   invisibleCharacterSpans,
   isInvisibleCodePoint,
 } from "./terminal";
-export type { NeutralisedText } from "./terminal";
+export type { EscapeOptions, NeutralisedText } from "./terminal";
