@@ -1,6 +1,7 @@
 export {
   escapeInvisible,
   describeInvisibleCharacters,
+  logLine,
   neutraliseTerminalText,
   neutraliseOneLine,
   neutraliseTerminalBytes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeInvisibleCharacters, escapeInvisible, hasInvisibleCharacters, hasTerminalControls, invisibleCharacterSpans, isInvisibleCodePoint, neutraliseOneLine, neutraliseTerminalBytes, neutraliseTerminalText } from "./index";
+import { describeInvisibleCharacters, escapeInvisible, logLine, hasInvisibleCharacters, hasTerminalControls, invisibleCharacterSpans, isInvisibleCodePoint, neutraliseOneLine, neutraliseTerminalBytes, neutraliseTerminalText } from "./index";
 
 // Any character a terminal would act on rather than show.
 // eslint-disable-next-line no-control-regex -- the test looks for control characters
@@ -162,5 +162,13 @@ describe("the full Unicode property sets, every code point from U+0000 to U+10FF
   it("the refusal message names each code point and its position", () => {
     expect(describeInvisibleCharacters("r\u200bm \u{e0041}")).toBe("U+200B at 2, U+E0041 at 5");
     expect(describeInvisibleCharacters("\u200b".repeat(10), 2)).toBe("U+200B at 1, U+200B at 2 and 8 more");
+  });
+});
+
+describe("logLine: the hub's own log lines", () => {
+  it("hostile: an error message carrying an ESC sequence, a newline that would forge a second line and a bidi override is one visible line", () => {
+    const line = logLine("leasehold: mcp tool run_command failed: host web\u202e1 \x1b[2K\nleasehold: all good");
+    expect(line).toBe("leasehold: mcp tool run_command failed: host web\\u202e1 \\x1b[2K\\x0aleasehold: all good");
+    expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
   });
 });

@@ -190,3 +190,13 @@ export function describeInvisibleCharacters(text: string, max = 8): string {
   }
   return more === 0 ? found.join(", ") : `${found.join(", ")} and ${more} more`;
 }
+
+/**
+ * A line for the hub's own log (stderr): error messages can carry
+ * client-supplied text (a tool argument, a host name, a receiver's answer),
+ * and a log is read in a terminal or a log viewer — the same one-line
+ * escape, so an ESC, a bidi override or a newline cannot forge or hide a line.
+ */
+export function logLine(text: string): string {
+  return neutraliseOneLine(text).text;
+}
