@@ -142,10 +142,18 @@ test("H2: bidi override and zero-width space show as escapes in the allow-simila
   await agent.close();
 });
 
-test("H2: a grant whose pattern, env and cwd hold U+202E and U+200B is listed with visible escapes on the Grants page and in `grant list`", async ({ page }) => {
+test("H2: a grant pattern holding a raw U+202E or U+200B is refused by the hub; written as escapes, and with U+2066 raw in an env value, the grant is listed with visible escapes on the Grants page and in `grant list`", async ({ page }) => {
   const mk = marker("grant");
-  const raw = `${mk} ftm\u202eexe|r\u200bm -rf x`;
-  leaseholdCli(["grant", "create", "--tool", "run_command", "--host", "local", "--max-risk", "low", "--uses", "1", "--expires", "1h", "--pattern", raw, "--env", "LANG=C\u2066", "--as", owner.name]);
+  const args = (pattern: string) => ["grant", "create", "--tool", "run_command", "--host", "local", "--max-risk", "low", "--uses", "1", "--expires", "1h", "--pattern", pattern, "--env", "LANG=C\u2066", "--as", owner.name];
+  let refused = "";
+  try {
+    leaseholdCli(args(`${mk} ftm\u202eexe|r\u200bm -rf x`));
+  } catch (error) {
+    refused = String((error as { stderr?: string }).stderr ?? error);
+  }
+  expect(refused).toContain("INVALID_ARGUMENT");
+  expect(refused).toMatch(/U\+202E at \d+, U\+200B at \d+/);
+  leaseholdCli(args(String.raw`${mk} ftm\u202eexe|r\u200bm -rf x`));
   await page.goto("/grants");
   const row = page.locator("tr", { hasText: mk });
   await expect(row).toBeVisible();
@@ -153,7 +161,8 @@ test("H2: a grant whose pattern, env and cwd hold U+202E and U+200B is listed wi
   await expect(row).toContainText(String.raw`LANG="C\u2066"`);
   expect(await row.textContent()).not.toMatch(/[\u200b\u202e\u2066]/u);
   const listed = leaseholdCli(["grant", "list"]).split("\n").find((line) => line.includes(mk)) ?? "";
-  expect(listed).toContain(String.raw`ftm\u202eexe|r\u200bm -rf x`);
+  // `grant list` quotes the pattern as JSON: the backslash of each written escape is shown doubled, a raw character would be a single `\u…`.
+  expect(listed).toContain(String.raw`ftm\\u202eexe|r\\u200bm -rf x`);
   expect(listed).not.toMatch(/[\u200b\u202e\u2066]/u);
 });
 

@@ -15,7 +15,8 @@ let n = 0;
 /** A command that is medium risk, cheap, succeeds, and prints a unique marker. */
 function heldCommand(prefix = "build"): { command: string; marker: string } {
   n += 1;
-  const marker = `${prefix}-${process.pid}-${n}`;
+  // "-cmd-": never a substring of an agent token named `${prefix}-${pid}-${counter}` (connectAgent), whose name the card shows too.
+  const marker = `${prefix}-cmd-${process.pid}-${n}`;
   return { command: `find . -maxdepth 0 -exec echo ${marker} {} +`, marker };
 }
 

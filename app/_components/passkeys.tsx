@@ -69,19 +69,36 @@ export interface GrantScopeInput {
   cwd: string | null;
 }
 
+/** The grant "approve and allow similar" would create, as its form sends it (the hub adds the action's own tool, host, env and stdin). */
+export interface AllowSimilarGrantInput {
+  approvalId: string;
+  actionHash: string;
+  grant: { pattern: string | null; uses: number; expiresAt: string; maxRisk: string; cwd: string };
+}
+
+/**
+ * One grant ceremony for both ways to make a grant: the hub returns the
+ * exact expiry and WebAuthn options whose challenge is derived from the
+ * scope's digest (server/policy/grants `grantPasskeyOptions`), the
+ * authenticator signs, and the creation carries that expiry and assertion.
+ * The Grants page sends the whole scope (`sign`); "allow similar" names the
+ * held action and its edits (`signAllowSimilar`), because the action's raw
+ * environment stays on the hub.
+ */
 export function usePasskeyGrant() {
   const trpc = useTRPC();
   const options = useMutation(trpc.grants.passkeyOptions.mutationOptions());
+  const similarOptions = useMutation(trpc.approvals.grantPasskeyOptions.mutationOptions());
+  const ceremony = useCallback(async (issued: { options: unknown; expiresAt: string }): Promise<{ expiresAt: string; assertion: SignedAssertion }> => {
+    // The options went through JSON (tRPC); the browser library's type is the same shape.
+    const assertion = asInput(await startAuthentication({ optionsJSON: issued.options as PublicKeyCredentialRequestOptionsJSON }));
+    return { expiresAt: issued.expiresAt, assertion };
+  }, []);
   /** Signs `scope` with a passkey: the exact expiry the hub decided and the assertion, for grants.create. */
-  const sign = useCallback(
-    async (scope: GrantScopeInput): Promise<{ expiresAt: string; assertion: SignedAssertion }> => {
-      const issued = await options.mutateAsync(scope);
-      const assertion = asInput(await startAuthentication({ optionsJSON: issued.options as unknown as PublicKeyCredentialRequestOptionsJSON }));
-      return { expiresAt: issued.expiresAt, assertion };
-    },
-    [options],
-  );
-  return { sign, signing: options.isPending };
+  const sign = useCallback(async (scope: GrantScopeInput) => ceremony(await options.mutateAsync(scope)), [options, ceremony]);
+  /** Signs the grant "allow similar" would create: the exact expiry and the assertion, for approvals.approveAndGrant. */
+  const signAllowSimilar = useCallback(async (input: AllowSimilarGrantInput) => ceremony(await similarOptions.mutateAsync(input)), [similarOptions, ceremony]);
+  return { sign, signAllowSimilar, signing: options.isPending || similarOptions.isPending };
 }
 
 /** The existing passkey's consent to registering another (registrationOptions().confirmWith), or undefined for the first passkey. */

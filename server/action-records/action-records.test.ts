@@ -178,3 +178,25 @@ describeEachDatabase("actions list and detail", (db) => {
     expect(await notFound(actionDetail(d, "not-a-uuid"))).toBe("NOT_FOUND");
   });
 });
+
+describeEachDatabase("actions list and detail: caller-chosen text is shown escaped", (db) => {
+  it("hostile: a bidi override and a zero-width space in the host name, the token name and the command appear as visible escapes in the list and the detail, never raw", async () => {
+    const d = db().handle.db;
+    const h = await enrolledHost(d);
+    const token = await insertToken(d, { createdBy: "someone-else" });
+    await d.execute(sql`update agent_tokens set name = ${"ci\u200bbot\u2066"} where id = ${token.tokenId}`);
+    const marker = uniqueName("bidi");
+    const held = await submitAction(testDeps(db().handle), token, { operation: "run_command", arguments: { host: h.host.name, command: `echo ${marker} ftm\u202eexe.sh` }, channel: "mcp" }, { waitMs: 0 }).catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(LeaseholdError);
+    // Host names are checked at enrolment; a row changed behind the hub's back is still shown escaped.
+    await d.update(hosts).set({ name: `${h.host.name}\u202e1bew` }).where(eq(hosts.id, h.host.id));
+    const RAW = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
+    const page = await listActions(d, { query: marker });
+    const item = page.items[0];
+    expect(item).toMatchObject({ host: `${h.host.name}\\u202e1bew`, requester: { kind: "token", name: "ci\\u200bbot\\u2066" }, summary: `echo ${marker} ftm\\u202eexe.sh` });
+    expect(JSON.stringify(item)).not.toMatch(RAW);
+    const detail = await actionDetail(d, item!.id);
+    expect(detail.host).toBe(`${h.host.name}\\u202e1bew`);
+    expect(detail.requester.name).toBe("ci\\u200bbot\\u2066");
+  });
+});

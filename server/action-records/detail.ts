@@ -25,7 +25,7 @@ import { assertionProblem } from "../ledger/verify-approvals";
 import type { StoredAssertion } from "../passkeys";
 import { verifyReceipt, type Receipt } from "../ledger/receipt";
 import { readJobOutput } from "../hosts/intake";
-import { neutraliseTerminalBytes } from "../text/terminal";
+import { neutraliseOneLine, neutraliseTerminalBytes } from "../text/terminal";
 import { DECISION_SQL, type ActionDecision } from "./list";
 
 /** Output shown in the page, per stream; the rest is counted, not sent. */
@@ -354,8 +354,14 @@ export async function actionDetail(db: Database, actionId: string): Promise<Acti
     operation: action.operation,
     capability: action.capabilityId,
     channel: action.channel,
-    host: host?.name ?? null,
-    requester: action.tokenId !== null ? { kind: "token", name: token?.name ?? null } : action.adminId !== null ? { kind: "admin", name: admin?.name ?? null } : { kind: "unknown", name: null },
+    // Names shown as visible escapes (server/text): a bidi override in a token name must not reorder the heading.
+    host: host === undefined ? null : neutraliseOneLine(host.name).text,
+    requester:
+      action.tokenId !== null
+        ? { kind: "token", name: token?.name === undefined ? null : neutraliseOneLine(token.name).text }
+        : action.adminId !== null
+          ? { kind: "admin", name: admin?.name === undefined ? null : neutraliseOneLine(admin.name).text }
+          : { kind: "unknown", name: null },
     action_hash: action.actionHash,
     arguments: prepared.arguments ?? {},
     network,

@@ -11,7 +11,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
-import { neutraliseTerminalText } from "../text/terminal";
+import { neutraliseOneLine } from "../text/terminal";
 
 /** auto_allow / grant (no person), approved / denied / expired / pending (held for a person), none (still deciding). */
 export type ActionDecision = "auto_allow" | "grant" | "approved" | "denied" | "expired" | "pending" | "none";
@@ -88,18 +88,24 @@ function whereFor(query: string | undefined): SQL {
     or coalesce(u.username, '') ilike ${p} or a.state ilike ${p} or ${DECISION_SQL} ilike ${p} or a.id::text = ${q})`;
 }
 
+/** Caller-chosen text for a table cell: every invisible, bidi or control character as a visible escape (server/text). */
+function cell(text: string | null): string | null {
+  return text === null ? null : neutraliseOneLine(text).text;
+}
+
 function toItem(row: Row): ActionListItem {
   const requester: ActionListItem["requester"] =
-    row.token_id !== null ? { kind: "token", name: row.token_name } : row.admin_id !== null ? { kind: "admin", name: row.admin_name } : { kind: "unknown", name: null };
+    row.token_id !== null ? { kind: "token", name: cell(row.token_name) } : row.admin_id !== null ? { kind: "admin", name: cell(row.admin_name) } : { kind: "unknown", name: null };
   return {
     id: row.id,
     created_at: new Date(row.created_at).toISOString(),
     operation: row.operation,
     capability: row.capability_id,
     channel: row.channel,
-    host: row.host,
+    host: cell(row.host),
     requester,
-    summary: neutraliseTerminalText((row.summary ?? "").slice(0, 200)).text,
+    // Cut by code points, so a surrogate pair is never split into a lone half.
+    summary: neutraliseOneLine([...(row.summary ?? "")].slice(0, 200).join("")).text,
     risk: row.risk_level,
     state: row.state,
     decision: row.decision,

@@ -57,6 +57,13 @@ export interface DecideOptions {
    * passes none decides without the rule (tests and fixtures).
    */
   passkey?: { settings: PasskeySettings; assertion?: AuthenticationResponseJSON };
+  /**
+   * `false` when `db` is an enclosing transaction (approve and create a
+   * grant as one commit): waiters are woken by the caller with
+   * `announceDecision(outerDb, id)` after that transaction commits, never
+   * before (a woken waiter would read the decision as not yet made).
+   */
+  announce?: boolean;
 }
 
 export { needsPasskey };
@@ -221,7 +228,7 @@ async function decide(
     await sealApproval(asDb(tx), updated, outcome, hashActor("admin", admin.id), assertion);
     return updated;
   });
-  await announceDecision(db, approvalId);
+  if (options.announce !== false) await announceDecision(db, approvalId);
   return decided;
 }
 

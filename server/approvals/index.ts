@@ -23,7 +23,7 @@ export type { ApprovalNotifier } from "./notifier";
 // The view (view.ts: buildApprovalView — the one builder behind the CLI's renderApproval and the
 // browser's approvals.list — escapeForTerminal, …) is imported from "./view" by the CLI and the
 // approvals tRPC router only: it loads the guest's scrubber, which client bundles must not pull in.
-export { PROPOSED_GRANT, approveAndGrant, assertGrantable, escapeRegExp, proposeGrant } from "./propose";
+export { PROPOSED_GRANT, allowSimilarGrantInput, allowSimilarPasskeyOptions, approveAndGrant, assertGrantable, escapeRegExp, proposeGrant } from "./propose";
 export type { GrantEdits, GrantProposal } from "./propose";
 export { SIGNATURE_HEADER, WEBHOOK_LIMITS, createApprovalWebhook, webhookBody, webhookSignature } from "./webhook";
 export type { ApprovalWebhook, HeldNotice, WebhookOptions } from "./webhook";

@@ -15,14 +15,32 @@
  *    the hub raw (the proposal shows them scrubbed);
  *  - the action's own risk level as the ceiling, 3 uses, expiry in 1 hour.
  * Never for `critical` (grants cannot cover it; the proposal is refused).
- * Not at or above the passkey threshold either: such a grant needs a passkey
- * signature over its own scope (server/policy/grants), made on the Grants page.
+ * At or above the passkey threshold the grant is signed by the person's
+ * passkey over its own scope, with the ceremony the Grants page uses
+ * (server/policy/grants `grantPasskeyOptions` → `createGrant`).
  */
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { Database } from "../db";
 import { LeaseholdError } from "../errors";
-import { GRANTABLE_LEVELS, GRANT_LIMITS, createGrant, grantNeedsPasskey, grantPasskeyRefusal, grantSubject, sha256Hex, type GrantRow } from "../policy/grants";
-import { hasInvisibleCharacters, neutraliseOneLine } from "../text";
-import { approve, showApproval, type ApprovalListing, type ApprovalRow, type ApprovingAdmin, type DecideOptions } from "./approvals";
+import type { PasskeySettings } from "../passkeys/relying-party";
+import {
+  GRANTABLE_LEVELS,
+  assertPatternVisible,
+  createGrant,
+  grantNeedsPasskey,
+  grantPasskeyOptions,
+  grantPasskeyRefusal,
+  grantScope,
+  grantSubject,
+  sha256Hex,
+  type CreateGrantInput,
+  type GrantRow,
+} from "../policy/grants";
+import { neutraliseOneLine } from "../text";
+import { approve, expireApproval, showApproval, type ApprovalListing, type ApprovalRow, type ApprovingAdmin, type DecideOptions } from "./approvals";
+import { announceDecision } from "./notifier";
+
+export { assertPatternVisible };
 
 export const PROPOSED_GRANT = { uses: 3, lifetimeMs: 3600_000 } as const;
 
@@ -50,18 +68,6 @@ export interface GrantProposal {
  */
 export function escapeRegExp(text: string): string {
   return neutraliseOneLine(text.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).text;
-}
-
-/**
- * Refuses a pattern that holds a control, invisible or direction-changing
- * character as itself: what the person read would not be what the grant
- * matches (`r<U+200B>m` reads as `rm`). Written as an escape (`\u200b`) it is
- * accepted.
- */
-export function assertPatternVisible(pattern: string): void {
-  if (hasInvisibleCharacters(pattern)) {
-    throw new LeaseholdError("INVALID_ARGUMENT", `grant pattern holds invisible or direction-changing characters (${neutraliseOneLine(pattern).text}); write each as an escape such as \\u200b`, { tier: "hub" });
-  }
 }
 
 /** Refuses a grant for a critical action (or anything above the grantable ceiling). */
@@ -113,48 +119,17 @@ export interface GrantEdits {
 }
 
 /**
- * Approves the held action, then creates the (edited) grant: in that order,
- * so a refused approval (wrong hash, decided already, expired, four-eyes)
- * creates nothing. The grant keeps the action's exact env and stdin digest
- * and is sealed as grant/1 like any other. Obvious mistakes in the edits are
- * refused before the approval, so a person is not left with an approval and
- * no grant for a typo.
+ * The grant "approve and allow similar" makes for one held action and the
+ * person's edits: the action's own tool, host, exact env and stdin digest
+ * (from the stored action, never from the browser), the person's pattern,
+ * uses, expiry, ceiling and cwd. The same input feeds the passkey ceremony
+ * (`allowSimilarPasskeyOptions`) and the creation, so what is signed is what
+ * is created.
  */
-export async function approveAndGrant(
-  db: Database,
-  id: string,
-  admin: ApprovingAdmin,
-  options: DecideOptions & { reason?: string | null },
-  edits: GrantEdits,
-): Promise<{ approval: ApprovalRow; grant: GrantRow }> {
-  const listing = await showApproval(db, id);
+export function allowSimilarGrantInput(listing: ApprovalListing, edits: GrantEdits): CreateGrantInput {
   const base = proposeGrant(listing);
   assertGrantable(edits.maxRisk);
-  if (edits.pattern !== null) {
-    assertPatternVisible(edits.pattern);
-    try {
-      new RegExp(`^(?:${edits.pattern})$`, "u");
-    } catch (error) {
-      throw new LeaseholdError("INVALID_ARGUMENT", `grant pattern is not a valid regular expression: ${(error as Error).message}`, { tier: "hub" });
-    }
-  }
-  if (!Number.isInteger(edits.uses) || edits.uses < 1 || edits.uses > GRANT_LIMITS.maxUses) {
-    throw new LeaseholdError("INVALID_ARGUMENT", `uses must be a whole number from 1 to ${GRANT_LIMITS.maxUses}`, { tier: "hub" });
-  }
-  const lifetime = edits.expiresAt.getTime() - Date.now();
-  if (!(lifetime > 0) || lifetime > GRANT_LIMITS.maxLifetimeMs) throw new LeaseholdError("INVALID_ARGUMENT", "expiry must be in the future and at most 90 days away", { tier: "hub" });
-  // A grant at or above the passkey threshold needs a passkey signature over its own scope, which
-  // this path does not carry (the approval's assertion covers the action, not the grant): refused
-  // before approving, so the person is not left with an approval and no grant.
-  if (grantNeedsPasskey(edits.maxRisk, options.passkey?.settings)) {
-    const refusal = grantPasskeyRefusal(edits.maxRisk, options.passkey?.settings);
-    throw new LeaseholdError(refusal.code, `${refusal.message}. Approve this action alone, then create the grant on the Grants page`, { tier: "hub", hint: "approve alone, then create the grant on the Grants page" });
-  }
-  const approval = await approve(db, listing.id, admin, options.reason ?? null, options);
-  const grant = await createGrant(
-    db,
-    admin,
-    {
+  return {
     tool: base.tool,
     host: base.host,
     maxRisk: edits.maxRisk,
@@ -164,8 +139,78 @@ export async function approveAndGrant(
     env: base.env,
     stdinSha256: base.stdinSha256,
     cwd: edits.cwd,
-    },
-    options.passkey === undefined ? undefined : { settings: options.passkey.settings },
-  );
-  return { approval, grant };
+  };
+}
+
+/** Refuses unless the held action is still pending and is the one the person reviewed. */
+function assertReviewed(listing: ApprovalListing, expectedActionHash: string | undefined): void {
+  if (expectedActionHash !== undefined && listing.action_hash !== expectedActionHash) {
+    throw new LeaseholdError("POLICY_REFUSED", "the action you reviewed is not the action awaiting approval (action_hash differs)", { tier: "hub" });
+  }
+  if (listing.state !== "pending") throw new LeaseholdError("POLICY_REFUSED", `approval ${listing.id} was already ${listing.state}`, { tier: "hub" });
+}
+
+/**
+ * The passkey ceremony for the grant "approve and allow similar" would
+ * create: server/policy/grants' `grantPasskeyOptions` — the one grant
+ * ceremony the Grants page uses too — over the scope built from the stored
+ * action and the edits. The hub fixes the exact expiry here; the creation
+ * must be sent that `expiresAt` and the assertion.
+ */
+export async function allowSimilarPasskeyOptions(
+  db: Database,
+  id: string,
+  admin: { id: string },
+  expectedActionHash: string,
+  edits: GrantEdits,
+  settings: PasskeySettings,
+  origin: string | null,
+): Promise<Awaited<ReturnType<typeof grantPasskeyOptions>>> {
+  const listing = await showApproval(db, id);
+  assertReviewed(listing, expectedActionHash);
+  return grantPasskeyOptions(db, admin, allowSimilarGrantInput(listing, edits), settings, origin);
+}
+
+/**
+ * Approves the held action and creates the (edited) grant in one
+ * transaction: a refused approval (wrong hash, decided already, expired,
+ * four-eyes) creates nothing, and a refused grant (a scope the passkey did
+ * not sign, a used challenge) approves nothing. The grant keeps the
+ * action's exact env and stdin digest and is sealed as grant/1 like any
+ * other. At or above the passkey threshold the grant needs
+ * `grantAssertion`, a passkey signature over its whole scope
+ * (`allowSimilarPasskeyOptions`), verified by `createGrant` exactly as for
+ * the Grants page; the approval's own assertion (`options.passkey`) covers
+ * the action, not the grant.
+ */
+export async function approveAndGrant(
+  db: Database,
+  id: string,
+  admin: ApprovingAdmin,
+  options: DecideOptions & { reason?: string | null },
+  edits: GrantEdits,
+  grantAssertion?: AuthenticationResponseJSON | null,
+): Promise<{ approval: ApprovalRow; grant: GrantRow }> {
+  const listing = await showApproval(db, id);
+  const input = allowSimilarGrantInput(listing, edits);
+  // Every mistake in the edits is refused before anything is decided (the same validation createGrant runs).
+  grantScope(input);
+  const settings = options.passkey?.settings;
+  if ((grantAssertion ?? null) === null && grantNeedsPasskey(edits.maxRisk, settings)) {
+    const refusal = grantPasskeyRefusal(edits.maxRisk, settings);
+    throw new LeaseholdError(refusal.code, `${refusal.message}. In "approve and allow similar" your passkey signs the grant in the same step`, {
+      tier: "hub",
+      hint: "sign the grant with your passkey in the allow-similar form",
+    });
+  }
+  // A deadline already passed is sealed as expired on its own, not inside (and rolled back with) the refused decision.
+  if (listing.state === "pending" && Date.parse(listing.deadline) <= Date.now()) await expireApproval(db, listing.id);
+  const result = await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const approval = await approve(t, listing.id, admin, options.reason ?? null, { ...options, announce: false });
+    const grant = await createGrant(t, admin, input, settings === undefined ? undefined : { settings, assertion: grantAssertion ?? null });
+    return { approval, grant };
+  });
+  await announceDecision(db, result.approval.id);
+  return result;
 }

@@ -11,9 +11,11 @@
  *
  * Two guarantees, each proved in view.test.ts:
  *  - Terminal-safe: no byte of caller-supplied text reaches the terminal as
- *    a control character. C0/C1 controls, DEL, and invisible or
- *    direction-changing code points (bidi overrides that make `rm` look like
- *    something else, zero-width characters) are shown as visible `⟨ESC⟩`,
+ *    a control character. C0/C1 controls, DEL, and invisible,
+ *    direction-changing, private-use or unassigned code points, chosen by
+ *    Unicode property in server/text (bidi overrides that make `rm` look like
+ *    something else, zero-width characters, tag characters, Hangul fillers,
+ *    variation selectors) are shown as visible `⟨ESC⟩`,
  *    `⟨U+202E⟩` tokens. The notation's own brackets `⟨ ⟦ ⟧` are escaped when
  *    the caller's text contains them, so every `⟨` on screen starts an
  *    escape and every `⟦ … ⟧` is a risky span the hub marked.
@@ -27,48 +29,22 @@
 import { createHash } from "node:crypto";
 import { scrubBuffer } from "../../agent-guest/scrub";
 import { digestOf } from "../ledger/entry";
-import { isInvisibleCodePoint } from "../text";
+import { escapeInvisible } from "../text";
 import type { RiskReason } from "../policy/risk";
 import type { ApprovalListing } from "./approvals";
 
 export const STDIN_PREVIEW_CHARS = 200;
 
-const CONTROL_NAMES: Readonly<Record<number, string>> = {
-  0x00: "NUL",
-  0x07: "BEL",
-  0x08: "BS",
-  0x09: "TAB",
-  0x0a: "LF",
-  0x0b: "VT",
-  0x0c: "FF",
-  0x0d: "CR",
-  0x1b: "ESC",
-  0x7f: "DEL",
-};
-
 /**
- * Code points shown as escapes: what server/text treats as control, invisible
- * or direction-changing (by Unicode property, lone surrogates included), and
- * the notation's own brackets.
- */
-function needsEscape(cp: number): boolean {
-  return cp === 0x27e8 || cp === 0x27e6 || cp === 0x27e7 || isInvisibleCodePoint(cp);
-}
-
-/**
- * Caller text made safe to print: every control or invisible code point is
- * replaced by a visible token. With `keepNewlines`, LF stays a line break
- * (for multi-line commands); everything else, CR and TAB included, is shown.
+ * Caller text made safe to print: server/text's one escaping function in its
+ * named notation — every control, invisible, direction-changing, private-use
+ * or unassigned code point (by Unicode property) and the notation's own
+ * brackets `⟨ ⟦ ⟧` become visible tokens. With `keepNewlines`, LF stays a
+ * line break (for multi-line commands); everything else, CR and TAB
+ * included, is shown.
  */
 export function escapeForTerminal(text: string, options: { keepNewlines?: boolean } = {}): string {
-  let out = "";
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (cp === 0x0a && options.keepNewlines === true) out += "\n";
-    else if (needsEscape(cp)) out += `⟨${CONTROL_NAMES[cp] ?? `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`}⟩`;
-    else out += ch;
-  }
-  return out;
+  return escapeInvisible(text, { keep: options.keepNewlines === true ? "lf" : "none", notation: "named" }).text;
 }
 
 /** Text through the guest's scrubber (the same patterns as job output). */

@@ -29,7 +29,7 @@
  * whatever the receiver does.
  */
 import { createHmac } from "node:crypto";
-import { neutraliseOneLine } from "../text";
+import { logLine, neutraliseOneLine } from "../text";
 
 export const WEBHOOK_LIMITS = { timeoutMs: 5000, maxInFlight: 8 } as const;
 export const SIGNATURE_HEADER = "X-Leasehold-Signature";
@@ -114,7 +114,9 @@ function shownUrl(url: string): string {
 export function createApprovalWebhook(options: WebhookOptions): ApprovalWebhook {
   const timeoutMs = options.timeoutMs ?? WEBHOOK_LIMITS.timeoutMs;
   const maxInFlight = options.maxInFlight ?? WEBHOOK_LIMITS.maxInFlight;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Every line through the one-line escape: `what` and a receiver's error text are not the hub's own.
+  const sink = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = (line: string): void => sink(logLine(line));
   const send = options.fetch ?? fetch;
   let inFlight = 0;
   /** One attempt; `what` names the notice in log lines, `shown` where a person still sees it. */

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import { LeaseholdError } from "../errors";
+import { logLine } from "../text";
 
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
@@ -103,7 +104,7 @@ export async function bindHttpServer(
   const server = http.createServer(options, (req, res) => {
     const run = () => {
       Promise.resolve(handler?.(req, res)).catch((error: unknown) => {
-        console.error(`leasehold: request failed: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(logLine(`leasehold: request failed: ${error instanceof Error ? error.message : String(error)}`));
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify({ code: "INTERNAL", message: "internal error", retryable: false }));
       });

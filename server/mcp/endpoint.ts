@@ -26,6 +26,7 @@ import {
 import { decideTool } from "./tools/catalogue";
 import { readBoundedBody } from "../http/body";
 import { mcpResourceUrl } from "../oauth/metadata";
+import { logLine } from "../text";
 
 /**
  * `/api/mcp`: every request passes, in this order, the header-size check,
@@ -456,7 +457,7 @@ export async function serveMcp(request: Request, runtime: HubRuntime): Promise<R
   try {
     return await handleMcpRequest(request, runtime);
   } catch (error) {
-    console.error(`leasehold: /api/mcp failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+    console.error(logLine(`leasehold: /api/mcp failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`));
     return Response.json({ jsonrpc: "2.0", error: { code: -32603, message: "internal error", data: { code: "INTERNAL", message: "internal error", retryable: false, hint: "" } }, id: null }, { status: 500 });
   }
 }

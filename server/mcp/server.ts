@@ -11,6 +11,7 @@ import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { toolError, toolSuccess } from "./tools/result";
 import type { HubTool } from "./tools/tool";
+import { logLine } from "../text";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
 export function authInfoFor(token: AgentToken): AuthInfo {
@@ -99,7 +100,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
     } catch (error) {
       // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
       const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
-      if (cause !== undefined) console.error(`leasehold: mcp tool ${decision.tool.name} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`);
+      if (cause !== undefined) console.error(logLine(`leasehold: mcp tool ${decision.tool.name} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`));
       return toolError(error);
     }
   });

@@ -1,4 +1,7 @@
 export {
+  escapeInvisible,
+  describeInvisibleCharacters,
+  logLine,
   neutraliseTerminalText,
   neutraliseOneLine,
   neutraliseTerminalBytes,
@@ -7,4 +10,4 @@ export {
   invisibleCharacterSpans,
   isInvisibleCodePoint,
 } from "./terminal";
-export type { NeutralisedText } from "./terminal";
+export type { EscapeOptions, NeutralisedText } from "./terminal";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hasInvisibleCharacters, hasTerminalControls, invisibleCharacterSpans, isInvisibleCodePoint, neutraliseOneLine, neutraliseTerminalBytes, neutraliseTerminalText } from "./index";
+import { describeInvisibleCharacters, escapeInvisible, logLine, hasInvisibleCharacters, hasTerminalControls, invisibleCharacterSpans, isInvisibleCodePoint, neutraliseOneLine, neutraliseTerminalBytes, neutraliseTerminalText } from "./index";
 
 // Any character a terminal would act on rather than show.
 // eslint-disable-next-line no-control-regex -- the test looks for control characters
@@ -76,5 +76,99 @@ describe("invisible and direction-changing characters, by Unicode property", () 
       { start: 1, end: 2, codePoint: 0x200b },
       { start: 7, end: 9, codePoint: 0xe0041 },
     ]);
+  });
+});
+
+/**
+ * The whole code space, against the property sets themselves: every code
+ * point that is Default_Ignorable, Cf, Cc, Co, Cn, Cs, Zl, Zp or Bidi_Control
+ * must come out as a visible escape in every notation, and every other code
+ * point must come out as itself.
+ */
+describe("the full Unicode property sets, every code point from U+0000 to U+10FFFF", () => {
+  const PROPERTIES: Array<[string, RegExp]> = [
+    ["Default_Ignorable_Code_Point", /\p{Default_Ignorable_Code_Point}/u],
+    ["Cf", /\p{Cf}/u],
+    ["Cc", /\p{Cc}/u],
+    ["Co", /\p{Co}/u],
+    ["Cn", /\p{Cn}/u],
+    ["Cs", /\p{Cs}/u],
+    ["Zl", /\p{Zl}/u],
+    ["Zp", /\p{Zp}/u],
+    ["Bidi_Control", /\p{Bidi_Control}/u],
+  ];
+  const inSet = (ch: string): boolean => PROPERTIES.some(([, re]) => re.test(ch));
+  /** Any raw member of the sets in a string (a lone surrogate included). */
+  const ANY_RAW = new RegExp(`[${PROPERTIES.map(([, re]) => re.source).join("")}]`, "u");
+  const hex = (cp: number): string => cp.toString(16);
+
+  it("each member becomes its escape in both notations and nothing raw survives; every other code point is unchanged", () => {
+    const wrong: string[] = [];
+    const counts = new Map<string, number>(PROPERTIES.map(([name]) => [name, 0]));
+    let escaped = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp += 1) {
+      const ch = String.fromCodePoint(cp);
+      const member = inSet(ch);
+      const regex = escapeInvisible(`a${ch}b`);
+      const named = escapeInvisible(`a${ch}b`, { notation: "named" });
+      const multi = neutraliseTerminalText(`a${ch}b`);
+      if (member) {
+        escaped += 1;
+        for (const [name, re] of PROPERTIES) if (re.test(ch)) counts.set(name, (counts.get(name) ?? 0) + 1);
+        const token = cp <= 0xff ? `\\x${hex(cp).padStart(2, "0")}` : cp <= 0xffff ? `\\u${hex(cp).padStart(4, "0")}` : `\\u{${hex(cp)}}`;
+        const keptAsLayout = cp === 0x09 || cp === 0x0a;
+        if (regex.text !== `a${token}b` || !regex.controls) wrong.push(`U+${hex(cp)} regex → ${JSON.stringify(regex.text)}`);
+        if (ANY_RAW.test(named.text) || !named.text.startsWith("a⟨") || !named.controls) wrong.push(`U+${hex(cp)} named → ${JSON.stringify(named.text)}`);
+        if (keptAsLayout ? multi.text !== `a${ch}b` : multi.text !== `a${token}b`) wrong.push(`U+${hex(cp)} multi-line → ${JSON.stringify(multi.text)}`);
+        if (!hasInvisibleCharacters(ch) || !isInvisibleCodePoint(cp)) wrong.push(`U+${hex(cp)} not detected`);
+      } else {
+        const bracket = cp === 0x27e6 || cp === 0x27e7 || cp === 0x27e8;
+        if (regex.text !== `a${ch}b` || regex.controls || multi.text !== `a${ch}b`) wrong.push(`U+${hex(cp)} visible but changed`);
+        if (!bracket && named.text !== `a${ch}b`) wrong.push(`U+${hex(cp)} visible but changed (named)`);
+        if (hasInvisibleCharacters(ch) || isInvisibleCodePoint(cp)) wrong.push(`U+${hex(cp)} visible but detected`);
+      }
+      if (wrong.length > 20) break;
+    }
+    expect(wrong).toEqual([]);
+    // Each property contributed (the engine's tables are present), e.g. all 6,400 + 131,068 private-use code points.
+    expect(counts.get("Co")).toBe(137_468);
+    for (const [name, count] of counts) expect(count, name).toBeGreaterThan(0);
+    expect(escaped).toBeGreaterThan(900_000);
+  });
+
+  it("a string holding every member at once comes out with none of them raw", () => {
+    let all = "";
+    for (let cp = 0; cp <= 0x10ffff; cp += 1) {
+      const ch = String.fromCodePoint(cp);
+      if (inSet(ch)) all += ch;
+    }
+    for (const shown of [escapeInvisible(all).text, escapeInvisible(all, { notation: "named" }).text, escapeInvisible(all, { keep: "lf", notation: "named" }).text.replaceAll("\n", "")]) {
+      expect(ANY_RAW.test(shown)).toBe(false);
+    }
+    // Multi-line keeps only TAB and LF as layout.
+    expect(neutraliseTerminalText(all).text.replace(/[\t\n]/g, "")).not.toMatch(ANY_RAW);
+  });
+
+  it("ordinary text round-trips unchanged: accented letters (precomposed and combining), CJK, Arabic, Devanagari, emoji with skin tones", () => {
+    const text = "Ça déjà vu — naïve e\u0301 日本語の文 中文 한국어 العربية हिन्दी Ελληνικά 👍🏽 🙂 ✓ €";
+    expect(escapeInvisible(text)).toEqual({ text, controls: false });
+    expect(escapeInvisible(text, { notation: "named" })).toEqual({ text, controls: false });
+  });
+
+  it("emoji ZWJ sequences and emoji presentation selectors are shown with their joiners and selectors escaped (U+200D and U+FE0F are Default_Ignorable)", () => {
+    expect(neutraliseOneLine("👩\u200d💻 ❤\ufe0f").text).toBe("👩\\u200d💻 ❤\\ufe0f");
+  });
+
+  it("the refusal message names each code point and its position", () => {
+    expect(describeInvisibleCharacters("r\u200bm \u{e0041}")).toBe("U+200B at 2, U+E0041 at 5");
+    expect(describeInvisibleCharacters("\u200b".repeat(10), 2)).toBe("U+200B at 1, U+200B at 2 and 8 more");
+  });
+});
+
+describe("logLine: the hub's own log lines", () => {
+  it("hostile: an error message carrying an ESC sequence, a newline that would forge a second line and a bidi override is one visible line", () => {
+    const line = logLine("leasehold: mcp tool run_command failed: host web\u202e1 \x1b[2K\nleasehold: all good");
+    expect(line).toBe("leasehold: mcp tool run_command failed: host web\\u202e1 \\x1b[2K\\x0aleasehold: all good");
+    expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
   });
 });

@@ -6,7 +6,7 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Code, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
 import { useDecisions } from "./decide";
 import type { HeldAction } from "./types";
 
@@ -120,7 +120,7 @@ function DataRow({ label, data }: { label: string; data: HeldAction["stdin"] }) 
 
 function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone: (text: string) => void; onCancel: () => void }) {
   const trpc = useTRPC();
-  const { approveAndAllowSimilar, pending } = useDecisions();
+  const { approveAndAllowSimilar, pending, grantNeedsPasskey } = useDecisions();
   const { ask, prompt } = useReauth();
   const proposal = useQuery({ ...trpc.approvals.proposeGrant.queryOptions({ approvalId: item.approval_id, actionHash: item.action_hash }), staleTime: Number.POSITIVE_INFINITY, retry: false });
   const [edits, setEdits] = useState<{ pattern: string; uses: string; minutes: string; maxRisk: string; cwd: string } | null>(null);
@@ -135,11 +135,13 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
   const hidden = hasInvisibleCharacters(form.pattern);
   const uses = Number(form.uses);
   const usesText = Number.isInteger(uses) && uses > 0 ? `${uses} matching action${uses === 1 ? "" : "s"}` : "matching actions";
+  // At or above the hub's passkey threshold the grant itself is signed with the passkey, and the runs it covers need neither a person nor a passkey.
+  const signed = grantNeedsPasskey(form.maxRisk);
   const submit = async (event?: FormEvent) => {
     event?.preventDefault();
     setError(null);
     if (hidden) {
-      setError("The pattern holds invisible or direction-changing characters (shown escaped beside it). Write each as an escape such as \\u200b, then confirm.");
+      setError(`The pattern holds invisible or direction-changing characters (${describeInvisibleCharacters(form.pattern)}, shown escaped beside it). Write each as an escape such as \\u200b, then confirm.`);
       return;
     }
     try {
@@ -151,11 +153,13 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
         maxRisk: form.maxRisk,
         cwd: form.cwd,
       });
-      onDone(`Approved ${item.operation} on ${item.host ?? "?"} and created grant ${result.grant.id.slice(0, 8)} (${result.grant.usesRemaining} uses).`);
+      onDone(
+        `Approved ${item.operation} on ${item.host ?? "?"} and created grant ${result.grant.id.slice(0, 8)} (${result.grant.usesRemaining} uses${result.grant.passkeySigned ? ", signed with your passkey" : ""}).`,
+      );
     } catch (e) {
       // A grant needs a fresh password proof; nothing was approved yet, so ask and send the same again.
       if (needsReauth(e)) ask(() => void submit());
-      else setError(errorText(e));
+      else setError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey signature; nothing was approved." : errorText(e));
     }
   };
   return (
@@ -174,7 +178,8 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
             {hidden ? (
               <ErrorState>
                 <span data-testid="grant-pattern-hidden">
-                  The pattern holds invisible or direction-changing characters; it cannot be submitted until each is written as an escape (such as <code>\u200b</code>).
+                  The pattern holds invisible or direction-changing characters as themselves ({describeInvisibleCharacters(form.pattern)}); it cannot be submitted until each is written
+                  as an escape (such as <code>\u200b</code>).
                 </span>
               </ErrorState>
             ) : null}
@@ -212,13 +217,19 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
         </dl>
         <p className="grant-consequence" data-testid="grant-consequence">
           <strong>
-            With this grant, the next {usesText} on {p.host} will run with no person approving them
+            With this grant, the next {usesText} on {p.host} will run with no person approving them{signed ? " and no passkey" : ""}
           </strong>{" "}
           (until {Number(form.minutes) > 0 ? `${form.minutes} minutes from now` : "it expires"}, up to {form.maxRisk} risk).
+          {signed ? (
+            <span data-testid="grant-passkey-note">
+              {" "}
+              A single {form.maxRisk} action needs your passkey; this grant is signed by it once, over its whole scope, instead of each of those runs.
+            </span>
+          ) : null}
         </p>
         <div className="form-row">
           <button type="submit" className="primary" disabled={pending || hidden}>
-            Approve and create grant
+            {signed ? "Approve and sign grant with passkey" : "Approve and create grant"}
           </button>
           <button type="button" onClick={onCancel} disabled={pending}>
             Cancel

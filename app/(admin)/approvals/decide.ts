@@ -13,7 +13,8 @@
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
-import { usePasskeyApproval } from "../../_components/passkeys";
+import { needsPasskey } from "../../../server/passkeys/challenge";
+import { usePasskeyApproval, usePasskeyGrant } from "../../_components/passkeys";
 import { useTRPC } from "../../_components/trpc";
 import type { HeldAction } from "./types";
 
@@ -37,6 +38,7 @@ export function useDecisions() {
   const batch = useMutation(trpc.approvals.batch.mutationOptions({ onSettled: refresh }));
   const approveGrant = useMutation(trpc.approvals.approveAndGrant.mutationOptions({ onSettled: refresh }));
   const passkey = usePasskeyApproval();
+  const grantPasskey = usePasskeyGrant();
 
   /** Approves one held action, bound to the hash shown. */
   const approveOne = useCallback(
@@ -61,14 +63,27 @@ export function useDecisions() {
     },
     [batch, passkey],
   );
-  /** Approves, then creates the grant the person confirmed (the hub keeps the action's exact env and stdin). */
+  /**
+   * Approves and creates the grant the person confirmed (the hub keeps the action's exact env and stdin), in one
+   * commit. The approval is signed first (a high action), then — at or above the threshold — the grant's own scope,
+   * with the Grants page's ceremony; the grant is created with the expiry the hub fixed for that signature.
+   */
   const approveAndAllowSimilar = useCallback(
     async (item: Decidable, grant: GrantEditsInput) => {
       const assertion = await passkey.sign(item);
-      return approveGrant.mutateAsync({ approvalId: item.approval_id, actionHash: item.action_hash, grant, ...(assertion === undefined ? {} : { assertion }) });
+      const signed = needsPasskey(grant.maxRisk, passkey.threshold) ? await grantPasskey.signAllowSimilar({ approvalId: item.approval_id, actionHash: item.action_hash, grant }) : undefined;
+      return approveGrant.mutateAsync({
+        approvalId: item.approval_id,
+        actionHash: item.action_hash,
+        grant: signed === undefined ? grant : { ...grant, expiresAt: signed.expiresAt },
+        ...(assertion === undefined ? {} : { assertion }),
+        ...(signed === undefined ? {} : { grantAssertion: signed.assertion }),
+      });
     },
-    [approveGrant, passkey],
+    [approveGrant, passkey, grantPasskey],
   );
-  const pending = approve.isPending || deny.isPending || batch.isPending || approveGrant.isPending || passkey.signing;
-  return { approveOne, denyOne, batchDecide, approveAndAllowSimilar, pending, needsPasskey: passkey.needs };
+  /** Whether a grant with this ceiling is signed with a passkey (the hub decides again). */
+  const grantNeedsPasskey = useCallback((maxRisk: string) => needsPasskey(maxRisk, passkey.threshold), [passkey.threshold]);
+  const pending = approve.isPending || deny.isPending || batch.isPending || approveGrant.isPending || passkey.signing || grantPasskey.signing;
+  return { approveOne, denyOne, batchDecide, approveAndAllowSimilar, pending, needsPasskey: passkey.needs, grantNeedsPasskey };
 }

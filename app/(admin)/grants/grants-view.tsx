@@ -14,7 +14,7 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
 
 /**
  * A grant's text as a person must read it: patterns, env and cwd may come
@@ -129,8 +129,14 @@ function CreateGrant({ tools, hosts, levels, passkeyLevels, onCreated }: { tools
   const { ask, prompt } = useReauth();
   const [error, setError] = useState<string | null>(null);
   const signed = passkeyLevels.includes(maxRisk);
+  // The hub refuses a pattern holding an invisible character as itself (server/policy/grants); said here before sending.
+  const hiddenInPattern = hasInvisibleCharacters(pattern);
   const run = async () => {
     setError(null);
+    if (hiddenInPattern) {
+      setError(`The pattern holds invisible or direction-changing characters (${describeInvisibleCharacters(pattern)}); write each as an escape such as \\u200b.`);
+      return;
+    }
     const scope: GrantScopeInput = {
       tool: tool || (tools[0] ?? ""),
       host: host || (hosts[0] ?? ""),
@@ -208,7 +214,15 @@ function CreateGrant({ tools, hosts, levels, passkeyLevels, onCreated }: { tools
           </div>
         </div>
         <label htmlFor="grant-pattern">Command pattern (regular expression matching the whole command; empty = any)</label>
-        <input id="grant-pattern" className="mono" value={pattern} onChange={(e) => setPattern(e.target.value)} />
+        <input id="grant-pattern" className="mono" value={pattern} onChange={(e) => setPattern(e.target.value)} aria-describedby="grant-pattern-problem" aria-invalid={hiddenInPattern} />
+        {hiddenInPattern ? (
+          <ErrorState>
+            <span id="grant-pattern-problem" data-testid="grant-pattern-hidden">
+              The pattern holds invisible or direction-changing characters as themselves: {describeInvisibleCharacters(pattern)}. It reads as <Code>{shown(pattern)}</Code>; write each
+              as an escape (such as <code>\u200b</code>) — a grant cannot be created until then.
+            </span>
+          </ErrorState>
+        ) : null}
         <fieldset className="env-entries">
           <legend>Environment (exactly these entries; none = the action has no environment)</legend>
           {env.map((entry, i) => (
@@ -235,7 +249,7 @@ function CreateGrant({ tools, hosts, levels, passkeyLevels, onCreated }: { tools
           </div>
         </div>
         <div className="form-row">
-          <button className="primary" type="submit" disabled={busy || tools.length === 0 || hosts.length === 0}>
+          <button className="primary" type="submit" disabled={busy || hiddenInPattern || tools.length === 0 || hosts.length === 0}>
             {passkey.signing ? "Waiting for the passkey…" : create.isPending ? "Creating…" : signed ? "Sign with passkey and create grant" : "Create grant"}
           </button>
           {hosts.length === 0 ? <span className="hint">No host is enrolled yet.</span> : null}

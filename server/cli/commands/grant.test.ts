@@ -39,4 +39,20 @@ describeEachDatabase("leasehold grant create and the passkey threshold", (databa
     expect(await main(args("high"), off.ctx)).toBe(0);
     expect(await count()).toBe(before + 2);
   });
+
+  it("hostile: a pattern holding a raw U+200B or U+202E is refused INVALID_ARGUMENT naming each code point; written as escapes it is created", async () => {
+    const admin = await insertAdmin(database().handle.db);
+    const host = await insertHost(database().handle.db);
+    const args = (pattern: string) => ["grant", "create", "--tool", "run_command", "--host", host.name, "--max-risk", "low", "--uses", "1", "--expires", "1h", "--pattern", pattern, "--as", admin.username];
+    const before = await count();
+    const hub = cli({ passkeyApprovalRisk: "high" });
+    expect(await main(args("r\u200bm -rf x|ftm\u202eexe"), hub.ctx)).toBe(1);
+    const said = hub.err.join("\n");
+    expect(said).toContain("INVALID_ARGUMENT");
+    expect(said).toContain("U+200B at 2, U+202E at 14");
+    expect(said).not.toMatch(/[\u200b\u202e]/u);
+    expect(await count()).toBe(before);
+    expect(await main(args(String.raw`r\u200bm -rf x|ftm\u202eexe`), cli({ passkeyApprovalRisk: "high" }).ctx)).toBe(0);
+    expect(await count()).toBe(before + 1);
+  });
 });

@@ -4,6 +4,7 @@ import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 import type { CliContext } from "../context";
 import { EXIT } from "../io";
 import { TOKEN_CREATE_FLAGS, TOKEN_CREATE_OPTIONS, tokenCreateInput } from "./token-options";
+import { neutraliseOneLine } from "../../text";
 
 /** Who the ledger records for CLI token operations (hashed): the CLI runs as the hub's own account. */
 export const CLI_ACTOR = "cli";
@@ -38,7 +39,7 @@ export const tokenCommand = {
       const { token, secret } = await ctx.withDatabase("leasehold token create", ({ handle }) =>
         createToken(handle.db, { ...input, createdBy: CLI_ACTOR }, { knownTools: knownToolNames(), now }),
       );
-      ctx.out(`token ${token.id} "${token.name}" created (${scopeText(token)}; expires ${token.expiresAt?.toISOString() ?? "never"})`);
+      ctx.out(`token ${token.id} "${neutraliseOneLine(token.name).text}" created (${scopeText(token)}; expires ${token.expiresAt?.toISOString() ?? "never"})`);
       ctx.out(secret);
       ctx.err("This is the only time the token is shown; only its SHA-256 is stored. `MCP_TOKEN=<token> leasehold mcp-config` prints client settings.");
       return EXIT.ok;
@@ -49,7 +50,7 @@ export const tokenCommand = {
       const now = new Date();
       if (tokens.length === 0) ctx.out("no tokens (leasehold token create ... issues one)");
       for (const token of tokens) {
-        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(token.name)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}${token.kind === "oauth" ? `  oauth client ${token.oauthClientId ?? "(removed)"}` : ""}`);
+        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(neutraliseOneLine(token.name).text)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}${token.kind === "oauth" ? `  oauth client ${token.oauthClientId ?? "(removed)"}` : ""}`);
       }
       return EXIT.ok;
     }

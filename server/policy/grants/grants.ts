@@ -51,6 +51,7 @@ import { digestOf, hashActor } from "../../ledger/entry";
 import { assertionDigest, needsPasskey, type StoredAssertion } from "../../passkeys/challenge";
 import { grantOptions, verifyGrantAssertion } from "../../passkeys/passkeys";
 import { relyingParty, type PasskeySettings } from "../../passkeys/relying-party";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../text";
 import { RISK_LEVELS, compareRisk, type RiskLevel } from "../risk";
 
 export type GrantRow = typeof grants.$inferSelect;
@@ -81,6 +82,23 @@ function compilePattern(pattern: string): RegExp {
     return new RegExp(`^(?:${pattern})$`, "u");
   } catch (error) {
     throw new LeaseholdError("INVALID_ARGUMENT", `grant pattern is not a valid regular expression: ${(error as Error).message}`, { tier: "hub" });
+  }
+}
+
+/**
+ * Refuses a pattern that holds a control, invisible or direction-changing
+ * character as itself (server/text's property set): what a person read
+ * would not be what the grant matches (`r<U+200B>m` reads as `rm`). Written
+ * as an escape (`\u200b`) it is accepted. Every way to make a grant passes
+ * here (`grantScope`), so the browser's early check is only a convenience.
+ */
+export function assertPatternVisible(pattern: string): void {
+  if (hasInvisibleCharacters(pattern)) {
+    throw new LeaseholdError(
+      "INVALID_ARGUMENT",
+      `grant pattern holds invisible or direction-changing characters as themselves (${describeInvisibleCharacters(pattern)}); write each as an escape such as \\u200b — shown escaped: ${neutraliseOneLine(pattern).text}`,
+      { tier: "hub", hint: "write each invisible character as a regex escape (\\u200b, \\u{e0041})" },
+    );
   }
 }
 
@@ -266,6 +284,7 @@ export function grantScope(input: CreateGrantInput, now = Date.now()): GrantScop
   const pattern = input.pattern ?? null;
   if (pattern !== null) {
     if (pattern.length === 0 || pattern.length > GRANT_LIMITS.maxPatternLength) throw new LeaseholdError("INVALID_ARGUMENT", "pattern must be 1–1000 characters", { tier: "hub" });
+    assertPatternVisible(pattern);
     compilePattern(pattern);
   }
   return {

@@ -2,6 +2,7 @@
 export {
   GRANTABLE_LEVELS,
   GRANT_LIMITS,
+  assertPatternVisible,
   consumeMatchingGrant,
   createGrant,
   grantNeedsPasskey,

@@ -11,7 +11,7 @@ import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { z } from "zod";
 import { actionPipelineFor } from "../../actions";
 import { ROLES, type AdminSession } from "../../admins";
-import { APPROVAL_PAGE, approve, approveAndGrant, deny, pageApprovals, proposeGrant, showApproval } from "../../approvals";
+import { APPROVAL_PAGE, allowSimilarPasskeyOptions, approve, approveAndGrant, deny, pageApprovals, proposeGrant, showApproval } from "../../approvals";
 import { approvalViewOf, buildApprovalView, escapeForTerminal } from "../../approvals/view";
 import { LeaseholdError, toErrorPayload } from "../../errors";
 import type { HubRuntime } from "../../hub/runtime";
@@ -139,11 +139,36 @@ export const approvalsRouter = createRouter({
       }),
     ),
   /**
-   * Approves (bound to the hash shown), then creates the confirmed grant with the action's exact env and stdin.
-   * Re-authenticated like every other way to make a grant: it lets later actions run with no person.
+   * The passkey ceremony for the grant "allow similar" would create, at or
+   * above the passkey threshold: server/policy/grants' one grant ceremony
+   * (what `grants.passkeyOptions` runs) over the scope built on the hub from
+   * the stored action (its raw env never reaches the browser) and these
+   * edits. The hub fixes the exact expiry; `approveAndGrant` must be sent it
+   * with the assertion.
+   */
+  grantPasskeyOptions: roleProcedure(ROLES.deciders, { reauth: true })
+    .input(z.strictObject({ approvalId: id, actionHash, grant: grantEdits }))
+    .mutation(({ ctx, input }) =>
+      channel(async () => {
+        const made = await allowSimilarPasskeyOptions(
+          ctx.runtime.database.handle.db,
+          input.approvalId,
+          { id: ctx.session.adminId },
+          input.actionHash,
+          { ...input.grant, expiresAt: new Date(input.grant.expiresAt) },
+          passkeySettingsOf(ctx.runtime.config),
+          ctx.headers.get("origin"),
+        );
+        return { options: made.options, scopeDigest: made.scopeDigest, expiresAt: made.scope.expires_at };
+      }),
+    ),
+  /**
+   * Approves (bound to the hash shown) and creates the confirmed grant with the action's exact env and stdin, in one commit.
+   * Re-authenticated like every other way to make a grant: it lets later actions run with no person. `assertion` signs the
+   * approval (a high action); `grantAssertion` signs the grant's scope (a ceiling at or above the passkey threshold).
    */
   approveAndGrant: roleProcedure(ROLES.deciders, { reauth: true })
-    .input(z.strictObject({ approvalId: id, actionHash, reason: z.string().max(1000).optional(), grant: grantEdits, assertion: assertionSchema.optional() }))
+    .input(z.strictObject({ approvalId: id, actionHash, reason: z.string().max(1000).optional(), grant: grantEdits, assertion: assertionSchema.optional(), grantAssertion: assertionSchema.optional() }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
         const { approval, grant } = await approveAndGrant(
@@ -158,8 +183,12 @@ export const approvalsRouter = createRouter({
             passkey: passkey(ctx, input.assertion),
           },
           { ...input.grant, expiresAt: new Date(input.grant.expiresAt) },
+          input.grantAssertion === undefined ? null : (input.grantAssertion as AuthenticationResponseJSON),
         );
-        return { approval: { id: approval.id, state: approval.state }, grant: { id: grant.id, pattern: grant.argumentPattern, usesRemaining: grant.usesRemaining, expiresAt: grant.expiresAt.toISOString() } };
+        return {
+          approval: { id: approval.id, state: approval.state },
+          grant: { id: grant.id, pattern: grant.argumentPattern, usesRemaining: grant.usesRemaining, expiresAt: grant.expiresAt.toISOString(), passkeySigned: grant.assertion !== null },
+        };
       }),
     ),
 });

@@ -170,7 +170,7 @@ describeEachDatabase("grants router: a grant at or above the passkey threshold i
     expect(await grantCount(handle)).toBe(before + 1);
   });
 
-  it("threshold: `critical` and `off` let a high grant through without a passkey; console.grants and approve-and-allow-similar refuse a high grant without one", async () => {
+  it("threshold: `critical` and `off` let a high grant through without a passkey; console.grants and approve-and-allow-similar refuse a high grant without its signature, approving nothing", async () => {
     const { handle } = database();
     for (const threshold of ["critical", "off"] as const) {
       const { caller } = await passkeyHub(handle, "approver", threshold);
@@ -186,10 +186,98 @@ describeEachDatabase("grants router: a grant at or above the passkey threshold i
       caller.approvals.approveAndGrant({ approvalId: held.approvalId, actionHash: held.actionHash, grant: { pattern: null, uses: 1, expiresAt: new Date(Date.now() + 60_000).toISOString(), maxRisk: "high", cwd: "." } }),
     );
     expect(similar.code).toBe("FORBIDDEN");
-    expect(similar.message).toContain("Grants page");
+    expect(similar.message).toContain("needs a passkey signature over its scope");
+    expect(similar.message).toContain("your passkey signs the grant in the same step");
     const [approval] = await handle.db.select().from(approvals).where(eq(approvals.id, held.approvalId));
     expect(approval?.state).toBe("pending");
     expect(await grantCount(handle)).toBe(before);
+  });
+});
+
+describeEachDatabase("approve and allow similar at the passkey threshold: the grant is signed with the Grants page's ceremony", (database) => {
+  const edits = (expiresAt: string) => ({ pattern: String.raw`rm -rf \./similar-signed`, uses: 2, expiresAt, maxRisk: "high", cwd: "." });
+
+  it("the approval's assertion signs the action, the grant's assertion signs the scope built on the hub (the action's raw env included); the grant is listed as passkey-signed and sealed with its scope digest", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const authenticator = await withPasskey(caller);
+    const held = await heldActionOn(handle, "rm -rf ./similar-signed", { LANG: "C.UTF-8" });
+    const issued = await caller.approvals.grantPasskeyOptions({ approvalId: held.approvalId, actionHash: held.actionHash, grant: edits(new Date(Date.now() + 600_000).toISOString()) });
+    // The scope signed is the one a grant with the action's own tool, host and exact env has: what grants.passkeyOptions would sign for it.
+    const scope = { tool: "run_command", host: held.host, max_risk: "high", pattern: String.raw`rm -rf \./similar-signed`, env: { LANG: "C.UTF-8" }, stdin_sha256: null, cwd: ".", uses: 2, expires_at: issued.expiresAt };
+    expect(issued.scopeDigest).toBe(`sha256:${createHash("sha256").update(canonicalize(scope)).digest("hex")}`);
+    // As the browser does: the approval first, then the grant (the authenticator's counter rises in that order).
+    const assertion = { ...(await authenticator.assert((await caller.passkeys.approvalOptions({ approvalId: held.approvalId })).options, ORIGIN)), clientExtensionResults: {} };
+    const grantAssertion = { ...(await authenticator.assert(issued.options, ORIGIN)), clientExtensionResults: {} };
+    const done = await caller.approvals.approveAndGrant({ approvalId: held.approvalId, actionHash: held.actionHash, grant: edits(issued.expiresAt), assertion, grantAssertion });
+    expect(done.approval.state).toBe("approved");
+    expect(done.grant).toMatchObject({ usesRemaining: 2, expiresAt: issued.expiresAt, passkeySigned: true });
+    const listed = (await caller.grants.list()).grants.find((g) => g.id === done.grant.id);
+    expect(listed).toMatchObject({ passkeySigned: true, maxRisk: "high", env: [["LANG", "C.UTF-8"]] });
+    const created = (await grantEntries(handle, done.grant.id)).find((d) => d.event === "created");
+    expect(created?.scope_digest).toBe(issued.scopeDigest);
+  });
+
+  it("hostile: a grant assertion for another scope (more uses, a later expiry, a wider Grants-page scope) or a used one is refused FORBIDDEN — and the action stays pending, no grant is created", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const authenticator = await withPasskey(caller);
+    const held = await heldActionOn(handle, "rm -rf ./similar-signed");
+    const issued = await caller.approvals.grantPasskeyOptions({ approvalId: held.approvalId, actionHash: held.actionHash, grant: edits(new Date(Date.now() + 600_000).toISOString()) });
+    const sign = async (options: unknown) => ({ ...(await authenticator.assert(options as never, ORIGIN)), clientExtensionResults: {} });
+    const before = await grantCount(handle);
+    const elsewhere = await caller.grants.passkeyOptions({ ...HIGH, host: held.host, pattern: "rm -rf .*", uses: 2 });
+    for (const [name, grant, options, said] of [
+      ["more uses", { ...edits(issued.expiresAt), uses: 3 }, issued.options, "another grant scope"],
+      ["a later expiry", edits(new Date(Date.parse(issued.expiresAt) + 1000).toISOString()), issued.options, "another grant scope"],
+      ["a Grants-page signature over a wider pattern", edits(elsewhere.expiresAt), elsewhere.options, "another grant scope"],
+    ] as const) {
+      // Signed in the browser's order: the approval, then the grant.
+      const assertion = await sign((await caller.passkeys.approvalOptions({ approvalId: held.approvalId })).options);
+      const error = await refusal(caller.approvals.approveAndGrant({ approvalId: held.approvalId, actionHash: held.actionHash, grant, assertion, grantAssertion: await sign(options) }));
+      expect(error.code, name).toBe("FORBIDDEN");
+      expect(error.message, name).toContain(said);
+      const [row] = await handle.db.select().from(approvals).where(eq(approvals.id, held.approvalId));
+      expect(row?.state, name).toBe("pending");
+      expect(await grantCount(handle), name).toBe(before);
+    }
+    // The exact scope signed goes through once; the same grant signature for another held action is refused, and that action stays pending.
+    const approved = await caller.approvals.approveAndGrant({
+      approvalId: held.approvalId,
+      actionHash: held.actionHash,
+      grant: edits(issued.expiresAt),
+      assertion: await sign((await caller.passkeys.approvalOptions({ approvalId: held.approvalId })).options),
+      grantAssertion: await sign(issued.options),
+    });
+    expect(approved.grant.passkeySigned).toBe(true);
+    const again = await heldActionOn(handle, "rm -rf ./similar-signed");
+    const replayed = await sign(issued.options);
+    const replay = await refusal(
+      caller.approvals.approveAndGrant({ approvalId: again.approvalId, actionHash: again.actionHash, grant: edits(issued.expiresAt), assertion: await sign((await caller.passkeys.approvalOptions({ approvalId: again.approvalId })).options), grantAssertion: replayed }),
+    );
+    expect(replay.code).toBe("FORBIDDEN");
+    expect((await handle.db.select().from(approvals).where(eq(approvals.id, again.approvalId)))[0]?.state).toBe("pending");
+    expect(await grantCount(handle)).toBe(before + 1);
+  });
+
+  it("hostile: a pattern holding a raw U+200B is refused INVALID_ARGUMENT naming the code point, by grants.create, grants.passkeyOptions and approvals.grantPasskeyOptions alike; nothing is created", async () => {
+    const { handle } = database();
+    const { caller } = await passkeyHub(handle, "approver");
+    const before = await grantCount(handle);
+    const held = await heldActionOn(handle, "rm -rf ./zw");
+    for (const call of [
+      () => caller.grants.create({ ...BASE, pattern: "r\u200bm -rf x" }),
+      () => caller.grants.passkeyOptions({ ...HIGH, pattern: "r\u200bm -rf x" }),
+      () => caller.approvals.grantPasskeyOptions({ approvalId: held.approvalId, actionHash: held.actionHash, grant: { ...edits(new Date(Date.now() + 600_000).toISOString()), pattern: "r\u200bm -rf x" } }),
+    ]) {
+      const error = await refusal(call());
+      expect(error.code).toBe("INVALID_ARGUMENT");
+      expect(error.message).toContain("U+200B at 2");
+      expect(error.message).toContain(String.raw`r\u200bm -rf x`);
+    }
+    // Written as an escape it is accepted.
+    expect((await caller.grants.create({ ...BASE, pattern: String.raw`r\u200bm -rf x` })).pattern).toBe(String.raw`r\u200bm -rf x`);
+    expect(await grantCount(handle)).toBe(before + 1);
   });
 });
 
@@ -201,15 +289,15 @@ async function grantEntries(handle: DatabaseHandle, grantId: string): Promise<Ar
   });
 }
 
-async function heldActionOn(handle: DatabaseHandle, command: string): Promise<{ approvalId: string; actionHash: string }> {
+async function heldActionOn(handle: DatabaseHandle, command: string, env?: Record<string, string>): Promise<{ approvalId: string; actionHash: string; host: string }> {
   const host = await insertHost(handle.db);
   const token = await insertToken(handle.db, { createdBy: "someone-else" });
   let approvalId = "";
   try {
-    await submitAction(testDeps(handle), token, { operation: "run_command", arguments: { host: host.name, command }, channel: "mcp" }, { waitMs: 0 });
+    await submitAction(testDeps(handle), token, { operation: "run_command", arguments: { host: host.name, command, ...(env === undefined ? {} : { env }) }, channel: "mcp" }, { waitMs: 0 });
   } catch (error) {
     approvalId = String((error as LeaseholdError).details?.["approval_id"]);
   }
   const [row] = await handle.db.select({ actionHash: approvals.actionHash }).from(approvals).where(eq(approvals.id, approvalId));
-  return { approvalId, actionHash: String(row?.actionHash) };
+  return { approvalId, actionHash: String(row?.actionHash), host: host.name };
 }
