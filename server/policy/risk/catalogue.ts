@@ -1,5 +1,5 @@
 import type { RiskLevel } from "./levels";
-import { has, optionsNamed, optionValue, parseOptions, readOptions, type ArgValue, type OptionSpec, type OptionTable } from "./options";
+import { has, looseTable, optionsNamed, optionValue, readOptions, type ArgValue, type OptionSpec, type OptionTable } from "./options";
 import { envFindings } from "./environment";
 import { classifyPath, isSecretRead } from "./paths";
 import type { Whereabouts } from "./credentials";
@@ -145,12 +145,12 @@ function secretReadFindings(args: readonly ArgValue[], recursive: boolean, where
 }
 
 function operandsOf(args: readonly ArgValue[], spec: OptionSpec = {}): number[] {
-  return parseOptions(args, spec).operands;
+  return readOptions(args, looseTable(spec)).operands;
 }
 
 /** The first non-option word: the subcommand of git, apt, npm, systemctl... */
 function subcommand(args: readonly ArgValue[], withArg: readonly string[] = []): { name: ArgValue; index: number } | null {
-  const p = parseOptions(args, { withArg, stopAtOperand: true });
+  const p = readOptions(args, looseTable({ withArg, stopAtOperand: true }));
   if (p.end >= args.length) return null;
   return { name: args[p.end] ?? null, index: p.end };
 }
@@ -423,7 +423,7 @@ function wrapperSpec(name: string): CommandSpec {
     category: "wrapper",
     classify(args) {
       const withArg = [...shape.withArg, ...(shape.codeOption ?? [])];
-      const p = parseOptions(args, { withArg, stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg, stopAtOperand: true }));
       const out: Effect[] = [];
       if (shape.privilege) out.push(finding("high", "privilege.escalation", `${shape.privilege} runs the command with other privileges`));
       if (shape.privilege === "sudo" && has(p, "-e", "--edit")) out.push(finding("high", "path.write-sensitive", "sudo -e edits files as root"));
@@ -436,7 +436,7 @@ function wrapperSpec(name: string): CommandSpec {
         return [readOnly(`${name} only queries`)];
       }
       for (const opt of shape.codeOption ?? []) {
-        const v = optionValue(args, p, opt);
+        const v = optionValue(p, opt);
         if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
         else if (v) out.push(finding("high", "dynamic.shell-code", `${name} ${opt} with inline code`));
       }
@@ -477,9 +477,9 @@ function wrapperSpec(name: string): CommandSpec {
         if (v === null || !/^[0-9]+$/.test(v)) out.push(finding("low", "command.writes", "flock creates its lock file when it does not exist", lock), ...writeTargetFindings(args, [lock], "creates a lock file at"));
       }
       if (name === "flock" || name === "chroot") {
-        const rest = parseOptions(args.slice(start), { withArg, stopAtOperand: true });
+        const rest = readOptions(args.slice(start), looseTable({ withArg, stopAtOperand: true }));
         for (const opt of shape.codeOption ?? []) {
-          const v = optionValue(args.slice(start), rest, opt);
+          const v = optionValue(rest, opt);
           if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: start + v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
         }
         start += rest.end;
@@ -508,7 +508,7 @@ function rmSpec(): CommandSpec {
   return {
     category: "deletes",
     classify(args) {
-      const p = parseOptions(args);
+      const p = readOptions(args, looseTable());
       const recursive = has(p, "-r", "-R", "--recursive");
       const out: Effect[] = [finding("high", "command.deletes", recursive ? "deletes files and directories recursively" : "deletes files")];
       if (has(p, "--no-preserve-root")) out.push(finding("critical", "command.destroys-system", "rm --no-preserve-root disables the last guard against deleting /"));
@@ -633,7 +633,7 @@ function parallelSpec(): CommandSpec {
   return {
     category: "dynamic",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--joblog", "-d", "--delimiter"], stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg: ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--joblog", "-d", "--delimiter"], stopAtOperand: true }));
       let end = args.indexOf(":::");
       if (end === -1) end = args.length;
       const out: Effect[] = [finding("medium", "dynamic.xargs", "parallel runs a command for every input")];
@@ -840,9 +840,9 @@ function copySpec(verb: string, level: RiskLevel): CommandSpec {
   return {
     category: "writes",
     classify(args, _name, where) {
-      const p = parseOptions(args, { withArg: ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"] });
+      const p = readOptions(args, looseTable({ withArg: ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"] }));
       const out: Effect[] = [finding(level, "command.writes", `${verb} files`)];
-      const target = optionValue(args, p, "-t", "--target-directory");
+      const target = optionValue(p, "-t", "--target-directory");
       const targets = target?.index !== undefined ? [target.index] : p.operands.length ? [p.operands[p.operands.length - 1]!] : [];
       out.push(...writeTargetFindings(args, targets, verb));
       if (verb === "moves") {
@@ -909,7 +909,7 @@ function permissionSpec(verb: string): CommandSpec {
   return {
     category: "writes",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["--reference", "--from"] });
+      const p = readOptions(args, looseTable({ withArg: ["--reference", "--from"] }));
       const recursive = has(p, "-R", "--recursive");
       const hasReference = has(p, "--reference");
       const ops = p.operands;
@@ -937,19 +937,19 @@ function curlSpec(): CommandSpec {
   return {
     category: "network",
     classify(args, _name, where) {
-      const p = parseOptions(args, {
+      const p = readOptions(args, looseTable({
         withArg: [
           "-o", "--output", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string",
           "-T", "--upload-file", "-X", "--request", "-H", "--header", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie",
           "-c", "--cookie-jar", "-x", "--proxy", "-K", "--config", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-r", "--range",
           "--retry", "-E", "--cert", "--key", "--cacert", "--resolve", "--url", "-D", "--dump-header", "--output-dir", "-C", "--continue-at",
         ],
-      });
+      }));
       const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
       const upload = has(p, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-T", "--upload-file");
-      const method = optionValue(args, p, "-X", "--request");
+      const method = optionValue(p, "-X", "--request");
       if (upload || (method && /^(POST|PUT|DELETE|PATCH)$/i.test(method.value ?? "POST"))) out.push(finding("high", "network.upload", "sends data to a remote server (possible exfiltration or remote change)"));
-      const output = optionValue(args, p, "-o", "--output");
+      const output = optionValue(p, "-o", "--output");
       if (has(p, "-O", "--remote-name", "--remote-name-all") || (output && output.value !== "-")) {
         out.push(finding("medium", "network.download", "saves downloaded content to a file"));
         if (output?.index !== undefined) out.push(...writeTargetFindings(args, [output.index]), { kind: "downloads-to", arg: output.index });
@@ -962,7 +962,7 @@ function curlSpec(): CommandSpec {
       });
       // `-F name=@file` and `-T file` upload a file without a leading @.
       for (const key of ["-F", "--form", "-T", "--upload-file"]) {
-        const v = optionValue(args, p, key);
+        const v = optionValue(p, key);
         const raw = v?.value ?? null;
         const file = raw === null ? null : raw.includes("=@") ? raw.slice(raw.indexOf("=@") + 2) : key === "-T" || key === "--upload-file" ? raw : null;
         if (file !== null && isSecretRead(file, where)) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${file})`, v?.index));
@@ -976,15 +976,15 @@ function wgetSpec(): CommandSpec {
   return {
     category: "network",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-U", "--user-agent", "--header", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T", "--timeout", "--user", "--password"] });
+      const p = readOptions(args, looseTable({ withArg: ["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-U", "--user-agent", "--header", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T", "--timeout", "--user", "--password"] }));
       const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
-      if (has(p, "--post-data", "--post-file", "--body-data", "--body-file") || /^(POST|PUT|DELETE|PATCH)$/i.test(optionValue(args, p, "--method")?.value ?? "")) out.push(finding("high", "network.upload", "sends data to a remote server"));
-      const doc = optionValue(args, p, "-O", "--output-document");
+      if (has(p, "--post-data", "--post-file", "--body-data", "--body-file") || /^(POST|PUT|DELETE|PATCH)$/i.test(optionValue(p, "--method")?.value ?? "")) out.push(finding("high", "network.upload", "sends data to a remote server"));
+      const doc = optionValue(p, "-O", "--output-document");
       const spider = has(p, "--spider");
       if (!spider && (!doc || doc.value !== "-")) {
         out.push(finding("medium", "network.download", "saves downloaded content to a file"));
         if (doc?.index !== undefined) out.push(...writeTargetFindings(args, [doc.index]), { kind: "downloads-to", arg: doc.index });
-        const dir = optionValue(args, p, "-P", "--directory-prefix");
+        const dir = optionValue(p, "-P", "--directory-prefix");
         if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index]));
       }
       if (has(p, "-e", "--execute")) out.push(finding("medium", "dynamic.interpreter-code", "wget -e runs wgetrc commands"));
@@ -997,9 +997,9 @@ function sshSpec(): CommandSpec {
   return {
     category: "network",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"], stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg: ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"], stopAtOperand: true }));
       const out: Effect[] = [{ kind: "network" }, finding("high", "network.remote-exec", "opens a session on another machine")];
-      const o = optionValue(args, p, "-o");
+      const o = optionValue(p, "-o");
       if (o && /ProxyCommand|LocalCommand|PermitLocalCommand/i.test(o.value ?? "ProxyCommand")) out.push(finding("high", "dynamic.shell-code", "ssh -o runs a local command", o.index));
       if (has(p, "-L", "-R", "-D", "-W")) out.push(finding("high", "network.tunnel", "opens a network tunnel"));
       const commandStart = p.end + 1;
@@ -1027,7 +1027,7 @@ function rsyncSpec(): CommandSpec {
   return {
     category: "writes",
     classify(args, _name, where) {
-      const p = parseOptions(args, { withArg: ["-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--rsync-path", "--log-file", "--password-file", "-B", "--block-size", "--bwlimit", "--chmod", "--chown"] });
+      const p = readOptions(args, looseTable({ withArg: ["-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--rsync-path", "--log-file", "--password-file", "-B", "--block-size", "--bwlimit", "--chmod", "--chown"] }));
       const remote = p.operands.some((i) => /^[^/]*:|^rsync:\/\//.test(args[i] ?? ":"));
       const out: Effect[] = [];
       if (remote) out.push({ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"));
@@ -1055,9 +1055,10 @@ function tarSpec(): CommandSpec {
       const first = args[0];
       // Old-style bundled first argument: `tar xzf a.tgz`.
       if (first && !first.startsWith("-")) mode += first;
-      const p = parseOptions(first && !first.startsWith("-") ? args.slice(1) : args, { withArg: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "--info-script", "--new-volume-script"] });
-      for (const s of p.shorts) mode += s;
-      const long = [...p.longs.keys()];
+      const p = readOptions(first && !first.startsWith("-") ? args.slice(1) : args, looseTable({ withArg: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "--info-script", "--new-volume-script"] }));
+      const shorts = new Set(p.options.filter((o) => /^-[^-]$/.test(o.name)).map((o) => o.name[1]!));
+      for (const s of shorts) mode += s;
+      const long = [...new Set(p.options.filter((o) => o.name.startsWith("--")).map((o) => o.name.slice(2)))];
       const out: Effect[] = [];
       // argp accepts abbreviations (`--to-c=sh`): a long option that is a prefix of a hazard is that hazard.
       const hazard = (l: string): string | undefined => (TAR_LIST_LONGS.has(l) ? undefined : TAR_EXEC_LONGS.find((h) => l.length >= 2 && h.startsWith(l)));
@@ -1065,21 +1066,21 @@ function tarSpec(): CommandSpec {
         const h = hazard(l);
         if (h) out.push(finding("high", "dynamic.interpreter-code", `tar --${h} runs an external command`));
       }
-      if (p.shorts.has("I") || p.shorts.has("F") || /[IF]/.test(first && !first.startsWith("-") ? first : "")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command (-I compress program or -F volume script)"));
+      if (shorts.has("I") || shorts.has("F") || /[IF]/.test(first && !first.startsWith("-") ? first : "")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command (-I compress program or -F volume script)"));
       for (const l of long) {
         const w = TAR_WRITE_LONGS.find((h) => l.length >= 2 && h.startsWith(l) && !TAR_LIST_LONGS.has(l));
         if (w) out.push(finding("low", "command.writes", `tar --${w} writes a file`));
       }
-      if (p.shorts.has("g")) out.push(finding("low", "command.writes", "tar -g writes a snapshot file"));
-      const archive = optionValue(first && !first.startsWith("-") ? args.slice(1) : args, p, "-f", "--file");
+      if (shorts.has("g")) out.push(finding("low", "command.writes", "tar -g writes a snapshot file"));
+      const archive = optionValue(p, "-f", "--file");
       if (archive && archive.value !== null && /^[^/]*:/.test(archive.value) && !long.includes("force-local")) out.push(finding("medium", "command.network", `tar opens ${archive.value} on another host through rsh/ssh`), { kind: "network" });
       const offset = first && !first.startsWith("-") ? 1 : 0;
       if (mode.includes("x") || long.includes("extract") || long.includes("get")) {
         out.push(finding("medium", "command.writes", "extracts an archive"));
-        const dir = optionValue(args.slice(offset), p, "-C", "--directory");
+        const dir = optionValue(p, "-C", "--directory");
         if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index + offset], "extracts into"));
       } else if (mode.includes("c") || mode.includes("r") || mode.includes("u") || long.includes("create") || long.includes("append")) {
-        const file = optionValue(args.slice(offset), p, "-f", "--file");
+        const file = optionValue(p, "-f", "--file");
         if (file && file.value !== "-") {
           out.push(finding("low", "command.writes", "writes an archive"));
           if (file.index !== undefined) out.push(...writeTargetFindings(args, [file.index + offset]));
@@ -1088,7 +1089,7 @@ function tarSpec(): CommandSpec {
       } else {
         // Listing: every option must be one known to only read.
         for (const l of long) if (!TAR_LIST_LONGS.has(l) && !out.length) out.push(finding("medium", "option.unknown", `tar --${l}: an option the catalogue does not know for listing`));
-        for (const sh of p.shorts) if (!TAR_LIST_SHORTS.includes(sh) && !"IFg".includes(sh)) out.push(finding("medium", "option.unknown", `tar -${sh}: an option the catalogue does not know for listing`));
+        for (const sh of shorts) if (!TAR_LIST_SHORTS.includes(sh) && !"IFg".includes(sh)) out.push(finding("medium", "option.unknown", `tar -${sh}: an option the catalogue does not know for listing`));
         if (mode.replace(/[-]/g, "").split("").some((ch) => !TAR_LIST_SHORTS.includes(ch) && !"IFg".includes(ch))) out.push(finding("medium", "option.unknown", `tar ${first ?? ""}: a mode the catalogue does not know for listing`));
         if (!out.length) out.push(readOnly("lists an archive"));
       }
@@ -1101,7 +1102,7 @@ function compressorSpec(name: string): CommandSpec {
   return {
     category: "writes",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-S", "--suffix", "-o"] });
+      const p = readOptions(args, looseTable({ withArg: ["-S", "--suffix", "-o"] }));
       const decoding = DATA_DECODERS.has(name) || has(p, "-d", "--decompress", "--uncompress");
       const toStdout = has(p, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") || p.operands.length === 0 || name.endsWith("cat");
       const out: Effect[] = decoding ? [{ kind: "decoder" }] : [];
@@ -1658,8 +1659,8 @@ add("unzip", {
   category: "writes",
   classify(args) {
     if (args.some((a) => a === "-l" || a === "-t" || a === "-v" || a === "-Z" || a === "-p" || a === "-z")) return [readOnly("lists or tests an archive")];
-    const p = parseOptions(args, { withArg: ["-d", "-x"] });
-    const d = optionValue(args, p, "-d");
+    const p = readOptions(args, looseTable({ withArg: ["-d", "-x"] }));
+    const d = optionValue(p, "-d");
     return [finding("medium", "command.writes", "extracts an archive"), ...(d?.index !== undefined ? writeTargetFindings(args, [d.index], "extracts into") : [])];
   },
 });
@@ -1708,8 +1709,8 @@ add("umask", simple("read-only", "low", "command.shell-state", "changes the defa
 add("script", {
   category: "dynamic",
   classify(args) {
-    const p = parseOptions(args, { withArg: ["-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m"] });
-    const c = optionValue(args, p, "-c", "--command");
+    const p = readOptions(args, looseTable({ withArg: ["-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m"] }));
+    const c = optionValue(p, "-c", "--command");
     const out: Effect[] = [finding("low", "command.writes", "script records a typescript file")];
     if (c?.index !== undefined) out.push({ kind: "shell-code", arg: c.index, rule: "dynamic.shell-code", floor: "medium", what: "script -c" });
     else out.push({ kind: "stdin-code", shell: true });
@@ -1726,7 +1727,7 @@ add("tmux screen", {
 add("watch", {
   category: "dynamic",
   classify(args) {
-    const p = parseOptions(args, { withArg: ["-n", "--interval", "-d", "-q", "--equexit", "--differences"], stopAtOperand: true });
+    const p = readOptions(args, looseTable({ withArg: ["-n", "--interval", "-d", "-q", "--equexit", "--differences"], stopAtOperand: true }));
     if (p.end >= args.length) return [readOnly("watch without a command")];
     if (has(p, "-x", "--exec")) return [{ kind: "exec", from: p.end, via: "watch" }];
     return [{ kind: "shell-code", arg: p.end, join: true, rule: "dynamic.shell-code", floor: "medium", what: "watch (runs its arguments with sh -c)" }];
