@@ -116,10 +116,12 @@ const EMPTY_FLOW: Flow = { network: false, decoder: false, literal: null };
 const ROOT_CTX: Ctx = { stdin: null, inPipeline: false, background: false, devTcp: false };
 /**
  * Builtins that evaluate a word as arithmetic, a variable name or code
- * (an array subscript `a[$(id)]` in it runs), or run a builtin named by a
- * word: a command substitution's output is not passed to them as data.
+ * (an array subscript `a[$(id)]` in it runs), store it where a later
+ * arithmetic expansion evaluates it (`set --`), or run a builtin named by a
+ * word (`builtin`, `command`, the `time` keyword): a command substitution's
+ * output is not passed to them as data.
  */
-const EVALUATING_BUILTINS = new Set(["let", "test", "[", "read", "unset", "shift", "return", "exit", "wait", "getopts", "mapfile", "readarray", "ulimit", "declare", "typeset", "export", "local", "readonly", "printf", "eval", "source", ".", "trap", "alias", "enable", "bind", "complete", "compgen", "hash", "builtin", "command", "exec", "coproc", "fc", "printf", "caller", "history", "select"]);
+const EVALUATING_BUILTINS = new Set(["let", "test", "[", "read", "unset", "shift", "return", "exit", "wait", "getopts", "mapfile", "readarray", "ulimit", "declare", "typeset", "export", "local", "readonly", "printf", "set", "time", "eval", "source", ".", "trap", "alias", "enable", "bind", "complete", "compgen", "hash", "builtin", "command", "exec", "coproc", "fc", "caller", "history", "select"]);
 const SYSTEM_BIN_DIRS = new Set(["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec", "/usr/lib/command-not-found"]);
 
 function mergeFlows(flows: readonly Flow[]): Flow {

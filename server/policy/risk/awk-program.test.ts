@@ -93,7 +93,7 @@ describe.skipIf(AWK === null)(`awk tokenizer against ${AWK ?? "awk (none install
     const work = join(root, `w${i}`);
     mkdirSync(work);
     writeFileSync(join(work, "data"), "7 a\n3 b\n");
-    const run = spawnSync(AWK!, [row.program, "data"], { cwd: work, env: { PATH: `${markers}:/usr/bin:/bin`, LC_ALL: "C" }, timeout: 5000, encoding: "utf8" });
+    const run = spawnSync(AWK!, [row.program, "data"], { cwd: work, env: { PATH: `${markers}:/usr/bin:/bin`, LC_ALL: "C" } as unknown as NodeJS.ProcessEnv, timeout: 5000, encoding: "utf8" });
     expect(run.error).toBeUndefined();
     const created = readdirSync(work).filter((f) => f !== "data");
     const ran = readdirSync(root).filter((f) => f.startsWith("ran-"));

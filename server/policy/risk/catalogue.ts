@@ -1103,6 +1103,11 @@ function compressorSpec(name: string): CommandSpec {
     category: "writes",
     classify(args) {
       const p = readOptions(args, looseTable({ withArg: ["-S", "--suffix", "-o"] }));
+      // A run-time word could be an option that writes (`zstdcat -o FILE`: the last of -c and -o wins).
+      const dynamic = args.findIndex((a) => a === null);
+      if (dynamic !== -1) return [finding("medium", "option.dynamic", `${name}: an argument only known at run time may be an option that writes a file`, dynamic)];
+      const output = optionValue(p, "-o");
+      if (output || p.options.some((o) => o.name.startsWith("--output"))) return [finding("low", "command.writes", `${name} -o writes its output to a file`), ...(output?.index !== undefined ? writeTargetFindings(args, [output.index]) : [finding("medium", "path.write-dynamic", `${name} writes a file named in an option`)])];
       const decoding = DATA_DECODERS.has(name) || has(p, "-d", "--decompress", "--uncompress");
       const toStdout = has(p, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") || p.operands.length === 0 || name.endsWith("cat");
       const out: Effect[] = decoding ? [{ kind: "decoder" }] : [];
