@@ -1848,6 +1848,18 @@ add("fd fdfind", {
 });
 add("ssh-keygen", unknownWithPrefixSpec("writes", "medium", "command.writes", "ssh-keygen writes key files", (args) => args.some((a) => a === "-l" || a === "-F" || a === "-y" || a === "-L" || a === "-Q")));
 add("ssh-add ssh-agent", simple("privilege", "medium", "command.credentials", "handles SSH keys in an agent"));
+// `jobs -x COMMAND ARGS…` runs COMMAND (jobspecs in it replaced by process group ids).
+add("jobs", {
+  category: "read-only",
+  classify(args) {
+    const read = readOptions(args, { flags: "lnprsx", stopAtOperand: true });
+    if (read.dynamic.length) return [finding("medium", "option.dynamic", "jobs: an argument only known at run time may be -x, which runs a command", read.dynamic[0])];
+    if (read.unknown.length) return [finding("medium", "option.unknown", "jobs: an option the catalogue does not know", read.unknown[0])];
+    if (optionsNamed(read, "-x").length === 0) return [readOnly("lists the shell's jobs")];
+    if (read.end >= args.length) return [finding("high", "parse.error", "jobs -x without a command")];
+    return [{ kind: "exec", from: read.end, via: "jobs -x" }];
+  },
+});
 add("history", { category: "read-only", classify: (args) => (args.some((a) => a === null || (a.startsWith("-") && /[cdwanrsp]/.test(a))) ? [finding("low", "command.shell-state", "changes shell history")] : [readOnly("prints history")]) });
 
 export function lookupCommand(name: string): CommandSpec | undefined {

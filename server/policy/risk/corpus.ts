@@ -790,6 +790,8 @@ export const CORPUS: readonly CorpusCase[] = [
   c("zstdcat -o out.txt data.zst", "low", "command.writes"),
   c("ls | xargs zstdcat", "medium", "dynamic.xargs", "option.dynamic"),
   c("pidstat -e rm -rf build", "high", "dynamic.interpreter-code"),
+  c("jobs -x rm -rf ~", "critical", "command.destroys-system"),
+  c("jobs -l", "read_only", "command.read-only"),
   c("ls | xargs pidstat", "medium", "dynamic.xargs", "option.dynamic"),
   // find -exec/-execdir/-ok/-okdir: the level of the command, `{}` standing for the files found.
   c("find . -type f -exec grep -l TODO {} \\;", "read_only", "command.read-only"),
