@@ -577,7 +577,7 @@ function findSpec(): CommandSpec {
         for (const root of starts) if (isSecretRead(root, { ...where, recursive: true })) out.push(finding("medium", "path.read-secret", `find runs a command on the files below ${root}, which holds credentials`));
         for (let i = start; i + 1 < args.length; i++) {
           const pattern = args[i + 1] ?? null;
-          if (FIND_PATTERNS.has(args[i] ?? "") && pattern !== null && isSecretRead(pattern.slice(pattern.lastIndexOf("/") + 1), { cwds: [null] })) out.push(finding("medium", "path.read-secret", `find runs a command on files named like a credential (${pattern})`, i + 1));
+          if (FIND_PATTERNS.has(args[i] ?? "") && pattern !== null && isSecretRead(pattern.slice(pattern.lastIndexOf("/") + 1), where)) out.push(finding("medium", "path.read-secret", `find runs a command on files named like a credential (${pattern})`, i + 1));
         }
       }
       if (!acted) out.push(readOnly(runs ? "searches for files and runs a command on them" : "searches for files"));
