@@ -99,6 +99,8 @@ interface FunctionDef {
 
 const MAX_DEPTH = 8;
 const MAX_COMMANDS = 5000;
+/** Directories tracked after `cd`; past this many, one only known at run time stands for the rest. */
+const MAX_CWDS = 16;
 /**
  * How deeply syntax may nest (subshells in subshells, `$( $( ... ) )`, words
  * inside substitutions) before the walk stops. The walk recurses per level,
@@ -112,6 +114,14 @@ export const MAX_ANALYSIS_MS = 3000;
 const MAX_STDIN_ANALYSED = 256 * 1024;
 const EMPTY_FLOW: Flow = { network: false, decoder: false, literal: null };
 const ROOT_CTX: Ctx = { stdin: null, inPipeline: false, background: false, devTcp: false };
+/**
+ * Builtins that evaluate a word as arithmetic, a variable name or code
+ * (an array subscript `a[$(id)]` in it runs), store it where a later
+ * arithmetic expansion evaluates it (`set --`), or run a builtin named by a
+ * word (`builtin`, `command`, the `time` keyword): a command substitution's
+ * output is not passed to them as data.
+ */
+const EVALUATING_BUILTINS = new Set(["let", "test", "[", "read", "unset", "shift", "return", "exit", "wait", "getopts", "mapfile", "readarray", "ulimit", "declare", "typeset", "export", "local", "readonly", "printf", "set", "time", "eval", "source", ".", "trap", "alias", "enable", "bind", "complete", "compgen", "hash", "builtin", "command", "exec", "coproc", "fc", "caller", "history", "select"]);
 const SYSTEM_BIN_DIRS = new Set(["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec", "/usr/lib/command-not-found"]);
 
 function mergeFlows(flows: readonly Flow[]): Flow {
@@ -153,6 +163,13 @@ export class ShellAnalysis {
   private readonly aliases = new Map<string, string>();
   private readonly callStack: string[] = [];
   private readonly downloaded = new Set<string>();
+  /**
+   * Directories a `cd`/`pushd` earlier in the text may have moved to (null:
+   * one only known at run time), accumulated like variables: a `cd` that may
+   * fail or sits in one branch still counts. A subshell's own `cd` is dropped
+   * when it ends.
+   */
+  private cwds: (string | null)[] = [];
   private nodeDepth = 0;
   private visits = 0;
   private stopped = false;
@@ -317,11 +334,17 @@ export class ShellAnalysis {
       case "unset_command":
         for (const c of node.namedChildren) if (c && (c.type === "variable_name" || c.type === "word")) this.vars.delete(c.text);
         return EMPTY_FLOW;
+      case "subshell":
+        return this.inSubshell(() => this.visitChildren(node, scope, ctx));
       case "command_substitution":
       case "process_substitution": {
         const isCommand = node.type === "command_substitution";
-        this.add("low", isCommand ? "substitution.command" : "substitution.process", isCommand ? "command substitution: its output becomes part of another command" : "process substitution runs a command whose output is read as a file", this.span(node, scope));
-        const inner = this.visitChildren(node, scope, { ...ROOT_CTX });
+        const before = this.findings.length;
+        const inner = this.inSubshell(() => this.visitChildren(node, scope, { ...ROOT_CTX }));
+        const added = this.findings.slice(before);
+        const readOnly = isCommand && added.some((f) => f.rule === "command.read-only") && added.every((f) => f.level === "read_only") && this.plainArgument(node, scope);
+        if (readOnly) this.add("read_only", "substitution.command", "command substitution of read-only commands: its output is a word of the command, judged as one only known at run time", this.span(node, scope));
+        else this.add("low", isCommand ? "substitution.command" : "substitution.process", isCommand ? "command substitution: its output becomes part of another command" : "process substitution runs a command whose output is read as a file", this.span(node, scope));
         return { network: inner.network, decoder: inner.decoder, literal: null };
       }
       case "file_redirect":
@@ -399,6 +422,30 @@ export class ShellAnalysis {
   }
 
   /**
+   * Is this command substitution a word (or part of one) of a simple command
+   * that only passes it on as data? Its output is then judged where it lands,
+   * as a word only known at run time. Elsewhere the output is evaluated: an
+   * assignment feeds a later `$((x))`, `[[ ]]`, `(( ))`, `$(( ))`, `${x:…}`
+   * and array subscripts evaluate it as arithmetic (`a[$(id)]` in it runs),
+   * and so do the builtins below, functions and aliases (which may pass it to
+   * one) — there it stays a substitution held for a person.
+   */
+  private plainArgument(node: Node, scope: Scope): boolean {
+    let child: Node = node;
+    let parent = node.parent;
+    while (parent && (parent.type === "string" || parent.type === "concatenation")) {
+      child = parent;
+      parent = parent.parent;
+    }
+    if (!parent || parent.type !== "command") return false;
+    if (parent.childForFieldName("name")?.id === child.id) return false;
+    const name = this.simpleName(parent, scope);
+    if (name === null || EVALUATING_BUILTINS.has(name) || this.functions.has(name) || this.aliases.has(name)) return false;
+    const nameText = parent.childForFieldName("name")?.text ?? "";
+    return !nameText.includes("/") || SYSTEM_BIN_DIRS.has(normalisePath(nameText).replace(/\/[^/]*$/, "") || "/");
+  }
+
+  /**
    * `a && b || c ; d`: the grammar nests lists to the left, one level per
    * operator, so 8,000 `&&`s are 8,000 levels. They are flattened with an
    * explicit stack and walked in order at one depth.
@@ -447,7 +494,8 @@ export class ShellAnalysis {
     let stdin = firstStdin;
     for (const stage of stages) {
       if (previous !== null) stdin = { via: "pipe", flow: { network: acc.network, decoder: acc.decoder, literal: previous.literal }, span: this.span(stage, scope) };
-      const out = this.visit(stage, scope, { ...ctx, stdin, inPipeline: true });
+      // Every stage of a pipeline runs in a subshell of its own.
+      const out: Flow = stages.length > 1 ? this.inSubshell(() => this.visit(stage, scope, { ...ctx, stdin, inPipeline: true })) : this.visit(stage, scope, { ...ctx, stdin, inPipeline: true });
       acc = { network: acc.network || out.network, decoder: acc.decoder || out.decoder, literal: null };
       previous = out;
     }
@@ -497,6 +545,7 @@ export class ShellAnalysis {
     const pipeTail: Node[] = [];
     const listTail: Node[] = [];
     const writes: { word: Word; node: Node }[] = [];
+    const reads: Word[] = [];
     const lookup = this.lookup(scope);
     for (const node of nodes) {
       if (node.type === "file_redirect") {
@@ -513,7 +562,7 @@ export class ShellAnalysis {
           if (op === "<" || op === "<&" || op === "<&-" || op === ">&-") {
             if (op === "<") {
               stdin = { via: "file", flow: { ...word.flow, literal: null }, span: word.span, path: value };
-              if (isSecretRead(value)) this.add("medium", "path.read-secret", `reads a credential file (${value})`, word.span);
+              reads.push(word);
             }
             continue;
           }
@@ -536,6 +585,8 @@ export class ShellAnalysis {
         this.add("critical", "network.reverse-shell", `${command} with its input or output on a network socket is a remote shell`, writes[0]?.word.span ?? this.span(nodes[0]!, scope), command);
       }
       for (const { word } of writes) this.judgeWrite(word, out, command);
+      // Judged after the command: the grammar hangs `a && b < f` on the whole list, and `a` may be a `cd`.
+      for (const word of reads) if (isSecretRead(word.value, { cwds: this.cwds })) this.add("medium", "path.read-secret", `reads a credential file (${word.value})`, word.span);
     };
     return { stdin, devTcp, pipeTail, listTail, finish };
   }
@@ -664,6 +715,47 @@ export class ShellAnalysis {
         this.add("low", "redirect.write", `writes a file by redirection (${label})`, word.span, cmd);
     }
     if (out.network && target !== null) this.downloaded.add(normalisePath(target));
+  }
+
+  // -------------------------------------------------------------------------
+  // The working directory
+
+  private inSubshell<T>(walk: () => T): T {
+    const saved = [...this.cwds];
+    try {
+      return walk();
+    } finally {
+      this.cwds = saved;
+    }
+  }
+
+  /**
+   * `cd DIR` / `pushd DIR`: later relative paths may be read from DIR. A
+   * relative DIR is joined to every directory already possible; `cd -`,
+   * `pushd` rotations, a run-time value, or any relative DIR in a text that
+   * mentions CDPATH (which redirects it) is a directory only known at run time.
+   */
+  private changeDirectory(name: string, args: readonly (string | null)[]): void {
+    let i = 0;
+    while (i < args.length && args[i] !== null && /^-[LPe@]+$/.test(args[i]!)) i++;
+    if (args[i] === "--") i++;
+    const target = i < args.length ? (args[i] ?? null) : name === "cd" ? "~" : null;
+    const next: (string | null)[] = [];
+    if (target === null || target === "-" || /^[+-]\d+$/.test(target)) next.push(null);
+    else if (target.startsWith("/") || target.startsWith("~")) next.push(target);
+    else if (this.original.includes("CDPATH")) next.push(null);
+    else {
+      next.push(target);
+      for (const cwd of this.cwds) next.push(cwd === null ? null : cwd + "/" + target);
+    }
+    for (const dir of next) {
+      if (this.cwds.includes(dir)) continue;
+      if (this.cwds.length >= MAX_CWDS) {
+        if (!this.cwds.includes(null)) this.cwds.push(null);
+        return;
+      }
+      this.cwds.push(dir);
+    }
   }
 
   // -------------------------------------------------------------------------
@@ -965,7 +1057,9 @@ export class ShellAnalysis {
       if (!fn && alias === undefined) this.add("medium", "command.unknown", `${name} is not in the command catalogue`, span, name);
       return flow;
     }
-    const effects = spec.classify(args.map((a) => a.value), name);
+    const values = args.map((a) => a.value);
+    const effects = spec.classify(values, name, { cwds: this.cwds });
+    if (name === "cd" || name === "pushd") this.changeDirectory(name, values);
     const produced = this.applyEffects(effects, name, args, scope, ctx, span, depth);
     for (const evaluated of evaluatedArguments(name, args.map((a) => a.value))) this.evaluatedArgument(evaluated, name, args, scope);
     return { network: flow.network || produced.network, decoder: flow.decoder || produced.decoder, literal: produced.literal };
@@ -1000,17 +1094,56 @@ export class ShellAnalysis {
           flow.literal = ctx.stdin?.flow.literal ?? null;
           break;
         case "exec": {
+          const unknown = (w: Word): Word => ({ ...w, value: null, verbatim: null });
           let inner = args.slice(e.from, e.to);
+          /** The same command with the replaced word only known at run time (see below). */
+          let alsoUnknown: Word[] | null = null;
           if (e.replace) {
+            const { token, many } = e.replace;
             const replacement = e.replace.with === null ? null : (args[e.replace.with] ?? null);
-            inner = inner.map((w) => (w.value === e.replace!.token ? { ...w, value: replacement ? replacement.value : null } : w));
+            const replaceWith = (value: string | null): Word[] =>
+              inner.flatMap((w) => {
+                if (w.value === token) {
+                  const replaced = { ...w, value, verbatim: null };
+                  // `{} +` stands for many files: a program whose second operand is an output sees it.
+                  return many ? [replaced, replaced] : [replaced];
+                }
+                // find replaces `{}` inside a word too (`--file={}`): its value is only known at run time.
+                return w.value !== null && w.value.includes(token) ? [unknown(w)] : [w];
+              });
+            // The starting point finds the targets a destructive command hits (`find / -exec rm -rf {}`);
+            // the files below it have names only known at run time, which a program may read as code
+            // (`find /tmp -exec awk {} \;` runs a file named `{system("id")}` as an awk program).
+            const root = replacement ? replacement.value : null;
+            if (root !== null) alsoUnknown = replaceWith(null);
+            inner = replaceWith(root);
           }
-          if (e.argsUnknown) inner = [...inner, { value: null, raw: "(input)", span, quoted: false, usesVariable: false, usesIfs: false, glob: false, flow: EMPTY_FLOW, verbatim: null }];
+          if (e.unknownToken) inner = inner.map((w) => (w.value !== null && w.value.includes(e.unknownToken!) ? unknown(w) : w));
+          if (e.argsUnknown) {
+            // Any number of words read at run time, options included: two stand for "more than one".
+            const input: Word = { value: null, raw: "(input)", span, quoted: false, usesVariable: false, usesIfs: false, glob: false, flow: EMPTY_FLOW, verbatim: null };
+            inner = [...inner, input, input];
+          }
+          const before = this.findings.length;
           if (inner.length) {
             const f = this.classify(inner, scope, ctx, span, depth + 1);
             flow.network ||= f.network;
             flow.decoder ||= f.decoder;
             flow.literal = f.literal;
+          }
+          if (alsoUnknown?.length) {
+            // Only what this second reading adds above read-only is kept; the rest repeats the first.
+            const first = this.findings.length;
+            const lines = this.commandLines.length;
+            this.classify(alsoUnknown, scope, ctx, span, depth + 1);
+            const extra = this.findings.splice(first).filter((f) => f.level !== "read_only");
+            this.findings.push(...extra);
+            this.commandLines.splice(lines);
+          }
+          if (e.hold) {
+            const added = this.findings.slice(before);
+            const readOnly = added.some((f) => f.rule === "command.read-only") && added.every((f) => f.level === "read_only");
+            if (!readOnly) this.add(e.hold.level, e.hold.rule, e.hold.message, argSpan(e.hold.arg), name);
           }
           break;
         }

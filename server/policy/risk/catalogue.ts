@@ -1,7 +1,9 @@
 import type { RiskLevel } from "./levels";
-import { has, optionValue, parseOptions, type ArgValue, type OptionSpec } from "./options";
+import { has, looseTable, optionsNamed, optionValue, readOptions, type ArgValue, type OptionSpec, type OptionTable } from "./options";
 import { envFindings } from "./environment";
 import { classifyPath, isSecretRead } from "./paths";
+import type { Whereabouts } from "./credentials";
+import { awkProgramFacts, type AwkFacts } from "./awk-program";
 import { CARGO, goFindings, NODE_PACKAGES, NPM, onlyVersionOrHelp, packageManagerFindings, PIP, PROJECT_TOOLS, rpmFindings, type PackageManagerModel } from "./package-managers";
 import { gitReadFindings } from "./git-model";
 import { hostSettingFindings } from "./host-settings";
@@ -35,8 +37,24 @@ export type CommandCategory =
 export type Effect =
   /** A reason to report; `arg` points the span at one argument instead of the whole command. */
   | { kind: "finding"; level: RiskLevel; rule: string; message: string; arg?: number }
-  /** Classify `args[from..to)` as a command of its own (wrappers, `find -exec`, `xargs`). */
-  | { kind: "exec"; from: number; to?: number; via: string; argsUnknown?: boolean; replace?: { token: string; with: number | null } }
+  /**
+   * Classify `args[from..to)` as a command of its own (wrappers, `find -exec`, `xargs`).
+   * `argsUnknown`: words read at run time are appended (any number, options included).
+   * `replace`: a word equal to `token` becomes `args[with]` (`many`: several such words);
+   * a word containing it is only known at run time. `unknownToken`: every word containing
+   * it is only known at run time. `hold`: reported unless the command is read-only with
+   * those unknown words.
+   */
+  | {
+      kind: "exec";
+      from: number;
+      to?: number;
+      via: string;
+      argsUnknown?: boolean;
+      replace?: { token: string; with: number | null; many?: boolean };
+      unknownToken?: string;
+      hold?: { level: RiskLevel; rule: string; message: string; arg?: number };
+    }
   /** `args[arg]` is shell text to parse; `join` joins from `arg` to the end with spaces (eval). */
   | { kind: "shell-code"; arg: number; join?: boolean; rule: string; floor: RiskLevel; what: string }
   /** The program reads its program text from stdin. */
@@ -60,7 +78,8 @@ export type Effect =
 
 export interface CommandSpec {
   category: CommandCategory;
-  classify: (args: readonly ArgValue[], name: string) => Effect[];
+  /** `where`: the directories the command may run in, for paths relative to them (credential reads). */
+  classify: (args: readonly ArgValue[], name: string, where: Whereabouts) => Effect[];
 }
 
 // ---------------------------------------------------------------------------
@@ -117,21 +136,21 @@ function deleteTargetFindings(args: readonly ArgValue[], indices: readonly numbe
 }
 
 /** `recursive`: the program reads directories it is given, so a directory holding credentials counts. */
-function secretReadFindings(args: readonly ArgValue[], recursive = false): Effect[] {
+function secretReadFindings(args: readonly ArgValue[], recursive: boolean, where: Whereabouts): Effect[] {
   const out: Effect[] = [];
   args.forEach((a, i) => {
-    if (isSecretRead(a, { recursive })) out.push(finding("medium", "path.read-secret", `reads a credential file (${a})`, i));
+    if (isSecretRead(a, { ...where, recursive })) out.push(finding("medium", "path.read-secret", `reads a credential file (${a})`, i));
   });
   return out;
 }
 
 function operandsOf(args: readonly ArgValue[], spec: OptionSpec = {}): number[] {
-  return parseOptions(args, spec).operands;
+  return readOptions(args, looseTable(spec)).operands;
 }
 
 /** The first non-option word: the subcommand of git, apt, npm, systemctl... */
 function subcommand(args: readonly ArgValue[], withArg: readonly string[] = []): { name: ArgValue; index: number } | null {
-  const p = parseOptions(args, { withArg, stopAtOperand: true });
+  const p = readOptions(args, looseTable({ withArg, stopAtOperand: true }));
   if (p.end >= args.length) return null;
   return { name: args[p.end] ?? null, index: p.end };
 }
@@ -236,8 +255,10 @@ function interpreterSpec(key: string): CommandSpec {
   const shape = INTERPRETERS[key]!;
   return {
     category: "dynamic",
-    classify(args) {
+    classify(args, _name, where) {
       if (args.length > 0 && args.every((a) => a !== null && shape.version.includes(a))) return [readOnly("prints the interpreter's version")];
+      /** Python flags seen before `-m`: only these leave a standard module read-only. */
+      let pythonFlags = "";
       for (let i = 0; i < args.length; i++) {
         const a = args[i];
         if (a === null || a === undefined) return [{ kind: "script-file", arg: i, rule: "dynamic.script-file" }];
@@ -246,6 +267,7 @@ function interpreterSpec(key: string): CommandSpec {
         if (!a.startsWith("-")) return [{ kind: "script-file", arg: i, rule: "dynamic.script-file" }];
         const long = a.startsWith("--") ? a.split("=")[0]! : null;
         if (long !== null) {
+          pythonFlags += "-";
           if (shape.code.includes(long)) return [{ kind: "opaque-code", arg: a.includes("=") ? i : i + 1 }];
           if (shape.withArg.includes(long) && !a.includes("=")) i++;
           continue;
@@ -257,8 +279,9 @@ function interpreterSpec(key: string): CommandSpec {
           if (shape.module?.includes(opt)) {
             const mod = k + 1 < a.length ? a.slice(k + 1) : (args[i + 1] ?? null);
             const modIndex = k + 1 < a.length ? i : i + 1;
-            return pythonModule(mod, args.slice(modIndex + 1), modIndex);
+            return pythonModule(mod, args.slice(modIndex + 1), modIndex, pythonFlags, where);
           }
+          pythonFlags += a[k];
           if (shape.withArg.includes(opt)) {
             if (k + 1 === a.length) i++;
             break;
@@ -270,16 +293,67 @@ function interpreterSpec(key: string): CommandSpec {
   };
 }
 
-function pythonModule(mod: ArgValue, rest: readonly ArgValue[], index: number): Effect[] {
+/**
+ * `python -m MODULE` imports MODULE through sys.path, whose first entry is
+ * the working directory — the workspace, where any file can be — unless
+ * `-P` (Python 3.11+; older ones refuse the flag) or `-I` is given. The rating
+ * must not depend on what the workspace holds or on the guest's environment
+ * (PYTHONSAFEPATH is ignored before 3.11), so a standard module is read-only
+ * only when it cannot come from the working directory:
+ *
+ * | module | read-only when | why |
+ * |---|---|---|
+ * | `site` | always, unless `-S` | imported at start-up, so `-m site` runs the one already loaded; prints paths |
+ * | `this` | `-P` or `-I` | prints the Zen of Python |
+ * | `platform` | `-P` or `-I` | prints the platform |
+ * | `sysconfig` | `-P` or `-I`, no arguments | prints the build configuration (`--generate-posix-vars` writes files) |
+ * | `json.tool` | `-P` or `-I`, at most one operand, known options | pretty-prints JSON; a second operand is the output file |
+ * | `base64` | `-P` or `-I`, known options | encodes or decodes (a decoder for the pipeline) |
+ *
+ * Flags before `-m` other than `-P -I -E -s -S -B -q -u -b -O` (e.g. `-W`,
+ * which imports a warning category's module, or `-X`) keep it held.
+ */
+const SAFE_PYTHON_FLAGS = /^[PIEsSBqubO]*$/;
+const JSON_TOOL_LONGS = ["sort-keys", "no-ensure-ascii", "json-lines", "indent=", "tab", "no-indent", "compact", "help"];
+
+function pythonModule(mod: ArgValue, rest: readonly ArgValue[], index: number, flags: string, where: Whereabouts): Effect[] {
   if (mod === "pip") {
     return packageManagerFindings(PIP, rest, "pip");
   }
   if (mod === "http.server" || mod === "SimpleHTTPServer" || mod === "smtpd") return [finding("high", "network.server", `starts a network server (python -m ${mod})`, index)];
-  if (mod === "json.tool" || mod === "this" || mod === "site" || mod === "platform") return [readOnly(`runs the standard module ${mod}`)];
-  if (mod === "base64") return rest.some((a) => a === "-d" || a === "--decode") ? [readOnly("decodes base64"), { kind: "decoder" }] : [readOnly("encodes base64")];
   if (mod === "venv" || mod === "virtualenv") return [finding("medium", "command.writes", "creates a virtual environment")];
-  return [finding("high", "dynamic.script-file", `runs the Python module ${mod ?? "(dynamic)"}, whose code is not visible here`, index)];
+  const model = mod === null ? undefined : PYTHON_READ_MODULES[mod];
+  if (!model) return [finding("high", "dynamic.script-file", `runs the Python module ${mod ?? "(dynamic)"}, whose code is not visible here`, index)];
+  const shift = (e: Effect): Effect => (e.kind === "finding" && e.arg !== undefined ? { ...e, arg: e.arg + index + 1 } : e);
+  const out: Effect[] = [];
+  if (!SAFE_PYTHON_FLAGS.test(flags)) out.push(finding("medium", "option.unknown", `python -${flags} before -m ${mod}: an interpreter option the catalogue does not know to be harmless`, index));
+  const safePath = flags.includes("P") || flags.includes("I");
+  const loadedAtStart = mod === "site" && !flags.includes("S");
+  if (!safePath && !loadedAtStart) out.push(finding("medium", "dynamic.project-code", `python -m ${mod} runs ${mod} from the working directory when a file of that name is there (python looks there first; -P or -I stops that)`, index));
+  out.push(...model(rest, where).map(shift));
+  return out;
 }
+
+const PYTHON_READ_MODULES: Readonly<Record<string, (rest: readonly ArgValue[], where: Whereabouts) => Effect[]>> = {
+  site: () => [readOnly("prints Python's module search path")],
+  this: () => [readOnly("prints the Zen of Python")],
+  platform: () => [readOnly("prints the platform")],
+  sysconfig: (rest) => (rest.length === 0 ? [readOnly("prints Python's build configuration")] : [finding("medium", "option.unknown", "python -m sysconfig with arguments may generate files")]),
+  "json.tool": (rest, where) => {
+    const read = readOptions(rest, { longs: JSON_TOOL_LONGS, flags: "h", abbreviate: true });
+    const out: Effect[] = [];
+    for (const i of [...read.unknown, ...read.dynamic]) out.push(finding("medium", "option.unknown", `python -m json.tool: ${rest[i] ?? "a word only known at run time"} may be an option or an output file`, i));
+    for (const i of read.operands.slice(1)) out.push(finding("low", "command.writes", `python -m json.tool writes its output to ${rest[i] ?? "a file only known at run time"}`, i), ...writeTargetFindings(rest, [i]));
+    return [...out, ...(out.length ? [] : [readOnly("pretty-prints JSON")]), ...secretReadFindings(rest, false, where)];
+  },
+  base64: (rest, where) => {
+    const read = readOptions(rest, { flags: "edut" });
+    const out: Effect[] = [];
+    for (const i of [...read.unknown, ...read.dynamic]) out.push(finding("medium", "option.unknown", `python -m base64: ${rest[i] ?? "a word only known at run time"} is not one of its options`, i));
+    const decodes = optionsNamed(read, "-d", "-u").length > 0;
+    return [...out, readOnly(decodes ? "decodes base64" : "encodes base64"), ...(decodes ? [{ kind: "decoder" } as const] : []), ...secretReadFindings(rest, false, where)];
+  },
+};
 
 // ---------------------------------------------------------------------------
 // Wrappers: programs that run another program. We look through them.
@@ -349,7 +423,7 @@ function wrapperSpec(name: string): CommandSpec {
     category: "wrapper",
     classify(args) {
       const withArg = [...shape.withArg, ...(shape.codeOption ?? [])];
-      const p = parseOptions(args, { withArg, stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg, stopAtOperand: true }));
       const out: Effect[] = [];
       if (shape.privilege) out.push(finding("high", "privilege.escalation", `${shape.privilege} runs the command with other privileges`));
       if (shape.privilege === "sudo" && has(p, "-e", "--edit")) out.push(finding("high", "path.write-sensitive", "sudo -e edits files as root"));
@@ -362,7 +436,7 @@ function wrapperSpec(name: string): CommandSpec {
         return [readOnly(`${name} only queries`)];
       }
       for (const opt of shape.codeOption ?? []) {
-        const v = optionValue(args, p, opt);
+        const v = optionValue(p, opt);
         if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
         else if (v) out.push(finding("high", "dynamic.shell-code", `${name} ${opt} with inline code`));
       }
@@ -403,9 +477,9 @@ function wrapperSpec(name: string): CommandSpec {
         if (v === null || !/^[0-9]+$/.test(v)) out.push(finding("low", "command.writes", "flock creates its lock file when it does not exist", lock), ...writeTargetFindings(args, [lock], "creates a lock file at"));
       }
       if (name === "flock" || name === "chroot") {
-        const rest = parseOptions(args.slice(start), { withArg, stopAtOperand: true });
+        const rest = readOptions(args.slice(start), looseTable({ withArg, stopAtOperand: true }));
         for (const opt of shape.codeOption ?? []) {
-          const v = optionValue(args.slice(start), rest, opt);
+          const v = optionValue(rest, opt);
           if (v && v.index !== undefined) out.push({ kind: "shell-code", arg: start + v.index, rule: "dynamic.shell-code", floor: "medium", what: `${name} ${opt}` });
         }
         start += rest.end;
@@ -434,7 +508,7 @@ function rmSpec(): CommandSpec {
   return {
     category: "deletes",
     classify(args) {
-      const p = parseOptions(args);
+      const p = readOptions(args, looseTable());
       const recursive = has(p, "-r", "-R", "--recursive");
       const out: Effect[] = [finding("high", "command.deletes", recursive ? "deletes files and directories recursively" : "deletes files")];
       if (has(p, "--no-preserve-root")) out.push(finding("critical", "command.destroys-system", "rm --no-preserve-root disables the last guard against deleting /"));
@@ -448,23 +522,34 @@ function rmSpec(): CommandSpec {
 const FIND_VALUE = new Set(["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-regextype", "-type", "-xtype", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer", "-cnewer", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-samefile", "-lname", "-ilname", "-used", "-fstype", "-context", "-maxdepth", "-mindepth", "-printf", "-D", "-files0-from"]);
 const FIND_FLAG = new Set(["-empty", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-depth", "-d", "-mount", "-xdev", "-follow", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-warn", "-nowarn", "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-not", "-and", "-or", "-a", "-o", "-help", "--help", "-version", "--version", "-P", "-L", "-H", "(", ")", "!", ",", "\\(", "\\)"]);
 
+/** find primaries whose value is a name or path pattern: `-name id_*` picks credentials for `-exec cat {}`. */
+const FIND_PATTERNS = new Set(["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname"]);
+
+/**
+ * find: a listing is read-only; `-exec`/`-execdir`/`-ok`/`-okdir` take the
+ * level of the command they run, with `{}` standing for the files found
+ * under the starting points (many of them before `+`). Those files are read
+ * by that command, so a starting point holding credentials, or a name
+ * pattern that could be one, is a credential read.
+ */
 function findSpec(): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const out: Effect[] = [];
       let start = 0;
       while (start < args.length && args[start] !== null && !args[start]!.startsWith("-") && !["(", "!"].includes(args[start]!)) start++;
       const roots = Array.from({ length: start }, (_, i) => i);
       let acted = false;
+      let runs = false;
       for (let i = start; i < args.length; i++) {
         const a = args[i];
         if (a === "-exec" || a === "-execdir" || a === "-ok" || a === "-okdir") {
           let end = i + 1;
           while (end < args.length && args[end] !== ";" && args[end] !== "+") end++;
-          out.push(finding("medium", "dynamic.find-exec", `find ${a} runs a command for every match`, i));
-          out.push({ kind: "exec", from: i + 1, to: end, via: `find ${a}`, replace: { token: "{}", with: roots[0] ?? null } });
-          acted = true;
+          const hold = { level: "medium" as const, rule: "dynamic.find-exec", message: `find ${a} runs a command for every match`, arg: i };
+          out.push({ kind: "exec", from: i + 1, to: end, via: `find ${a}`, replace: { token: "{}", with: roots[0] ?? null, many: args[end] === "+" }, hold });
+          runs = true;
           i = end;
         } else if (a === "-delete") {
           out.push(finding("high", "command.deletes", "find -delete deletes every match", i));
@@ -487,24 +572,59 @@ function findSpec(): CommandSpec {
           acted = true;
         }
       }
-      if (!acted) out.push(readOnly("searches for files"));
+      if (runs) {
+        const starts = roots.length ? roots.map((i) => args[i] ?? null) : ["."];
+        for (const root of starts) if (isSecretRead(root, { ...where, recursive: true })) out.push(finding("medium", "path.read-secret", `find runs a command on the files below ${root}, which holds credentials`));
+        for (let i = start; i + 1 < args.length; i++) {
+          const pattern = args[i + 1] ?? null;
+          if (FIND_PATTERNS.has(args[i] ?? "") && pattern !== null && isSecretRead(pattern.slice(pattern.lastIndexOf("/") + 1), where)) out.push(finding("medium", "path.read-secret", `find runs a command on files named like a credential (${pattern})`, i + 1));
+        }
+      }
+      if (!acted) out.push(readOnly(runs ? "searches for files and runs a command on them" : "searches for files"));
       return out;
     },
   };
 }
 
+/**
+ * GNU xargs 4.9's option table (getopt_long, "+0a:E:e::i::I:l::L:n:prs:txP:d:o"):
+ * the first operand is the command, run with words read from input appended
+ * (or, with a replacement string, put where that string stands).
+ */
+const XARGS_TABLE: OptionTable = {
+  flags: "0prtxo",
+  values: "adEILnsP",
+  optional: "eil",
+  longs: ["null", "arg-file=", "delimiter=", "eof?", "replace?", "max-lines?", "max-args=", "max-procs=", "max-chars=", "interactive", "no-run-if-empty", "verbose", "exit", "show-limits", "open-tty", "process-slot-var=", "help", "version"],
+  abbreviate: true,
+  stopAtOperand: true,
+};
+
+/**
+ * xargs takes the level of the command it runs, judged with words only known
+ * at run time appended: `xargs grep -n foo` is read-only because grep is with
+ * any extra words, `xargs sed -n p` is not (a word could be `-i`). Options
+ * that change how the command runs keep xargs held: `-o` hands it the
+ * terminal, `--process-slot-var` sets a variable in its environment.
+ */
 function xargsSpec(): CommandSpec {
   return {
     category: "dynamic",
-    classify(args) {
-      const p = parseOptions(args, {
-        withArg: ["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
-        attachedOnly: ["-e", "-i", "-l"],
-        stopAtOperand: true,
-      });
-      const out: Effect[] = [finding("medium", "dynamic.xargs", "xargs runs a command with arguments read from input")];
-      if (p.end >= args.length) return [...out, readOnly("xargs without a command echoes its input")];
-      return [...out, { kind: "exec", from: p.end, via: "xargs", argsUnknown: true }];
+    classify(args, _name, where) {
+      const read = readOptions(args, XARGS_TABLE);
+      const out: Effect[] = [];
+      const hold = { level: "medium" as const, rule: "dynamic.xargs", message: "xargs runs a command with arguments read from input" };
+      for (const i of read.unknown) out.push(finding("medium", "option.unknown", `xargs ${args[i]}: an option the catalogue does not know for xargs`, i));
+      if (optionsNamed(read, "--help", "--version").length) return [...out, readOnly("xargs prints its help or version")];
+      for (const o of optionsNamed(read, "-a", "--arg-file")) if (isSecretRead(o.value ?? null, where)) out.push(finding("medium", "path.read-secret", `reads a credential file (${o.value})`, o.valueIndex));
+      const changes = optionsNamed(read, "-o", "--open-tty", "--process-slot-var");
+      for (const o of changes) out.push(finding(hold.level, hold.rule, `xargs ${o.name} changes how the command runs (the terminal as its stdin, or a variable in its environment)`, o.index));
+      if (read.end >= args.length) return [...out, readOnly("xargs without a command echoes its input")];
+      const replace = optionsNamed(read, "-I", "-i", "--replace").map((o) => (o.value === undefined ? "{}" : o.value));
+      if (replace.some((r) => r === null)) return [...out, finding("medium", "option.dynamic", "xargs: the replacement string is only known at run time"), { kind: "exec", from: read.end, via: "xargs", argsUnknown: true }];
+      const token = replace.length ? replace[replace.length - 1]! : null;
+      const exec: Effect = token === null || token === "" ? { kind: "exec", from: read.end, via: "xargs", argsUnknown: true, hold } : { kind: "exec", from: read.end, via: "xargs", unknownToken: token, hold };
+      return [...out, exec];
     },
   };
 }
@@ -513,7 +633,7 @@ function parallelSpec(): CommandSpec {
   return {
     category: "dynamic",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--joblog", "-d", "--delimiter"], stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg: ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--joblog", "-d", "--delimiter"], stopAtOperand: true }));
       let end = args.indexOf(":::");
       if (end === -1) end = args.length;
       const out: Effect[] = [finding("medium", "dynamic.xargs", "parallel runs a command for every input")];
@@ -540,7 +660,7 @@ function resolveLong(name: string, longs: readonly string[]): string | null {
 function sedSpec(): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const out: Effect[] = [];
       const scripts: { text: ArgValue; index: number }[] = [];
       const operands: number[] = [];
@@ -613,7 +733,7 @@ function sedSpec(): CommandSpec {
         for (const w of facts.writes.filter((f) => f !== "/dev/stdout" && f !== "/dev/stderr")) out.push(finding("medium", "command.writes", `the sed script writes a file (${w || "no name"})`, index), ...writeTarget(w, index, "the sed script writes"));
         for (const r of facts.reads) {
           out.push(finding("low", "command.reads-named-file", `the sed script reads a file it names (${r || "no name"})`, index));
-          if (isSecretRead(r)) out.push(finding("medium", "path.read-secret", `reads a credential file (${r})`, index));
+          if (isSecretRead(r, where)) out.push(finding("medium", "path.read-secret", `reads a credential file (${r})`, index));
         }
         if (facts.unparsed) out.push(finding("medium", "option.unknown", "the sed script could not be read completely; what it does is not known", index));
       }
@@ -623,21 +743,22 @@ function sedSpec(): CommandSpec {
         out.push(...writeTargetFindings(args, files, "edits"));
       }
       if (out.length === 0) out.push(readOnly("transforms text"));
-      return [...out, ...secretReadFindings(args)];
+      return [...out, ...secretReadFindings(args, false, where)];
     },
   };
 }
 
 /**
- * awk programs are rated conservatively: a program that names `system`, a
- * pipe (`|`), an output redirection or comparison (`>`), `@load`/`@include`
- * or a file-closing call is not read-only, because telling `print > f` from
- * `$1 > 5` needs an awk parser we do not have.
+ * awk programs are read with awk's own lexical grammar (awk-program.ts): a
+ * program that calls `system`, opens a pipe, redirects print output to a
+ * file, reads a file with `getline <`, loads code (`@load`, `@include`),
+ * changes ARGV/ARGC or closes a stream is not read-only; a `>` that compares
+ * (`$3 > 100`) is.
  */
 function awkSpec(): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const model: ReadModel = {
         flags: "bcCghLMnNOPrsStV",
         withArg: "Fv",
@@ -689,24 +810,39 @@ function awkSpec(): CommandSpec {
           sources.push({ text: args[operands[0]!] ?? null, index: operands[0]! });
         }
       }
-      for (const { text, index } of sources) {
-        if (text === null) out.push(finding("high", "dynamic.interpreter-code", "the awk program is only known at run time", index));
-        else if (/\bsystem\b|\|/.test(text)) out.push(finding("high", "dynamic.interpreter-code", "the awk program runs commands (system() or a pipe)", index));
-        else if (/>|@(load|include|namespace)|\bclose\b/.test(text)) out.push(finding("medium", "command.writes", "the awk program may write files (>) or load code; it is rated conservatively", index));
-      }
+      // gawk reads several -e/--source texts as one program, one after the other.
+      const known = sources.filter((x): x is { text: string; index: number } => x.text !== null);
+      for (const { index } of sources.filter((x) => x.text === null)) out.push(finding("high", "dynamic.interpreter-code", "the awk program is only known at run time", index));
+      if (known.length) out.push(...awkFindings(awkProgramFacts(known.map((x) => x.text).join("\n")), known[0]!.index, where));
       if (out.length === 0) out.push(readOnly("processes text with awk"));
-      return [...out, ...secretReadFindings(args)];
+      return [...out, ...secretReadFindings(args, false, where)];
     },
   };
+}
+
+function awkFindings(facts: AwkFacts, index: number, where: Whereabouts): Effect[] {
+  const out: Effect[] = [];
+  if (facts.executes) out.push(finding("high", "dynamic.interpreter-code", "the awk program runs commands (system() or a pipe)", index));
+  if (facts.loads) out.push(finding("high", "dynamic.interpreter-code", "the awk program loads code (@load, @include) or calls a function by name", index));
+  for (const w of facts.writes) out.push(finding("medium", "command.writes", `the awk program writes a file (${w ?? "a name only known at run time"})`, index), ...writeTargetFindings([w], [0], "the awk program writes").map((e) => (e.kind === "finding" ? { ...e, arg: index } : e)));
+  for (const r of facts.reads) {
+    if (r === null || r.startsWith("/inet")) out.push(finding("medium", "command.reads-named-file", `the awk program reads ${r === null ? "a file only known at run time (gawk opens network connections through /inet names)" : `a network connection (${r})`}`, index));
+    else out.push(finding("low", "command.reads-named-file", `the awk program reads a file it names (${r})`, index));
+    if (isSecretRead(r, where)) out.push(finding("medium", "path.read-secret", `reads a credential file (${r})`, index));
+  }
+  if (facts.changesInputs) out.push(finding("medium", "command.reads-named-file", "the awk program changes ARGV/ARGC, which names the files it reads", index));
+  if (facts.closes) out.push(finding("medium", "command.writes", "the awk program closes a stream (used with files and pipes); it is rated conservatively", index));
+  if (facts.unparsed) out.push(finding("medium", "option.unknown", "the awk program could not be read completely; what it does is not known", index));
+  return out;
 }
 
 function copySpec(verb: string, level: RiskLevel): CommandSpec {
   return {
     category: "writes",
-    classify(args) {
-      const p = parseOptions(args, { withArg: ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"] });
+    classify(args, _name, where) {
+      const p = readOptions(args, looseTable({ withArg: ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"] }));
       const out: Effect[] = [finding(level, "command.writes", `${verb} files`)];
-      const target = optionValue(args, p, "-t", "--target-directory");
+      const target = optionValue(p, "-t", "--target-directory");
       const targets = target?.index !== undefined ? [target.index] : p.operands.length ? [p.operands[p.operands.length - 1]!] : [];
       out.push(...writeTargetFindings(args, targets, verb));
       if (verb === "moves") {
@@ -716,7 +852,7 @@ function copySpec(verb: string, level: RiskLevel): CommandSpec {
           if (cls === "root" || cls === "system" || cls === "user-secret") out.push(finding("high", "path.delete-sensitive", `moves away a system or credential path (${args[i]})`, i));
         }
       }
-      return [...out, ...secretReadFindings(args, verb === "moves" || has(p, "-r", "-R", "-a", "--recursive", "--archive"))];
+      return [...out, ...secretReadFindings(args, verb === "moves" || has(p, "-r", "-R", "-a", "--recursive", "--archive"), where)];
     },
   };
 }
@@ -773,7 +909,7 @@ function permissionSpec(verb: string): CommandSpec {
   return {
     category: "writes",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["--reference", "--from"] });
+      const p = readOptions(args, looseTable({ withArg: ["--reference", "--from"] }));
       const recursive = has(p, "-R", "--recursive");
       const hasReference = has(p, "--reference");
       const ops = p.operands;
@@ -800,20 +936,20 @@ function permissionSpec(verb: string): CommandSpec {
 function curlSpec(): CommandSpec {
   return {
     category: "network",
-    classify(args) {
-      const p = parseOptions(args, {
+    classify(args, _name, where) {
+      const p = readOptions(args, looseTable({
         withArg: [
           "-o", "--output", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string",
           "-T", "--upload-file", "-X", "--request", "-H", "--header", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie",
           "-c", "--cookie-jar", "-x", "--proxy", "-K", "--config", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-r", "--range",
           "--retry", "-E", "--cert", "--key", "--cacert", "--resolve", "--url", "-D", "--dump-header", "--output-dir", "-C", "--continue-at",
         ],
-      });
+      }));
       const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
       const upload = has(p, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-T", "--upload-file");
-      const method = optionValue(args, p, "-X", "--request");
+      const method = optionValue(p, "-X", "--request");
       if (upload || (method && /^(POST|PUT|DELETE|PATCH)$/i.test(method.value ?? "POST"))) out.push(finding("high", "network.upload", "sends data to a remote server (possible exfiltration or remote change)"));
-      const output = optionValue(args, p, "-o", "--output");
+      const output = optionValue(p, "-o", "--output");
       if (has(p, "-O", "--remote-name", "--remote-name-all") || (output && output.value !== "-")) {
         out.push(finding("medium", "network.download", "saves downloaded content to a file"));
         if (output?.index !== undefined) out.push(...writeTargetFindings(args, [output.index]), { kind: "downloads-to", arg: output.index });
@@ -822,14 +958,14 @@ function curlSpec(): CommandSpec {
       if (has(p, "-K", "--config")) out.push(finding("high", "dynamic.script-file", "curl reads options from a file"));
       args.forEach((a, i) => {
         if (a !== null && /^file:\/\//i.test(a)) out.push(finding("medium", "path.read-secret", "curl reads a local file URL", i));
-        if (a !== null && a.startsWith("@") && isSecretRead(a.slice(1))) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${a.slice(1)})`, i));
+        if (a !== null && a.startsWith("@") && isSecretRead(a.slice(1), where)) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${a.slice(1)})`, i));
       });
       // `-F name=@file` and `-T file` upload a file without a leading @.
       for (const key of ["-F", "--form", "-T", "--upload-file"]) {
-        const v = optionValue(args, p, key);
+        const v = optionValue(p, key);
         const raw = v?.value ?? null;
         const file = raw === null ? null : raw.includes("=@") ? raw.slice(raw.indexOf("=@") + 2) : key === "-T" || key === "--upload-file" ? raw : null;
-        if (file !== null && isSecretRead(file)) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${file})`, v?.index));
+        if (file !== null && isSecretRead(file, where)) out.push(finding("critical", "network.exfiltration", `uploads a credential file (${file})`, v?.index));
       }
       return out;
     },
@@ -840,15 +976,15 @@ function wgetSpec(): CommandSpec {
   return {
     category: "network",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-U", "--user-agent", "--header", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T", "--timeout", "--user", "--password"] });
+      const p = readOptions(args, looseTable({ withArg: ["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-U", "--user-agent", "--header", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T", "--timeout", "--user", "--password"] }));
       const out: Effect[] = [{ kind: "network" }, finding("medium", "command.network", "makes a network request")];
-      if (has(p, "--post-data", "--post-file", "--body-data", "--body-file") || /^(POST|PUT|DELETE|PATCH)$/i.test(optionValue(args, p, "--method")?.value ?? "")) out.push(finding("high", "network.upload", "sends data to a remote server"));
-      const doc = optionValue(args, p, "-O", "--output-document");
+      if (has(p, "--post-data", "--post-file", "--body-data", "--body-file") || /^(POST|PUT|DELETE|PATCH)$/i.test(optionValue(p, "--method")?.value ?? "")) out.push(finding("high", "network.upload", "sends data to a remote server"));
+      const doc = optionValue(p, "-O", "--output-document");
       const spider = has(p, "--spider");
       if (!spider && (!doc || doc.value !== "-")) {
         out.push(finding("medium", "network.download", "saves downloaded content to a file"));
         if (doc?.index !== undefined) out.push(...writeTargetFindings(args, [doc.index]), { kind: "downloads-to", arg: doc.index });
-        const dir = optionValue(args, p, "-P", "--directory-prefix");
+        const dir = optionValue(p, "-P", "--directory-prefix");
         if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index]));
       }
       if (has(p, "-e", "--execute")) out.push(finding("medium", "dynamic.interpreter-code", "wget -e runs wgetrc commands"));
@@ -861,9 +997,9 @@ function sshSpec(): CommandSpec {
   return {
     category: "network",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"], stopAtOperand: true });
+      const p = readOptions(args, looseTable({ withArg: ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"], stopAtOperand: true }));
       const out: Effect[] = [{ kind: "network" }, finding("high", "network.remote-exec", "opens a session on another machine")];
-      const o = optionValue(args, p, "-o");
+      const o = optionValue(p, "-o");
       if (o && /ProxyCommand|LocalCommand|PermitLocalCommand/i.test(o.value ?? "ProxyCommand")) out.push(finding("high", "dynamic.shell-code", "ssh -o runs a local command", o.index));
       if (has(p, "-L", "-R", "-D", "-W")) out.push(finding("high", "network.tunnel", "opens a network tunnel"));
       const commandStart = p.end + 1;
@@ -890,15 +1026,15 @@ function netcatSpec(): CommandSpec {
 function rsyncSpec(): CommandSpec {
   return {
     category: "writes",
-    classify(args) {
-      const p = parseOptions(args, { withArg: ["-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--rsync-path", "--log-file", "--password-file", "-B", "--block-size", "--bwlimit", "--chmod", "--chown"] });
+    classify(args, _name, where) {
+      const p = readOptions(args, looseTable({ withArg: ["-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--rsync-path", "--log-file", "--password-file", "-B", "--block-size", "--bwlimit", "--chmod", "--chown"] }));
       const remote = p.operands.some((i) => /^[^/]*:|^rsync:\/\//.test(args[i] ?? ":"));
       const out: Effect[] = [];
       if (remote) out.push({ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"));
       else out.push(finding("medium", "command.writes", "copies files"));
       if (has(p, "--delete", "--delete-before", "--delete-after", "--delete-during", "--delete-excluded", "--remove-source-files")) out.push(finding("high", "command.deletes", "rsync deletes files"));
       if (p.operands.length) out.push(...writeTargetFindings(args, [p.operands[p.operands.length - 1]!]));
-      return [...out, ...secretReadFindings(args, has(p, "-r", "-a", "--recursive", "--archive"))];
+      return [...out, ...secretReadFindings(args, has(p, "-r", "-a", "--recursive", "--archive"), where)];
     },
   };
 }
@@ -911,14 +1047,18 @@ const TAR_LIST_LONGS = new Set(["list", "file", "gzip", "gunzip", "ungzip", "bzi
 function tarSpec(): CommandSpec {
   return {
     category: "writes",
-    classify(args) {
+    classify(args, _name, where) {
+      // A run-time word could be any mode or option (`x`, `--to-command=sh`).
+      const dynamic = args.findIndex((a) => a === null);
+      if (dynamic !== -1) return [finding("medium", "option.dynamic", "tar: an argument only known at run time may be a mode or an option that writes or runs something", dynamic)];
       let mode = "";
       const first = args[0];
       // Old-style bundled first argument: `tar xzf a.tgz`.
       if (first && !first.startsWith("-")) mode += first;
-      const p = parseOptions(first && !first.startsWith("-") ? args.slice(1) : args, { withArg: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "--info-script", "--new-volume-script"] });
-      for (const s of p.shorts) mode += s;
-      const long = [...p.longs.keys()];
+      const p = readOptions(first && !first.startsWith("-") ? args.slice(1) : args, looseTable({ withArg: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "--info-script", "--new-volume-script"] }));
+      const shorts = new Set(p.options.filter((o) => /^-[^-]$/.test(o.name)).map((o) => o.name[1]!));
+      for (const s of shorts) mode += s;
+      const long = [...new Set(p.options.filter((o) => o.name.startsWith("--")).map((o) => o.name.slice(2)))];
       const out: Effect[] = [];
       // argp accepts abbreviations (`--to-c=sh`): a long option that is a prefix of a hazard is that hazard.
       const hazard = (l: string): string | undefined => (TAR_LIST_LONGS.has(l) ? undefined : TAR_EXEC_LONGS.find((h) => l.length >= 2 && h.startsWith(l)));
@@ -926,30 +1066,30 @@ function tarSpec(): CommandSpec {
         const h = hazard(l);
         if (h) out.push(finding("high", "dynamic.interpreter-code", `tar --${h} runs an external command`));
       }
-      if (p.shorts.has("I") || p.shorts.has("F") || /[IF]/.test(first && !first.startsWith("-") ? first : "")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command (-I compress program or -F volume script)"));
+      if (shorts.has("I") || shorts.has("F") || /[IF]/.test(first && !first.startsWith("-") ? first : "")) out.push(finding("high", "dynamic.interpreter-code", "tar runs an external command (-I compress program or -F volume script)"));
       for (const l of long) {
         const w = TAR_WRITE_LONGS.find((h) => l.length >= 2 && h.startsWith(l) && !TAR_LIST_LONGS.has(l));
         if (w) out.push(finding("low", "command.writes", `tar --${w} writes a file`));
       }
-      if (p.shorts.has("g")) out.push(finding("low", "command.writes", "tar -g writes a snapshot file"));
-      const archive = optionValue(first && !first.startsWith("-") ? args.slice(1) : args, p, "-f", "--file");
+      if (shorts.has("g")) out.push(finding("low", "command.writes", "tar -g writes a snapshot file"));
+      const archive = optionValue(p, "-f", "--file");
       if (archive && archive.value !== null && /^[^/]*:/.test(archive.value) && !long.includes("force-local")) out.push(finding("medium", "command.network", `tar opens ${archive.value} on another host through rsh/ssh`), { kind: "network" });
       const offset = first && !first.startsWith("-") ? 1 : 0;
       if (mode.includes("x") || long.includes("extract") || long.includes("get")) {
         out.push(finding("medium", "command.writes", "extracts an archive"));
-        const dir = optionValue(args.slice(offset), p, "-C", "--directory");
+        const dir = optionValue(p, "-C", "--directory");
         if (dir?.index !== undefined) out.push(...writeTargetFindings(args, [dir.index + offset], "extracts into"));
       } else if (mode.includes("c") || mode.includes("r") || mode.includes("u") || long.includes("create") || long.includes("append")) {
-        const file = optionValue(args.slice(offset), p, "-f", "--file");
+        const file = optionValue(p, "-f", "--file");
         if (file && file.value !== "-") {
           out.push(finding("low", "command.writes", "writes an archive"));
           if (file.index !== undefined) out.push(...writeTargetFindings(args, [file.index + offset]));
         } else out.push(readOnly("archives to stdout"));
-        out.push(...secretReadFindings(args, true));
+        out.push(...secretReadFindings(args, true, where));
       } else {
         // Listing: every option must be one known to only read.
         for (const l of long) if (!TAR_LIST_LONGS.has(l) && !out.length) out.push(finding("medium", "option.unknown", `tar --${l}: an option the catalogue does not know for listing`));
-        for (const sh of p.shorts) if (!TAR_LIST_SHORTS.includes(sh) && !"IFg".includes(sh)) out.push(finding("medium", "option.unknown", `tar -${sh}: an option the catalogue does not know for listing`));
+        for (const sh of shorts) if (!TAR_LIST_SHORTS.includes(sh) && !"IFg".includes(sh)) out.push(finding("medium", "option.unknown", `tar -${sh}: an option the catalogue does not know for listing`));
         if (mode.replace(/[-]/g, "").split("").some((ch) => !TAR_LIST_SHORTS.includes(ch) && !"IFg".includes(ch))) out.push(finding("medium", "option.unknown", `tar ${first ?? ""}: a mode the catalogue does not know for listing`));
         if (!out.length) out.push(readOnly("lists an archive"));
       }
@@ -962,7 +1102,12 @@ function compressorSpec(name: string): CommandSpec {
   return {
     category: "writes",
     classify(args) {
-      const p = parseOptions(args, { withArg: ["-S", "--suffix", "-o"] });
+      const p = readOptions(args, looseTable({ withArg: ["-S", "--suffix", "-o"] }));
+      // A run-time word could be an option that writes (`zstdcat -o FILE`: the last of -c and -o wins).
+      const dynamic = args.findIndex((a) => a === null);
+      if (dynamic !== -1) return [finding("medium", "option.dynamic", `${name}: an argument only known at run time may be an option that writes a file`, dynamic)];
+      const output = optionValue(p, "-o");
+      if (output || p.options.some((o) => o.name.startsWith("--output"))) return [finding("low", "command.writes", `${name} -o writes its output to a file`), ...(output?.index !== undefined ? writeTargetFindings(args, [output.index]) : [finding("medium", "path.write-dynamic", `${name} writes a file named in an option`)])];
       const decoding = DATA_DECODERS.has(name) || has(p, "-d", "--decompress", "--uncompress");
       const toStdout = has(p, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") || p.operands.length === 0 || name.endsWith("cat");
       const out: Effect[] = decoding ? [{ kind: "decoder" }] : [];
@@ -975,9 +1120,9 @@ function compressorSpec(name: string): CommandSpec {
 function decoderSpec(decodeFlags: readonly string[], nameAlwaysDecodes = false): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const decodes = nameAlwaysDecodes || args.some((a) => a !== null && (decodeFlags.includes(a) || (/^-[a-zA-Z]+$/.test(a) && decodeFlags.some((f) => f.length === 2 && a.includes(f[1]!)))));
-      const out: Effect[] = [readOnly(decodes ? "decodes data" : "encodes or dumps data"), ...secretReadFindings(args)];
+      const out: Effect[] = [readOnly(decodes ? "decodes data" : "encodes or dumps data"), ...secretReadFindings(args, false, where)];
       if (decodes) out.push({ kind: "decoder" });
       return out;
     },
@@ -1017,9 +1162,9 @@ function echoSpec(name: "echo" | "printf"): CommandSpec {
 function catSpec(): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const ops = operandsOf(args);
-      const out: Effect[] = [readOnly("prints files"), ...secretReadFindings(args)];
+      const out: Effect[] = [readOnly("prints files"), ...secretReadFindings(args, false, where)];
       if (ops.length === 0 || (ops.length === 1 && args[ops[0]!] === "-")) out.push({ kind: "passthrough" });
       return out;
     },
@@ -1040,9 +1185,9 @@ const SORT_MODEL: ReadModel = {
 function sortSpec(): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const found: Effect[] = scanOptions("sort", args, SORT_MODEL).findings;
-      return [...(found.length ? found : [readOnly("sorts lines")]), ...secretReadFindings(args)];
+      return [...(found.length ? found : [readOnly("sorts lines")]), ...secretReadFindings(args, false, where)];
     },
   };
 }
@@ -1406,9 +1551,9 @@ function readsRecursively(name: string, args: readonly ArgValue[]): boolean {
 function readModelSpec(n: string): CommandSpec {
   return {
     category: "read-only",
-    classify(args) {
+    classify(args, _name, where) {
       const found: Effect[] = readModelFindings(n, args) ?? scanOptions(n, args, {}).findings;
-      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args, readsRecursively(n, args))];
+      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args, readsRecursively(n, args), where)];
     },
   };
 }
@@ -1420,8 +1565,8 @@ add("sort", sortSpec());
 add("base64 base32 basenc", decoderSpec(["-d", "--decode", "-D"]));
 add("xxd", {
   category: "read-only",
-  classify(args, name) {
-    const base = decoderSpec(["-r", "-revert"]).classify(args, name);
+  classify(args, name, where) {
+    const base = decoderSpec(["-r", "-revert"]).classify(args, name, where);
     const extra: Effect[] = readModelFindings("xxd", args) ?? [];
     return extra.length ? [...extra, ...base.filter((e) => e.kind !== "finding" || e.level !== "read_only")] : base;
   },
@@ -1454,10 +1599,20 @@ add("dc", {
     return out;
   },
 });
-add("uudecode", decoderSpec([], true));
+add("uudecode", {
+  category: "writes",
+  classify(args, name, where) {
+    const base = decoderSpec([], true).classify(args, name, where);
+    // uudecode writes the file named inside its input unless told to print it.
+    const o = readOptions(args, { flags: "chv", values: "o", longs: ["output-file=", "help", "version"], abbreviate: true });
+    const toStdout = optionsNamed(o, "-o", "--output-file").some((x) => x.value === "/dev/stdout" || x.value === "-");
+    if (toStdout && o.unknown.length === 0 && o.dynamic.length === 0) return base;
+    return [...base.filter((e) => !(e.kind === "finding" && e.level === "read_only")), finding("low", "command.writes", "uudecode writes the file named inside its input"), finding("medium", "path.write-dynamic", "uudecode writes a path only known at run time")];
+  },
+});
 add("openssl", {
   category: "read-only",
-  classify(args) {
+  classify(args, _name, where) {
     const out: Effect[] = [];
     const sub = args[0];
     // `openssl version [-a -v -b -o -f -p -d -e -m -r -c]` prints build information only.
@@ -1466,7 +1621,7 @@ add("openssl", {
     if (args.includes("-d") && (sub === "enc" || sub === "base64" || (sub ?? "").startsWith("aes") || sub === "cms" || sub === "smime")) out.push({ kind: "decoder" });
     const outFile = args.indexOf("-out");
     if (outFile >= 0) out.push(finding("low", "command.writes", "openssl writes a file"), ...writeTargetFindings(args, [outFile + 1]));
-    return [...out, finding("low", "command.crypto", "runs an openssl operation"), ...secretReadFindings(args)];
+    return [...out, finding("low", "command.crypto", "runs an openssl operation"), ...secretReadFindings(args, false, where)];
   },
 });
 add("gpg gpg2", simple("read-only", "medium", "command.crypto", "runs gpg (can decrypt with the host's keys)"));
@@ -1509,8 +1664,8 @@ add("unzip", {
   category: "writes",
   classify(args) {
     if (args.some((a) => a === "-l" || a === "-t" || a === "-v" || a === "-Z" || a === "-p" || a === "-z")) return [readOnly("lists or tests an archive")];
-    const p = parseOptions(args, { withArg: ["-d", "-x"] });
-    const d = optionValue(args, p, "-d");
+    const p = readOptions(args, looseTable({ withArg: ["-d", "-x"] }));
+    const d = optionValue(p, "-d");
     return [finding("medium", "command.writes", "extracts an archive"), ...(d?.index !== undefined ? writeTargetFindings(args, [d.index], "extracts into") : [])];
   },
 });
@@ -1532,7 +1687,7 @@ add("http https httpie xh", {
 });
 add("aria2c axel lftp ftp tftp", { category: "network", classify: () => [{ kind: "network" }, finding("medium", "command.network", "transfers files over the network"), finding("medium", "network.download", "saves downloaded content to a file")] });
 add("ssh", sshSpec());
-add("scp sftp ssh-copy-id", { category: "network", classify: (args) => [{ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"), ...secretReadFindings(args, args.some((a) => /^-[a-zA-Z]*r/.test(a ?? "")))] });
+add("scp sftp ssh-copy-id", { category: "network", classify: (args, _name, where) => [{ kind: "network" }, finding("high", "network.transfer", "copies files to or from another machine"), ...secretReadFindings(args, args.some((a) => /^-[a-zA-Z]*r/.test(a ?? "")), where)] });
 add("rsync", rsyncSpec());
 add("nc ncat netcat socat telnet", netcatSpec());
 add("ping ping6 dig nslookup host whois traceroute traceroute6 tracepath mtr arping drill", { category: "network", classify: () => [{ kind: "network" }, finding("low", "command.network-query", "sends network probes or DNS queries")] });
@@ -1559,8 +1714,8 @@ add("umask", simple("read-only", "low", "command.shell-state", "changes the defa
 add("script", {
   category: "dynamic",
   classify(args) {
-    const p = parseOptions(args, { withArg: ["-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m"] });
-    const c = optionValue(args, p, "-c", "--command");
+    const p = readOptions(args, looseTable({ withArg: ["-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m"] }));
+    const c = optionValue(p, "-c", "--command");
     const out: Effect[] = [finding("low", "command.writes", "script records a typescript file")];
     if (c?.index !== undefined) out.push({ kind: "shell-code", arg: c.index, rule: "dynamic.shell-code", floor: "medium", what: "script -c" });
     else out.push({ kind: "stdin-code", shell: true });
@@ -1577,7 +1732,7 @@ add("tmux screen", {
 add("watch", {
   category: "dynamic",
   classify(args) {
-    const p = parseOptions(args, { withArg: ["-n", "--interval", "-d", "-q", "--equexit", "--differences"], stopAtOperand: true });
+    const p = readOptions(args, looseTable({ withArg: ["-n", "--interval", "-d", "-q", "--equexit", "--differences"], stopAtOperand: true }));
     if (p.end >= args.length) return [readOnly("watch without a command")];
     if (has(p, "-x", "--exec")) return [{ kind: "exec", from: p.end, via: "watch" }];
     return [{ kind: "shell-code", arg: p.end, join: true, rule: "dynamic.shell-code", floor: "medium", what: "watch (runs its arguments with sh -c)" }];
@@ -1600,7 +1755,16 @@ add("npm", { category: "package-manager", classify: packageManager(NPM) });
 add("pnpm yarn bun", { category: "package-manager", classify: packageManager(NODE_PACKAGES) });
 add("pip pip2 pip3", { category: "package-manager", classify: packageManager(PIP) });
 add("apt apt-get aptitude", { category: "package-manager", classify: packageManager({ read: ["list", "search", "show", "showsrc", "policy", "depends", "rdepends", "madison", "changelog", "help", "moo", "show-versions", "why", "why-not", "showhold"], install: ["install", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep", "source", "clean", "autoclean", "reinstall", "download", "satisfy", "edit-sources", "markauto", "hold", "unhold", "check"] }) });
-add("apt-cache apt-file apt-mark-showmanual dpkg-query rpmquery", simple("read-only", "read_only", "command.read-only", "queries the package database"));
+add("apt-cache apt-file apt-mark-showmanual dpkg-query rpmquery", {
+  category: "read-only",
+  classify(args, name) {
+    const dynamic = args.findIndex((a) => a === null);
+    if (dynamic !== -1) return [finding("medium", "option.dynamic", `${name}: an argument only known at run time may be a subcommand that writes`, dynamic)];
+    // apt-file update / apt-cache gencaches rebuild caches.
+    if (args.some((a) => a === "update" || a === "gencaches" || a === "purge")) return [finding("medium", "command.writes", `${name} rebuilds or removes its cache`)];
+    return [readOnly("queries the package database")];
+  },
+});
 add("dpkg", unknownWithPrefixSpec("package-manager", "high", "command.package-manager", "dpkg changes installed packages", (args) => args.some((a) => a !== null && /^(-l|-L|-s|-S|-p|-c|-I|--list|--listfiles|--status|--search|--print-avail|--contents|--info|--get-selections|--print-architecture|--version|-W|--show)$/.test(a))));
 add("rpm", { category: "package-manager", classify: (args) => rpmFindings(args) });
 add("dnf yum microdnf tdnf", { category: "package-manager", classify: packageManager({ read: ["list", "info", "search", "provides", "whatprovides", "repolist", "repoinfo", "check-update", "history", "deplist", "repoquery", "help", "updateinfo", "module"], install: ["install", "remove", "erase", "update", "upgrade", "downgrade", "reinstall", "autoremove", "distro-sync", "groupinstall", "group", "swap", "makecache", "clean", "config-manager", "localinstall"] }) });
@@ -1626,7 +1790,9 @@ add("setenforce aa-disable aa-complain apparmor_parser semanage setsebool", simp
 add("systemctl", systemctlSpec());
 add("service", serviceSpec());
 add("update-rc.d chkconfig rc-update rc-service sv runsv initctl", simple("system", "high", "command.service-control", "changes services or their start-up"));
-add("journalctl", unknownWithPrefixSpec("system", "medium", "command.writes", "journalctl maintenance removes logs", (args) => !args.some((a) => a !== null && /^--(vacuum|rotate|flush|sync|relinquish)/.test(a))));
+/** journalctl options that change the journal (getopt_long: an unambiguous prefix counts). */
+const JOURNALCTL_MAINTENANCE = ["vacuum-size", "vacuum-time", "vacuum-files", "rotate", "flush", "sync", "relinquish-var", "smart-relinquish-var", "setup-keys", "update-catalog", "cursor-file"];
+add("journalctl", unknownWithPrefixSpec("system", "medium", "command.writes", "journalctl maintenance removes logs", (args) => !args.some((a) => a === null || (a.startsWith("--") && a.length > 3 && JOURNALCTL_MAINTENANCE.some((m) => m.startsWith(a.slice(2).split("=")[0]!))))));
 add("crontab", crontabSpec());
 add("mount umount swapon swapoff losetup modprobe insmod rmmod depmod kexec ldconfig update-alternatives update-grub grub-mkconfig tune2fs e2fsck fsck xfs_repair mdadm lvcreate lvextend lvresize pvcreate vgcreate quotaon quotaoff", {
   category: "system",
@@ -1651,8 +1817,8 @@ for (const n of ["pkill", "killall", "skill", "slay", "killall5", "xkill"]) add(
 add("renice", simple("process", "medium", "command.process-control", "changes process priority"));
 add("docker podman nerdctl kubectl oc helm crictl ctr minikube kind k3s lxc incus virsh vagrant terraform ansible ansible-playbook pulumi", {
   category: "system",
-  classify(args, name) {
-    const effects = containerSpec(name).classify(args, name);
+  classify(args, name, where) {
+    const effects = containerSpec(name).classify(args, name, where);
     const elsewhere = containerEndpointFindings(args);
     // Pointed elsewhere, even a query is not read-only: it runs or reaches something we cannot see.
     return elsewhere.length ? [...elsewhere, ...effects.filter((e) => !(e.kind === "finding" && e.level === "read_only"))] : effects;
@@ -1660,11 +1826,11 @@ add("docker podman nerdctl kubectl oc helm crictl ctr minikube kind k3s lxc incu
 });
 add("shutdown reboot halt poweroff init telinit", {
   category: "destructive",
-  classify: (args, name) => powerSpec(name).classify(args, name),
+  classify: (args, name, where) => powerSpec(name).classify(args, name, where),
 });
 add("mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat mkfs.ntfs mke2fs mkswap wipefs blkdiscard fdisk sfdisk gdisk sgdisk cfdisk parted cryptsetup lvremove vgremove pvremove zpool zfs grub-install efibootmgr flashrom badblocks hdparm nvme sg_format", {
   category: "destructive",
-  classify: (args, name) => diskSpec(name).classify(args, name),
+  classify: (args, name, where) => diskSpec(name).classify(args, name, where),
 });
 
 // Misc with specific handling
@@ -1673,16 +1839,28 @@ add("gh", { category: "network", classify: (args) => ghFindings(args) });
 add([...COMPILERS, ...RUNTIMES], { category: "dynamic", classify: (args, name) => toolchainFindings(name, args) });
 add("fd fdfind", {
   category: "read-only",
-  classify(args, name) {
+  classify(args, name, where) {
     const exec = fdExecIndex(args);
-    if (exec === null) return [readOnly(`${name} searches for files`), ...secretReadFindings(args)];
+    if (exec === null) return [readOnly(`${name} searches for files`), ...secretReadFindings(args, false, where)];
     if (args[exec] === null) return [finding("medium", "option.dynamic", `${name}: a word only known at run time may be --exec`, exec)];
     return [finding("medium", "dynamic.find-exec", `${name} ${args[exec]} runs a command for every match`, exec), { kind: "exec", from: exec + 1, via: `${name} ${args[exec]}`, argsUnknown: true }];
   },
 });
 add("ssh-keygen", unknownWithPrefixSpec("writes", "medium", "command.writes", "ssh-keygen writes key files", (args) => args.some((a) => a === "-l" || a === "-F" || a === "-y" || a === "-L" || a === "-Q")));
 add("ssh-add ssh-agent", simple("privilege", "medium", "command.credentials", "handles SSH keys in an agent"));
-add("history", { category: "read-only", classify: (args) => (args.some((a) => a === "-c" || a === "-d" || a === "-w" || a === "-a") ? [finding("low", "command.shell-state", "changes shell history")] : [readOnly("prints history")]) });
+// `jobs -x COMMAND ARGS…` runs COMMAND (jobspecs in it replaced by process group ids).
+add("jobs", {
+  category: "read-only",
+  classify(args) {
+    const read = readOptions(args, { flags: "lnprsx", stopAtOperand: true });
+    if (read.dynamic.length) return [finding("medium", "option.dynamic", "jobs: an argument only known at run time may be -x, which runs a command", read.dynamic[0])];
+    if (read.unknown.length) return [finding("medium", "option.unknown", "jobs: an option the catalogue does not know", read.unknown[0])];
+    if (optionsNamed(read, "-x").length === 0) return [readOnly("lists the shell's jobs")];
+    if (read.end >= args.length) return [finding("high", "parse.error", "jobs -x without a command")];
+    return [{ kind: "exec", from: read.end, via: "jobs -x" }];
+  },
+});
+add("history", { category: "read-only", classify: (args) => (args.some((a) => a === null || (a.startsWith("-") && /[cdwanrsp]/.test(a))) ? [finding("low", "command.shell-state", "changes shell history")] : [readOnly("prints history")]) });
 
 export function lookupCommand(name: string): CommandSpec | undefined {
   const direct = TABLE.get(name);

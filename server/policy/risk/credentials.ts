@@ -147,20 +147,46 @@ function normalise(path: string): string[] {
   return out;
 }
 
-export interface CredentialReadOptions {
+/**
+ * Where a command may run, for paths relative to it: the directories earlier
+ * `cd`/`pushd` commands in the same text may have moved to (null: one only
+ * known at run time). The action's own working directory always counts too.
+ */
+export interface Whereabouts {
+  cwds?: readonly (string | null)[];
+}
+
+export interface CredentialReadOptions extends Whereabouts {
   /** The reader walks directories (grep -r, rg, tar c, cp -r): a directory holding credentials counts. */
   recursive?: boolean;
-  /** The directory an earlier `cd` in the same text moved to, when known statically. */
-  cwd?: string | null;
 }
+
+/**
+ * The last segment of every credential location (`config` of `~/.kube/config`)
+ * and every name that is one anywhere: after a `cd` to a directory only known
+ * at run time, a relative path ending in one of these could be that file.
+ */
+const CREDENTIAL_BASENAMES = [...new Set([...TEMPLATES.map((t) => t[t.length - 1]!).filter((n) => n !== "**"), ...ANYWHERE])];
 
 /** Does reading `raw` (a path or glob, resolved by the analyser) disclose a credential? */
 export function readsCredential(raw: string | null, options: CredentialReadOptions = {}): boolean {
   if (raw === null || raw === "") return false;
+  const recursive = options.recursive === true;
+  if (readsCredentialFrom(raw, null, recursive)) return true;
+  if (raw.startsWith("/") || raw.startsWith("~")) return false;
+  return (options.cwds ?? []).some((cwd) => {
+    if (cwd !== null) return readsCredentialFrom(raw, cwd, recursive);
+    const last = normalise(raw).filter((p) => p !== "..").pop();
+    return last !== undefined && CREDENTIAL_BASENAMES.some((name) => globsIntersect(last, name));
+  });
+}
+
+/** `raw` read from `cwd` (null: the action's working directory, the workspace). */
+function readsCredentialFrom(raw: string, cwd: string | null, recursive: boolean): boolean {
   let text = expandTilde(raw);
-  if (!text.startsWith("/") && options.cwd) text = expandTilde(options.cwd) + "/" + text;
+  if (!text.startsWith("/") && cwd !== null) text = expandTilde(cwd) + "/" + text;
   const parts = normalise(text);
-  const accept = (r: "inside" | "ancestor" | null): boolean => r === "inside" || (r === "ancestor" && options.recursive === true);
+  const accept = (r: "inside" | "ancestor" | null): boolean => r === "inside" || (r === "ancestor" && recursive);
   if (text.startsWith("/")) return TEMPLATES.some((t) => accept(relate(parts, t))) || ANYWHERE_SEGMENTS.some((t) => parts.length > 0 && accept(relate(parts.slice(-1), t)));
   // Relative, the working directory unknown: a distinctive name anywhere; or the tail of an
   // absolute location, when the path climbs out (`../../etc/shadow`) or names a hidden directory

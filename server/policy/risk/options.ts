@@ -1,25 +1,18 @@
 /**
- * A small getopt-style reader shared by the catalogue. It does not need to be
- * exact for every program: its job is to tell option arguments apart from
- * operands so that `rm -rf /` and `curl -o /etc/x` find their targets. A value
- * the analyser could not resolve (null) is treated as an operand, which errs
- * towards looking at it.
+ * One getopt-style reader for the catalogue (`readOptions`): options read
+ * the way the program reads them, so that `rm -rf /` and `curl -o /etc/x`
+ * find their targets and `git ls-remote --up=` is `--upload-pack`. A word
+ * the analyser could not resolve (null) is an operand and is listed as
+ * dynamic, which errs towards looking at it.
  */
 export type ArgValue = string | null;
 
-export interface ParsedOptions {
-  /** Short option letters seen, e.g. `-rf` gives r and f. */
-  shorts: Set<string>;
-  /** Long options seen, without dashes, mapped to their inline `=value` if any. */
-  longs: Map<string, string | null>;
-  /** Index of the value argument of each option that takes one, keyed by `-o` / `--output`. */
-  values: Map<string, number | string>;
-  /** Indices of operands (non-option arguments). */
-  operands: number[];
-  /** Index where options stopped when `stopAtOperand` is set; args.length otherwise. */
-  end: number;
-}
-
+/**
+ * The option shape of a program whose full table is not modelled: only the
+ * options that take a value are named, spelled `-o` or `--output`. Read
+ * leniently (`looseTable`): any other letter is a flag, any other long
+ * option takes no value — enough to tell options from operands.
+ */
 export interface OptionSpec {
   /** Options that consume a value, spelled `-o` or `--output`. */
   withArg?: readonly string[];
@@ -29,67 +22,31 @@ export interface OptionSpec {
   attachedOnly?: readonly string[];
 }
 
-export function parseOptions(args: readonly ArgValue[], spec: OptionSpec = {}): ParsedOptions {
-  const withArg = new Set(spec.withArg ?? []);
-  const attached = new Set(spec.attachedOnly ?? []);
-  const out: ParsedOptions = { shorts: new Set(), longs: new Map(), values: new Map(), operands: [], end: args.length };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === null || a === undefined || a === "-" || !a.startsWith("-")) {
-      if (spec.stopAtOperand) {
-        out.end = i;
-        return out;
-      }
-      out.operands.push(i);
-      continue;
-    }
-    if (a === "--") {
-      if (spec.stopAtOperand) {
-        out.end = i + 1;
-        return out;
-      }
-      for (let j = i + 1; j < args.length; j++) out.operands.push(j);
-      return out;
-    }
-    if (a.startsWith("--")) {
-      const eq = a.indexOf("=");
-      const name = eq === -1 ? a.slice(2) : a.slice(2, eq);
-      out.longs.set(name, eq === -1 ? null : a.slice(eq + 1));
-      if (eq !== -1) out.values.set("--" + name, a.slice(eq + 1));
-      else if (withArg.has("--" + name) && i + 1 < args.length) out.values.set("--" + name, ++i);
-      continue;
-    }
-    for (let k = 1; k < a.length; k++) {
-      const letter = a[k]!;
-      out.shorts.add(letter);
-      const key = "-" + letter;
-      if (attached.has(key)) {
-        if (k + 1 < a.length) out.values.set(key, a.slice(k + 1));
-        break;
-      }
-      if (withArg.has(key)) {
-        if (k + 1 < a.length) out.values.set(key, a.slice(k + 1));
-        else if (i + 1 < args.length) out.values.set(key, ++i);
-        break;
-      }
-    }
-  }
-  return out;
+export function looseTable(spec: OptionSpec = {}): OptionTable {
+  const withArg = spec.withArg ?? [];
+  const letters = (list: readonly string[]): string => list.filter((o) => /^-[^-]$/.test(o)).map((o) => o[1]).join("");
+  return {
+    values: letters(withArg),
+    optional: letters(spec.attachedOnly ?? []),
+    longs: withArg.filter((o) => o.startsWith("--")).map((o) => o.slice(2) + "="),
+    lenient: true,
+    ...(spec.stopAtOperand ? { stopAtOperand: true } : {}),
+  };
 }
 
-/** The value of an option: an index into args, an inline string, or undefined when absent. */
-export function optionValue(args: readonly ArgValue[], parsed: ParsedOptions, ...keys: string[]): { index?: number; value: ArgValue } | undefined {
-  for (const key of keys) {
-    const v = parsed.values.get(key);
-    if (v === undefined) continue;
-    if (typeof v === "number") return { index: v, value: args[v] ?? null };
-    return { value: v };
+/** The value of the last occurrence of the first of `names` that has one: its own word's index when separate, and the value. */
+export function optionValue(read: OptionRead, ...names: string[]): { index?: number; value: ArgValue } | undefined {
+  for (const name of names) {
+    const seen = read.options.filter((o) => o.name === name && o.value !== undefined);
+    const last = seen[seen.length - 1];
+    if (!last) continue;
+    return last.valueIndex !== undefined && last.valueIndex !== last.index ? { index: last.valueIndex, value: last.value ?? null } : { value: last.value ?? null };
   }
   return undefined;
 }
 
-export function has(parsed: ParsedOptions, ...names: string[]): boolean {
-  return names.some((n) => (n.startsWith("--") ? parsed.longs.has(n.slice(2)) : parsed.shorts.has(n.slice(1))));
+export function has(read: OptionRead, ...names: string[]): boolean {
+  return read.options.some((o) => names.includes(o.name));
 }
 
 /**
@@ -112,6 +69,8 @@ export interface OptionTable {
   abbreviate?: boolean;
   /** The first operand ends the options (a wrapped command follows). */
   stopAtOperand?: boolean;
+  /** Letters and long options outside the table are taken as flags instead of unknown (`looseTable`). */
+  lenient?: boolean;
 }
 
 export interface SeenOption {
@@ -180,7 +139,7 @@ export function readOptions(args: readonly ArgValue[], table: OptionTable): Opti
     if (a.startsWith("--")) {
       const eq = a.indexOf("=");
       const typed = eq === -1 ? a.slice(2) : a.slice(2, eq);
-      const long = resolveLongOption(typed, table);
+      const long = resolveLongOption(typed, table) ?? (table.lenient ? { name: typed, takes: "none" as const } : null);
       if (long === null) {
         out.unknown.push(i);
         continue;
@@ -210,7 +169,7 @@ export function readOptions(args: readonly ArgValue[], table: OptionTable): Opti
         out.options.push(seen);
         break;
       }
-      if (!flags.has(letter)) {
+      if (!flags.has(letter) && !table.lenient) {
         // Whether an unknown letter takes a value is unknown too, so the rest of the word is not read.
         out.unknown.push(i);
         break;

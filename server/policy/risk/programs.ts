@@ -244,7 +244,7 @@ export const READ_MODELS: Readonly<Record<string, ReadModel>> = {
   // Processes and the host: options filter or format the report.
   whoami: ANY, id: ANY, groups: ANY, who: ANY, w: ANY, last: ANY, users: ANY, uname: ANY, uptime: ANY, df: ANY, du: ANY, free: ANY, ps: ANY,
   pgrep: ANY, pidof: ANY, top: ANY, htop: ANY, lsof: ANY, lsblk: ANY, lscpu: ANY, lsusb: ANY, lspci: ANY, lsmod: ANY, lsns: ANY, lsipc: ANY,
-  lslocks: ANY, nproc: ANY, getconf: ANY, locale: ANY, tty: ANY, vmstat: ANY, iostat: ANY, mpstat: ANY, pidstat: ANY, getent: ANY,
+  lslocks: ANY, nproc: ANY, getconf: ANY, locale: ANY, tty: ANY, vmstat: ANY, iostat: ANY, mpstat: ANY, pidstat: { any: true, hazards: { "-e": execHazard("runs a program to monitor it", false) } }, getent: ANY,
   netstat: ANY, printenv: ANY, pstree: ANY, acpi: ANY, lsb_release: ANY, findmnt: ANY, hostid: ANY, arch: ANY, logname: ANY, blkid: ANY,
   lscgroup: ANY, "systemd-analyze": ANY, tput: ANY, clear: ANY, reset: ANY,
   // Shell builtins that only read or change the shell's own state.
