@@ -342,8 +342,11 @@ export class ShellAnalysis {
         const before = this.findings.length;
         const inner = this.inSubshell(() => this.visitChildren(node, scope, { ...ROOT_CTX }));
         const added = this.findings.slice(before);
-        const readOnly = isCommand && added.some((f) => f.rule === "command.read-only") && added.every((f) => f.level === "read_only") && this.plainArgument(node, scope);
-        if (readOnly) this.add("read_only", "substitution.command", "command substitution of read-only commands: its output is a word of the command, judged as one only known at run time", this.span(node, scope));
+        // `<(…)` hands the command a pipe's path to read; `>(…)` takes what the command writes, so it stays low.
+        const readsFromIt = isCommand || node.text.startsWith("<(");
+        const readOnly = readsFromIt && added.some((f) => f.rule === "command.read-only") && added.every((f) => f.level === "read_only") && this.plainArgument(node, scope);
+        if (readOnly && isCommand) this.add("read_only", "substitution.command", "command substitution of read-only commands: its output is a word of the command, judged as one only known at run time", this.span(node, scope));
+        else if (readOnly) this.add("read_only", "substitution.process", "process substitution of read-only commands: the command reads their output from a pipe", this.span(node, scope));
         else this.add("low", isCommand ? "substitution.command" : "substitution.process", isCommand ? "command substitution: its output becomes part of another command" : "process substitution runs a command whose output is read as a file", this.span(node, scope));
         return { network: inner.network, decoder: inner.decoder, literal: null };
       }

@@ -577,7 +577,9 @@ function findSpec(): CommandSpec {
         for (const root of starts) if (isSecretRead(root, { ...where, recursive: true })) out.push(finding("medium", "path.read-secret", `find runs a command on the files below ${root}, which holds credentials`));
         for (let i = start; i + 1 < args.length; i++) {
           const pattern = args[i + 1] ?? null;
-          if (FIND_PATTERNS.has(args[i] ?? "") && pattern !== null && isSecretRead(pattern.slice(pattern.lastIndexOf("/") + 1), where)) out.push(finding("medium", "path.read-secret", `find runs a command on files named like a credential (${pattern})`, i + 1));
+          // A negated test (`-not -path '*/node_modules/*'`) only removes files from the match; the starting points are judged above.
+          const negated = args[i - 1] === "-not" || args[i - 1] === "!";
+          if (FIND_PATTERNS.has(args[i] ?? "") && !negated && pattern !== null && isSecretRead(pattern.slice(pattern.lastIndexOf("/") + 1), where)) out.push(finding("medium", "path.read-secret", `find runs a command on files named like a credential (${pattern})`, i + 1));
         }
       }
       if (!acted) out.push(readOnly(runs ? "searches for files and runs a command on them" : "searches for files"));
@@ -1544,6 +1546,20 @@ function readsRecursively(name: string, args: readonly ArgValue[]): boolean {
 }
 
 /**
+ * Programs that print names and metadata, never what a file holds: naming a
+ * credential file to them discloses nothing, so their operands are not
+ * credential reads (`ls *.json`, `du -sh *`). du's `--files0-from=F` is the
+ * exception: du echoes each "name" it cannot open, which prints F's contents.
+ */
+const NAME_READERS = new Set(["ls", "dir", "vdir", "ll", "du", "stat", "readlink", "realpath", "basename", "dirname"]);
+
+function readsOnlyNames(name: string, args: readonly ArgValue[]): boolean {
+  if (!NAME_READERS.has(name)) return false;
+  // Every unique prefix of --files0-from starts with --f (du has no other --f… option).
+  return !(name === "du" && args.some((a) => a === null || a.startsWith("--f")));
+}
+
+/**
  * A read-only program is read-only only with options and operands its model
  * (programs.ts) knows to only read; a program without a model knows none, so
  * any option raises it.
@@ -1553,7 +1569,7 @@ function readModelSpec(n: string): CommandSpec {
     category: "read-only",
     classify(args, _name, where) {
       const found: Effect[] = readModelFindings(n, args) ?? scanOptions(n, args, {}).findings;
-      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...secretReadFindings(args, readsRecursively(n, args), where)];
+      return [...(found.length ? found : [readOnly(`${n} only reads`)]), ...(readsOnlyNames(n, args) ? [] : secretReadFindings(args, readsRecursively(n, args), where))];
     },
   };
 }

@@ -46,7 +46,7 @@ const EXECUTORS: readonly Executor[] = [
   { name: /^LD_/, message: "the dynamic loader reads it (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT load code into every program)" },
   { name: /^(BASH_ENV|ENV|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|BASH_XTRACEFD|CDPATH|GLOBIGNORE|IFS|BASH_LOADABLES_PATH)$|^BASH_FUNC_/, message: "the shell runs or reinterprets code because of it (start-up files, exported functions, word splitting)" },
   { name: /^PYTHON[A-Z0-9_]*$/, message: "Python loads start-up code or modules from it (PYTHONSTARTUP, PYTHONPATH, PYTHONHOME)" },
-  { name: /^(PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|PERL_MB_OPT|PERL_MM_OPT)$/, message: "perl loads code from it" },
+  { name: /^(PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|PERL_MB_OPT|PERL_MM_OPT|PERL_USE_UNSAFE_INC)$/, message: "perl loads code from it" },
   { name: /^(RUBYOPT|RUBYLIB)$/, message: "ruby loads code from it" },
   { name: /^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE)$/, message: "node loads code from it (--require, --import)" },
   { name: /^(PATH|HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS|TMPDIR)$/, message: "changes which program a name runs or which configuration files programs read (a ~/.gitconfig or ~/.lessfilter elsewhere)" },

@@ -510,61 +510,14 @@ export const DELIBERATELY_HELD: Readonly<Record<string, string>> = {
   "git log --oneline $(git merge-base HEAD origin/main)..HEAD":
     "a substitution where git reads options: its output is data the gate cannot see (`$(cat f)` could be `--output=x`), so even a read-only inner command leaves the word unknown",
   "git diff $(git describe --tags --abbrev=0) --stat": "as above: a substitution in an option position of a program with writing options",
+  "find . -maxdepth 2 -name '*.json' -exec head -3 {} +":
+    "a glob that could name a credential file anywhere (credentials.tfrc.json) given to a program that prints contents is held, as `cat *.json` is",
+  "find lib -name '*.so' -exec file {} \\;": "the command gets words only known at run time, and file has options that write (-C compiles a magic file)",
 };
-
-const XARGS = "xargs with a static read-only target takes that target's level";
-const FIND_EXEC = "find -exec/-execdir with a static read-only target takes that target's level";
-const AWK = "an awk comparison (`>`, `>=`) is not an output redirection";
-const SUBSTITUTION = "a $(…) / `…` substitution of read-only commands is read-only";
-const PROCESS_SUBSTITUTION = "a <(…) process substitution of read-only commands is read-only";
 
 /**
- * Held by this tree's analyser, read-only once the analyser work running in
- * parallel lands (xargs / find -exec static targets, awk comparisons,
- * read-only substitutions). legit-corpus.test.ts asserts each IS held while
- * listed, so an entry the analyser starts allowing fails the test until it
- * is taken off; after the merge this list is meant to be empty.
+ * Entries held today that are read-only in truth: false holds found by this
+ * corpus and not yet fixed. legit-corpus.test.ts asserts each IS held while
+ * listed, so a fix shows up as an entry to take off. Empty is the goal.
  */
-export const AWAITING_ANALYZER: Readonly<Record<string, string>> = {
-  // xargs
-  ...Object.fromEntries(LEGIT_CORPUS.filter((c) => c.class === "xargs").map((c) => [c.text, XARGS])),
-  // find -exec / -execdir
-  ...Object.fromEntries(LEGIT_CORPUS.filter((c) => c.class === "find-exec").map((c) => [c.text, FIND_EXEC])),
-  // awk comparisons
-  "awk '$3 > 100' data.txt": AWK,
-  "awk '$5 >= 1000 {print $9}' listing.txt": AWK,
-  "awk 'NR > 1 {sum += $2} END {print sum}' data.csv": AWK,
-  "awk -F, '$2 > 50 && $3 < 10 {print $1}' scores.csv": AWK,
-  "awk 'length($0) > 120 {print FILENAME\": \"FNR}' src/app.ts": AWK,
-  "awk '{ if ($4 > max) max = $4 } END { print max }' stats.txt": AWK,
-  "awk 'NF > 0' notes.txt": AWK,
-  "awk '$3 > 100' data.txt | sort -k3 -n": AWK,
-  // substitutions
-  "echo $(git rev-parse HEAD)": SUBSTITUTION,
-  'echo "branch: $(git rev-parse --abbrev-ref HEAD)"': SUBSTITUTION,
-  'echo "$(date +%Y-%m-%d)"': SUBSTITUTION,
-  "ls $(git rev-parse --show-toplevel)": SUBSTITUTION,
-  'cat "$(git rev-parse --show-toplevel)/package.json"': SUBSTITUTION,
-  "wc -l $(git ls-files '*.ts')": SUBSTITUTION,
-  "grep -n TODO $(git diff --name-only)": SUBSTITUTION,
-  'echo "files: $(ls | wc -l)"': SUBSTITUTION,
-  "echo `git rev-parse --short HEAD`": SUBSTITUTION,
-  'echo "$(uname -s)-$(uname -m)"': SUBSTITUTION,
-  "head -5 $(find . -name 'README*' -maxdepth 1)": SUBSTITUTION,
-  'cd "$(git rev-parse --show-toplevel)" && ls': SUBSTITUTION,
-  "comm -23 <(sort a.txt) <(sort b.txt)": PROCESS_SUBSTITUTION,
-  "diff <(sort a.txt) <(sort b.txt)": PROCESS_SUBSTITUTION,
-};
-
-const NAMES_NOT_CONTENTS = "a glob is matched against credential locations although the program reads names and sizes, not contents (bash's `*` does not even match dot-files such as .ssh)";
-
-/**
- * Held today, read-only in truth, and outside the analyser work under way:
- * false holds found by this corpus and left for a later change. Asserted
- * held like AWAITING_ANALYZER, so a fix shows up as a test to update.
- */
-export const OPEN_FALSE_HOLDS: Readonly<Record<string, string>> = {
-  "ls -1 *.json": NAMES_NOT_CONTENTS,
-  "ls -d */": NAMES_NOT_CONTENTS,
-  "du -sh * | sort -h": NAMES_NOT_CONTENTS,
-};
+export const OPEN_FALSE_HOLDS: Readonly<Record<string, string>> = {};

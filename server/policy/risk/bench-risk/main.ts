@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { reportBench, type BenchFigure } from "../../../../tools/lib/bench-report";
 import { CORPUS } from "../corpus";
-import { AWAITING_ANALYZER, DELIBERATELY_HELD, LEGIT_CLASSES, LEGIT_CORPUS, OPEN_FALSE_HOLDS, type LegitCase } from "../legit-corpus";
+import { DELIBERATELY_HELD, LEGIT_CLASSES, LEGIT_CORPUS, OPEN_FALSE_HOLDS, type LegitCase } from "../legit-corpus";
 import { initShellParser } from "../parser";
 import { loadAnalyzer } from "./analyzer";
 import { claudeCodeAllows } from "./peers/claude-code";
@@ -113,9 +113,7 @@ async function main(): Promise<void> {
   }
   console.log("  Claude Code's source is not published: its row models only what its public changelog documents, so it overstates its false holds and understates its wrong allows (peers/claude-code.ts).");
 
-  const awaiting = Object.keys(AWAITING_ANALYZER);
   const open = Object.keys(OPEN_FALSE_HOLDS);
-  const awaitingHeld = awaiting.filter((t) => !ours.legitAllowed.has(t)).length;
   console.log(`\nLeasehold false holds by class (this checkout${options.analyzer ? "; other checkout in brackets" : ""}):`);
   const other = options.analyzer ? outcomes[1] : undefined;
   const classFigures: BenchFigure[] = [];
@@ -127,8 +125,8 @@ async function main(): Promise<void> {
     console.log(`  ${cls.padEnd(18)} ${`${held}/${members.length}`.padStart(7)} ${fmtPct(held, members.length).padStart(8)}${otherHeld === undefined ? "" : `   [${otherHeld}/${members.length} ${fmtPct(otherHeld, members.length)}]`}`);
     classFigures.push({ name: `leasehold false-hold rate: ${cls}`, value: pct(held, members.length), unit: "%" });
   }
-  console.log(`  of these, ${awaitingHeld}/${awaiting.length} are listed as awaiting the analyser work (AWAITING_ANALYZER) and ${open.filter((t) => !ours.legitAllowed.has(t)).length}/${open.length} as open false holds (OPEN_FALSE_HOLDS)`);
-  const unexpected = legit.filter((c) => !ours.legitAllowed.has(c.text) && AWAITING_ANALYZER[c.text] === undefined && OPEN_FALSE_HOLDS[c.text] === undefined);
+  console.log(`  of these, ${open.filter((t) => !ours.legitAllowed.has(t)).length}/${open.length} are listed as open false holds (OPEN_FALSE_HOLDS)`);
+  const unexpected = legit.filter((c) => !ours.legitAllowed.has(c.text) && OPEN_FALSE_HOLDS[c.text] === undefined);
   if (unexpected.length > 0) {
     console.log(`  held and on no list (legit-corpus.test.ts fails on these):`);
     console.log(show(unexpected.map((c) => c.text)).join("\n"));
@@ -168,7 +166,6 @@ async function main(): Promise<void> {
       legit_corpus: legit.length,
       deliberately_held: Object.keys(DELIBERATELY_HELD).length,
       must_hold_corpus: mustHold.length,
-      awaiting_analyzer: awaiting.length,
       open_false_holds: open.length,
       analyzers: outcomes.filter((o) => !o.gate.peer).map((o) => ({ id: o.gate.id, label: o.gate.label })),
       peers: {
