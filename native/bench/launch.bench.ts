@@ -31,6 +31,7 @@ const SRT_VERSION = "0.0.78";
 const SRT_PACKAGE = `@anthropic-ai/sandbox-runtime@${SRT_VERSION}`;
 
 buildNative({ quiet: true });
+const loadAtStart = os.loadavg();
 const N = Number(process.env.BENCH_N ?? 200);
 const SRT_N = Math.min(N, Number(process.env.BENCH_SRT_N ?? 20));
 const TRUE = "/bin/true";
@@ -148,16 +149,22 @@ try {
   if ("cleanUp" in srt) srt.cleanUp();
 }
 
-const load = os.loadavg().map((l) => l.toFixed(2)).join(", ");
-console.log(`leasehold launch benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${load}, node ${process.version}; round-robin, every launch checked (exit 0, no output)`);
+const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(", ");
+const bwrapVersion = spawnSync("bwrap", ["--version"], { encoding: "utf8" }).stdout.trim();
+/** What this run prints, as markdown: `npm run bench -- --only launch --docs` puts it in docs/benchmarks.md. */
+const md: string[] = [];
+const say = (line: string) => { console.log(line); md.push(line); };
+say(`Run ${new Date().toISOString()}: ${N} rounds (srt ${"peer" in srt ? SRT_N : 0}), ${os.cpus().length} cores, load average ${loads(loadAtStart)} at the start (1, 5, 15 min), kernel ${os.release()}, node ${process.version}, ${bwrapVersion}. Round-robin, every launch checked (exit 0, no output; our workdir's owner restored).`);
+say("");
 const oursP50 = pct(ours, 50);
 const row = (name: string, xs: number[], ratio: string) =>
   `| ${name} | ${pct(xs, 50).toFixed(2)} | ${pct(xs, 95).toFixed(2)} | ${pct(xs, 99).toFixed(2)} | ${xs.length} | ${ratio} |`;
-console.log("| launcher | p50 ms | p95 ms | p99 ms | n | ours p50 ÷ this p50 |");
-console.log("|---|---:|---:|---:|---:|---:|");
-console.log(row(OURS, ours, "1.00"));
-peers.forEach((p, k) => console.log(row(p.name, samples[k]!, (oursP50 / pct(samples[k]!, 50)).toFixed(2))));
-if ("skipped" in srt) console.log(`| srt (sandbox-runtime) | — | — | — | 0 | skipped: ${srt.skipped} |`);
+say("| launcher | p50 ms | p95 ms | p99 ms | n | ours p50 ÷ this p50 |");
+say("|---|---:|---:|---:|---:|---:|");
+say(row(OURS, ours, "1.00"));
+peers.forEach((p, k) => say(row(p.name, samples[k]!, (oursP50 / pct(samples[k]!, 50)).toFixed(2))));
+if ("skipped" in srt) say(`| srt (sandbox-runtime) | — | — | — | 0 | skipped: ${srt.skipped} |`);
+say("");
 
 const figures: BenchFigure[] = [
   { name: "sandbox /bin/true p50", value: oursP50, unit: "ms" },
@@ -182,7 +189,7 @@ for (const conc of [1, 16]) {
     await Promise.all(Array.from({ length: conc }, async () => { while (next < total) await runPeerAsync(bwrapPeer, dirs[next++]!); }));
   } finally { for (const d of dirs) removeWorkdir(d); }
   const bwrapRate = total / ((performance.now() - t) / 1000);
-  console.log(`launches/s at ${String(conc).padStart(2)} in flight (${total} launches, own workdir each): ours ${rate.toFixed(1)}, bwrap with our set ${bwrapRate.toFixed(1)} (ours ÷ bwrap ${(rate / bwrapRate).toFixed(2)})`);
+  say(`- launches/s at ${conc} in flight (${total} launches, each its own workdir): ours ${rate.toFixed(1)}, bwrap with our set ${bwrapRate.toFixed(1)} (ours ÷ bwrap ${(rate / bwrapRate).toFixed(2)})`);
   figures.push({ name: `launches/s at ${conc} concurrent`, value: rate, unit: "launches/s", baseline: `bwrap with our isolation set, launches/s at ${conc} concurrent`, ratio: rate / bwrapRate });
   figures.push({ name: `bwrap with our isolation set, launches/s at ${conc} concurrent`, value: bwrapRate, unit: "launches/s" });
 }
@@ -204,8 +211,12 @@ for (const mib of [50, 1024]) {
       if (i < 50) spawnAtRss.push(runPeerOnce(peers[0]!, wd));
     }
   } finally { removeWorkdir(wd); }
-  console.log(`sandbox at hub RSS ${rss} MiB: p50 ${pct(atRss, 50).toFixed(2)} ms; spawnSync at the same RSS p50 ${pct(spawnAtRss, 50).toFixed(2)} ms`);
+  say(`- at a launching process RSS of ${rss} MiB: ours p50 ${pct(atRss, 50).toFixed(2)} ms; spawnSync /bin/true at the same RSS p50 ${pct(spawnAtRss, 50).toFixed(2)} ms`);
   figures.push({ name: `sandbox p50 at hub RSS ${mib} MiB`, value: pct(atRss, 50), unit: "ms", baseline: `spawnSync /bin/true p50 at RSS ${mib} MiB`, ratio: pct(atRss, 50) / pct(spawnAtRss, 50) });
 }
 ballast.length = 0;
-reportBench("launch", { runs: N, srt_runs: "peer" in srt ? SRT_N : 0, srt: "skipped" in srt ? `skipped: ${srt.skipped}` : SRT_PACKAGE, node: process.version, loadavg: os.loadavg() }, figures);
+say(`- load average at the end: ${loads(os.loadavg())}`);
+reportBench("launch", {
+  runs: N, srt_runs: "peer" in srt ? SRT_N : 0, srt: "skipped" in srt ? `skipped: ${srt.skipped}` : SRT_PACKAGE, node: process.version,
+  loadavg_start: loadAtStart, loadavg_end: os.loadavg(), markdown: md.join("\n"),
+}, figures);
