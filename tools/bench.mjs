@@ -12,6 +12,10 @@
 //   npm run bench -- --quick           smaller N everywhere (minutes, noisier);
 //                                      `npm run bench --quick` works too
 //   npm run bench -- --only mcp,launch only these (names below; --list prints them)
+//   npm run bench -- --docs            also rewrite, in docs/benchmarks.md, the section
+//                                      of each bench that prints one (report meta
+//                                      `markdown`) between its <!-- bench:NAME --> markers;
+//                                      only from a run that passed
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -52,18 +56,19 @@ const BENCHES = [
 
 function usage(message) {
   if (message) console.error(`bench: ${message}`);
-  console.error(`usage: npm run bench -- [--quick] [--only ${BENCHES.map((b) => b.name).join(",")}] [--list]`);
+  console.error(`usage: npm run bench -- [--quick] [--docs] [--only ${BENCHES.map((b) => b.name).join(",")}] [--list]`);
   process.exit(2);
 }
 
 function parseArgs(argv, env) {
   // `npm run bench --quick` (no `--`) hands npm the flag, which passes it on as npm_config_quick.
-  const options = { quick: env.npm_config_quick === "true", only: undefined, list: false };
+  const options = { quick: env.npm_config_quick === "true", only: undefined, list: false, docs: env.npm_config_docs === "true" };
   if (env.npm_config_only) options.only = env.npm_config_only.split(",").map((s) => s.trim()).filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") options.quick = true;
     else if (arg === "--list") options.list = true;
+    else if (arg === "--docs") options.docs = true;
     else if (arg === "--only" || arg.startsWith("--only=")) {
       const value = arg === "--only" ? argv[++i] : arg.slice("--only=".length);
       if (value === undefined || value === "") usage("--only needs a comma-separated list of bench names");
@@ -147,6 +152,36 @@ async function runOne(bench, database, quick) {
   return { bench: bench.name, database: database ?? null, ok: error === undefined, error: error ?? null, exit_code: status, seconds, reports };
 }
 
+/**
+ * Replaces the text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`
+ * in `doc` with `markdown`. Throws when the markers are missing or repeated:
+ * figures are never appended somewhere a reader would not look.
+ */
+export function spliceBenchSection(doc, name, markdown) {
+  const open = `<!-- bench:${name} -->`;
+  const close = `<!-- /bench:${name} -->`;
+  const start = doc.indexOf(open);
+  const end = doc.indexOf(close);
+  if (start < 0 || end < start || doc.indexOf(open, start + 1) >= 0) throw new Error(`docs/benchmarks.md needs exactly one ${open} … ${close} pair for the ${name} bench's figures`);
+  return `${doc.slice(0, start + open.length)}\n${markdown.trim()}\n${doc.slice(end)}`;
+}
+
+function writeDocs(runs) {
+  const file = path.join(root, "docs", "benchmarks.md");
+  let doc = fs.readFileSync(file, "utf8");
+  for (const run of runs) {
+    const markdown = run.reports.map((r) => r.meta?.markdown).filter((m) => typeof m === "string").join("\n\n");
+    if (markdown === "") continue;
+    if (!run.ok) {
+      console.error(`bench: docs/benchmarks.md keeps its ${run.bench} section: this run failed`);
+      continue;
+    }
+    doc = spliceBenchSection(doc, run.bench, markdown);
+    console.log(`bench: docs/benchmarks.md — ${run.bench} section rewritten from this run`);
+  }
+  fs.writeFileSync(file, doc);
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2), process.env);
   if (options.list) {
@@ -183,7 +218,8 @@ async function main() {
   fs.writeFileSync(path.join(results, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
   console.log(`\nbench: ${runs.length - failed.length}/${runs.length} runs ok in ${summary.seconds.toFixed(0)} s; figures in ${path.relative(process.cwd(), results) || results}/`);
   for (const f of failed) console.error(`bench: FAILED ${f.bench}${f.database ? ` (${f.database})` : ""}: ${f.error}`);
+  if (options.docs) writeDocs(runs);
   if (failed.length > 0) process.exitCode = 1;
 }
 
-await main();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

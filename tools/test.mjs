@@ -5,6 +5,9 @@
 // throwaway PostgreSQL server, then the browser tests, and ends with one
 // summary line. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
+// The summary lists the ten slowest test files of both runners and fails the
+// run when a test was skipped for a reason tools/lib/skip-allowlist.mjs does
+// not accept (only absent kernel features are: never "needs root").
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -14,6 +17,7 @@ import { ensureNodeModules } from "./lib/deps.mjs";
 import { startTemporaryPostgres } from "./lib/postgres.mjs";
 import { watchForLeftoverWorkspaces } from "./lib/leftover-mounts.mjs";
 import { chooseSeed, seedLine } from "./lib/test-seed.mjs";
+import { readPlaywrightReport, readVitestReport, summarise } from "./lib/test-report.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
@@ -25,8 +29,8 @@ process.env.TSX_DISABLE_CACHE = "1";
 
 const results = [];
 const totals = { passed: 0, failed: 0, skipped: 0 };
-/** Full names of the vitest cases that were skipped. */
-const skippedNames = [];
+/** What each runner's JSON report says: per-file times and skipped tests (tools/lib/test-report.mjs). */
+const readings = [];
 
 async function step(name, fn) {
   console.log(`\n=== ${name} ===`);
@@ -95,10 +99,7 @@ try {
     totals.passed += report.numPassedTests;
     totals.failed += report.numFailedTests + (report.numFailedTestSuites > 0 && report.numFailedTests === 0 ? report.numFailedTestSuites : 0);
     totals.skipped += report.numPendingTests + report.numTodoTests;
-    // Named in the summary, not only counted: a skip (LEASEHOLD_VM_TESTS=skip) says what it skipped.
-    for (const file of report.testResults ?? []) {
-      for (const t of file.assertionResults ?? []) if (t.status === "pending" || t.status === "skipped") skippedNames.push(t.fullName ?? t.title);
-    }
+    readings.push(readVitestReport(report, root));
     return ok;
   });
 
@@ -112,7 +113,9 @@ try {
     fs.rmSync(out, { force: true });
     const ok = run(bin("playwright"), ["test", "--reporter=list,json"], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
     if (!fs.existsSync(out)) return false;
-    const stats = JSON.parse(fs.readFileSync(out, "utf8")).stats;
+    const report = JSON.parse(fs.readFileSync(out, "utf8"));
+    const stats = report.stats;
+    readings.push(readPlaywrightReport(report, root));
     totals.passed += stats.expected + stats.flaky;
     totals.failed += stats.unexpected;
     totals.skipped += stats.skipped;
@@ -124,11 +127,14 @@ try {
 }
 
 console.log("\n=== summary ===");
+// Skips are named, never only counted, and each must be on the allow-list.
+const report = summarise(readings);
+for (const line of report.lines) console.log(line);
+results.push({ name: "skip check (tools/lib/skip-allowlist.mjs)", ok: report.ok, seconds: 0 });
 for (const r of results) console.log(`${r.ok ? "ok    " : "FAILED"}  ${r.name} (${r.seconds.toFixed(1)} s)`);
 const failedSteps = results.filter((r) => !r.ok).length;
 console.log(`total time ${((Date.now() - began) / 1000).toFixed(1)} s; ${failedSteps} failed step(s)`);
 if (failedSteps > 0 && totals.failed === 0) totals.failed = failedSteps;
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-for (const name of skippedNames) console.log(`skipped: ${name}`);
 console.log(seedLine(seed));
 process.exit(failedSteps === 0 && totals.failed === 0 ? 0 : 1);

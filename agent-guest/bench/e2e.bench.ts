@@ -44,7 +44,9 @@ async function main(): Promise<void> {
     const call = async () => {
       const t = performance.now();
       const outcome = await submitAction(deps, caller, { operation: "run_command", arguments: { host: "local", command: "true" }, channel: "mcp" }, { waitMs: 0 });
-      if (outcome.result?.exit?.code !== 0 || outcome.result.receipt === null) throw new Error("bench call did not complete with a receipt");
+      if (outcome.result?.exit?.code !== 0 || outcome.result.receipt === null) throw new Error(`bench call did not complete with a receipt: ${JSON.stringify(outcome.result ?? null)}`);
+      // `true` prints nothing: any output means something else ran.
+      if (outcome.result.output.stdout !== "" || outcome.result.output.stderr !== "") throw new Error(`bench call's output is not that of \`true\`: ${JSON.stringify(outcome.result.output)}`);
       return performance.now() - t;
     };
     for (let i = 0; i < 5; i += 1) await call(); // warm-up

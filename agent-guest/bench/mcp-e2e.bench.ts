@@ -59,7 +59,7 @@ async function timedCall(client: Client): Promise<Timed> {
     const sent = epochMs();
     const result = (await client.callTool({ name: "run_command", arguments: { host: "local", command: "true" } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
     const received = epochMs();
-    const s = (result.structuredContent ?? {}) as { status?: string; action_id?: string; result?: { exit?: { code?: number } | null }; receipt?: unknown; code?: string };
+    const s = (result.structuredContent ?? {}) as { status?: string; action_id?: string; result?: { exit?: { code?: number } | null; output?: { stdout?: string; stderr?: string } }; receipt?: unknown; code?: string };
     if (s.code === "HOST_BUSY") {
       busy += 1;
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 20)); // back off like a client honouring retryable
@@ -67,6 +67,10 @@ async function timedCall(client: Client): Promise<Timed> {
     }
     if (result.isError === true || s.status !== "completed" || s.result?.exit?.code !== 0 || s.receipt == null) {
       throw new Error(`bench call did not complete with a receipt: ${JSON.stringify(s)}`);
+    }
+    // `true` prints nothing: any output means something else ran.
+    if (s.result.output?.stdout !== "" || s.result.output.stderr !== "") {
+      throw new Error(`bench call's output is not that of \`true\`: ${JSON.stringify(s.result.output ?? null)}`);
     }
     const textBytes = result.content.reduce((n, c) => n + (c.type === "text" ? Buffer.byteLength(c.text) : 0), 0);
     return { ms: performance.now() - t, busy, actionId: s.action_id ?? "", sent, received, textBytes };

@@ -3,12 +3,14 @@
 // lease without a network path), and with network egress (BPF lease + the
 // veth pair, addresses, routes, forwarding sysctls, /etc/hosts). Egress minus
 // exec_kernel is the network path's own share. Prints figures only; nothing
-// is reached (the workload is /bin/true).
+// is reached (the workload is /bin/true). Every launch is checked (exit 0,
+// no output): one that fails ends the bench non-zero.
 // Run: npx tsx native/bench/egress.bench.ts   (BENCH_N, default 50)
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { buildNative } from "../build.mjs";
 import { bpfStatus, launch, type SandboxPolicyInput } from "../index";
 import { reportBench } from "../../tools/lib/bench-report";
+import { assertLaunched } from "./checked-launch";
 
 buildNative({ quiet: true });
 mkdirSync("/tmp/leasehold-bench", { recursive: true });
@@ -30,7 +32,7 @@ const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - 
 try {
   const st = bpfStatus();
   if (st.tier === "C") throw new Error(`BPF tier C here (${st.detail}): egress leases cannot launch`);
-  for (const [, p] of variants) for (let i = 0; i < 5; i++) await launch(p); // warm-up
+  for (const [name, p] of variants) for (let i = 0; i < 5; i++) assertLaunched(name, await launch(p)); // warm-up
   const times = variants.map(() => [] as number[]);
   const setup = variants.map(() => [] as number[]);
   for (let i = 0; i < N; i++) {
@@ -38,8 +40,8 @@ try {
       const t = performance.now();
       const r = await launch(variants[v]![1]);
       times[v]!.push(performance.now() - t);
+      assertLaunched(variants[v]![0], r);
       setup[v]!.push(r.timing.setup_ms);
-      if (r.exit.code !== 0) throw new Error(`${variants[v]![0]}: exit ${JSON.stringify(r.exit)}`);
     }
   }
   console.log(`egress launch cost — ${new Date().toISOString()}, BPF tier ${st.tier}, ${N} runs each, alternating, node ${process.version}`);

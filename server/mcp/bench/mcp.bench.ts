@@ -15,7 +15,9 @@
  * processes are not in it), the clients' CPU per request (this process: the
  * SDK's Client against fetch, a floor under the latency ratio that no hub
  * change moves) and the hub's memory per idle session (RSS delta
- * over 200 idle sessions). Figures are printed, never asserted.
+ * over 200 idle sessions). Figures are printed, never asserted; every call
+ * and baseline request is checked (an error result, a non-2xx status or other
+ * bytes ends the bench non-zero: a failure is not a sample).
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -109,15 +111,18 @@ try {
   for (const level of LEVELS) {
     const hubPid = hub.process.pid!;
     const mcp = await measureWithCpu(hubPid, level, async (w) => {
-      await clients[w]!.callTool({ name: "health", arguments: {} });
+      const r = await clients[w]!.callTool({ name: "health", arguments: {} });
+      if (r.isError === true) throw new Error(`MCP health failed: ${JSON.stringify(r).slice(0, 300)}`);
     });
     const route = await measureWithCpu(hubPid, level, async () => {
       const res = await fetch(`${hub.url}/api/health`);
       await res.arrayBuffer();
+      if (!res.ok) throw new Error(`GET /api/health answered ${res.status}`);
     });
     const base = await measure(level, async () => {
       const res = await fetch(baselineUrl, { method: "POST", headers: { "content-type": "application/json" }, body: callBody });
-      await res.arrayBuffer();
+      const body = await res.text();
+      if (!res.ok || body !== baselineBody) throw new Error(`canned baseline answered ${res.status} with other bytes`);
     });
     console.log(
       `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x | ${mcp.clientCpuPerRequest.toFixed(2).padStart(21)} | ${route.clientCpuPerRequest.toFixed(2).padStart(5)}`,
