@@ -142,6 +142,14 @@ export class Scrubber {
   private ended = false;
   /** Upper bound on visible bytes ever held back (pending), from the patterns' bounds. */
   readonly holdbackLimit: number;
+  /**
+   * Bytes of context a window of a longer source needs on each side so its
+   * edges cannot cut a secret out of a match (window.ts): a match's length
+   * and look-ahead (within the hold-back), a proximity rule's window and its
+   * anchor, the look-behind — doubled for the normalised view, whose dropped
+   * bytes (escapes, invisible characters) widen the raw span of a match.
+   */
+  readonly windowContext: number;
 
   constructor(options: ScrubberOptions = {}) {
     const dlp = options.dlp === undefined ? [] : compileDlpPatterns(options.dlp);
@@ -151,6 +159,8 @@ export class Scrubber {
     // A context rule's match may wait for a format's decision at its secret: add the longest such match.
     const generic = Math.max(0, ...this.patterns.filter((p) => p.generic).map((p) => p.bounds.maxLength));
     this.holdbackLimit = Math.max(...this.patterns.map((p) => p.bounds.maxLength + p.bounds.lookahead + p.triggerLength)) + generic;
+    const near = Math.max(0, ...this.patterns.map((p) => p.near?.window ?? 0));
+    this.windowContext = 2 * (2 * this.holdbackLimit + near + this.context);
   }
 
   /** Scrubs the next chunk; returns the bytes that may now leave the host (possibly empty). */
