@@ -104,9 +104,44 @@ const N_CSI = 2;
 const N_NF = 3;
 /** Longest CSI / nF escape treated as one; past it the bytes are text again (a terminal would show them too). */
 const MAX_ESCAPE = 64;
-/** Bytes dropped from the matching view: C0 controls except TAB, LF, CR; DEL. ESC starts a sequence. */
-// eslint-disable-next-line no-control-regex -- matching control bytes is the point
-const DROPPED = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]/;
+
+// Withheld sequences (see Normalisation above).
+const HELD_UTF8 = 0;
+const HELD_ESCAPE = 1;
+
+/**
+ * Unicode's Default_Ignorable_Code_Point set, from the regex engine's own
+ * property tables. Every such code point lies in planes 0, 1 and 14
+ * (scrubber.test.ts checks the whole code space against the property).
+ */
+const DEFAULT_IGNORABLE: ReadonlySet<number> = (() => {
+  const di = /^\p{Default_Ignorable_Code_Point}$/u;
+  const set = new Set<number>();
+  for (const [lo, hi] of [[0, 0x1ffff], [0xe0000, 0xeffff]] as const) {
+    for (let cp = lo; cp <= hi; cp++) if ((cp < 0xd800 || cp > 0xdfff) && di.test(String.fromCodePoint(cp))) set.add(cp);
+  }
+  return set;
+})();
+
+/** First bytes of the UTF-8 encodings of those code points: only these start a withheld sequence. */
+const IGNORABLE_LEAD: ReadonlySet<number> = new Set([...DEFAULT_IGNORABLE].map((cp) => Buffer.from(String.fromCodePoint(cp), "utf8")[0] ?? 0));
+
+/** Input that needs the slow path: a byte dropped from the view, a backslash, or a possible ignorable's first byte. */
+const SLOW = new RegExp(
+  `[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\\\\${[...IGNORABLE_LEAD].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("")}]`,
+);
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** The code point of one complete UTF-8 sequence (latin1 view); -1 when it is not well-formed. */
+function decodeUtf8(seq: string): number {
+  const cp = Buffer.from(seq, "latin1").toString("utf8").codePointAt(0) ?? -1;
+  return cp === 0xfffd ? -1 : cp;
+}
+
+export { DEFAULT_IGNORABLE };
 
 export class Scrubber {
   private readonly patterns: readonly CompiledPattern[];
@@ -130,6 +165,13 @@ export class Scrubber {
   /** Skip for pending chars before the first breakpoint. */
   private skipFloor = 0;
   private nState = N_TEXT;
+  /** Raw bytes withheld from the view until their sequence is decided (a UTF-8 character, a `\\u`/`\\x` escape). */
+  private held = "";
+  private heldKind = HELD_UTF8;
+  /** Length the withheld sequence has when complete. */
+  private heldNeed = 0;
+  /** View chars that stand for more than one raw byte (a decoded escape), by absolute normalised index: their raw width. */
+  private readonly wide = new Map<number, number>();
   private nLen = 0;
   /** Inside an OSC/DCS/SOS/PM/APC string: its terminator (BEL, ESC \\) separates like a space. */
   private nString = false;
@@ -200,25 +242,97 @@ export class Scrubber {
     return this.pending.length;
   }
 
-  /** Appends raw input to the pending raw text and returns its normalised view. */
-  private normalise(raw: string): string {
+  /**
+   * Appends raw input to the pending raw text and returns its normalised
+   * view. `final`: no more input follows, so a withheld sequence (a UTF-8
+   * character or a `\\u` escape not yet complete) is released as it is.
+   */
+  private normalise(raw: string, final: boolean): string {
     this.pendingRaw += raw;
-    if (this.nState === N_TEXT && !DROPPED.test(raw) && !raw.includes("\x1b")) {
+    if (this.nState === N_TEXT && this.held === "" && !SLOW.test(raw)) {
       if (this.gapOpen && raw.length > 0) this.breakpoint();
       return raw;
     }
     // Slow path: copy the visible bytes into one buffer (no string slicing per gap).
-    const out = Buffer.allocUnsafe(raw.length);
+    const out = Buffer.allocUnsafe(raw.length + this.held.length);
     let n = 0;
     const at = this.base + this.pending.length;
     let skip = this.skipTotal;
     let gap = this.gapOpen;
+    const visible = (c: number) => {
+      if (gap) {
+        // The breakpoint's normalised index is where this byte lands.
+        this.bpIdx.push(at + n);
+        this.bpSkip.push(skip);
+        gap = false;
+      }
+      out[n++] = c;
+    };
+    const dropHeld = () => {
+      skip += this.held.length;
+      gap = true;
+      this.held = "";
+    };
+    const releaseHeld = () => {
+      const h = this.held;
+      this.held = "";
+      for (let k = 0; k < h.length; k++) visible(h.charCodeAt(k));
+    };
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
+      if (this.held !== "") {
+        // Inside a withheld sequence: decide it, or release it and see this byte afresh.
+        if (this.heldKind === HELD_UTF8) {
+          if (c >= 0x80 && c <= 0xbf) {
+            this.held += raw[i];
+            if (this.held.length === this.heldNeed) {
+              if (DEFAULT_IGNORABLE.has(decodeUtf8(this.held))) dropHeld();
+              else releaseHeld();
+            }
+            continue;
+          }
+        } else if (this.held.length === 1) {
+          if (c === 0x75 || c === 0x78) {
+            this.held += raw[i];
+            this.heldNeed = c === 0x75 ? 6 : 4;
+            continue;
+          }
+        } else if (isHex(c)) {
+          this.held += raw[i];
+          if (this.held.length === this.heldNeed) {
+            const cp = parseInt(this.held.slice(2), 16);
+            if (DEFAULT_IGNORABLE.has(cp) || (cp < 0x20 && cp !== 0x09 && cp !== 0x0a && cp !== 0x0d) || cp === 0x7f) {
+              dropHeld();
+            } else if (cp >= 0x20 && cp < 0x7f) {
+              // The decoded character stands for the whole escape: a match ending on it redacts all of it.
+              const width = this.held.length;
+              this.held = "";
+              visible(cp);
+              this.wide.set(at + n - 1, width);
+              skip += width - 1;
+              gap = true;
+            } else releaseHeld();
+          }
+          continue;
+        }
+        releaseHeld();
+      }
       let drop: boolean;
       if (this.nState === N_TEXT) {
-        if (c >= 0x20 && c !== 0x7f) drop = false;
-        else if (c === 0x09 || c === 0x0a || c === 0x0d) drop = false;
+        if (c >= 0x20 && c !== 0x7f) {
+          if (c === 0x5c) {
+            this.held = raw[i] as string;
+            this.heldKind = HELD_ESCAPE;
+            continue;
+          }
+          if (c >= 0xc0 && IGNORABLE_LEAD.has(c)) {
+            this.held = raw[i] as string;
+            this.heldKind = HELD_UTF8;
+            this.heldNeed = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+            continue;
+          }
+          drop = false;
+        } else if (c === 0x09 || c === 0x0a || c === 0x0d) drop = false;
         else if (c === 0x07 && this.nString) {
           // The string's terminator stays in the view as a separator, so a
           // title's last word is not glued to the text after it.
@@ -227,6 +341,7 @@ export class Scrubber {
           drop = false;
         } else {
           drop = true;
+          this.controls = true;
           if (c === 0x1b) {
             this.nState = N_ESC;
             this.nLen = 0;
@@ -234,21 +349,14 @@ export class Scrubber {
         }
       } else {
         drop = this.escapeByte(c);
+        this.controls = true;
       }
       if (drop) {
         skip++;
         gap = true;
-      } else {
-        if (gap) {
-          // The breakpoint's normalised index is where this byte lands.
-          this.bpIdx.push(at + n);
-          this.bpSkip.push(skip);
-          gap = false;
-        }
-        out[n++] = c;
-      }
+      } else visible(c);
     }
-    if (skip !== this.skipTotal) this.controls = true;
+    if (final && this.held !== "") releaseHeld();
     this.skipTotal = skip;
     this.gapOpen = gap;
     return out.toString("latin1", 0, n);
@@ -334,12 +442,14 @@ export class Scrubber {
   }
 
   private process(rawInput: string, final: boolean, partial: boolean): Buffer {
-    const input = this.normalise(rawInput);
+    const input = this.normalise(rawInput, final);
     const text = this.ctx + this.pending + input;
     const off = this.ctx.length;
     const absAt = (i: number) => this.base + (i - off);
     const normEnd = absAt(text.length);
     const rawAt = (i: number) => this.rawOf(absAt(i), normEnd);
+    /** Raw offset just past the view char at text index i (a decoded escape covers its whole raw width). */
+    const rawEndAt = (i: number) => rawAt(i) + (this.wide.get(absAt(i)) ?? 1);
     const parts: string[] = [];
     let emittedRaw = this.rawBase;
     const rawSlice = (from: number, to: number) => this.pendingRaw.slice(from - this.rawBase, to - this.rawBase);
@@ -350,12 +460,12 @@ export class Scrubber {
       const rs = rawAt(start);
       // Dropped bytes right after a match (a colour reset) stay in the output,
       // except when the redaction runs to the end of a cut stream.
-      const re = toEnd ? this.rawBase + this.pendingRaw.length : rawAt(end - 1) + 1;
+      const re = toEnd ? this.rawBase + this.pendingRaw.length : rawEndAt(end - 1);
       parts.push(rawSlice(emittedRaw, rs), this.marker(kind, rawSlice(rs, re)));
       emittedRaw = re;
       this.redactions++;
       this.kindSet.add(kind);
-      this.onRedact?.({ kind, matchStart: rawAt(matchStart), matchEnd: Math.max(re, rawAt(matchEnd - 1) + 1), start: rs, end: re });
+      this.onRedact?.({ kind, matchStart: rawAt(matchStart), matchEnd: Math.max(re, rawEndAt(matchEnd - 1)), start: rs, end: re });
     };
 
     let partialFrom = -1;
@@ -439,6 +549,10 @@ export class Scrubber {
       this.bpSkip = this.bpSkip.slice(drop);
     }
     if (commitAbs >= normEnd) this.skipFloor = this.skipTotal;
+    for (const k of this.wide.keys()) {
+      if (k >= commitAbs) break;
+      this.wide.delete(k);
+    }
     // The memo refers to this call's text: drop it (no copy of input outlives the call but the pending tail).
     this.triggerMemo.clear();
     return parts.length === 1 ? Buffer.from(parts[0] ?? "", "latin1") : Buffer.from(parts.join(""), "latin1");
