@@ -92,9 +92,13 @@ function base64Run(alignment: number, bytes: ReadonlyArray<ReadonlySet<number> |
     const b0 = Math.floor(bit / 8);
     const shift = bit % 8;
     const values = new Set<number>();
-    for (const x of at(b0)) {
-      if (shift <= 2) values.add((x >> (2 - shift)) & 63);
-      else for (const y of at(b0 + 1)) values.add(((x << (shift - 2)) | (y >> (10 - shift))) & 63);
+    if (shift <= 2) {
+      for (const x of at(b0)) values.add((x >> (2 - shift)) & 63);
+    } else {
+      // Only the low bits of the first byte and the high bits of the second reach this character.
+      const xs = new Set([...at(b0)].map((x) => (x << (shift - 2)) & 63));
+      const ys = new Set([...at(b0 + 1)].map((y) => y >> (10 - shift)));
+      for (const x of xs) for (const y of ys) values.add(x | y);
     }
     out.push(charsOf(values));
   }
@@ -400,7 +404,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     // Telegram bot tokens: "<bot id>:<35-character secret>" (core.telegram.org/bots/api,
     // "Authorizing your bot"); issued secrets begin with "AA". The bot id stays readable.
     kind: "telegram_bot_token",
-    pattern: "(?<=(?<![0-9])[0-9]{6,12}):(?<s>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
+    pattern: ":(?<=(?<![0-9])[0-9]{6,12}:)(?<s>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
     trigger: ":AA",
     triggerLength: 3,
   },
@@ -421,8 +425,8 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     // before it is look-behind), so a cut stream near a mere "default" is not redacted to its end.
     kind: "netrc_password",
     pattern:
-      "(?<=(?<![A-Za-z0-9_])(?:machine[\\t ]{1,8}[^\\s]{1,256}|default)(?:[\\t\\r\\n ]{1,16}(?:login|account|port|protocol)[\\t ]{1,8}[^\\s]{1,256}){0,4}" +
-      "[\\t\\r\\n ]{1,16})password[\\t ]{1,8}(?<s>[^\\s]{1,512})",
+      "password(?<=(?<![A-Za-z0-9_])(?:machine[\\t ]{1,8}[^\\s]{1,256}|default)(?:[\\t\\r\\n ]{1,16}(?:login|account|port|protocol)[\\t ]{1,8}[^\\s]{1,256}){0,4}" +
+      "[\\t\\r\\n ]{1,16}password)[\\t ]{1,8}(?<s>[^\\s]{1,512})",
     trigger: "password",
     triggerLength: 8,
   },
@@ -433,7 +437,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     // a mere "curl" is not redacted to its end.
     kind: "basic_auth",
     pattern:
-      "(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?)(?:-u|--user)(?:[\\t ]{1,8}|=)?[^\\s:\"']{0,256}:(?<s>[^\\s\"']{1,256})",
+      "(?:-u|--user)(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?(?:-u|--user))(?:[\\t ]{1,8}|=)?[^\\s:\"']{0,256}:(?<s>[^\\s\"']{1,256})",
     trigger: "-u|--user",
     triggerLength: 6,
   },
@@ -441,7 +445,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     // The same, quoted: the password runs to the closing quote.
     kind: "basic_auth",
     pattern:
-      "(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?)(?:-u|--user)(?:[\\t ]{1,8}|=)?[\"'][^:\"'\\n]{0,256}:(?<s>[^\"'\\n]{1,256})",
+      "(?:-u|--user)(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?(?:-u|--user))(?:[\\t ]{1,8}|=)?[\"'][^:\"'\\n]{0,256}:(?<s>[^\"'\\n]{1,256})",
     trigger: "-u|--user",
     triggerLength: 6,
   },
@@ -453,8 +457,8 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     kind: "secret_assignment",
     generic: true,
     pattern:
-      "(?<=(?<![^\\n])[\\t ]{0,64}(?:- )?[\"']?[A-Za-z0-9_.-]{0,64})" +
       "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "(?<=(?<![^\\n])[\\t ]{0,64}(?:- )?[\"']?[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key))" +
       "[\"']?[\\t ]{0,8}:[\\t ]{1,8}[\"']?(?<s>[^\\s\"'#|>&*!{\\[$%@`][^\\r\\n\"']{0,511})",
     flags: "i",
     trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",

@@ -135,10 +135,22 @@ function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
-/** The code point of one complete UTF-8 sequence (latin1 view); -1 when it is not well-formed. */
+/** Bytes that are visible as they are in text state (not a control, DEL, backslash or a possible ignorable's first byte). */
+const PLAIN = new Uint8Array(256);
+for (let b = 0; b < 256; b++) {
+  PLAIN[b] = (b >= 0x20 && b !== 0x7f && b !== 0x5c && !IGNORABLE_LEAD.has(b)) || b === 0x09 || b === 0x0a || b === 0x0d ? 1 : 0;
+}
+
+/**
+ * The code point a complete UTF-8 sequence (latin1 view, lead byte and
+ * continuation bytes already checked) stands for. An overlong form decodes
+ * to the code point it spells, so it is dropped too when that is ignorable.
+ */
 function decodeUtf8(seq: string): number {
-  const cp = Buffer.from(seq, "latin1").toString("utf8").codePointAt(0) ?? -1;
-  return cp === 0xfffd ? -1 : cp;
+  const b0 = seq.charCodeAt(0);
+  let cp = seq.length === 2 ? b0 & 0x1f : seq.length === 3 ? b0 & 0x0f : b0 & 0x07;
+  for (let k = 1; k < seq.length; k++) cp = (cp << 6) | (seq.charCodeAt(k) & 0x3f);
+  return cp;
 }
 
 export { DEFAULT_IGNORABLE };
@@ -280,6 +292,16 @@ export class Scrubber {
     };
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
+      if (PLAIN[c] === 1 && this.held === "" && this.nState === N_TEXT) {
+        // The common byte, inline: visible as it is.
+        if (gap) {
+          this.bpIdx.push(at + n);
+          this.bpSkip.push(skip);
+          gap = false;
+        }
+        out[n++] = c;
+        continue;
+      }
       if (this.held !== "") {
         // Inside a withheld sequence: decide it, or release it and see this byte afresh.
         if (this.heldKind === HELD_UTF8) {
