@@ -126,10 +126,41 @@ const DEFAULT_IGNORABLE: ReadonlySet<number> = (() => {
 /** First bytes of the UTF-8 encodings of those code points: only these start a withheld sequence. */
 const IGNORABLE_LEAD: ReadonlySet<number> = new Set([...DEFAULT_IGNORABLE].map((cp) => Buffer.from(String.fromCodePoint(cp), "utf8")[0] ?? 0));
 
-/** Input that needs the slow path: a byte dropped from the view, a backslash, or a possible ignorable's first byte. */
-const SLOW = new RegExp(
-  `[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\\\\${[...IGNORABLE_LEAD].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("")}]`,
-);
+/** A latin1-view regex class of single bytes. */
+const byteClass = (bytes: Iterable<number>) => `[${[...bytes].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("")}]`;
+
+/** Bytes that may start something the view changes: a control, DEL, a backslash, the first byte of an ignorable. */
+const MAYBE_SLOW = new RegExp(`[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\\\${byteClass(IGNORABLE_LEAD).slice(1, -1)}]`, "g");
+
+/**
+ * Whether the normaliser must look at this input byte by byte: it holds a
+ * dropped byte, a `\\u`/`\\x` escape, an ignorable's UTF-8 encoding, or ends
+ * in what may be the first part of one. Other backslashes and other UTF-8
+ * stay on the fast path.
+ */
+function needsSlowPath(raw: string): boolean {
+  MAYBE_SLOW.lastIndex = 0;
+  for (let m = MAYBE_SLOW.exec(raw); m !== null; m = MAYBE_SLOW.exec(raw)) {
+    const i = m.index;
+    const c = raw.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+    if (c === 0x5c) {
+      if (i + 1 >= raw.length) return true;
+      const d = raw.charCodeAt(i + 1);
+      if (d === 0x75 || d === 0x78) return true;
+      continue;
+    }
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (i + need > raw.length) return true;
+    let complete = true;
+    for (let k = 1; k < need && complete; k++) {
+      const b = raw.charCodeAt(i + k);
+      complete = b >= 0x80 && b <= 0xbf;
+    }
+    if (complete && DEFAULT_IGNORABLE.has(decodeUtf8(raw.slice(i, i + need)))) return true;
+  }
+  return false;
+}
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
@@ -261,7 +292,7 @@ export class Scrubber {
    */
   private normalise(raw: string, final: boolean): string {
     this.pendingRaw += raw;
-    if (this.nState === N_TEXT && this.held === "" && !SLOW.test(raw)) {
+    if (this.nState === N_TEXT && this.held === "" && !needsSlowPath(raw)) {
       if (this.gapOpen && raw.length > 0) this.breakpoint();
       return raw;
     }
@@ -293,13 +324,17 @@ export class Scrubber {
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
       if (PLAIN[c] === 1 && this.held === "" && this.nState === N_TEXT) {
-        // The common byte, inline: visible as it is.
+        // A run of common bytes, copied at once: visible as they are.
         if (gap) {
           this.bpIdx.push(at + n);
           this.bpSkip.push(skip);
           gap = false;
         }
-        out[n++] = c;
+        let j = i + 1;
+        while (j < raw.length && PLAIN[raw.charCodeAt(j)] === 1) j++;
+        if (j - i > 16) n += out.write(raw.slice(i, j), n, "latin1");
+        else for (let k = i; k < j; k++) out[n++] = raw.charCodeAt(k);
+        i = j - 1;
         continue;
       }
       if (this.held !== "") {
