@@ -375,7 +375,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     triggerLength: 4,
   },
   // ... and base64-encoded, at each of the three alignments a secret can have in the
-  // encoded stream (hubEncodedSpecs below).
+  // encoded stream (hubBase64Specs).
   ...hubBase64Specs(),
   // --- Formats without a rule in @secretlint/secretlint-rule-preset-recommend 13.0.7 (its
   // rules: 1password, anthropic, aws, basicauth, cloudflare, database-connection-string,

@@ -19,7 +19,8 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  *    are held, and only while a match could still be in progress there.
  *  - No raw copy: the scrubber never stores released or redacted input; the
  *    only raw bytes it holds are that bounded pending tail (its view and its
- *    raw bytes) plus one byte of look-behind context, dropped by `end()`.
+ *    raw bytes), the patterns' look-behind context and at most five bytes of
+ *    an unfinished UTF-8 character or escape, dropped by `end()`.
  *  - At a cut (`end({ partial: true })`), a possibly-partial secret at the
  *    end is redacted to the end instead of released (pair.test.ts).
  *
@@ -30,7 +31,12 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  * matched whole. Redaction is applied to the raw bytes: the view keeps a map
  * (breakpoints) from view offsets to raw offsets for the pending tail only.
  * An OSC/DCS string's content stays in the view; its terminator (BEL, ESC \)
- * stays as a separator.
+ * stays as a separator. Also removed: every Default_Ignorable_Code_Point
+ * (zero-width characters, soft hyphen, BOM, variation selectors, tag
+ * characters) in its UTF-8 form; and `\uXXXX` / `\xXX` escapes are decoded
+ * to the ASCII character they spell (removed when they spell an ignorable or
+ * a control), so `lh\u005f…` is matched as `lh_…`. A decoded character keeps
+ * its raw width, so a redaction ending on it covers the whole escape.
  *
  * Rule set: derived from @secretlint/secretlint-rule-preset-recommend 13.0.7
  * (rule per format named in patterns.ts) rather than run through
