@@ -34,7 +34,7 @@ import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../ser
 import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
-import { Scrubber, scrubPair } from "../scrub/index";
+import { Scrubber, scrubPair, scrubWindow, windowContext } from "../scrub/index";
 import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
@@ -271,12 +271,27 @@ export function sandboxReport(
 // ---------------------------------------------------------------------------
 // Workspace operations: user-space, in-process, never a shell.
 
-type WorkspaceOp = (ws: Workspace, a: Args) => { content: Buffer; structured: Record<string, unknown> };
+/**
+ * A workspace operation's raw result. `window`: the content is one page of a
+ * longer file, read with context on each side, so it is scrubbed as that
+ * window of the file (agent-guest/scrub/window.ts), not as a text of its own.
+ */
+type WorkspaceOp = (
+  ws: Workspace,
+  a: Args,
+) => { content: Buffer; structured: Record<string, unknown>; window?: { bytes: Buffer; from: number; offset: number; total: number } };
+
+/** Context read around every fs_read page, for the built-in patterns the workspace scrubber applies. */
+const READ_CONTEXT = windowContext();
 
 const WORKSPACE_OPS: Record<string, WorkspaceOp> = {
   "workspace.fs_read": (ws, a) => {
-    const r = ws.read(String(a["path"]), { offset: Number(a["offset"] ?? 0), limit: Number(a["limit"] ?? 65_536) });
-    return { content: r.content, structured: { path: r.path, offset: r.offset, bytes: r.bytes, total_bytes: r.total_bytes, has_more: r.has_more } };
+    const r = ws.read(String(a["path"]), { offset: Number(a["offset"] ?? 0), limit: Number(a["limit"] ?? 65_536), context: READ_CONTEXT });
+    return {
+      content: r.content,
+      structured: { path: r.path, offset: r.offset, bytes: r.bytes, total_bytes: r.total_bytes, has_more: r.has_more },
+      ...(r.around === undefined ? {} : { window: { bytes: r.around.bytes, from: r.around.from, offset: r.offset, total: r.total_bytes } }),
+    };
   },
   "workspace.fs_write": (ws, a) => {
     const content = a["encoding"] === "base64" ? Buffer.from(String(a["content"]), "base64") : Buffer.from(String(a["content"]), "utf8");
@@ -336,12 +351,21 @@ export function refusalOutcome(job: Pick<VerifiedJob, "action_id" | "action_hash
 async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp): Promise<JobOutcome> {
   const startedAt = new Date();
   const ws = Workspace.open(ctx.ceiling.workspace_root);
-  const { content, structured } = op(ws, job.arguments);
-  const scrubber = new Scrubber();
-  // A read page cut at its limit may end in the first part of a secret.
-  const scrubbed = scrubStream(content, scrubber, structured["has_more"] === true && job.operation === "fs_read");
-  const report = scrubber.report();
-  if (job.operation === "fs_read") structured["terminal_controls"] = scrubber.sawTerminalControls;
+  const { content, structured, window } = op(ws, job.arguments);
+  let scrubbed: Buffer;
+  let report: ReturnType<Scrubber["report"]>;
+  if (window !== undefined) {
+    // A page is scrubbed as a window of the file: the context on each side
+    // keeps an offset or a page boundary from splitting a secret out of its pattern.
+    const w = scrubWindow({ bytes: window.bytes, from: window.from, offset: window.offset, length: content.length, total: window.total });
+    scrubbed = w.output;
+    report = w.report;
+    structured["terminal_controls"] = w.terminalControls;
+  } else {
+    const scrubber = new Scrubber();
+    scrubbed = scrubStream(content, scrubber, false);
+    report = scrubber.report();
+  }
   // Binary pages travel as base64 of the SCRUBBED bytes (scrubbing always runs on the raw bytes), so
   // the caller gets them exactly; utf8 text would replace every invalid sequence for good.
   const returned = job.operation === "fs_read" && job.arguments["encoding"] === "base64" ? Buffer.from(scrubbed.toString("base64"), "latin1") : scrubbed;

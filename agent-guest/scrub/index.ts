@@ -6,3 +6,5 @@ export { BUILTIN_PATTERNS, BUILTIN_KINDS, DLP_LIMITS, DlpPatternConfig, compileD
 export type { CompiledPattern } from "./patterns";
 export { analyzeRegex, RegexRefused } from "./regex-bounds";
 export type { RegexBounds, AnalyzeOptions } from "./regex-bounds";
+export { scrubWindow, windowContext } from "./window";
+export type { WindowInput, ScrubbedWindow } from "./window";

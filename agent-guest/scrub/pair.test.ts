@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Scrubber, cutScrubbed, scrubBuffer, scrubPair } from "./index";
-import { FAKE, FAKE12, OUT_OF_REACH } from "./test/corpus";
+import { ALL_CASES, FAKE, FAKE12, OUT_OF_REACH } from "./test/corpus";
 
 const MiB = 1024 * 1024;
 const b = (s: string) => Buffer.from(s, "latin1");
@@ -172,5 +172,20 @@ describe("out of reach by design (documented limits)", () => {
     const r = scrubBuffer(input);
     expect(r.output.equals(input)).toBe(true);
     expect(r.report.count).toBe(0);
+  });
+});
+
+describe("both streams", () => {
+  it("every corpus row is scrubbed alike in stdout and in stderr, and as the whole text", () => {
+    for (const c of ALL_CASES) {
+      const input = typeof c.input === "string" ? Buffer.from(c.input, "utf8") : c.input;
+      const expected = latin(typeof c.expect === "string" ? Buffer.from(c.expect, "utf8") : c.expect);
+      const inOut = scrubPair({ stdout: input, stderr: Buffer.alloc(0) }, { returnMax: 1 << 20 });
+      const inErr = scrubPair({ stdout: Buffer.alloc(0), stderr: input }, { returnMax: 1 << 20 });
+      expect(latin(inOut.stdout), c.name).toBe(expected);
+      expect(latin(inErr.stderr), c.name).toBe(expected);
+      expect(inOut.report.count, c.name).toBe(c.count);
+      expect(inErr.report.count, c.name).toBe(c.count);
+    }
   });
 });

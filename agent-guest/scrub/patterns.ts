@@ -60,6 +60,84 @@ interface BuiltinSpec {
 const WS = "\\t\\n\\r ";
 
 /**
+ * Base64 of the hub's own secrets (see the leasehold_token rule). A secret
+ * starts at byte offset 0, 1 or 2 of a 3-byte group of the encoded stream;
+ * for each alignment, the characters that carry only the secret's bits are
+ * computed here: fixed characters for the prefix, then one character class
+ * per position for the body (each body byte is in the secret's alphabet, so
+ * every position allows only some values), the last one also mixing the
+ * byte after the secret. A random base64 blob matches such a run with odds
+ * far below 1 in 2^40. Standard and URL-safe alphabets are both accepted.
+ * Not caught: a line break inside the run (`base64` wraps at 76).
+ */
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const B64URL_EXTRA: Record<number, string> = { 62: "-", 63: "_" };
+
+function charsOf(values: ReadonlySet<number>): string {
+  const chars = [...values].sort((a, b) => a - b).flatMap((v) => [B64[v] ?? "", B64URL_EXTRA[v] ?? ""]).filter((c) => c !== "");
+  const esc = (c: string) => (/[A-Za-z0-9_]/.test(c) ? c : `\\${c}`);
+  return chars.length === 1 ? esc(chars[0] ?? "") : `[${chars.map(esc).join("")}]`;
+}
+
+function base64Run(alignment: number, bytes: ReadonlyArray<ReadonlySet<number> | null>): string[] {
+  // bytes: the secret, one set of possible values per byte; null = any byte (around the secret).
+  const stream = [...Array.from({ length: alignment }, () => null), ...bytes, null];
+  const all = new Set(Array.from({ length: 256 }, (_, i) => i));
+  const at = (k: number) => stream[k] ?? all;
+  const out: string[] = [];
+  const first = Math.ceil((8 * alignment) / 6);
+  const last = Math.ceil((8 * (alignment + bytes.length)) / 6);
+  for (let j = first; j < last; j++) {
+    const bit = 6 * j;
+    const b0 = Math.floor(bit / 8);
+    const shift = bit % 8;
+    const values = new Set<number>();
+    if (shift <= 2) {
+      for (const x of at(b0)) values.add((x >> (2 - shift)) & 63);
+    } else {
+      // Only the low bits of the first byte and the high bits of the second reach this character.
+      const xs = new Set([...at(b0)].map((x) => (x << (shift - 2)) & 63));
+      const ys = new Set([...at(b0 + 1)].map((y) => y >> (10 - shift)));
+      for (const x of xs) for (const y of ys) values.add(x | y);
+    }
+    out.push(charsOf(values));
+  }
+  return out;
+}
+
+function hubBase64Specs(): BuiltinSpec[] {
+  const lit = (s: string) => [...s].map((c) => new Set([c.charCodeAt(0)]));
+  const set = (alphabet: string) => new Set([...alphabet].map((c) => c.charCodeAt(0)));
+  const b64url = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+  const base32 = set("abcdefghijklmnopqrstuvwxyz234567");
+  const secrets = [
+    [...lit("lh_"), ...Array.from({ length: 32 }, () => b64url)],
+    [...lit("lha_"), ...Array.from({ length: 32 }, () => b64url)],
+    [...lit("lhr_"), ...Array.from({ length: 43 }, () => b64url)],
+    [...lit("lhe_"), ...Array.from({ length: 32 }, () => base32)],
+  ];
+  return [0, 1, 2].map((alignment) => {
+    const runs = secrets.map((bytes) => base64Run(alignment, bytes));
+    // The first three positions, over every secret, are the trigger (a literal-ish prefix).
+    const trigger = [0, 1, 2].map((k) => charsOf(new Set(runs.flatMap((r) => [...classValues(r[k] ?? "")])))).join("");
+    return { kind: "leasehold_token", pattern: `(?:${runs.map((r) => r.join("")).join("|")})`, trigger, triggerLength: 3 };
+  });
+}
+
+/** The base64 values a class built by charsOf admits. */
+function classValues(cls: string): Set<number> {
+  const body = cls.startsWith("[") ? cls.slice(1, -1) : cls;
+  const values = new Set<number>();
+  for (const c of body.replace(/\\/g, "")) {
+    const v = B64.indexOf(c);
+    if (v >= 0) values.add(v);
+    else if (c === "-") values.add(62);
+    else if (c === "_") values.add(63);
+  }
+  return values;
+}
+
+/**
  * Order matters only for ties (two kinds matching at the same byte): the
  * earlier entry wins. Otherwise the leftmost match wins, as one alternation would.
  */
@@ -76,7 +154,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   },
   {
     kind: "jwt",
-    pattern: "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\\.eyJ[A-Za-z0-9_-]{2,8192}\\.[A-Za-z0-9_-]{0,2048}",
+    pattern: "eyJ[A-Za-z0-9_-]{8,4096}\\.eyJ[A-Za-z0-9_-]{2,8192}\\.[A-Za-z0-9_-]{0,2048}",
     trigger: "eyJ",
     triggerLength: 3,
   },
@@ -104,19 +182,19 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   },
   {
     kind: "github_token",
-    pattern: "(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244})",
+    pattern: "(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244})",
     trigger: "gh[pousr]_|github_pat_",
     triggerLength: 11,
   },
   {
     kind: "gitlab_token",
-    pattern: "(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,255}",
+    pattern: "gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,255}",
     trigger: "gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-",
     triggerLength: 8,
   },
   {
     kind: "slack_token",
-    pattern: "(?<![A-Za-z0-9-])(?:xox[abposer]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})",
+    pattern: "(?:xox[abposer]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})",
     trigger: "xox[abposer]-|xapp-",
     triggerLength: 5,
   },
@@ -128,7 +206,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   },
   {
     kind: "stripe_key",
-    pattern: "(?<![A-Za-z0-9_])(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9]{24,128})",
+    pattern: "(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9]{24,128})",
     trigger: "[sr]k_(?:live|test)_|whsec_",
     triggerLength: 8,
   },
@@ -150,7 +228,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   {
     // secretlint-rule-anthropic (sk-ant-api0N-…AA); also admin/oauth keys.
     kind: "anthropic_key",
-    pattern: "(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)[0-9]{2}-[A-Za-z0-9_-]{20,300}",
+    pattern: "sk-ant-(?:api|admin|oat|sid)[0-9]{2}-[A-Za-z0-9_-]{20,300}",
     trigger: "sk-ant-",
     triggerLength: 7,
   },
@@ -165,7 +243,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   {
     // secretlint-rule-npm (access tokens).
     kind: "npm_token",
-    pattern: "(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
+    pattern: "npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
     trigger: "npm_",
     triggerLength: 4,
   },
@@ -180,7 +258,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     // secretlint-rule-hashicorp-vault (service, batch, recovery tokens); lengths widened
     // down to 24 for older service tokens.
     kind: "vault_token",
-    pattern: "(?<![A-Za-z0-9_-])hv[sbr]\\.[A-Za-z0-9_-]{24,400}(?![A-Za-z0-9_-])",
+    pattern: "hv[sbr]\\.[A-Za-z0-9_-]{24,400}(?![A-Za-z0-9_-])",
     trigger: "hv[sbr]\\.",
     triggerLength: 4,
   },
@@ -194,14 +272,14 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
   {
     // Not in the preset: DigitalOcean personal, OAuth and refresh tokens.
     kind: "digitalocean_token",
-    pattern: "(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])",
+    pattern: "do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])",
     trigger: "do[opr]_v1_",
     triggerLength: 7,
   },
   {
     // secretlint-rule-docker (dckr_pat_).
     kind: "docker_token",
-    pattern: "(?<![A-Za-z0-9_-])dckr_pat_[A-Za-z0-9_-]{27,64}",
+    pattern: "dckr_pat_[A-Za-z0-9_-]{27,64}",
     trigger: "dckr_pat_",
     triggerLength: 9,
   },
@@ -278,11 +356,113 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     triggerLength: 11,
   },
   {
-    // The hub's own agent tokens (server/tokens/secret.ts: lh_ + 32 base64url).
+    // The hub's own secrets: agent tokens lh_ and OAuth access tokens lha_ (+ 32 base64url),
+    // refresh tokens lhr_ (+ 43) — server/tokens/secret.ts; enrolment codes lhe_ + 32 base32
+    // (server/hosts/enrolment.ts). No left boundary: a letter glued before the prefix does not
+    // make it something else.
     kind: "leasehold_token",
-    pattern: "(?<![A-Za-z0-9_])lh_[A-Za-z0-9_-]{32,128}",
-    trigger: "lh_",
+    pattern: "lh(?:[ar]?_[A-Za-z0-9_-]{32,128}|e_[a-z2-7]{32})",
+    trigger: "lh[ar]?_|lhe_",
+    triggerLength: 4,
+  },
+  // The same secrets hex-encoded (`xxd -p`, `od`, Buffer.toString("hex")): every byte of a
+  // prefix, then two hex digits per body character (all in 0x2d–0x7a).
+  {
+    kind: "leasehold_token",
+    pattern: "6c68(?:(?:61)?5f(?:[2-7][0-9a-f]){32}|725f(?:[2-7][0-9a-f]){43}|655f(?:[2-7][0-9a-f]){32})",
+    flags: "i",
+    trigger: "6c68",
+    triggerLength: 4,
+  },
+  // ... and base64-encoded, at each of the three alignments a secret can have in the
+  // encoded stream (hubBase64Specs).
+  ...hubBase64Specs(),
+  // --- Formats without a rule in @secretlint/secretlint-rule-preset-recommend 13.0.7 (its
+  // rules: 1password, anthropic, aws, basicauth, cloudflare, database-connection-string,
+  // databricks, docker, figma, gcp, github, gitlab, grafana, groq, hashicorp-vault,
+  // huggingface, linear, notion, npm, openai, privatekey, sendgrid, shopify, slack, stripe,
+  // tailscale, vercel): each pattern names where its format is documented.
+  {
+    // age secret keys: Bech32, HRP "AGE-SECRET-KEY-", upper case, 32-byte key → 58 data+checksum
+    // characters (age-encryption.org/v1, "X25519 recipient type").
+    kind: "age_secret_key",
+    pattern: "AGE-SECRET-KEY-1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}",
+    flags: "i",
+    trigger: "age-secret-key-1",
+    triggerLength: 16,
+  },
+  {
+    // PyPI API tokens: "pypi-" + a macaroon whose base64url starts with the location
+    // "pypi.org" (AgEIcHlwaS5vcmc) or "test.pypi.org" (pypi.org/help/#apitoken; warehouse
+    // macaroons).
+    kind: "pypi_token",
+    pattern: "pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,1000}",
+    trigger: "pypi-AgE",
+    triggerLength: 8,
+  },
+  {
+    // Telegram bot tokens: "<bot id>:<35-character secret>" (core.telegram.org/bots/api,
+    // "Authorizing your bot"); issued secrets begin with "AA". The bot id stays readable.
+    kind: "telegram_bot_token",
+    pattern: ":(?<=(?<![0-9])[0-9]{6,12}:)(?<s>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
+    trigger: ":AA",
     triggerLength: 3,
+  },
+  {
+    // Azure Storage / Service Bus / Event Hubs connection strings: AccountKey= (base64 of a
+    // 64-byte key) and SharedAccessKey= (learn.microsoft.com, "Configure Azure Storage
+    // connection strings"; "Service Bus access control with Shared Access Signatures").
+    kind: "azure_storage_key",
+    pattern: "(?:AccountKey|SharedAccessKey)[\\t ]{0,8}=[\\t ]{0,8}(?<s>[A-Za-z0-9+/]{20,120}={0,2})",
+    flags: "i",
+    trigger: "accountkey|sharedaccesskey",
+    triggerLength: 15,
+  },
+  {
+    // ~/.netrc: "machine <host> [login <u>] [account <a>] password <p>", tokens separated by
+    // spaces, tabs or newlines; "default" instead of a machine (GNU inetutils ftp manual, "The
+    // .netrc file"; curl's --netrc documentation). The match starts at "password" (the entry
+    // before it is look-behind), so a cut stream near a mere "default" is not redacted to its end.
+    kind: "netrc_password",
+    pattern:
+      "password(?<=(?<![A-Za-z0-9_])(?:machine[\\t ]{1,8}[^\\s]{1,256}|default)(?:[\\t\\r\\n ]{1,16}(?:login|account|port|protocol)[\\t ]{1,8}[^\\s]{1,256}){0,4}" +
+      "[\\t\\r\\n ]{1,16}password)[\\t ]{1,8}(?<s>[^\\s]{1,512})",
+    trigger: "password",
+    triggerLength: 8,
+  },
+  {
+    // curl -u/--user user:password (curl(1), "-u, --user <user:password>"): HTTP basic
+    // credentials, so the basic_auth kind. `-u user` alone (curl prompts) has no colon. The
+    // match starts at the option (curl on the same line is look-behind), so a cut stream near
+    // a mere "curl" is not redacted to its end.
+    kind: "basic_auth",
+    pattern:
+      "(?:-u|--user)(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?(?:-u|--user))(?:[\\t ]{1,8}|=)?[^\\s:\"']{0,256}:(?<s>[^\\s\"']{1,256})",
+    trigger: "-u|--user",
+    triggerLength: 6,
+  },
+  {
+    // The same, quoted: the password runs to the closing quote.
+    kind: "basic_auth",
+    pattern:
+      "(?:-u|--user)(?<=(?<![A-Za-z0-9_-])curl[\\t ](?:[^\\n]{0,256}[\\t ])?(?:-u|--user))(?:[\\t ]{1,8}|=)?[\"'][^:\"'\\n]{0,256}:(?<s>[^\"'\\n]{1,256})",
+    trigger: "-u|--user",
+    triggerLength: 6,
+  },
+  {
+    // YAML (and YAML-like config) `password: value` on its own line: Ansible, Docker Compose,
+    // Kubernetes, Spring (yaml.org/spec/1.2.2, block mappings). Only a key that starts its line
+    // (after indentation or "- "), so "the password: …" in prose mid-line passes; `${VAR}`,
+    // `{{ template }}`, anchors, aliases and block scalars are not values.
+    kind: "secret_assignment",
+    generic: true,
+    pattern:
+      "(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)" +
+      "(?<=(?<![^\\n])[\\t ]{0,64}(?:- )?[\"']?[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key))" +
+      "[\"']?[\\t ]{0,8}:[\\t ]{1,8}[\"']?(?<s>[^\\s\"'#|>&*!{\\[$%@`][^\\r\\n\"']{0,511})",
+    flags: "i",
+    trigger: "password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth[_-]?key",
+    triggerLength: 11,
   },
   {
     // Only the password is replaced; `scheme://user:` and `@host` stay readable.
@@ -318,6 +498,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     triggerLength: 13,
   },
 ];
+
 
 const BUILTIN_MAX_REPEAT = 16384;
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/trust";
 import { EvidenceEnvelope } from "../evidence/envelope";
 import { BUILTIN_KINDS, BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
-import { ALL_CASES, CORPUS, FAKE, FAKE12 } from "./test/corpus";
+import { ALL_CASES, CORPUS, FAKE, FAKE12, FAKE30 } from "./test/corpus";
+import { DEFAULT_IGNORABLE } from "./scrubber";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
 import { seededRandom as rng } from "../../test/support/random";
 
@@ -65,6 +66,49 @@ describe("encoded variants of every token format", () => {
         }
       }
     }
+  });
+
+  const more = [...tokens, FAKE30.lha, FAKE30.lhr, FAKE30.lhe, FAKE30.age, FAKE30.pypi];
+  const leaks = (t: string, text: string) => [...Array(t.length - 5).keys()].map((i) => t.slice(i, i + 6)).find((p) => text.includes(p));
+
+  it("a default-ignorable character (as UTF-8 or as a \\u escape) inserted at any position is redacted with the token", () => {
+    const invisible = ["\u200b", "\u00ad", "\u2060", "\ufeff", "\u{e0041}", "\ufe0f", "\u180e", "\u034f", "\u3164"];
+    for (const t of more) {
+      for (const ins of [...invisible.map((c) => Buffer.from(c, "utf8").toString("latin1")), "\\u200b", "\\u00AD", "\\x00"]) {
+        for (let k = 1; k < t.length; k++) {
+          const text = scrubBuffer(Buffer.from(`v ${t.slice(0, k)}${ins}${t.slice(k)}\n`, "latin1")).output.toString("latin1");
+          const piece = leaks(t, text);
+          if (piece !== undefined) throw new Error(`${JSON.stringify(ins)} at ${k} in ${t.slice(0, 6)}…: ${JSON.stringify(text)}`);
+        }
+      }
+    }
+  });
+
+  it("any one character of a token written as a \\uXXXX or \\xXX escape is redacted with the token, escape included", () => {
+    for (const t of more) {
+      for (let k = 0; k < t.length; k++) {
+        const code = t.charCodeAt(k).toString(16);
+        for (const esc of [`\\u${code.padStart(4, "0")}`, `\\x${code.padStart(2, "0")}`, `\\u${code.padStart(4, "0").toUpperCase()}`]) {
+          const text = scrubBuffer(Buffer.from(`"${t.slice(0, k)}${esc}${t.slice(k + 1)}"`, "latin1")).output.toString("latin1");
+          if (!/^"\[REDACTED:[a-z_0-9]+\]"$/.test(text)) throw new Error(`${esc} at ${k} in ${t.slice(0, 6)}…: ${JSON.stringify(text)}`);
+        }
+      }
+    }
+  });
+
+  it("the ignorable set is exactly Unicode's Default_Ignorable_Code_Point, over the whole code space, and each one inside a token is dropped", () => {
+    const di = /^\p{Default_Ignorable_Code_Point}$/u;
+    let n = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const is = di.test(String.fromCodePoint(cp));
+      if (is !== DEFAULT_IGNORABLE.has(cp)) throw new Error(`U+${cp.toString(16)}: property ${is}, scrubber ${DEFAULT_IGNORABLE.has(cp)}`);
+      if (!is) continue;
+      n++;
+      const input = Buffer.from(`${FAKE30.lh.slice(0, 7)}${String.fromCodePoint(cp)}${FAKE30.lh.slice(7)}`, "utf8");
+      expect(scrubBuffer(input).output.toString("latin1")).toBe("[REDACTED:leasehold_token]");
+    }
+    expect(n).toBeGreaterThan(4000);
   });
 
   it.each([["utf16le"], ["utf16be"]] as const)("written as %s, each is redacted and the text stays NUL-interleaved", (enc) => {
@@ -211,11 +255,11 @@ describe("byte exactness and bounds", () => {
     expect(reports).toEqual([{ count: 1, kinds: ["github_token"] }]);
   });
 
-  it("built-in patterns all have bounded matches and at least one byte", () => {
+  it("built-in patterns all have bounded matches and at least one byte, and bounded look-behind", () => {
     for (const p of BUILTIN_PATTERNS) {
       expect(p.bounds.minLength).toBeGreaterThan(0);
       expect(p.bounds.maxLength).toBeLessThanOrEqual(16_600);
-      expect(p.bounds.lookbehind).toBeLessThanOrEqual(1);
+      expect(p.bounds.lookbehind).toBeLessThanOrEqual(2048);
     }
   });
 

@@ -19,7 +19,8 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  *    are held, and only while a match could still be in progress there.
  *  - No raw copy: the scrubber never stores released or redacted input; the
  *    only raw bytes it holds are that bounded pending tail (its view and its
- *    raw bytes) plus one byte of look-behind context, dropped by `end()`.
+ *    raw bytes), the patterns' look-behind context and at most five bytes of
+ *    an unfinished UTF-8 character or escape, dropped by `end()`.
  *  - At a cut (`end({ partial: true })`), a possibly-partial secret at the
  *    end is redacted to the end instead of released (pair.test.ts).
  *
@@ -30,7 +31,12 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  * matched whole. Redaction is applied to the raw bytes: the view keeps a map
  * (breakpoints) from view offsets to raw offsets for the pending tail only.
  * An OSC/DCS string's content stays in the view; its terminator (BEL, ESC \)
- * stays as a separator.
+ * stays as a separator. Also removed: every Default_Ignorable_Code_Point
+ * (zero-width characters, soft hyphen, BOM, variation selectors, tag
+ * characters) in its UTF-8 form; and `\uXXXX` / `\xXX` escapes are decoded
+ * to the ASCII character they spell (removed when they spell an ignorable or
+ * a control), so `lh\u005f…` is matched as `lh_…`. A decoded character keeps
+ * its raw width, so a redaction ending on it covers the whole escape.
  *
  * Rule set: derived from @secretlint/secretlint-rule-preset-recommend 13.0.7
  * (rule per format named in patterns.ts) rather than run through
@@ -104,9 +110,87 @@ const N_CSI = 2;
 const N_NF = 3;
 /** Longest CSI / nF escape treated as one; past it the bytes are text again (a terminal would show them too). */
 const MAX_ESCAPE = 64;
-/** Bytes dropped from the matching view: C0 controls except TAB, LF, CR; DEL. ESC starts a sequence. */
-// eslint-disable-next-line no-control-regex -- matching control bytes is the point
-const DROPPED = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]/;
+
+// Withheld sequences (see Normalisation above).
+const HELD_UTF8 = 0;
+const HELD_ESCAPE = 1;
+
+/**
+ * Unicode's Default_Ignorable_Code_Point set, from the regex engine's own
+ * property tables. Every such code point lies in planes 0, 1 and 14
+ * (scrubber.test.ts checks the whole code space against the property).
+ */
+const DEFAULT_IGNORABLE: ReadonlySet<number> = (() => {
+  const di = /^\p{Default_Ignorable_Code_Point}$/u;
+  const set = new Set<number>();
+  for (const [lo, hi] of [[0, 0x1ffff], [0xe0000, 0xeffff]] as const) {
+    for (let cp = lo; cp <= hi; cp++) if ((cp < 0xd800 || cp > 0xdfff) && di.test(String.fromCodePoint(cp))) set.add(cp);
+  }
+  return set;
+})();
+
+/** First bytes of the UTF-8 encodings of those code points: only these start a withheld sequence. */
+const IGNORABLE_LEAD: ReadonlySet<number> = new Set([...DEFAULT_IGNORABLE].map((cp) => Buffer.from(String.fromCodePoint(cp), "utf8")[0] ?? 0));
+
+/** A latin1-view regex class of single bytes. */
+const byteClass = (bytes: Iterable<number>) => `[${[...bytes].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("")}]`;
+
+/** Bytes that may start something the view changes: a control, DEL, a backslash, the first byte of an ignorable. */
+const MAYBE_SLOW = new RegExp(`[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\\\${byteClass(IGNORABLE_LEAD).slice(1, -1)}]`, "g");
+
+/**
+ * Whether the normaliser must look at this input byte by byte: it holds a
+ * dropped byte, a `\\u`/`\\x` escape, an ignorable's UTF-8 encoding, or ends
+ * in what may be the first part of one. Other backslashes and other UTF-8
+ * stay on the fast path.
+ */
+function needsSlowPath(raw: string): boolean {
+  MAYBE_SLOW.lastIndex = 0;
+  for (let m = MAYBE_SLOW.exec(raw); m !== null; m = MAYBE_SLOW.exec(raw)) {
+    const i = m.index;
+    const c = raw.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+    if (c === 0x5c) {
+      if (i + 1 >= raw.length) return true;
+      const d = raw.charCodeAt(i + 1);
+      if (d === 0x75 || d === 0x78) return true;
+      continue;
+    }
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (i + need > raw.length) return true;
+    let complete = true;
+    for (let k = 1; k < need && complete; k++) {
+      const b = raw.charCodeAt(i + k);
+      complete = b >= 0x80 && b <= 0xbf;
+    }
+    if (complete && DEFAULT_IGNORABLE.has(decodeUtf8(raw.slice(i, i + need)))) return true;
+  }
+  return false;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** Bytes that are visible as they are in text state (not a control, DEL, backslash or a possible ignorable's first byte). */
+const PLAIN = new Uint8Array(256);
+for (let b = 0; b < 256; b++) {
+  PLAIN[b] = (b >= 0x20 && b !== 0x7f && b !== 0x5c && !IGNORABLE_LEAD.has(b)) || b === 0x09 || b === 0x0a || b === 0x0d ? 1 : 0;
+}
+
+/**
+ * The code point a complete UTF-8 sequence (latin1 view, lead byte and
+ * continuation bytes already checked) stands for. An overlong form decodes
+ * to the code point it spells, so it is dropped too when that is ignorable.
+ */
+function decodeUtf8(seq: string): number {
+  const b0 = seq.charCodeAt(0);
+  let cp = seq.length === 2 ? b0 & 0x1f : seq.length === 3 ? b0 & 0x0f : b0 & 0x07;
+  for (let k = 1; k < seq.length; k++) cp = (cp << 6) | (seq.charCodeAt(k) & 0x3f);
+  return cp;
+}
+
+export { DEFAULT_IGNORABLE };
 
 export class Scrubber {
   private readonly patterns: readonly CompiledPattern[];
@@ -130,6 +214,13 @@ export class Scrubber {
   /** Skip for pending chars before the first breakpoint. */
   private skipFloor = 0;
   private nState = N_TEXT;
+  /** Raw bytes withheld from the view until their sequence is decided (a UTF-8 character, a `\\u`/`\\x` escape). */
+  private held = "";
+  private heldKind = HELD_UTF8;
+  /** Length the withheld sequence has when complete. */
+  private heldNeed = 0;
+  /** View chars that stand for more than one raw byte (a decoded escape), by absolute normalised index: their raw width. */
+  private readonly wide = new Map<number, number>();
   private nLen = 0;
   /** Inside an OSC/DCS/SOS/PM/APC string: its terminator (BEL, ESC \\) separates like a space. */
   private nString = false;
@@ -142,6 +233,14 @@ export class Scrubber {
   private ended = false;
   /** Upper bound on visible bytes ever held back (pending), from the patterns' bounds. */
   readonly holdbackLimit: number;
+  /**
+   * Bytes of context a window of a longer source needs on each side so its
+   * edges cannot cut a secret out of a match (window.ts): a match's length
+   * and look-ahead (within the hold-back), a proximity rule's window and its
+   * anchor, the look-behind — doubled for the normalised view, whose dropped
+   * bytes (escapes, invisible characters) widen the raw span of a match.
+   */
+  readonly windowContext: number;
 
   constructor(options: ScrubberOptions = {}) {
     const dlp = options.dlp === undefined ? [] : compileDlpPatterns(options.dlp);
@@ -151,6 +250,8 @@ export class Scrubber {
     // A context rule's match may wait for a format's decision at its secret: add the longest such match.
     const generic = Math.max(0, ...this.patterns.filter((p) => p.generic).map((p) => p.bounds.maxLength));
     this.holdbackLimit = Math.max(...this.patterns.map((p) => p.bounds.maxLength + p.bounds.lookahead + p.triggerLength)) + generic;
+    const near = Math.max(0, ...this.patterns.map((p) => p.near?.window ?? 0));
+    this.windowContext = 2 * (2 * this.holdbackLimit + near + this.context);
   }
 
   /** Scrubs the next chunk; returns the bytes that may now leave the host (possibly empty). */
@@ -190,25 +291,111 @@ export class Scrubber {
     return this.pending.length;
   }
 
-  /** Appends raw input to the pending raw text and returns its normalised view. */
-  private normalise(raw: string): string {
+  /**
+   * Appends raw input to the pending raw text and returns its normalised
+   * view. `final`: no more input follows, so a withheld sequence (a UTF-8
+   * character or a `\\u` escape not yet complete) is released as it is.
+   */
+  private normalise(raw: string, final: boolean): string {
     this.pendingRaw += raw;
-    if (this.nState === N_TEXT && !DROPPED.test(raw) && !raw.includes("\x1b")) {
+    if (this.nState === N_TEXT && this.held === "" && !needsSlowPath(raw)) {
       if (this.gapOpen && raw.length > 0) this.breakpoint();
       return raw;
     }
     // Slow path: copy the visible bytes into one buffer (no string slicing per gap).
-    const out = Buffer.allocUnsafe(raw.length);
+    const out = Buffer.allocUnsafe(raw.length + this.held.length);
     let n = 0;
     const at = this.base + this.pending.length;
     let skip = this.skipTotal;
     let gap = this.gapOpen;
+    const visible = (c: number) => {
+      if (gap) {
+        // The breakpoint's normalised index is where this byte lands.
+        this.bpIdx.push(at + n);
+        this.bpSkip.push(skip);
+        gap = false;
+      }
+      out[n++] = c;
+    };
+    const dropHeld = () => {
+      skip += this.held.length;
+      gap = true;
+      this.held = "";
+    };
+    const releaseHeld = () => {
+      const h = this.held;
+      this.held = "";
+      for (let k = 0; k < h.length; k++) visible(h.charCodeAt(k));
+    };
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
+      if (PLAIN[c] === 1 && this.held === "" && this.nState === N_TEXT) {
+        // A run of common bytes, copied at once: visible as they are.
+        if (gap) {
+          this.bpIdx.push(at + n);
+          this.bpSkip.push(skip);
+          gap = false;
+        }
+        let j = i + 1;
+        while (j < raw.length && PLAIN[raw.charCodeAt(j)] === 1) j++;
+        if (j - i > 16) n += out.write(raw.slice(i, j), n, "latin1");
+        else for (let k = i; k < j; k++) out[n++] = raw.charCodeAt(k);
+        i = j - 1;
+        continue;
+      }
+      if (this.held !== "") {
+        // Inside a withheld sequence: decide it, or release it and see this byte afresh.
+        if (this.heldKind === HELD_UTF8) {
+          if (c >= 0x80 && c <= 0xbf) {
+            this.held += raw[i];
+            if (this.held.length === this.heldNeed) {
+              if (DEFAULT_IGNORABLE.has(decodeUtf8(this.held))) dropHeld();
+              else releaseHeld();
+            }
+            continue;
+          }
+        } else if (this.held.length === 1) {
+          if (c === 0x75 || c === 0x78) {
+            this.held += raw[i];
+            this.heldNeed = c === 0x75 ? 6 : 4;
+            continue;
+          }
+        } else if (isHex(c)) {
+          this.held += raw[i];
+          if (this.held.length === this.heldNeed) {
+            const cp = parseInt(this.held.slice(2), 16);
+            if (DEFAULT_IGNORABLE.has(cp) || (cp < 0x20 && cp !== 0x09 && cp !== 0x0a && cp !== 0x0d) || cp === 0x7f) {
+              dropHeld();
+            } else if (cp >= 0x20 && cp < 0x7f) {
+              // The decoded character stands for the whole escape: a match ending on it redacts all of it.
+              const width = this.held.length;
+              this.held = "";
+              visible(cp);
+              this.wide.set(at + n - 1, width);
+              skip += width - 1;
+              gap = true;
+            } else releaseHeld();
+          }
+          continue;
+        }
+        releaseHeld();
+      }
       let drop: boolean;
       if (this.nState === N_TEXT) {
-        if (c >= 0x20 && c !== 0x7f) drop = false;
-        else if (c === 0x09 || c === 0x0a || c === 0x0d) drop = false;
+        if (c >= 0x20 && c !== 0x7f) {
+          if (c === 0x5c) {
+            this.held = raw[i] as string;
+            this.heldKind = HELD_ESCAPE;
+            continue;
+          }
+          if (c >= 0xc0 && IGNORABLE_LEAD.has(c)) {
+            this.held = raw[i] as string;
+            this.heldKind = HELD_UTF8;
+            this.heldNeed = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+            continue;
+          }
+          drop = false;
+        } else if (c === 0x09 || c === 0x0a || c === 0x0d) drop = false;
         else if (c === 0x07 && this.nString) {
           // The string's terminator stays in the view as a separator, so a
           // title's last word is not glued to the text after it.
@@ -217,6 +404,7 @@ export class Scrubber {
           drop = false;
         } else {
           drop = true;
+          this.controls = true;
           if (c === 0x1b) {
             this.nState = N_ESC;
             this.nLen = 0;
@@ -224,21 +412,14 @@ export class Scrubber {
         }
       } else {
         drop = this.escapeByte(c);
+        this.controls = true;
       }
       if (drop) {
         skip++;
         gap = true;
-      } else {
-        if (gap) {
-          // The breakpoint's normalised index is where this byte lands.
-          this.bpIdx.push(at + n);
-          this.bpSkip.push(skip);
-          gap = false;
-        }
-        out[n++] = c;
-      }
+      } else visible(c);
     }
-    if (skip !== this.skipTotal) this.controls = true;
+    if (final && this.held !== "") releaseHeld();
     this.skipTotal = skip;
     this.gapOpen = gap;
     return out.toString("latin1", 0, n);
@@ -324,12 +505,14 @@ export class Scrubber {
   }
 
   private process(rawInput: string, final: boolean, partial: boolean): Buffer {
-    const input = this.normalise(rawInput);
+    const input = this.normalise(rawInput, final);
     const text = this.ctx + this.pending + input;
     const off = this.ctx.length;
     const absAt = (i: number) => this.base + (i - off);
     const normEnd = absAt(text.length);
     const rawAt = (i: number) => this.rawOf(absAt(i), normEnd);
+    /** Raw offset just past the view char at text index i (a decoded escape covers its whole raw width). */
+    const rawEndAt = (i: number) => rawAt(i) + (this.wide.get(absAt(i)) ?? 1);
     const parts: string[] = [];
     let emittedRaw = this.rawBase;
     const rawSlice = (from: number, to: number) => this.pendingRaw.slice(from - this.rawBase, to - this.rawBase);
@@ -340,12 +523,12 @@ export class Scrubber {
       const rs = rawAt(start);
       // Dropped bytes right after a match (a colour reset) stay in the output,
       // except when the redaction runs to the end of a cut stream.
-      const re = toEnd ? this.rawBase + this.pendingRaw.length : rawAt(end - 1) + 1;
+      const re = toEnd ? this.rawBase + this.pendingRaw.length : rawEndAt(end - 1);
       parts.push(rawSlice(emittedRaw, rs), this.marker(kind, rawSlice(rs, re)));
       emittedRaw = re;
       this.redactions++;
       this.kindSet.add(kind);
-      this.onRedact?.({ kind, matchStart: rawAt(matchStart), matchEnd: Math.max(re, rawAt(matchEnd - 1) + 1), start: rs, end: re });
+      this.onRedact?.({ kind, matchStart: rawAt(matchStart), matchEnd: Math.max(re, rawEndAt(matchEnd - 1)), start: rs, end: re });
     };
 
     let partialFrom = -1;
@@ -429,6 +612,10 @@ export class Scrubber {
       this.bpSkip = this.bpSkip.slice(drop);
     }
     if (commitAbs >= normEnd) this.skipFloor = this.skipTotal;
+    for (const k of this.wide.keys()) {
+      if (k >= commitAbs) break;
+      this.wide.delete(k);
+    }
     // The memo refers to this call's text: drop it (no copy of input outlives the call but the pending tail).
     this.triggerMemo.clear();
     return parts.length === 1 ? Buffer.from(parts[0] ?? "", "latin1") : Buffer.from(parts.join(""), "latin1");

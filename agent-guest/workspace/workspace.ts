@@ -91,6 +91,13 @@ export interface ReadResult {
   total_bytes: number;
   has_more: boolean;
   sha256: string;
+  /**
+   * With `context`: the page plus up to `context` bytes on each side, read
+   * from the same descriptor (one consistent view), starting at file offset
+   * `from`. The scrubber needs them so a page boundary cannot cut a secret
+   * out of its pattern (agent-guest/scrub/window.ts); they never leave the host.
+   */
+  around?: { bytes: Buffer; from: number };
 }
 
 export interface WriteResult {
@@ -268,7 +275,7 @@ export class Workspace {
   }
 
   /** Reads up to `limit` bytes from `offset` of a regular file. */
-  read(relPath: string, opts: { offset?: number; limit?: number } = {}): ReadResult {
+  read(relPath: string, opts: { offset?: number; limit?: number; context?: number } = {}): ReadResult {
     const parts = parseRelativePath(relPath, this.limits);
     if (parts.length === 0) refuse("INVALID_ARGUMENT", "path names the workspace root, not a file", relPath);
     const { offset, limit } = checkPaging(opts.offset, opts.limit, this.limits.defaultReadBytes, this.limits.maxReadBytes);
@@ -299,15 +306,23 @@ export class Workspace {
       const live = fs.fstatSync(fd);
       if (!sameInode(live, st) || !live.isFile()) refuse("POLICY_REFUSED", `${shown} was replaced during the check (race detected)`, shown);
       const total = live.size;
+      const context = opts.context ?? 0;
+      if (!Number.isSafeInteger(context) || context < 0) refuse("INVALID_ARGUMENT", "context must be a non-negative integer");
+      const from = Math.max(0, Math.min(offset, total) - context);
       const want = Math.max(0, Math.min(limit, total - offset));
-      const content = Buffer.alloc(want);
-      let got = 0;
-      while (got < want) {
-        const n = fs.readSync(fd, content, got, want - got, offset + got);
+      const wideEnd = Math.min(total, offset + want + context);
+      const wideWant = Math.max(0, wideEnd - from);
+      const wide = Buffer.alloc(wideWant);
+      let wideGot = 0;
+      while (wideGot < wideWant) {
+        const n = fs.readSync(fd, wide, wideGot, wideWant - wideGot, from + wideGot);
         if (n === 0) break;
-        got += n;
+        wideGot += n;
       }
-      const slice = content.subarray(0, got);
+      const read = wide.subarray(0, wideGot);
+      // The file may have shrunk since fstat: the page is what was actually read.
+      const slice = read.subarray(Math.min(read.length, offset - from), Math.min(read.length, offset - from + want));
+      const got = slice.length;
       return {
         path: shown,
         content: slice,
@@ -316,6 +331,7 @@ export class Workspace {
         total_bytes: total,
         has_more: offset + got < total,
         sha256: createHash("sha256").update(slice).digest("hex"),
+        ...(context > 0 ? { around: { bytes: read, from } } : {}),
       };
     } finally {
       closeQuietly(fd);

@@ -215,6 +215,22 @@ describe("guest agent end to end [postgres]", () => {
     expect((sealed?.data as { redaction_count: number }).redaction_count).toBeGreaterThanOrEqual(2);
   }, 30_000);
 
+  it("fs_read by a read-only token from an offset three bytes into a token (and across a page boundary) returns markers, never the token's body", async () => {
+    const token = "lh" + "_" + "N3vQx8Rk2mWz7TnB4cYp1sLd9fGh3jKa";
+    const text = `${"# settings\n".repeat(4)}HUB_TOKEN=${token}\nend\n`;
+    fs.writeFileSync(path.join(secondWorkspace, "creds.env"), text);
+    const reader = await insertToken(handle.db, { readOnly: true });
+    const read = (offset: number, limit: number) =>
+      submitAction(deps, reader, { operation: "fs_read", arguments: { host: "second", path: "creds.env", offset, limit }, channel: "mcp" }, { waitMs: 20_000 });
+    const at = text.indexOf(token) + 3;
+    const inside = await read(at, 64);
+    expect(inside.result!.output.stdout).toBe("[REDACTED:leasehold_token]\nend\n");
+    expect(inside.result!.evidence.redactions).toEqual({ count: 1, kinds: ["leasehold_token"] });
+    const before = await read(text.indexOf(token) - 10, 20);
+    expect(before.result!.output.stdout).toBe("HUB_TOKEN=[REDACTED:leasehold_token]");
+    expect(`${inside.result!.output.stdout}${before.result!.output.stdout}`).not.toContain(token.slice(3, 9));
+  }, 60_000);
+
   it("a policy beyond the host ceiling is refused on the guest before launch (POLICY_REFUSED naming the field), and sealed", async () => {
     const e = await refusal(run("tight", "echo never-runs"));
     expect(e.code).toBe("POLICY_REFUSED");

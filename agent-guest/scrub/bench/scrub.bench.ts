@@ -2,9 +2,14 @@
  * `npx tsx agent-guest/scrub/bench/scrub.bench.ts` — prints figures, asserts nothing.
  *
  * 1. Coverage, same run, on the scrub corpus (agent-guest/scrub/test/corpus.ts):
- *    the pre-issue-12 scrubber (bench/baseline, commit b67aaac), the current
- *    scrubber, and @secretlint/core 13.0.7 with the recommended preset
- *    (lintSource on the case's text; "found" = at least one message).
+ *    the pre-issue-12 scrubber (bench/baseline, commit b67aaac), main's
+ *    scrubber before scrubbing across pages and spellings (bench/main,
+ *    f0b1247), the current scrubber, and @secretlint/core 13.0.7 with the
+ *    recommended preset (lintSource on the case's text; "found" = at least
+ *    one message). Then fs_read pages: every offset and page size (1–64)
+ *    over each positive row, a page scrubbed alone (main) against a page
+ *    cut from its scrubbed window (current); "leaked" = the page holds six
+ *    consecutive bytes of a secret the whole-text scrub redacts.
  * 2. Throughput over 64 KiB chunks of four inputs, beside a plain Buffer copy
  *    of the same chunks: the baseline scrubber, the current one, and
  *    secretlint's lintSource on each 64 KiB chunk (a bounded window; on
@@ -19,6 +24,9 @@ import { lintSource } from "@secretlint/core";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { Scrubber } from "../scrubber";
 import { Scrubber as BaselineScrubber } from "./baseline/scrubber";
+import { Scrubber as MainScrubber } from "./main/scrubber";
+import { scrubWindow, windowContext } from "../window";
+import type { RedactionSpan } from "../scrubber";
 import { ALL_CASES, FAKE, FAKE12 } from "../test/corpus";
 import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
 
@@ -30,6 +38,7 @@ interface Pushes {
 type Make = (dlp?: unknown) => Pushes;
 const current: Make = (dlp) => new Scrubber(dlp === undefined ? {} : { dlp });
 const baseline: Make = (dlp) => new BaselineScrubber(dlp === undefined ? {} : { dlp });
+const main: Make = (dlp) => new MainScrubber(dlp === undefined ? {} : { dlp });
 
 const SL_CONFIG = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommended }] };
 async function secretlintCount(text: string): Promise<number> {
@@ -142,9 +151,48 @@ async function coverage() {
   };
   console.log(`coverage on the scrub corpus (${ALL_CASES.length} rows)`);
   line("baseline (b67aaac)", rows.positive.filter((c) => exact(baseline, c)).length, rows.negative.filter((c) => touched(baseline, c)).length);
+  const missedBy = (make: Make) => rows.positive.filter((c) => !exact(make, c)).map((c) => c.name);
+  line("main (f0b1247)", rows.positive.filter((c) => exact(main, c)).length, rows.negative.filter((c) => touched(main, c)).length);
   line("current", rows.positive.filter((c) => exact(current, c)).length, rows.negative.filter((c) => touched(current, c)).length);
+  console.log(`main missed: ${missedBy(main).join("; ")}`);
+  console.log(`current missed: ${missedBy(current).join("; ") || "(none)"}`);
   line("secretlint preset", slFound, slFalse);
   console.log(`secretlint missed: ${slMissed.join("; ")}`);
+  console.log("");
+}
+
+function pages() {
+  const bytes = (v: string | Buffer) => (typeof v === "string" ? Buffer.from(v, "utf8") : v);
+  const context = windowContext();
+  let total = 0;
+  let leakedMain = 0;
+  let leakedCurrent = 0;
+  for (const c of ALL_CASES.filter((row) => row.count > 0)) {
+    const file = bytes(c.input);
+    const spans: RedactionSpan[] = [];
+    const whole = new Scrubber({ onRedact: (sp) => spans.push(sp) });
+    whole.push(file);
+    whole.end();
+    const secrets = spans.map((sp) => file.subarray(sp.start, sp.end).toString("latin1")).filter((t) => t.length >= 6);
+    // Markers name their kind ("github" in [REDACTED:github_token]): they are taken out before looking.
+    const unmarked = (page: string) => page.replace(/\[REDACTED:[a-z0-9_]+\]/g, "").replace(/\[\0R\0E\0D\0A\0C\0T\0E\0D\0:(?:\0[a-z0-9_])+\0\]/g, "");
+    const leaks = (page: string) => secrets.some((t) => [...Array(t.length - 5).keys()].some((i) => unmarked(page).includes(t.slice(i, i + 6))));
+    for (let offset = 0; offset < file.length; offset++) {
+      for (let length = 1; length <= 64 && offset + length <= file.length; length++) {
+        total++;
+        const raw = file.subarray(offset, offset + length);
+        const s = new MainScrubber();
+        const alone = Buffer.concat([s.push(raw), s.end({ partial: offset + length < file.length })]).toString("latin1");
+        if (leaks(alone)) leakedMain++;
+        const from = Math.max(0, offset - context);
+        const w = scrubWindow({ bytes: file.subarray(from, Math.min(file.length, offset + length + context)), from, offset, length, total: file.length });
+        if (leaks(w.output.toString("latin1"))) leakedCurrent++;
+      }
+    }
+  }
+  console.log(`fs_read pages over the positive rows: ${total} (offset, size) pairs; leaked a secret run: main ${leakedMain}, current ${leakedCurrent}`);
+  figures.push({ name: "fs_read pages leaking a secret run: main (page alone)", value: leakedMain, unit: `of ${total}` });
+  figures.push({ name: "fs_read pages leaking a secret run: current (window)", value: leakedCurrent, unit: `of ${total}` });
   console.log("");
 }
 
@@ -158,11 +206,23 @@ const coloured = (() => {
   const log = makeLog(size, 64 * 1024, secrets).toString("latin1").split("\n");
   return Buffer.from(log.map((l, i) => (i % 2 === 0 ? `\x1b[32m${l}\x1b[0m` : l)).join("\n"), "latin1").subarray(0, size);
 })();
+// The normaliser's slow path: backslashes and the first bytes of possible invisible characters.
+const jsonLines = Buffer.from(
+  makeLog(size, 64 * 1024, secrets)
+    .toString("latin1")
+    .split("\n")
+    .map((l, i) => JSON.stringify({ msg: `${l} caf\u00e9 \u2014 \u201cok\u201d`, path: `C:\\logs\\${i}` }).replace("\u2014", "\\u2014"))
+    .join("\n"),
+  "utf8",
+).subarray(0, size);
+const base64Blob = Buffer.from(random.subarray(0, Math.floor((size * 3) / 4)).toString("base64").replace(/(.{76})/g, "$1\n")).subarray(0, size);
 const inputs: Array<[string, Buffer]> = [
   ["log text, a secret every 64 KiB", makeLog(size, 64 * 1024, secrets)],
   ["log text, near-miss prefixes every 512 B", makeLog(size, 512, nearMisses)],
   ["log text, colour codes on every other line", coloured],
   ["random binary", random],
+  ["JSON lines: \\u escapes, UTF-8 punctuation", jsonLines],
+  ["base64 of random bytes (76-column lines)", base64Blob],
 ];
 const dlp = [
   { name: "ssn", pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" },
@@ -170,12 +230,15 @@ const dlp = [
 ];
 
 await coverage();
+pages();
 console.log(`scrubber throughput, ${MB} MiB input, ${CHUNK / 1024} KiB chunks, node ${process.version}`);
 for (const [name, input] of inputs) {
   run(name, "baseline", baseline, input);
+  run(name, "main", main, input);
   run(name, "current", current, input);
   await runSecretlint(name, input, Number(process.env.BENCH_SECRETLINT_MB ?? 4));
 }
 run("log text + 2 DLP patterns", "baseline", baseline, inputs[0]![1], dlp);
+run("log text + 2 DLP patterns", "main", main, inputs[0]![1], dlp);
 run("log text + 2 DLP patterns", "current", current, inputs[0]![1], dlp);
 reportBench("scrub", { input_mib: MB, chunk_kib: CHUNK / 1024, node: process.version }, figures);
