@@ -2,9 +2,10 @@
  * `npx tsx agent-guest/scrub/bench/scrub.bench.ts` — prints figures, asserts nothing.
  *
  * 1. Coverage, same run, on the scrub corpus (agent-guest/scrub/test/corpus.ts):
- *    the pre-issue-12 scrubber (bench/baseline, commit b67aaac), main's
- *    scrubber before scrubbing across pages and spellings (bench/main,
- *    f0b1247), the current scrubber, and @secretlint/core 13.0.7 with the
+ *    the scrubber before the normalised view and the vendor formats (commit
+ *    b67aaac), the scrubber before scrubbing across pages and spellings
+ *    (f0b1247) — both loaded from git at those commits (scrubber-at-ref.ts) —
+ *    the current scrubber, and @secretlint/core 13.0.7 with the
  *    recommended preset (lintSource on the case's text; "found" = at least
  *    one message). Then fs_read pages: every offset and page size (1–64)
  *    over each positive row, a page scrubbed alone (main) against a page
@@ -23,8 +24,7 @@
 import { lintSource } from "@secretlint/core";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { Scrubber } from "../scrubber";
-import { Scrubber as BaselineScrubber } from "./baseline/scrubber";
-import { Scrubber as MainScrubber } from "./main/scrubber";
+import { scrubberAtRef } from "./scrubber-at-ref";
 import { scrubWindow, windowContext } from "../window";
 import type { RedactionSpan } from "../scrubber";
 import { ALL_CASES, FAKE, FAKE12 } from "../test/corpus";
@@ -37,6 +37,8 @@ interface Pushes {
 }
 type Make = (dlp?: unknown) => Pushes;
 const current: Make = (dlp) => new Scrubber(dlp === undefined ? {} : { dlp });
+const { Scrubber: BaselineScrubber } = await scrubberAtRef("b67aaac");
+const { Scrubber: MainScrubber } = await scrubberAtRef("f0b1247");
 const baseline: Make = (dlp) => new BaselineScrubber(dlp === undefined ? {} : { dlp });
 const main: Make = (dlp) => new MainScrubber(dlp === undefined ? {} : { dlp });
 
