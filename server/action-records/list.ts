@@ -13,12 +13,17 @@ import { executeRows, type Database } from "../db";
 import { LeaseholdError } from "../errors";
 import { neutraliseOneLine } from "../text/terminal";
 
-/** auto_allow / grant (no person), approved / denied / expired / pending (held for a person), none (still deciding). */
-export type ActionDecision = "auto_allow" | "grant" | "approved" | "denied" | "expired" | "pending" | "none";
+/**
+ * auto_allow / observe_scope / grant (no person), approved / denied / expired
+ * / pending (held for a person), none (still deciding). `observe_scope`: run
+ * at once under the observe lease by the token's observe scope, not judged
+ * read-only.
+ */
+export type ActionDecision = "auto_allow" | "observe_scope" | "grant" | "approved" | "denied" | "expired" | "pending" | "none";
 
 /** The decision as one word, from `actions.result.decision` and, for a held action, its approval's state. Needs `a` (actions) and `ap` (approvals). */
 export const DECISION_SQL: SQL = sql`(case
-  when a.result->>'decision' in ('auto_allow', 'grant') then a.result->>'decision'
+  when a.result->>'decision' in ('auto_allow', 'observe_scope', 'grant') then a.result->>'decision'
   when a.result->>'decision' = 'hold' then coalesce(ap.state, 'pending')
   else 'none' end)`;
 

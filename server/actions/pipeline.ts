@@ -16,13 +16,18 @@
  *               request; action_hash = sha256(JCS(prepared action));
  *               idempotency key lookup
  *   5 assess    risk from the prepared action (never the caller's claim)
- *   6 decide    auto-allow / grant (one use, atomic) / hold for approval —
- *               sealed (decision/1, grant/1) in the transaction that records it;
+ *   6 decide    auto-allow / observe scope / grant (one use, atomic) / hold
+ *               for approval — sealed (decision/1, grant/1) in the
+ *               transaction that records it; a caller whose observe scope is
+ *               `any` runs an observe-capable operation at once under the
+ *               observe lease whatever its risk (`observe_scope`), unless the
+ *               call asks for `lease: "write"`;
  *               a call a grant would allow first checks that no other session
  *               holds the host exclusively (HOST_BUSY, the use left unspent)
  *   7 approval  wait for the decision (approval/1 is sealed by approvals/)
  *   8 lease     exclusive for a mutating operation above read_only risk,
- *               observe otherwise (lease/1); the mode travels in the job
+ *               observe otherwise and for `observe_scope` (lease/1); the
+ *               mode travels in the job
  *   9 dispatch  hash recomputed and compared; hub-signed job queued (dispatch/1)
  *
  * Steps 1–5 have no side effects, so their result is sealed with the
@@ -49,7 +54,7 @@ import { jobTopic, wake } from "../hosts/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
 import { acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
-import { decisionPath } from "../policy/decide";
+import { decideCall, type DecisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
 import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
 import { traceStage } from "../../common/trace/stage";
@@ -253,11 +258,21 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     assessActionRisk({ capability: resolution.manifest.id, operation: resolution.operation, prepared: prepared.action.arguments, customRules: deps.customRiskRules }),
   );
 
+  const path = decideCall({
+    level: verdict.level,
+    reasons: verdict.reasons,
+    observe: caller.kind === "token" ? (caller.observe ?? "judged") : "judged",
+    observeCapable: resolution.operation.observe_scope === true,
+    // A hub-only argument (never sent to the worker), in the prepared arguments so action_hash covers it.
+    writeLeaseRequested: prepared.action.arguments["lease"] === "write",
+  });
+  const mode = leaseModeFor(resolution.operation.mutating, verdict.level, path);
+
   // A grant use is spent only on an action that can take its lease now: when another session holds
   // the host exclusively and a grant would allow this call, it gets HOST_BUSY (retryable) and the use
   // stays unspent, so retries against a busy host cannot drain a grant. (A held call is still held:
   // the host may be free by the time a person decides.)
-  if (decisionPath(verdict.level, verdict.reasons) === "grant_or_hold" && leaseModeFor(resolution.operation.mutating, verdict.level) === "exclusive") {
+  if (path === "grant_or_hold" && mode === "exclusive") {
     await step(trace, "lease", async () => {
       const busy = await exclusiveConflict(db, host.id, leaseHolderOf(caller));
       if (busy === null) return;
@@ -271,12 +286,12 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
   // read-only action's lease and dispatch (8, 9) join that transaction (dispatchWithDecision).
   let dispatched: ActionOutcome | null = null;
   const fastPath =
-    leaseModeFor(resolution.operation.mutating, verdict.level) === "observe"
+    mode === "observe"
       ? async (tx: Database, row: ActionRow) => {
           dispatched = await dispatchWithDecision(deps, caller, tx, row);
         }
       : undefined;
-  const decided = await step(trace, "decide", () => decide(deps, caller, request, resolution, host, prepared, verdict, key, actionId, fastPath));
+  const decided = await step(trace, "decide", () => decide(deps, caller, request, resolution, host, prepared, verdict, { path, mode }, key, actionId, fastPath));
   if (decided === "duplicate") {
     const existing = key === null ? undefined : await findByIdempotencyKey(db, callerKey(caller), key, settings);
     if (existing === undefined) throw new LeaseholdError("INTERNAL", "idempotency key vanished", { tier: "hub" });
@@ -357,6 +372,7 @@ async function decide(
   host: { id: string; name: string },
   prepared: { action: { arguments: Record<string, unknown>; policy: unknown }; hash: string },
   verdict: RiskVerdict,
+  decision: { path: DecisionPath; mode: LeaseMode },
   key: string | null,
   actionId: string,
   onAllowed?: (tx: Database, row: ActionRow) => Promise<void>,
@@ -368,11 +384,11 @@ async function decide(
     // The fast path takes locks in the order revocation does — the token row, then (for a new
     // lease) the host row — so the two cannot deadlock; the token is re-read FOR SHARE first.
     if (onAllowed !== undefined && caller.kind === "token") await assertSubmitterActive(tx, { id: actionId, tokenId: caller.tokenId }, tx);
-    const path = decisionPath(verdict.level, verdict.reasons);
-    // An auto-allowed action's decision is known before its row exists (no grant, no approval):
-    // the row is inserted decided, one write instead of an insert and an update. Nothing outside
-    // this transaction sees the row before decision/1 is appended with it.
-    const known: StoredResult | null = path === "auto_allow" ? { decision: "auto_allow", grant_id: null, approval_id: null } : null;
+    const { path } = decision;
+    // An auto-allowed (or observe-scope) action's decision is known before its row exists (no grant,
+    // no approval): the row is inserted decided, one write instead of an insert and an update.
+    // Nothing outside this transaction sees the row before decision/1 is appended with it.
+    const known: StoredResult | null = path === "auto_allow" || path === "observe_scope" ? { decision: path, grant_id: null, approval_id: null } : null;
     const [inserted] = await tx
       .insert(actions)
       .values({
@@ -401,7 +417,7 @@ async function decide(
       path === "grant_or_hold"
         ? await consumeMatchingGrant(tx, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments, actor: callerActor(caller), actionId })
         : null;
-    const outcome = path === "auto_allow" ? "auto_allow" : grant !== null ? "grant" : "hold";
+    const outcome = path === "auto_allow" || path === "observe_scope" ? path : grant !== null ? "grant" : "hold";
     if (outcome === "hold" && caller.kind === "token") await assertHeldBelowCap(tx, caller.tokenId, settings.maxHeldPerToken);
     await appendEntry(tx, {
       type: "decision/1",
@@ -419,6 +435,7 @@ async function decide(
         reasons_digest: digestOfJson(verdict.reasons),
         policy_digest: digestOfJson(prepared.action.policy),
         grant_id: grant?.id ?? null,
+        lease: decision.mode,
       },
     });
     const approval =
@@ -589,7 +606,7 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
   // 8 lease
   const prepared = row.prepared as { mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: unknown; capability: { id: string } };
   // The mode this action needs (a holder's exclusive lease may cover it): it is what the job carries.
-  const mode = leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel);
+  const mode = leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined);
   const lease = await step(trace, "lease", () =>
     acquireLease(db, {
       hostId: prepared.host.id,
@@ -640,14 +657,22 @@ async function assertSubmitterActive(db: Database, row: Pick<ActionRow, "id" | "
  * another session's calls HOST_BUSY. The lease mode travels in the signed
  * job, and the guest gives an observe job no write access to the workspace —
  * so an assessment that missed a write is stopped by file ownership in the
- * kernel, not trusted.
+ * kernel, not trusted. An `observe_scope` decision takes the observe lease
+ * whatever the risk: that is the whole of what its caller was allowed.
  */
 function leaseHolderOf(caller: Caller): LeaseHolder {
   return { ownerKind: caller.kind, ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId, sessionId: caller.sessionId, description: callerDescription(caller) };
 }
 
-export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel): LeaseMode {
+export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel, path?: DecisionPath): LeaseMode {
+  if (path === "observe_scope") return "observe";
   return mutatingOperation && risk !== "read_only" ? "exclusive" : "observe";
+}
+
+/** What the caller is told about the lease its action ran under, and why that lease. */
+function sandboxOf(mode: LeaseMode, decision: StoredResult["decision"]): NonNullable<ActionOutcome["sandbox"]> {
+  if (mode === "exclusive") return { lease: "exclusive", reason: "write" };
+  return { lease: "observe", reason: decision === "observe_scope" ? "observe_scope" : "read_only" };
 }
 
 async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stored: StoredResult, lease: { id: string; mode: LeaseMode }, replayed: boolean): Promise<ActionOutcome> {
@@ -709,6 +734,7 @@ function signedJobFor(deps: PipelineDeps, row: ActionRow, stored: StoredResult, 
     host: prepared.host.name,
     risk: { level: row.riskLevel as RiskLevel, reasons: row.riskReasons as RiskReason[] },
     decision: stored.decision === "hold" ? "approved" : stored.decision,
+    sandbox: sandboxOf(lease.mode, stored.decision),
     grant_id: stored.grant_id,
     approval_id: stored.approval_id,
     lease_id: lease.id,

@@ -3,6 +3,7 @@ import type { CapabilityRegistry, Manifest, OperationDeclaration } from "../capa
 import type { DatabaseHandle } from "../db";
 import type { JobKey } from "../dispatch/job-key";
 import type { ErrorPayload } from "../errors";
+import type { ObserveScope } from "../policy/decide";
 import type { CustomRiskRule, RiskReason, RiskLevel } from "../policy/risk";
 
 /**
@@ -20,6 +21,12 @@ export type Caller =
       tools: readonly string[] | null;
       /** Host names the token covers; null = every host. */
       hosts: readonly string[] | null;
+      /**
+       * The token's observe scope (server/policy/decide.ts): `any` runs an
+       * observe-capable operation at once under the observe lease, whatever
+       * its risk. Absent means `judged`.
+       */
+      observe?: ObserveScope;
       sessionId: string | null;
       /** Shown to others in HOST_BUSY, e.g. the token's name. No secrets. */
       label?: string;
@@ -109,7 +116,8 @@ export interface PipelineDeps {
   onHeld?: (notice: { approvalId: string; actionId: string; host: string; operation: string; risk: string; deadline: Date }) => void;
 }
 
-export type DecisionOutcome = "auto_allow" | "grant" | "approved";
+/** `observe_scope`: allowed at once under the observe lease by the caller's observe scope, NOT judged read-only. */
+export type DecisionOutcome = "auto_allow" | "observe_scope" | "grant" | "approved";
 
 /** What a caller gets back for a dispatched action. Identical on every channel. */
 /** What the host did, as the hub verified and sealed it. */
@@ -157,6 +165,14 @@ export interface ActionOutcome {
   host: string;
   risk: { level: RiskLevel; reasons: RiskReason[] };
   decision: DecisionOutcome;
+  /**
+   * The lease the job ran under and why: `observe` because the action was
+   * judged read-only (`read_only`) or because the caller's observe scope
+   * allowed it there without judging it (`observe_scope`); `exclusive`
+   * (`write`) with the workspace writable. Absent on outcomes stored before
+   * it was recorded.
+   */
+  sandbox?: { lease: "observe" | "exclusive"; reason: "read_only" | "observe_scope" | "write" };
   grant_id: string | null;
   approval_id: string | null;
   lease_id: string;
@@ -169,7 +185,7 @@ export interface ActionOutcome {
 
 /** What `actions.result` holds. */
 export interface StoredResult {
-  decision: "auto_allow" | "grant" | "hold";
+  decision: "auto_allow" | "observe_scope" | "grant" | "hold";
   grant_id: string | null;
   approval_id: string | null;
   outcome?: ActionOutcome;

@@ -108,7 +108,7 @@ function narrowingFrom(prepared: PreparedArguments): SandboxNarrowing {
 }
 
 /** Arguments that are hub-only or became policy; the worker never sees them. */
-const NOT_FOR_WORKER: ReadonlySet<string> = new Set(["host", "idempotency_key", "timeout_s", "egress"]);
+const NOT_FOR_WORKER: ReadonlySet<string> = new Set(["host", "idempotency_key", "timeout_s", "egress", "lease"]);
 
 function defaultJobPayload({ manifest, operation, prepared, policy }: JobPayloadInput): JobPayload {
   const workerArguments: Record<string, unknown> = {};

@@ -53,7 +53,8 @@ describe("built-in manifests", () => {
   });
 
   it.each([
-    ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "idempotency_key"], ["host", "command"]],
+    // DESIGN.md's table plus `lease` ("write"), the hub-only opt-out of the observe scope (server/policy/decide.ts).
+    ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "lease", "idempotency_key"], ["host", "command"]],
     ["run_command_net", ["host", "command", "cwd", "env", "stdin", "timeout_s", "egress", "idempotency_key"], ["host", "command"]],
     ["run_code", ["host", "language", "code", "stdin", "timeout_s", "idempotency_key"], ["host", "language", "code"]],
     ["fs_read", ["host", "path", "offset", "limit", "encoding"], ["host", "path"]],

@@ -141,6 +141,16 @@ describe("manifest v1 strictness", () => {
     },
   );
 
+  it("accepts observe_scope only on a mutating operation of a capability without network", () => {
+    const message = "observe_scope is for a mutating operation of a capability without network (a network lease always needs a person)";
+    expect(safeParseManifest(withOperation({ mutating: true, observe_scope: true })).ok).toBe(true);
+    expect(issuesOf(withOperation({ mutating: false, observe_scope: true }))).toContainEqual({ path: "/operations/0/observe_scope", message });
+    const networked: Record<string, unknown> = { ...withSandbox({ network: { egress: ["10.0.0.0/8:443"] } }), trust_boundary: "network-egress", activation: "opt-in" };
+    const operations = (networked["operations"] as Record<string, unknown>[]).map((op) => ({ ...op, mutating: true, observe_scope: true }));
+    expect(issuesOf({ ...networked, operations })).toContainEqual({ path: "/operations/0/observe_scope", message });
+    expect(issuesOf(withOperation({ observe_scope: "yes" })).some((issue) => issue.path === "/operations/0/observe_scope")).toBe(true);
+  });
+
   it("refuses a mutating operation in a read-only capability", () => {
     expect(issuesOf(validManifest({ trust_boundary: "read-only" }))).toContainEqual({
       path: "/operations/0/mutating",

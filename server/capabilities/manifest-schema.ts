@@ -135,6 +135,14 @@ export const OperationSchema = z.strictObject({
     }
   }),
   description: z.string().min(1).max(MANIFEST_LIMITS.maxDescriptionLength),
+  /**
+   * The operation's workload is a launched sandbox that is still meaningful
+   * with the workspace mounted read-only: a caller whose observe scope is
+   * `any` runs it at once under an observe lease, whatever its risk
+   * (server/policy/decide.ts). Only a mutating operation of a capability
+   * without network may declare it: a network lease always needs a person.
+   */
+  observe_scope: z.boolean().optional(),
 });
 
 export const ManifestSchema = z
@@ -167,6 +175,13 @@ export const ManifestSchema = z
         });
       } else {
         seen.set(operation.name, index);
+      }
+      if (operation.observe_scope === true && (!operation.mutating || manifest.sandbox.network !== "none")) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["operations", index, "observe_scope"],
+          message: "observe_scope is for a mutating operation of a capability without network (a network lease always needs a person)",
+        });
       }
       if (manifest.trust_boundary === "read-only" && operation.mutating) {
         ctx.addIssue({

@@ -19,7 +19,7 @@ import { DECISION_SQL, type ActionDecision } from "../action-records/list";
 
 export const HOUR_MS = 3_600_000;
 export const WINDOW_HOURS = 24;
-export const DECISIONS: readonly ActionDecision[] = ["auto_allow", "grant", "approved", "denied", "expired", "pending", "none"];
+export const DECISIONS: readonly ActionDecision[] = ["auto_allow", "observe_scope", "grant", "approved", "denied", "expired", "pending", "none"];
 
 /** Upper bounds (ms) of the duration buckets; the last bucket is "at least the last bound". */
 export const DURATION_BOUNDS_MS = [1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000] as const;

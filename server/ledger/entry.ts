@@ -53,10 +53,16 @@ export const ENTRY_DATA = {
     host_id: id.nullable(),
     channel,
     risk,
-    outcome: z.enum(["auto_allow", "grant", "hold", "refuse"]),
+    // `observe_scope`: allowed at once because the caller's observe scope is
+    // `any` — it ran under the observe lease and was NOT judged read-only
+    // (`risk` is its verdict, unchanged).
+    outcome: z.enum(["auto_allow", "observe_scope", "grant", "hold", "refuse"]),
     reasons_digest: digest,
     policy_digest: digest,
     grant_id: id.nullable(),
+    // The lease mode the action runs under once allowed. Optional: entries
+    // sealed before it was recorded have none.
+    lease: z.enum(["exclusive", "observe"]).optional(),
   }),
   "approval/1": z.strictObject({
     action_hash: digest,
@@ -122,6 +128,8 @@ export const ENTRY_DATA = {
     token_id: id,
     scope_digest: digest,
     read_only: z.boolean(),
+    // Present only on a token issued with the observe scope `any` (sandbox-first).
+    observe: z.literal("any").optional(),
     expires_at: timestamp.nullable(),
   }),
   "host/1": z.strictObject({
@@ -182,7 +190,7 @@ export const ENTRY_DATA = {
     client_digest: digest,
     client_kind: z.enum(["cimd", "dynamic", "registered"]),
     token_id: id.nullable(),
-    scopes: z.array(z.enum(["mcp:read", "mcp:write"])).max(2),
+    scopes: z.array(z.enum(["mcp:read", "mcp:write", "mcp:observe-any"])).max(3),
     scope_digest: digest.nullable(),
     read_only: z.boolean(),
     expires_at: timestamp.nullable(),

@@ -10,7 +10,7 @@ import { findClient, markClientUsed, resolveClient, type ClientResolver, type OA
 import { checkRedirectUriHost, nameWarnings, redirectUriMatches } from "./client-metadata";
 import { mcpResourceUrl } from "./metadata";
 import { isCodeChallenge } from "./pkce";
-import { parseScopeParam, SCOPE_WRITE, scopesOf, type OAuthScope } from "./scopes";
+import { parseScopeParam, SCOPE_OBSERVE_ANY, SCOPE_WRITE, scopesOf, type OAuthScope } from "./scopes";
 
 /**
  * The authorization endpoint (RFC 6749 §4.1 with OAuth 2.1's rules), in two
@@ -173,6 +173,12 @@ export interface Decision {
   approve: boolean;
   /** Narrowing only: a request without mcp:write is read-only whatever is sent. */
   readOnly: boolean;
+  /**
+   * The owner grants the sandbox-first scope (observe `any`). Narrowing only:
+   * it takes effect only when the client asked for `mcp:observe-any` and the
+   * grant is not read-only; otherwise the grant is `judged` whatever is sent.
+   */
+  observeAny?: boolean;
   tools: string[] | null;
   hosts: string[] | null;
   lifetimeS: number;
@@ -216,8 +222,9 @@ export async function decideAuthorization(ctx: OAuthContext, decision: Decision,
     }
 
     const readOnly = decision.readOnly || !requested.includes(SCOPE_WRITE);
+    const observe = decision.observeAny === true && !readOnly && requested.includes(SCOPE_OBSERVE_ANY) ? "any" : "judged";
     const { tools, hosts } = normaliseScope({ tools: decision.tools, hosts: decision.hosts }, ctx.knownTools);
-    const scope: TokenScope = { readOnly, tools, hosts };
+    const scope: TokenScope = { readOnly, tools, hosts, observe };
     const expiresAt = new Date(now.getTime() + decision.lifetimeS * 1000);
     const tokenId = randomUUID();
     // Sealed before the grant exists: no grant ever works without its record.
@@ -226,7 +233,7 @@ export async function decideAuthorization(ctx: OAuthContext, decision: Decision,
       time: now,
       action_id: null,
       actor,
-      data: { event: "granted", client_digest: clientDigest, client_kind: client.kind, token_id: tokenId, scopes: scopesOf(readOnly), scope_digest: scopeDigest(scope), read_only: readOnly, expires_at: expiresAt.toISOString() },
+      data: { event: "granted", client_digest: clientDigest, client_kind: client.kind, token_id: tokenId, scopes: scopesOf(readOnly, observe), scope_digest: scopeDigest(scope), read_only: readOnly, expires_at: expiresAt.toISOString() },
     });
     await tx.insert(agentTokens).values({
       id: tokenId,
@@ -235,6 +242,7 @@ export async function decideAuthorization(ctx: OAuthContext, decision: Decision,
       oauthClientId: client.id,
       tokenHash: null,
       readOnly,
+      observe,
       tools,
       hosts,
       createdBy: admin.adminId,

@@ -17,7 +17,7 @@ import { beginAuthorization, decideAuthorization, type OAuthContext } from "./au
 import { clientResolver, DYNAMIC_REGISTRATIONS_PER_ADDRESS, MAX_DYNAMIC_CLIENTS, registerClientByAdmin, registerDynamicClient } from "./clients";
 import { HEADER_PEER } from "../trust/protocol";
 import { handleRegistrationRequest, handleTokenRequest } from "./http";
-import { authorizationServerMetadata, mcpResourceUrl, protectedResourceMetadata } from "./metadata";
+import { authorizationServerMetadata, challengeParams, mcpResourceUrl, protectedResourceMetadata } from "./metadata";
 import { challengeOf } from "./pkce";
 import { setOAuthSettings } from "./settings";
 import { exchangeCode, refreshGrant, revokeOAuthToken } from "./token-service";
@@ -56,15 +56,19 @@ describeEachDatabase("oauth authorization server", (db) => {
   const client = async () => registerClientByAdmin(db().handle.db, { name: "Test client", redirectUris: [REDIRECT, LOOPBACK] }, ADMIN.adminId, ADMIN_HOST);
 
   /** Consent approved for `clientId`: the code from the redirect. */
-  async function approvedCode(clientId: string, options: { readOnly?: boolean; query?: Record<string, string | null>; tools?: string[] | null } = {}): Promise<{ code: string; location: URL }> {
+  async function approvedCode(clientId: string, options: { readOnly?: boolean; observeAny?: boolean; query?: Record<string, string | null>; tools?: string[] | null } = {}): Promise<{ code: string; location: URL }> {
     const begun = await beginAuthorization(ctx(), authorizeQuery(clientId, options.query), ADMIN);
     if (begun.kind !== "consent") throw new Error(`expected consent, got ${JSON.stringify(begun)}`);
-    const { location } = await decideAuthorization(ctx(), { handle: begun.pending.handle, approve: true, readOnly: options.readOnly ?? false, tools: options.tools ?? null, hosts: null, lifetimeS: 86_400 }, ADMIN);
+    const { location } = await decideAuthorization(
+      ctx(),
+      { handle: begun.pending.handle, approve: true, readOnly: options.readOnly ?? false, ...(options.observeAny === undefined ? {} : { observeAny: options.observeAny }), tools: options.tools ?? null, hosts: null, lifetimeS: 86_400 },
+      ADMIN,
+    );
     const url = new URL(location);
     return { code: url.searchParams.get("code") ?? "", location: url };
   }
 
-  async function tokensFor(clientId: string, options: { readOnly?: boolean } = {}) {
+  async function tokensFor(clientId: string, options: { readOnly?: boolean; observeAny?: boolean; query?: Record<string, string | null> } = {}) {
     const { code } = await approvedCode(clientId, options);
     const result = await exchangeCode(db().handle.db, HUB, { clientId, code, redirectUri: REDIRECT, codeVerifier: VERIFIER, resource: AUDIENCE });
     if (!result.ok) throw new Error(`exchange failed: ${result.description}`);
@@ -72,7 +76,7 @@ describeEachDatabase("oauth authorization server", (db) => {
   }
 
   it("discovery: the resource names this hub as its authorization server; the server metadata says S256 only, public clients, CIMD", () => {
-    expect(protectedResourceMetadata(HUB)).toMatchObject({ resource: AUDIENCE, authorization_servers: [HUB], scopes_supported: ["mcp:read", "mcp:write"] });
+    expect(protectedResourceMetadata(HUB)).toMatchObject({ resource: AUDIENCE, authorization_servers: [HUB], scopes_supported: ["mcp:read", "mcp:write", "mcp:observe-any"] });
     const on = authorizationServerMetadata(HUB, { dynamicRegistration: true });
     expect(on).toMatchObject({ issuer: HUB, code_challenge_methods_supported: ["S256"], token_endpoint_auth_methods_supported: ["none"], client_id_metadata_document_supported: true, registration_endpoint: `${HUB}/api/oauth/register` });
     expect(authorizationServerMetadata(HUB, { dynamicRegistration: false })).not.toHaveProperty("registration_endpoint");
@@ -406,6 +410,47 @@ describeEachDatabase("oauth authorization server", (db) => {
     const wide = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: other.refresh_token, resource: null, scope: null });
     expect(wide.ok && wide.body.scope).toBe("mcp:read mcp:write");
     if (wide.ok) expect(await authenticateToken(db().handle.db, wide.body.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { readOnly: false } });
+  });
+
+  it("mcp:observe-any is granted only when the client asked for it AND the owner ticked it; never with read-only; the grant's digest and oauth_grant/1 say so", async () => {
+    const c = await client();
+    const asked = { scope: "mcp:read mcp:write mcp:observe-any" };
+    // Asked, but the owner did not tick it: a judged grant.
+    const unticked = await tokensFor(c.id, { query: asked });
+    expect(unticked.scope).toBe("mcp:read mcp:write");
+    expect(await authenticateToken(db().handle.db, unticked.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { observe: "judged", readOnly: false } });
+    // Ticked, but the client never asked: still judged (the owner cannot be led to widen a request either).
+    const notAsked = await tokensFor(c.id, { observeAny: true });
+    expect(notAsked.scope).toBe("mcp:read mcp:write");
+    expect(await authenticateToken(db().handle.db, notAsked.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { observe: "judged" } });
+    // Ticked together with read-only: read-only wins, observe stays judged.
+    const readOnly = await tokensFor(c.id, { query: asked, observeAny: true, readOnly: true });
+    expect(readOnly.scope).toBe("mcp:read");
+    expect(await authenticateToken(db().handle.db, readOnly.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { observe: "judged", readOnly: true } });
+    // Asked and ticked.
+    const granted = await tokensFor(c.id, { query: asked, observeAny: true });
+    expect(granted.scope).toBe("mcp:read mcp:write mcp:observe-any");
+    const auth = await authenticateToken(db().handle.db, granted.access_token, new Date(), AUDIENCE);
+    expect(auth).toMatchObject({ ok: true, token: { observe: "any", readOnly: false } });
+    const grantId = auth.ok ? auth.token.id : "";
+    const sealed = (await allEntries(db().handle.db)).filter((e) => e.type === "oauth_grant/1" && e.data.token_id === grantId);
+    expect(sealed.map((e) => e.type === "oauth_grant/1" && e.data.scopes)).toEqual([["mcp:read", "mcp:write", "mcp:observe-any"]]);
+    // The 401 challenge never names it, so no client asks for it without meaning to.
+    expect(challengeParams(HUB)).toContain(`scope="mcp:read mcp:write"`);
+  });
+
+  it("a refresh may narrow mcp:observe-any away but never add it back; the narrowed access token is judged", async () => {
+    const c = await client();
+    const full = await tokensFor(c.id, { query: { scope: "mcp:read mcp:write mcp:observe-any" }, observeAny: true });
+    const narrowed = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: full.refresh_token, resource: null, scope: "mcp:read mcp:write" });
+    expect(narrowed.ok && narrowed.body.scope).toBe("mcp:read mcp:write");
+    if (!narrowed.ok) return;
+    expect(await authenticateToken(db().handle.db, narrowed.body.access_token, new Date(), AUDIENCE)).toMatchObject({ ok: true, token: { observe: "judged", readOnly: false } });
+    const widen = await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: narrowed.body.refresh_token, resource: null, scope: "mcp:observe-any" });
+    expect(widen).toMatchObject({ ok: false, error: "invalid_scope" });
+    // A judged grant cannot refresh into it either.
+    const judged = await tokensFor(c.id);
+    expect(await refreshGrant(db().handle.db, HUB, { clientId: c.id, refreshToken: judged.refresh_token, resource: null, scope: "mcp:read mcp:write mcp:observe-any" })).toMatchObject({ ok: false, error: "invalid_scope" });
   });
 
   it("at the dynamic-client bound the oldest never-used registration is evicted instead of refusing; used ones stay", async () => {

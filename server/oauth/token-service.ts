@@ -48,7 +48,7 @@ const invalidTarget = (publicUrl: string): TokenResult => ({ ok: false, status: 
  * row's (a refresh that asked for less), never widened by them.
  */
 function carriedScopes(grant: AgentToken, rowScopes: string[] | null): OAuthScope[] {
-  const granted = scopesOf(grant.readOnly);
+  const granted = scopesOf(grant.readOnly, grant.observe);
   return rowScopes === null ? granted : granted.filter((s) => rowScopes.includes(s));
 }
 
@@ -57,7 +57,7 @@ function carriedScopes(grant: AgentToken, rowScopes: string[] | null): OAuthScop
  * subset of the grant's; stored as null when it is all of them, so the
  * row follows the grant). The response's `scope` says what was given.
  */
-async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date, scopes: readonly OAuthScope[] = scopesOf(grant.readOnly)): Promise<TokenResponse> {
+async function issuePair(tx: Database, grant: AgentToken, resource: string, now: Date, scopes: readonly OAuthScope[] = scopesOf(grant.readOnly, grant.observe)): Promise<TokenResponse> {
   // Each rotation adds two rows; the grant's dead ones go here, so a grant's rows stay bounded.
   await tx
     .delete(oauthTokens)
@@ -66,8 +66,8 @@ async function issuePair(tx: Database, grant: AgentToken, resource: string, now:
   const refresh = generateRefreshToken();
   const grantEnd = grant.expiresAt?.getTime() ?? now.getTime() + 90 * 86_400_000;
   const accessEnd = Math.min(now.getTime() + ACCESS_TOKEN_TTL_S * 1000, grantEnd);
-  const given = SUPPORTED_SCOPES.filter((s) => scopes.includes(s) && scopesOf(grant.readOnly).includes(s));
-  const stored = given.length === scopesOf(grant.readOnly).length ? null : given;
+  const given = SUPPORTED_SCOPES.filter((s) => scopes.includes(s) && scopesOf(grant.readOnly, grant.observe).includes(s));
+  const stored = given.length === scopesOf(grant.readOnly, grant.observe).length ? null : given;
   await tx.insert(oauthTokens).values([
     { tokenId: grant.id, kind: "access", hash: hashTokenSecret(access), resource, scopes: stored, createdAt: now, expiresAt: new Date(accessEnd) },
     { tokenId: grant.id, kind: "refresh", hash: hashTokenSecret(refresh), resource, scopes: stored, createdAt: now, expiresAt: new Date(grantEnd) },

@@ -5,6 +5,7 @@ import { agentTokens, oauthTokens } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOfJson, hashActor } from "../ledger/entry";
+import type { ObserveScope } from "../policy/decide";
 import { digestsEqual, generateTokenSecret, hashTokenSecret, looksLikeAccessToken, looksLikeToken } from "./secret";
 
 /** What a token may do. `null` lists mean every tool / every host the hub exposes. */
@@ -12,9 +13,17 @@ export interface TokenScope {
   readOnly: boolean;
   tools: string[] | null;
   hosts: string[] | null;
+  /**
+   * `judged` (absent = judged): every call is rated and held or granted as
+   * its risk says. `any` (sandbox-first): a call to an operation that can run
+   * under an observe lease runs at once under one, whatever its risk
+   * (server/policy/decide.ts). Never together with `readOnly`.
+   */
+  observe?: ObserveScope;
 }
 
 export interface AgentToken extends TokenScope {
+  observe: ObserveScope;
   id: string;
   name: string;
   /** `static`: an `lh_` token; `oauth`: a grant an admin consented to, used through rotating `lha_` access tokens. */
@@ -56,8 +65,21 @@ function invalid(message: string, hint?: string): LeaseholdError {
   return new LeaseholdError("INVALID_ARGUMENT", message, { tier: "hub", ...(hint === undefined ? {} : { hint }) });
 }
 
+/** The digest token/1 and oauth_grant/1 record; `observe` joins it only when it is `any`, so judged scopes keep their digests. */
 export function scopeDigest(scope: TokenScope): `sha256:${string}` {
-  return digestOfJson({ read_only: scope.readOnly, tools: scope.tools, hosts: scope.hosts });
+  return digestOfJson({ read_only: scope.readOnly, tools: scope.tools, hosts: scope.hosts, ...(scope.observe === "any" ? { observe: "any" } : {}) });
+}
+
+/**
+ * A read-only scope with observe `any` asks for two things that contradict
+ * each other (no mutating operation at all / every mutating call at once
+ * under observe): refused, never resolved silently one way.
+ */
+export function checkObserveScope(scope: Pick<TokenScope, "readOnly" | "observe">): void {
+  if (scope.observe !== undefined && scope.observe !== "judged" && scope.observe !== "any") throw invalid(`observe scope ${JSON.stringify(scope.observe)} is not judged or any`);
+  if (scope.readOnly && scope.observe === "any") {
+    throw invalid("a read-only token cannot have observe scope any: read-only refuses every mutating operation, observe any runs them at once under the observe lease", "drop --read-only, or leave --observe at judged");
+  }
 }
 
 /**
@@ -70,21 +92,23 @@ export async function createToken(db: Database, input: CreateTokenInput, options
   const now = options.now ?? new Date();
   if (!NAME_PATTERN.test(input.name)) throw invalid(`token name ${JSON.stringify(input.name)} is not allowed`, "1-64 characters: letters, digits, space, . _ -; starting with a letter or digit");
   const { tools, hosts } = normaliseScope(input, options.knownTools);
+  checkObserveScope(input);
+  const observe: ObserveScope = input.observe ?? "judged";
   if (input.expiresAt !== null && input.expiresAt.getTime() <= now.getTime()) throw invalid("the expiry is in the past");
 
   const id = randomUUID();
   const secret = generateTokenSecret();
-  const scope: TokenScope = { readOnly: input.readOnly, tools, hosts };
+  const scope: TokenScope = { readOnly: input.readOnly, tools, hosts, observe };
   await appendEntry(db, {
     type: "token/1",
     time: now,
     action_id: null,
     actor: hashActor("admin", input.createdBy),
-    data: { event: "issued", token_id: id, scope_digest: scopeDigest(scope), read_only: input.readOnly, expires_at: input.expiresAt?.toISOString() ?? null },
+    data: { event: "issued", token_id: id, scope_digest: scopeDigest(scope), read_only: input.readOnly, ...(observe === "any" ? { observe } : {}), expires_at: input.expiresAt?.toISOString() ?? null },
   });
   const [row] = await db
     .insert(agentTokens)
-    .values({ id, name: input.name, tokenHash: hashTokenSecret(secret), readOnly: input.readOnly, tools, hosts, createdBy: input.createdBy, createdAt: now, expiresAt: input.expiresAt })
+    .values({ id, name: input.name, tokenHash: hashTokenSecret(secret), readOnly: input.readOnly, observe, tools, hosts, createdBy: input.createdBy, createdAt: now, expiresAt: input.expiresAt })
     .returning();
   if (!row) throw new LeaseholdError("INTERNAL", "token insert returned no row");
   return { token: fromRow(row), secret };
@@ -118,6 +142,8 @@ export function fromRow(row: TokenRow): AgentToken {
     kind: row.kind === "oauth" ? "oauth" : "static",
     oauthClientId: row.oauthClientId ?? null,
     readOnly: row.readOnly,
+    // The column's check constraint allows only these two; anything else is read as the default.
+    observe: row.observe === "any" ? "any" : "judged",
     tools: row.tools ?? null,
     hosts: row.hosts ?? null,
     createdBy: row.createdBy,
@@ -183,24 +209,29 @@ export function checkTokenRow(row: TokenRow | undefined, digest: Uint8Array, now
 }
 
 /**
- * The OAuth scope that lets a token change hosts (server/oauth scopes.ts
- * `SCOPE_WRITE`; named here because server/oauth builds on this module).
+ * The OAuth scopes that let a token change hosts, and run them at once under
+ * the observe lease (server/oauth scopes.ts `SCOPE_WRITE`,
+ * `SCOPE_OBSERVE_ANY`; named here because server/oauth builds on this module).
  */
 const WRITE_SCOPE = "mcp:write";
+const OBSERVE_ANY_SCOPE = "mcp:observe-any";
 
 /**
  * The second half of `authenticateToken` for an `lha_` access token and its
  * grant's row. The access token's own scopes (a refresh may have asked for
  * fewer than the grant holds) narrow the grant: without `mcp:write` it is
- * read-only, whatever the grant says. They never widen it.
+ * read-only, without `mcp:observe-any` its observe scope is `judged`,
+ * whatever the grant says. They never widen it.
  */
 export function checkAccessRow(access: OAuthTokenRow | undefined, grant: TokenRow | undefined, digest: Uint8Array, now: Date, audience: string | undefined): TokenCheck {
   if (!access || !grant || access.kind !== "access" || !digestsEqual(new Uint8Array(access.hash), digest)) return { ok: false, reason: "unknown" };
   if (new Date(access.expiresAt).getTime() <= now.getTime()) return { ok: false, reason: "expired" };
   if (audience === undefined || access.resource !== audience) return { ok: false, reason: "wrong_audience" };
   const judged = judgeTokenRow(grant, now);
-  if (!judged.ok || access.scopes === null || access.scopes.includes(WRITE_SCOPE)) return judged;
-  return { ok: true, token: { ...judged.token, readOnly: true } };
+  if (!judged.ok || access.scopes === null) return judged;
+  const readOnly = judged.token.readOnly || !access.scopes.includes(WRITE_SCOPE);
+  const observe: ObserveScope = !readOnly && access.scopes.includes(OBSERVE_ANY_SCOPE) ? judged.token.observe : "judged";
+  return { ok: true, token: { ...judged.token, readOnly, observe } };
 }
 
 function judgeTokenRow(row: TokenRow, now: Date): TokenCheck {

@@ -51,6 +51,35 @@ describeEachDatabase("agent tokens", (db) => {
     expect((await listTokens(handle.db)).some((t) => t.id === token.id && t.revokedAt !== null)).toBe(true);
   });
 
+  it("observe any: issued and read back, sealed in token/1 and its scope digest; judged by default; read-only + observe any refused (no row, no entry); the column refuses it too", async () => {
+    const { handle } = db();
+    const judged = await createToken(handle.db, { name: "judged", readOnly: false, tools: null, hosts: null, expiresAt: null, createdBy: "cli" }, { knownTools: KNOWN });
+    const any = await createToken(handle.db, { name: "sandbox first", readOnly: false, observe: "any", tools: null, hosts: null, expiresAt: null, createdBy: "cli" }, { knownTools: KNOWN });
+    expect(judged.token.observe).toBe("judged");
+    expect(await authenticateToken(handle.db, any.secret)).toMatchObject({ ok: true, token: { observe: "any", readOnly: false } });
+    const issued = async (id: string) => {
+      const rows = await executeRows<{ body: Uint8Array }>(handle.db, sql`select body from ledger_entries order by id`);
+      const found = rows.map((r) => decodeEntry(new Uint8Array(r.body))).find((d) => d.ok && d.entry.type === "token/1" && d.entry.data.token_id === id);
+      return found?.ok && found.entry.type === "token/1" ? found.entry.data : undefined;
+    };
+    expect(await issued(any.token.id)).toMatchObject({ observe: "any", read_only: false });
+    expect(await issued(judged.token.id)).not.toHaveProperty("observe");
+    expect((await issued(any.token.id))?.scope_digest).not.toBe((await issued(judged.token.id))?.scope_digest);
+
+    const before = await executeRows<{ n: string | number }>(handle.db, sql`select count(*) as n from ledger_entries`);
+    await expect(createToken(handle.db, { name: "contradiction", readOnly: true, observe: "any", tools: null, hosts: null, expiresAt: null, createdBy: "cli" }, { knownTools: KNOWN })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining("read-only token cannot have observe scope any") as unknown as string,
+    });
+    await expect(createToken(handle.db, { name: "odd", readOnly: false, observe: "all" as "any", tools: null, hosts: null, expiresAt: null, createdBy: "cli" }, { knownTools: KNOWN })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    const after = await executeRows<{ n: string | number }>(handle.db, sql`select count(*) as n from ledger_entries`);
+    expect(Number(after[0]!.n)).toBe(Number(before[0]!.n));
+    expect((await listTokens(handle.db)).some((t) => t.name === "contradiction" || t.name === "odd")).toBe(false);
+    // Defence in depth: the table itself refuses the contradiction and unknown values.
+    await expect(handle.db.execute(sql`update agent_tokens set read_only = true where id = ${any.token.id}`)).rejects.toThrow();
+    await expect(handle.db.execute(sql`update agent_tokens set observe = 'all' where id = ${judged.token.id}`)).rejects.toThrow();
+  });
+
   it("refuses an expired token, unknown tools, bad names, and revoking what does not exist", async () => {
     const { handle } = db();
     const now = new Date();

@@ -45,11 +45,11 @@ export async function insertAdmin(db: Database, username = uniqueName("admin")):
 
 export async function insertToken(
   db: Database,
-  options: { readOnly?: boolean; tools?: string[] | null; hosts?: string[] | null; createdBy?: string; sessionId?: string | null } = {},
+  options: { readOnly?: boolean; observe?: "judged" | "any"; tools?: string[] | null; hosts?: string[] | null; createdBy?: string; sessionId?: string | null } = {},
 ): Promise<Extract<Caller, { kind: "token" }>> {
   const [row] = await db
     .insert(agentTokens)
-    .values({ name: uniqueName("token"), tokenHash: randomBytes(32), readOnly: options.readOnly ?? false, tools: options.tools ?? null, hosts: options.hosts ?? null, createdBy: options.createdBy ?? "test" })
+    .values({ name: uniqueName("token"), tokenHash: randomBytes(32), readOnly: options.readOnly ?? false, observe: options.observe ?? "judged", tools: options.tools ?? null, hosts: options.hosts ?? null, createdBy: options.createdBy ?? "test" })
     .returning({ id: agentTokens.id });
   if (row === undefined) throw new Error("no token row");
   return {
@@ -58,6 +58,7 @@ export async function insertToken(
     readOnly: options.readOnly ?? false,
     tools: options.tools ?? null,
     hosts: options.hosts ?? null,
+    ...(options.observe === undefined ? {} : { observe: options.observe }),
     sessionId: options.sessionId === undefined ? uniqueName("session") : options.sessionId,
     label: "test token",
   };

@@ -1,6 +1,7 @@
 /** Words and colours for decisions, shared by the dashboard, the actions list and the detail page. */
 export const DECISION_LABEL: Readonly<Record<string, string>> = {
   auto_allow: "auto-allowed",
+  observe_scope: "ran under observe",
   grant: "by grant",
   approved: "approved",
   denied: "denied",
@@ -12,6 +13,7 @@ export const DECISION_LABEL: Readonly<Record<string, string>> = {
 /** Readable on light and dark backgrounds (≥ 3:1 against both for chart marks). */
 export const DECISION_COLOUR: Readonly<Record<string, string>> = {
   auto_allow: "#2e7d4f",
+  observe_scope: "#1f7a80",
   grant: "#2f6fbf",
   approved: "#7a4fbf",
   denied: "#c0392b",
@@ -22,6 +24,7 @@ export const DECISION_COLOUR: Readonly<Record<string, string>> = {
 
 export const DECISION_TONE: Readonly<Record<string, "ok" | "info" | "err" | "warn" | "neutral">> = {
   auto_allow: "ok",
+  observe_scope: "ok",
   grant: "info",
   approved: "info",
   denied: "err",

@@ -39,7 +39,7 @@ export function TokensView() {
   );
 }
 
-type TokenRow = { id: string; name: string; kind: "static" | "oauth"; client: { id: string; name: string | null } | null; status: string; readOnly: boolean; tools: string[] | null; hosts: string[] | null; createdBy: string; createdAt: string; expiresAt: string | null };
+type TokenRow = { id: string; name: string; kind: "static" | "oauth"; client: { id: string; name: string | null } | null; status: string; readOnly: boolean; observe: "judged" | "any"; tools: string[] | null; hosts: string[] | null; createdBy: string; createdAt: string; expiresAt: string | null };
 
 function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () => void }) {
   const trpc = useTRPC();
@@ -87,7 +87,8 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
                   <Badge tone={t.status === "active" ? "ok" : "neutral"}>{t.status}</Badge>
                 </td>
                 <td data-label="Scope">
-                  {t.readOnly ? "read-only" : "read-write"}; {t.tools === null ? "all tools" : t.tools.join(", ")}; {t.hosts === null ? "all hosts" : t.hosts.join(", ")}
+                  {t.readOnly ? "read-only" : "read-write"}
+                  {t.observe === "any" ? <span data-testid="token-observe-any">; sandbox-first (observe any)</span> : null}; {t.tools === null ? "all tools" : t.tools.join(", ")}; {t.hosts === null ? "all hosts" : t.hosts.join(", ")}
                 </td>
                 <td data-label="Created">
                   {new Date(t.createdAt).toLocaleString()} <span className="hint">by {t.createdBy}</span>
@@ -122,12 +123,13 @@ function CreateToken({ knownTools, onCreated }: { knownTools: string[]; onCreate
   const [name, setName] = useState("");
   const [expires, setExpires] = useState<string>("30d");
   const [readOnly, setReadOnly] = useState(false);
+  const [observeAny, setObserveAny] = useState(false);
   const [tools, setTools] = useState<string[]>([]);
   const [hosts, setHosts] = useState("");
   const create = useMutation(trpc.tokens.create.mutationOptions({ onSuccess: onCreated }));
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const input = { name, expires, readOnly, tools: tools.length === 0 ? null : tools, hosts: list(hosts) };
+    const input = { name, expires, readOnly, observe: observeAny ? ("any" as const) : ("judged" as const), tools: tools.length === 0 ? null : tools, hosts: list(hosts) };
     // Minting an agent credential always asks for the password first (not only when the session's last proof is stale).
     const run = () => create.mutate(input, { onError: (error) => (needsReauth(error) ? ask(run) : undefined) });
     ask(run);
@@ -191,7 +193,12 @@ function CreateToken({ knownTools, onCreated }: { knownTools: string[]; onCreate
           </div>
         </div>
         <label className="check">
-          <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} /> Read-only (no mutating tools)
+          <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} disabled={observeAny} /> Read-only (no mutating tools)
+        </label>
+        <label className="check">
+          <input type="checkbox" data-testid="token-observe-any-input" checked={observeAny} onChange={(e) => setObserveAny(e.target.checked)} disabled={readOnly} /> Sandbox-first (observe any): every
+          run_command runs at once, without a person, under the observe lease — workspace read-only, /tmp thrown away, no network — whatever its risk; writes and network
+          still need a person.
         </label>
         <fieldset className="tool-scope">
           <legend>Tools (none ticked = all tools)</legend>

@@ -23,6 +23,8 @@ export function ConsentForm(props: {
   handle: string;
   scopes: { scope: string; meaning: string }[];
   canWrite: boolean;
+  /** The client asked for mcp:observe-any; the owner must tick it to grant it. */
+  askedObserveAny: boolean;
   tools: string[];
   lifetimes: number[];
   defaultLifetime: number;
@@ -32,6 +34,7 @@ export function ConsentForm(props: {
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
   const [readOnly, setReadOnly] = useState(!props.canWrite);
+  const [observeAny, setObserveAny] = useState(false);
   const [allTools, setAllTools] = useState(true);
   const [tools, setTools] = useState<string[]>([]);
   const [hosts, setHosts] = useState("");
@@ -44,7 +47,7 @@ export function ConsentForm(props: {
       .split(",")
       .map((h) => h.trim())
       .filter((h) => h !== "");
-    const input = { handle: props.handle, approve, readOnly, tools: allTools ? null : tools, hosts: hostList.length === 0 ? null : hostList, lifetimeS: lifetime, ...(approve ? { password } : {}) };
+    const input = { handle: props.handle, approve, readOnly, observeAny: observeAny && !readOnly, tools: allTools ? null : tools, hosts: hostList.length === 0 ? null : hostList, lifetimeS: lifetime, ...(approve ? { password } : {}) };
     decide.mutate(input, { onSettled: () => setPassword("") });
   };
   const submit = (event: FormEvent) => {
@@ -67,6 +70,16 @@ export function ConsentForm(props: {
           <label htmlFor="consent-read-only">Read-only</label>
           <span className="hint">{props.canWrite ? "Tick to grant read-only tools only." : "The client asked for read-only tools only."}</span>
         </div>
+        {props.askedObserveAny ? (
+          <div className="form-row">
+            <input id="consent-observe-any" type="checkbox" checked={observeAny && !readOnly} disabled={readOnly} onChange={(e) => setObserveAny(e.target.checked)} />
+            <label htmlFor="consent-observe-any">Sandbox-first (mcp:observe-any)</label>
+            <span className="hint">
+              Tick to let every command run at once without you, read-only and offline in the sandbox, whatever its risk; commands that need to write or reach the network still come
+              to you. Unticked, every command is judged and risky ones are held.
+            </span>
+          </div>
+        ) : null}
         <fieldset>
           <legend>Tools</legend>
           <div className="form-row">

@@ -89,6 +89,7 @@ export default async function AuthorizePage({ searchParams }: { searchParams: Pr
           handle={p.handle}
           scopes={p.scopes.map((s) => ({ scope: s, meaning: SCOPE_MEANING[s] }))}
           canWrite={p.scopes.includes("mcp:write")}
+          askedObserveAny={p.scopes.includes("mcp:observe-any")}
           tools={tools}
           lifetimes={[...GRANT_LIFETIMES_S]}
           defaultLifetime={DEFAULT_GRANT_LIFETIME_S}

@@ -12,6 +12,12 @@ export const CLI_ACTOR = "cli";
 const USAGE = [
   `leasehold token create ${TOKEN_CREATE_FLAGS}`,
   "       leasehold token list",
+  "",
+  "--observe any (sandbox-first): every run_command runs at once under the observe lease",
+  "(workspace read-only, /tmp thrown away, no network, cgroup limits) whatever its risk, and",
+  "is recorded as observe_scope (not judged read-only); a call passing lease \"write\", and every",
+  "operation that needs the workspace writable or network, is rated and held as usual.",
+  "Not with --read-only.",
   "       leasehold token revoke ID",
   "",
   "revoke ends what the token started: its held approvals are denied (reason \"token revoked\"),",
@@ -20,7 +26,7 @@ const USAGE = [
 ].join("\n");
 
 function scopeText(token: AgentToken): string {
-  const parts = [token.readOnly ? "read-only" : "read-write"];
+  const parts = [token.readOnly ? "read-only" : "read-write", `observe=${token.observe}`];
   parts.push(token.tools === null ? "all tools" : `tools=${token.tools.join(",")}`);
   parts.push(token.hosts === null ? "all hosts" : `hosts=${token.hosts.join(",")}`);
   return parts.join("; ");

@@ -1,6 +1,8 @@
 // Agents (MCP channel)
+import { sql } from "drizzle-orm";
 import {
   boolean,
+  check,
   index,
   jsonb,
   pgTable,
@@ -25,6 +27,14 @@ export const agentTokens = pgTable("agent_tokens", {
   /** The OAuth client the grant was made to (`oauth` rows only). */
   oauthClientId: text("oauth_client_id"),
   readOnly: boolean("read_only").notNull().default(false),
+  /**
+   * `judged` (default): each call is rated and held or granted as its risk
+   * says. `any`: a call to an operation that can run under an observe lease
+   * (kernel read-only workspace, no network) runs at once under one,
+   * whatever its rating (server/policy/decide.ts `observe_scope`). A
+   * read-only token cannot hold `any`: the two contradict each other.
+   */
+  observe: text("observe").notNull().default("judged"),
   /** null = every tool / host the hub exposes. */
   tools: text("tools").array(),
   hosts: text("hosts").array(),
@@ -32,7 +42,10 @@ export const agentTokens = pgTable("agent_tokens", {
   createdAt: createdAt(),
   expiresAt: timestamp("expires_at", { withTimezone: true }),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
-});
+}, (t) => [
+  check("agent_tokens_observe_known", sql`${t.observe} in ('judged', 'any')`),
+  check("agent_tokens_observe_not_read_only", sql`not (${t.readOnly} and ${t.observe} = 'any')`),
+]);
 
 /**
  * MCP sessions (Streamable HTTP revisions that have them). Any hub process can

@@ -36,6 +36,7 @@ export function callerOf(ctx: ToolContext): Extract<Caller, { kind: "token" }> {
     readOnly: ctx.token.readOnly,
     tools: ctx.token.tools,
     hosts: ctx.token.hosts,
+    observe: ctx.token.observe,
     sessionId: ctx.sessionDigest,
     label: ctx.token.name,
   };
@@ -50,6 +51,8 @@ export function shapeOutcome(outcome: ActionOutcome): Record<string, unknown> {
     host: outcome.host,
     decision: outcome.decision,
     risk: outcome.risk,
+    // Outcomes stored before the lease was recorded have none: left out rather than guessed.
+    ...(outcome.sandbox === undefined ? {} : { sandbox: outcome.sandbox }),
     approval_id: outcome.approval_id,
     grant_id: outcome.grant_id,
     lease_id: outcome.lease_id,

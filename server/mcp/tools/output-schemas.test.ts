@@ -42,6 +42,8 @@ function actionResults(): Structured[] {
     shapeOutcome(base),
     shapeOutcome(DISPATCHED),
     shapeOutcome({ ...base, replayed: true, decision: "grant", grant_id: "g1", approval_id: "a1" }),
+    // Ran under the observe lease by the token's observe scope, not judged read-only.
+    shapeOutcome({ ...base, decision: "observe_scope", sandbox: { lease: "observe", reason: "observe_scope" } }),
     shapeOutcome({ ...base, result: { ...base.result!, evidence, receipt: null, state: "failed", exit: { code: null, signal: "SIGKILL", timed_out: true } } }),
     shapeOutcome({ ...base, result: { ...base.result!, exit: null, structured: null } }),
     // fs_read of a binary page: the bytes as base64 in stdout, the page in structured.
@@ -197,6 +199,17 @@ describe("every tool's outputSchema accepts its results and the hub's errors, th
         expect(got.structuredContent).toEqual(expected.structuredContent);
       }
     }
+  });
+
+  it("the client rejects an action result whose sandbox names an unknown lease or reason (observe_scope is a listed value, not free text)", async () => {
+    const base = completed("x");
+    const bad = [
+      { lease: "observe", reason: "judged_read_only" },
+      { lease: "shared", reason: "observe_scope" },
+      { lease: "observe" },
+    ];
+    results.set("run_command", bad.map((sandbox) => toolSuccess({ ...shapeOutcome({ ...base, decision: "observe_scope" }), sandbox })));
+    for (let i = 0; i < bad.length; i += 1) await expect(call("run_command", i), JSON.stringify(bad[i])).rejects.toThrow(/does not match the tool's output schema/);
   });
 
   it("the client rejects a result that lacks a field its schema requires, success or error (the schemas constrain)", async () => {

@@ -103,6 +103,17 @@ export const ACTION_OUTCOME_SCHEMA: JsonSchema = object(
     host: string,
     decision: string,
     risk: RISK,
+    sandbox: object(
+      {
+        lease: { type: "string", enum: ["observe", "exclusive"] },
+        reason: {
+          type: "string",
+          enum: ["read_only", "observe_scope", "write"],
+          description: "observe_scope: ran under the observe lease because the token's observe scope is any, NOT because it was judged read-only; read_only: judged read-only; write: exclusive lease, workspace writes kept.",
+        },
+      },
+      ["lease", "reason"],
+    ),
     approval_id: nullableString,
     grant_id: nullableString,
     lease_id: string,

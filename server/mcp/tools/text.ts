@@ -82,6 +82,9 @@ function referenceLine(s: Json, sandbox: Json | null): string {
   const risk = isRecord(s.risk) ? s.risk : {};
   const parts = [`${str(s.decision)}, risk ${str(risk.level)}`];
   if (s.replayed === true) parts.push("replayed");
+  const lease = isRecord(s.sandbox) ? s.sandbox : null;
+  // Said in words: a model must not read "allowed at once" as "judged harmless".
+  if (lease?.reason === "observe_scope") parts.push("ran under observe, not judged read-only (token observe scope any; pass lease \"write\" to be judged)");
   // Auto-allowed commands run under an observe lease; a model that tried to write needs to know why nothing stuck.
   if (sandbox?.workspace === "read-only") parts.push("observe lease (/work read-only)");
   if (sandbox?.terminal_controls === true) parts.push("output has terminal control sequences");

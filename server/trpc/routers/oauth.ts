@@ -27,6 +27,8 @@ export const oauthRouter = createRouter({
         handle: z.string().min(16).max(128),
         approve: z.boolean(),
         readOnly: z.boolean(),
+        /** Grants the sandbox-first scope; only where the client asked for mcp:observe-any (narrowing only). */
+        observeAny: z.boolean().optional(),
         tools: scopeList,
         hosts: scopeList,
         lifetimeS: z.number().int().positive(),

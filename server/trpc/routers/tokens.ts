@@ -24,6 +24,7 @@ function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>,
     client: token.oauthClientId === null ? null : { id: token.oauthClientId, name: clients.get(token.oauthClientId) ?? null },
     status: tokenStatus(token, now),
     readOnly: token.readOnly,
+    observe: token.observe,
     tools: token.tools,
     hosts: token.hosts,
     // Browser-made tokens record the admin's id; CLI-made ones record "cli".
@@ -46,7 +47,7 @@ export const tokensRouter = createRouter({
     }),
   ),
   create: roleProcedure(ROLES.owner, { reauth: true })
-    .input(z.strictObject({ name: z.string().min(1).max(64), expires: z.string().min(1).max(16), readOnly: z.boolean(), tools: scopeList, hosts: scopeList }))
+    .input(z.strictObject({ name: z.string().min(1).max(64), expires: z.string().min(1).max(16), readOnly: z.boolean(), observe: z.enum(["judged", "any"]).optional(), tools: scopeList, hosts: scopeList }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
         const now = new Date();
@@ -54,7 +55,7 @@ export const tokensRouter = createRouter({
         if (!expiry.ok) throw new LeaseholdError("INVALID_ARGUMENT", expiry.message.replace("--expires", "expiry"), { tier: "hub" });
         const { token, secret } = await createToken(
           ctx.runtime.database.handle.db,
-          { name: input.name, readOnly: input.readOnly, tools: input.tools, hosts: input.hosts, expiresAt: expiry.expiresAt, createdBy: ctx.session.adminId },
+          { name: input.name, readOnly: input.readOnly, observe: input.observe ?? "judged", tools: input.tools, hosts: input.hosts, expiresAt: expiry.expiresAt, createdBy: ctx.session.adminId },
           { knownTools: knownToolNames(), now },
         );
         return { token: shown(token, now, new Map([[ctx.session.adminId, ctx.session.username]])), secret, settings: clientSettings(ctx.runtime.config.publicUrl, secret) };

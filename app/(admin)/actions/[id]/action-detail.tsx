@@ -108,7 +108,11 @@ export function ActionDetailView({ id }: { id: string }) {
 
         <Card title="Approval">
           {a.approval === null ? (
-            <EmptyState>{a.decision === "auto_allow" ? "Auto-allowed: read-only, run under an observe lease without a person." : a.decision === "grant" ? "Allowed by a grant, without a person." : "No approval."}</EmptyState>
+            <EmptyState>{a.decision === "auto_allow"
+                ? "Auto-allowed: read-only, run under an observe lease without a person."
+                : a.decision === "observe_scope"
+                  ? "Ran under observe, not judged read-only: the token's observe scope is any, so it ran at once under the observe lease (workspace read-only, /tmp thrown away, no network) without a person; its risk above is the verdict, not what was allowed."
+                  : a.decision === "grant" ? "Allowed by a grant, without a person." : "No approval."}</EmptyState>
           ) : (
             <dl data-testid="approval">
               <dt>State</dt>

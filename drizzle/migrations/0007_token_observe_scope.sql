@@ -1,0 +1,3 @@
+ALTER TABLE "agent_tokens" ADD COLUMN "observe" text DEFAULT 'judged' NOT NULL;--> statement-breakpoint
+ALTER TABLE "agent_tokens" ADD CONSTRAINT "agent_tokens_observe_known" CHECK ("agent_tokens"."observe" in ('judged', 'any'));--> statement-breakpoint
+ALTER TABLE "agent_tokens" ADD CONSTRAINT "agent_tokens_observe_not_read_only" CHECK (not ("agent_tokens"."read_only" and "agent_tokens"."observe" = 'any'));
