@@ -5,7 +5,7 @@
  *   E2E_PORT=8801 npx playwright test -c e2e/bench.config.ts
  *
  * For each action an MCP SDK client asks for a medium-risk, true-like
- * command (`find . -maxdepth 0 -exec true <n> {} +`) while an approvals page is open:
+ * command (`chmod -f 600 lh-<n>; true`) while an approvals page is open:
  *  1. held → row visible: from the approval's creation time on the hub (the
  *     row's `data-requested-at`, the database clock — same machine) to the
  *     moment a MutationObserver in the page saw the row in the DOM.
@@ -86,8 +86,8 @@ test("approval latency: held → visible, approve → client result (p50/p95 ove
   const samples: Array<{ actionId: string; clickedAt: number; doneAt: number }> = [];
 
   // Baseline: the same kind of command through a grant (no person): pipeline + dispatch + run + evidence.
-  const baseCommand = "find . -maxdepth 0 -exec true base {} +";
-  leaseholdCli(["grant", "create", "--tool", "run_command", "--host", "local", "--max-risk", "medium", "--uses", "20", "--expires", "1h", "--pattern", "find \\. -maxdepth 0 -exec true base \\{\\} \\+", "--as", admin.name]);
+  const baseCommand = "chmod -f 600 lh-base; true";
+  leaseholdCli(["grant", "create", "--tool", "run_command", "--host", "local", "--max-risk", "medium", "--uses", "20", "--expires", "1h", "--pattern", "chmod -f 600 lh-base; true", "--as", admin.name]);
   const baseline: number[] = [];
   for (let i = 0; i < 11; i += 1) {
     const t0 = Date.now();
@@ -97,7 +97,7 @@ test("approval latency: held → visible, approve → client result (p50/p95 ove
   }
 
   for (let i = 0; i < ACTIONS; i += 1) {
-    const command = `find . -maxdepth 0 -exec true bench-${process.pid}-${i} {} +`;
+    const command = `chmod -f 600 lh-bench-${process.pid}-${i}; true`;
     const call = runCommand(agent, command);
     const item = page.locator("article.approval", { hasText: `bench-${process.pid}-${i} ` });
     await expect(item).toBeVisible();
@@ -144,7 +144,7 @@ test("approval latency: held → visible, approve → client result (p50/p95 ove
     evidenceToClient.push(s.doneAt - evidence);
   }
   const table = [
-    `approval latency over ${ACTIONS} held actions (ms; host "local", medium-risk find -exec true)`,
+    `approval latency over ${ACTIONS} held actions (ms; host "local", medium-risk chmod)`,
     "| measure | n | p50 | p95 | max | goal |",
     "|---|---|---|---|---|---|",
     row("held → row visible in the open approvals page", visible, 1000),

@@ -1,8 +1,8 @@
 /**
  * The approvals page end to end (issue 13), against the hub the Playwright
  * config starts and its real local guest: an agent (the MCP SDK client)
- * asks for a medium-risk command (`find . -maxdepth 0 -exec echo <marker> {} +`,
- * medium by dynamic.find-exec — high/critical will need a passkey), the
+ * asks for a medium-risk command (`chmod -f 600 lh-<marker>; echo <marker>`,
+ * medium by command.permissions — high/critical will need a passkey), the
  * held action appears in an open approvals page without reload with its
  * risky span marked, and the person's decision reaches the waiting client.
  */
@@ -17,7 +17,7 @@ function heldCommand(prefix = "build"): { command: string; marker: string } {
   n += 1;
   // "-cmd-": never a substring of an agent token named `${prefix}-${pid}-${counter}` (connectAgent), whose name the card shows too.
   const marker = `${prefix}-cmd-${process.pid}-${n}`;
-  return { command: `find . -maxdepth 0 -exec echo ${marker} {} +`, marker };
+  return { command: `chmod -f 600 lh-${marker}; echo ${marker}`, marker };
 }
 
 function card(page: Page, marker: string) {
@@ -60,11 +60,11 @@ test.describe("as an approver", () => {
     const item = card(page, marker);
     await expect(item).toBeVisible();
     await expect(item.locator("pre.approval-command")).toHaveText(command);
-    await expect(item.locator("pre.approval-command mark.risky").first()).toContainText("-exec");
+    await expect(item.locator("pre.approval-command mark.risky").first()).toContainText("chmod");
     await expect(item).toContainText(`token ${agent.tokenName}`);
     await expect(item).toContainText(/session [0-9a-f]{8}/);
     await expect(item.locator(".badge.risk-medium").first()).toBeVisible();
-    await expect(item).toContainText("dynamic.find-exec");
+    await expect(item).toContainText("command.permissions");
     await expect(item.locator(".approval-deadline")).toHaveText(/\dm \d\ds left/);
     await expect(item).toContainText(/sha256:[0-9a-f]{64}/);
     await page.screenshot({ path: "test-results/approvals-1280.png", fullPage: true });
@@ -147,7 +147,7 @@ test.describe("as an approver", () => {
     await expect(item).toBeVisible();
     await item.getByRole("button", { name: "Approve and allow similar…" }).click();
     const form = item.getByRole("form", { name: "Proposed grant" });
-    await expect(form.getByLabel(/Pattern/)).toHaveValue(`find \\. -maxdepth 0 -exec echo ${marker} \\{\\} \\+`);
+    await expect(form.getByLabel(/Pattern/)).toHaveValue(`chmod -f 600 lh-${marker}; echo ${marker}`);
     await expect(form.getByLabel("Uses")).toHaveValue("3");
     await expect(form.getByLabel(/Expires in/)).toHaveValue("60");
     await expect(form.getByLabel("Up to risk")).toHaveValue("medium");
@@ -164,7 +164,7 @@ test.describe("as an approver", () => {
     expect(again["decision"]).toBe("grant");
     expect(again["status"]).toBe("completed");
     // Other options: held again.
-    const widened = `find . -maxdepth 1 -exec echo ${marker} {} +`;
+    const widened = `chmod -f 644 lh-${marker}; echo ${marker}`;
     const otherCall = runCommand(agent, widened);
     const otherItem = page.locator("article.approval", { hasText: widened });
     await expect(otherItem).toBeVisible();

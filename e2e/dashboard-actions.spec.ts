@@ -86,9 +86,9 @@ test("an MCP client's actions (one held, approved by an owner) reach the hub", a
     const first = await runCommand(mcp.client, `echo ${marker}`);
     expect(first["action_id"]).toBeDefined();
     await runCommand(mcp.client, "ls -a");
-    // A medium-risk command (find -exec) is held for a person: approve it from the CLI while the client waits.
+    // A medium-risk command (chmod) is held for a person: approve it from the CLI while the client waits.
     // (high and critical would need a passkey signature in the browser: e2e/passkeys.spec.ts.)
-    const held = runCommand(mcp.client, `find . -maxdepth 0 -exec echo held-${marker} {} +`);
+    const held = runCommand(mcp.client, `chmod -f 600 lh-held-${marker}; echo held-${marker}`);
     const approvalId = await pendingApprovalId(`held-${marker}`);
     leaseholdCli(["approvals", "approve", approvalId, "--reason", "e2e cleanup", "--as", ownerName]);
     const approved = await held;
@@ -195,7 +195,7 @@ test("the console runs ls on host local through the pipeline and shows the outpu
   await page.setViewportSize({ width: 1280, height: 900 });
 
   // A medium-risk command is held: the console says so and keeps waiting (console.resume) until a person approves.
-  await page.getByLabel("command (required)").fill(`find . -maxdepth 0 -exec echo console-${marker} {} +`);
+  await page.getByLabel("command (required)").fill(`chmod -f 600 lh-console-${marker}; echo console-${marker}`);
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("console-held")).toContainText("held for approval");
   await expect(page.getByTestId("console-held")).toContainText("Waiting for a person to decide");

@@ -60,8 +60,8 @@ describeEachDatabase("verify --require-passkey: actions that ran under a grant",
     expect(signedRun).toMatchObject({ decision: "grant", grant_id: signedGrant.id });
     // A medium action under an unsigned medium grant is below the level: never reported.
     const mediumHost = await insertHost(d);
-    await createGrant(d, admin, { tool: "run_command", host: mediumHost.name, maxRisk: "medium", uses: 2, expiresAt: new Date(Date.now() + HOUR), pattern: "find \\. -maxdepth 0 -exec echo m \\{\\} \\+" });
-    const mediumRun = await submitAction(deps, token, { operation: "run_command", arguments: { host: mediumHost.name, command: "find . -maxdepth 0 -exec echo m {} +" }, channel: "mcp" }, { waitMs: 0 });
+    await createGrant(d, admin, { tool: "run_command", host: mediumHost.name, maxRisk: "medium", uses: 2, expiresAt: new Date(Date.now() + HOUR), pattern: "chmod -f 600 lh-m; echo m" });
+    const mediumRun = await submitAction(deps, token, { operation: "run_command", arguments: { host: mediumHost.name, command: "chmod -f 600 lh-m; echo m" }, channel: "mcp" }, { waitMs: 0 });
     expect(mediumRun.decision).toBe("grant");
 
     const clean = await exportAndVerify(d, key, { requirePasskeyFrom: "high" });

@@ -80,9 +80,9 @@ describeEachDatabase("approvals router", (db) => {
       const host = await insertHost(handle.db);
       const flood = await insertToken(handle.db);
       const other = await insertToken(handle.db);
-      for (let i = 0; i < 4; i += 1) await hold(handle, flood, host.name, { command: `find . -maxdepth 0 -exec echo flood-${i} {} +` });
+      for (let i = 0; i < 4; i += 1) await hold(handle, flood, host.name, { command: `chmod -f 600 lh-flood-${i}; echo flood-${i}` });
       const late = await hold(handle, other, host.name, {
-        command: "find . -maxdepth 0 -exec echo late {} +",
+        command: "chmod -f 600 lh-late; echo late",
         cwd: "sub",
         env: { GITHUB_TOKEN: GH_TOKEN, MODE: "fast" },
         stdin: "hello\u001b[31m",
@@ -104,8 +104,8 @@ describeEachDatabase("approvals router", (db) => {
       expect(item.requester).toMatchObject({ kind: "token", id: other.tokenId });
       expect(item.session).toMatch(/^session [0-9a-f]{8}$/);
       expect(item.subject?.name).toBe("command");
-      expect(item.subject?.segments.map((s) => s.text).join("")).toBe("find . -maxdepth 0 -exec echo late {} +");
-      expect(item.subject?.segments.filter((s) => s.risky).map((s) => s.text).join("|")).toMatch(/-exec/);
+      expect(item.subject?.segments.map((s) => s.text).join("")).toBe("chmod -f 600 lh-late; echo late");
+      expect(item.subject?.segments.filter((s) => s.risky).map((s) => s.text).join("|")).toMatch(/chmod/);
       expect(item.cwd).toBe("sub");
       expect(item.env).toEqual([
         { name: "GITHUB_TOKEN", value: "[REDACTED:github_token]" },
@@ -113,7 +113,7 @@ describeEachDatabase("approvals router", (db) => {
       ]);
       expect(JSON.stringify(page)).not.toContain(GH_TOKEN);
       expect(item.stdin).toMatchObject({ bytes: Buffer.byteLength("hello\u001b[31m"), sha256: sha256Hex("hello\u001b[31m"), preview: "hello⟨ESC⟩[31m", cut: false });
-      expect(item.reasons.some((r) => r.level === "medium" && r.rule === "dynamic.find-exec")).toBe(true);
+      expect(item.reasons.some((r) => r.level === "medium" && r.rule === "command.permissions")).toBe(true);
       expect(Date.parse(item.deadline)).toBeGreaterThan(Date.now());
     } finally {
       await fresh.dispose();
@@ -126,8 +126,8 @@ describeEachDatabase("approvals router", (db) => {
     const approver = await callerAs(handle, runtime, "approver");
     const host = await insertHost(handle.db);
     const token = await insertToken(handle.db);
-    const a = await hold(handle, token, host.name, { command: "find . -maxdepth 0 -exec echo a {} +" });
-    const b = await hold(handle, token, host.name, { command: "find . -maxdepth 0 -exec echo b {} +" });
+    const a = await hold(handle, token, host.name, { command: "chmod -f 600 lh-a; echo a" });
+    const b = await hold(handle, token, host.name, { command: "chmod -f 600 lh-b; echo b" });
     const wrong = await trpcError(approver.approvals.approve({ approvalId: a.approvalId, actionHash: b.actionHash }));
     expect(leaseholdCode(wrong)).toBe("POLICY_REFUSED");
     expect(await stateOf(handle.db, a.approvalId)).toBe("pending");
@@ -147,7 +147,7 @@ describeEachDatabase("approvals router", (db) => {
     const host = await insertHost(handle.db);
     const token = await insertToken(handle.db);
     const held = [];
-    for (let i = 0; i < 3; i += 1) held.push(await hold(handle, token, host.name, { command: `find . -maxdepth 0 -exec echo batch-${i} {} +` }));
+    for (let i = 0; i < 3; i += 1) held.push(await hold(handle, token, host.name, { command: `chmod -f 600 lh-batch-${i}; echo batch-${i}` }));
     const [x, y, z] = held as [(typeof held)[0], (typeof held)[0], (typeof held)[0]];
     const { results } = await owner.approvals.batch({
       decision: "approve",
@@ -214,7 +214,7 @@ describeEachDatabase("approvals router", (db) => {
     expect(await stateOf(handle.db, h.approvalId)).toBe("pending");
     expect((await handle.db.select().from(grants)).length).toBe(grantsBefore);
     // A medium action cannot be widened to a critical ceiling either.
-    const m = await hold(handle, token, host.name, { command: "find . -maxdepth 0 -exec echo m {} +" });
+    const m = await hold(handle, token, host.name, { command: "chmod -f 600 lh-m; echo m" });
     expect(leaseholdCode(await trpcError(owner.approvals.approveAndGrant({ approvalId: m.approvalId, actionHash: m.actionHash, grant: { ...edits, pattern: null, maxRisk: "critical" } })))).toBe("POLICY_REFUSED");
     expect(await stateOf(handle.db, m.approvalId)).toBe("pending");
   });
@@ -225,7 +225,7 @@ describeEachDatabase("approvals router", (db) => {
     const approver = await callerAs(handle, runtime, "approver");
     const host = await insertHost(handle.db);
     const token = await insertToken(handle.db);
-    const args = { command: "find . -maxdepth 0 -exec echo similar {} +", env: { MODE: "fast" }, stdin: "in" };
+    const args = { command: "chmod -f 600 lh-similar; echo similar", env: { MODE: "fast" }, stdin: "in" };
     const h = await hold(handle, token, host.name, args);
     const p = await approver.approvals.proposeGrant({ approvalId: h.approvalId, actionHash: h.actionHash });
     const grant = { pattern: p.pattern, uses: p.uses, expiresAt: p.expiresAt, maxRisk: p.maxRisk, cwd: p.cwd };
@@ -242,7 +242,7 @@ describeEachDatabase("approvals router", (db) => {
     const again = await submitAction(testDeps(handle), token, { operation: "run_command", arguments: { host: host.name, ...args }, channel: "mcp" }, { waitMs: 0 });
     expect(again.decision).toBe("grant");
     for (const variant of [
-      { ...args, command: "find . -maxdepth 1 -exec echo similar {} +" },
+      { ...args, command: "chmod -f 644 lh-similar; echo similar" },
       { ...args, env: { MODE: "slow" } },
       { ...args, stdin: "other" },
     ]) {
@@ -257,7 +257,7 @@ describeEachDatabase("approvals router", (db) => {
     const auditor = await callerAs(handle, runtime, "auditor");
     const host = await insertHost(handle.db);
     const token = await insertToken(handle.db);
-    const h = await hold(handle, token, host.name, { command: "find . -maxdepth 0 -exec echo audit {} +" });
+    const h = await hold(handle, token, host.name, { command: "chmod -f 600 lh-audit; echo audit" });
     const ref = { approvalId: h.approvalId, actionHash: h.actionHash };
     const calls = [
       () => auditor.approvals.list(),
@@ -278,7 +278,7 @@ describeEachDatabase("approvals router", (db) => {
     const notices: unknown[] = [];
     const deps = { ...testDeps(handle), onHeld: (n: unknown) => notices.push(n) };
     await submitAction(deps, token, { operation: "run_command", arguments: { host: host.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
-    const held = await rejectionOf(submitAction(deps, token, { operation: "run_command", arguments: { host: host.name, command: "find . -maxdepth 0 -exec echo hook {} +" }, channel: "mcp" }, { waitMs: 0 }));
+    const held = await rejectionOf(submitAction(deps, token, { operation: "run_command", arguments: { host: host.name, command: "chmod -f 600 lh-hook; echo hook" }, channel: "mcp" }, { waitMs: 0 }));
     for (let i = 0; i < 50 && notices.length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
     expect(notices).toEqual([
       { approvalId: String(held.details?.["approval_id"]), actionId: String(held.details?.["action_id"]), host: host.name, operation: "run_command", risk: "medium", deadline: expect.any(Date) },
@@ -308,7 +308,7 @@ describeEachDatabase("approvals router", (db) => {
       const deps = actionPipelineFor(runtime).deps;
       const host = await insertHost(handle.db);
       const token = await insertToken(handle.db);
-      const held = await rejectionOf(submitAction({ ...deps, readiness: readyForTests }, token, { operation: "run_command", arguments: { host: host.name, command: "find . -maxdepth 0 -exec echo wired {} +" }, channel: "mcp" }, { waitMs: 0 }));
+      const held = await rejectionOf(submitAction({ ...deps, readiness: readyForTests }, token, { operation: "run_command", arguments: { host: host.name, command: "chmod -f 600 lh-wired; echo wired" }, channel: "mcp" }, { waitMs: 0 }));
       const approvalId = String(held.details?.["approval_id"]);
       for (let i = 0; i < 100 && bodies.length === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
       expect(bodies).toHaveLength(1);
