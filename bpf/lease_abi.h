@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: UNLICENSED */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The one definition of everything the lease programs share with the host:
  * map keys and values, the ring-buffer event, flag bits and bounds. Read by
  * the BPF programs (bpf/NAME.bpf.c, with vmlinux.h), by the loader

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: UNLICENSED */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Tier B, for kernels that refuse LSM programs: cgroup-BPF socket hooks
  * attached to each egress lease's cgroup v2 directory (so they run for every
  * socket created in the lease or below it), and one exec tracepoint for the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: UNLICENSED */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Tier A: BPF-LSM hooks, attached once for the whole host, acting only on
  * tasks inside a lease (lease_abi.h). Denials return -EPERM from the hook,
  * so nothing happens: the exec never starts, the packet never leaves. */

@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "leasehold_native",
-      "sources": ["src/addon.cc", "src/launch.c", "src/cgroup.c", "src/bpf_guard.c"],
+      "sources": ["src/addon.cc", "src/launch.c", "src/cgroup.c", "src/cgroup_v1.c", "src/cgroup_v2.c", "src/cgroup_sweep.c", "src/bpf_guard.c"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../bpf", "../bpf/build"],
       "libraries": ["-lbpf", "-lelf", "-lz"],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

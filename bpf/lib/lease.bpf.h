@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: UNLICENSED */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Maps and helpers shared by both tiers' programs. Each object gets its own
  * instance of these maps; the loader fills the ones of the object that
  * enforces (only one tier is ever active in a process). */
@@ -25,7 +25,11 @@
 #define LH_EPERM 1
 #define LH_SIGKILL 9
 
-char LICENSE[] SEC("license") = "GPL";
+/* Must agree with the SPDX line above (bpf/README.md "Licence"): the kernel
+ * loads LSM programs and lets any program call GPL-only helpers such as
+ * bpf_probe_read_kernel only when this string is GPL-compatible, and
+ * "Dual BSD/GPL" is one of the strings it accepts. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);

@@ -326,7 +326,10 @@ static void free_lease(struct lh_bpf_lease *l) {
   free(l);
 }
 
-static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease **out, char *err, size_t errlen) {
+/* The lease's cgroup2 directory, checked (a tier to load into, bounded
+ * lists, 1..LH_MAX_LEVEL levels deep, really the cgroup with that id, not a
+ * lease yet) and opened; its descriptor, or -errno with `err` filled. */
+static int open_lease_cgroup(const struct lh_bpf_lease_spec *spec, int *level_out, char *err, size_t errlen) {
   if (g.tier != 'A' && g.tier != 'B') {
     snprintf(err, errlen, "no BPF tier on this host (tier C): %s", g_status.detail);
     return -EOPNOTSUPP;
@@ -364,22 +367,16 @@ static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease 
       snprintf(err, errlen, "cgroup %llu is already a lease", (unsigned long long)spec->cgroup_id);
       return -EEXIST;
     }
-  struct lh_bpf_lease *l = calloc(1, sizeof *l);
-  int rc = 0;
-  if (!l) { close(dfd); snprintf(err, errlen, "out of memory"); return -ENOMEM; }
-  l->cgid = spec->cgroup_id;
-  l->level = level;
-  l->denials = calloc(LH_DENIALS_PER_LEASE, sizeof *l->denials);
-  size_t n_eg = spec->net_enforced ? spec->n_egress : 0, n_ex = spec->exec_enforced ? spec->n_exec : 0;
-  l->exec_keys = calloc(n_ex ? n_ex : 1, sizeof *l->exec_keys);
-  l->eg_keys = calloc(n_eg ? n_eg : 1, sizeof *l->eg_keys);
-  l->eg_family = calloc(n_eg ? n_eg : 1, 1);
-  if (!l->denials || !l->exec_keys || !l->eg_keys || !l->eg_family) {
-    rc = -ENOMEM;
-    snprintf(err, errlen, "out of memory");
-    goto fail;
-  }
+  *level_out = level;
+  return dfd;
+}
+
+/* The exec allow-list entries; each one added is counted in l->n_exec so
+ * delete_entries removes exactly those. 0, or -errno with `err` filled. */
+static int add_exec_entries(struct lh_bpf_lease *l, const struct lh_bpf_lease_spec *spec, size_t n_ex, char *err,
+                            size_t errlen) {
   uint8_t one = 1;
+  int rc;
   for (size_t i = 0; i < n_ex; i++) {
     struct lh_file_key *k = &l->exec_keys[i];
     k->cgid = l->cgid;
@@ -403,17 +400,26 @@ static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease 
       rc = -errno;
       snprintf(err, errlen, "exec allow-list entry %zu: %s (map holds at most %d for all leases)", i, strerror(-rc),
                LH_MAX_EXEC_ENTRIES);
-      goto fail;
+      return rc;
     }
     l->n_exec++;
   }
+  return 0;
+}
+
+/* The egress rules, host bits cleared; each one added is counted in
+ * l->n_eg. 0, or -errno with `err` filled. */
+static int add_egress_entries(struct lh_bpf_lease *l, const struct lh_bpf_lease_spec *spec, size_t n_eg, char *err,
+                              size_t errlen) {
+  uint8_t one = 1;
+  int rc;
   for (size_t i = 0; i < n_eg; i++) {
     const struct lh_bpf_rule *r = &spec->egress[i];
     int bits = r->family == 4 ? 32 : r->family == 6 ? 128 : -1;
     if (bits < 0 || r->prefix > bits || r->port == 0) {
       rc = -EINVAL;
       snprintf(err, errlen, "egress rule %zu: family %u prefix %u port %u", i, r->family, r->prefix, r->port);
-      goto fail;
+      return rc;
     }
     struct lh_egress_key *k = &l->eg_keys[l->n_eg];
     memset(k, 0, sizeof *k);
@@ -430,23 +436,54 @@ static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease 
     if (bpf_map_update_elem(r->family == 4 ? g.fd_eg4 : g.fd_eg6, k, &one, BPF_ANY)) {
       rc = -errno;
       snprintf(err, errlen, "egress rule %zu: %s", i, strerror(-rc));
-      goto fail;
+      return rc;
     }
     l->eg_family[l->n_eg++] = r->family;
   }
-  if (g.tier == 'B' && spec->net_enforced) {
-    struct bpf_program *progs[5] = {g.cg->progs.lh_connect4, g.cg->progs.lh_connect6, g.cg->progs.lh_sendmsg4,
-                                    g.cg->progs.lh_sendmsg6, g.cg->progs.lh_sock_create};
-    for (int i = 0; i < 5; i++) {
-      struct bpf_link *lk = bpf_program__attach_cgroup(progs[i], dfd);
-      if (!lk) {
-        rc = -errno;
-        snprintf(err, errlen, "attaching %s to %s: %s", bpf_program__name(progs[i]), spec->cgroup_path, strerror(-rc));
-        goto fail;
-      }
-      l->links[l->n_links++] = lk;
+  return 0;
+}
+
+/* Tier B: the socket programs attached to the lease's directory as links
+ * (counted in l->n_links). 0, or -errno with `err` filled. */
+static int attach_socket_programs(struct lh_bpf_lease *l, const struct lh_bpf_lease_spec *spec, int dfd, char *err,
+                                  size_t errlen) {
+  int rc;
+  struct bpf_program *progs[5] = {g.cg->progs.lh_connect4, g.cg->progs.lh_connect6, g.cg->progs.lh_sendmsg4,
+                                  g.cg->progs.lh_sendmsg6, g.cg->progs.lh_sock_create};
+  for (int i = 0; i < 5; i++) {
+    struct bpf_link *lk = bpf_program__attach_cgroup(progs[i], dfd);
+    if (!lk) {
+      rc = -errno;
+      snprintf(err, errlen, "attaching %s to %s: %s", bpf_program__name(progs[i]), spec->cgroup_path, strerror(-rc));
+      return rc;
     }
+    l->links[l->n_links++] = lk;
   }
+  return 0;
+}
+
+static int add_locked(const struct lh_bpf_lease_spec *spec, struct lh_bpf_lease **out, char *err, size_t errlen) {
+  int level = 0;
+  int dfd = open_lease_cgroup(spec, &level, err, errlen);
+  if (dfd < 0) return dfd;
+  struct lh_bpf_lease *l = calloc(1, sizeof *l);
+  int rc = 0;
+  if (!l) { close(dfd); snprintf(err, errlen, "out of memory"); return -ENOMEM; }
+  l->cgid = spec->cgroup_id;
+  l->level = level;
+  l->denials = calloc(LH_DENIALS_PER_LEASE, sizeof *l->denials);
+  size_t n_eg = spec->net_enforced ? spec->n_egress : 0, n_ex = spec->exec_enforced ? spec->n_exec : 0;
+  l->exec_keys = calloc(n_ex ? n_ex : 1, sizeof *l->exec_keys);
+  l->eg_keys = calloc(n_eg ? n_eg : 1, sizeof *l->eg_keys);
+  l->eg_family = calloc(n_eg ? n_eg : 1, 1);
+  if (!l->denials || !l->exec_keys || !l->eg_keys || !l->eg_family) {
+    rc = -ENOMEM;
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
+  if ((rc = add_exec_entries(l, spec, n_ex, err, errlen)) < 0) goto fail;
+  if ((rc = add_egress_entries(l, spec, n_eg, err, errlen)) < 0) goto fail;
+  if (g.tier == 'B' && spec->net_enforced && (rc = attach_socket_programs(l, spec, dfd, err, errlen)) < 0) goto fail;
   /* The lease entry last: the lists are complete before anything is judged by them. */
   struct lh_lease_value v = {0};
   v.flags = (spec->exec_enforced ? LH_LEASE_EXEC : 0) | (spec->net_enforced ? LH_LEASE_NET : 0);

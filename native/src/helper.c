@@ -110,7 +110,8 @@ static int valid_hosts_line(const char *v) {
     (arr)[(n)++] = (v);                                             \
   } while (0)
 
-static void read_config(void) {
+/* The whole config from LH_FD_CONFIG into config_buf (NUL-terminated); its length. */
+static size_t read_config_bytes(void) {
   size_t len = 0;
   for (;;) {
     ssize_t n = read(LH_FD_CONFIG, config_buf + len, sizeof config_buf - 1 - len);
@@ -122,68 +123,64 @@ static void read_config(void) {
   }
   close(LH_FD_CONFIG);
   config_buf[len] = 0;
-  cfg.cwd = "/work";
-  cfg.hostname = "leasehold";
-  cfg.tmp_bytes = 64ull << 20;
-  cfg.tmp_inodes = 16384;
-  size_t off = 0;
-  while (off < len) {
-    char *k = config_buf + off;
-    off += strlen(k) + 1;
-    if (off >= len + 1) fail("config", EINVAL, "truncated record");
-    char *v = config_buf + off;
-    off += strlen(v) + 1;
-    if (!strcmp(k, "uid")) cfg.lease_uid = (uid_t)parse_u64(k, v);
-    else if (!strcmp(k, "gid")) cfg.lease_gid = (gid_t)parse_u64(k, v);
-    else if (!strcmp(k, "workdir")) cfg.workdir_host = v;
-    else if (!strcmp(k, "cwd")) cfg.cwd = v;
-    else if (!strcmp(k, "workdir_access")) {
-      if (strcmp(v, "rw") && strcmp(v, "ro")) fail("config", EINVAL, "workdir_access");
-      cfg.workdir_ro = !strcmp(v, "ro");
-    }
-    else if (!strcmp(k, "hostname")) cfg.hostname = v;
-    else if (!strcmp(k, "net")) {
-      /* Anything but these two is refused: an unknown value must never
-       * leave the workload in the host's network namespace. */
-      if (strcmp(v, "none") && strcmp(v, "egress")) fail("config", EINVAL, "net");
-      cfg.net_egress = !strcmp(v, "egress");
-    }
-    else if (!strcmp(k, "net_guard")) {
-      /* launch.c appends it as the very last record, after the cgroup
-       * records it adds itself: one anywhere else did not come from there. */
-      if (cfg.net_guard || off != len) fail("config", EINVAL, "net_guard: only launch.c's, as the last record");
-      cfg.net_guard = v;
-    }
-    else if (!strcmp(k, "host")) {
-      if (!valid_hosts_line(v)) fail("config", EINVAL, "host: want '<canonical address> <RFC 1123 name>'");
-      PUSH(cfg.hosts, cfg.n_hosts, v);
-    }
-    else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
-    else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
-    else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
-    else if (!strcmp(k, "nofile")) cfg.nofile = parse_u64(k, v);
-    else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
-    else if (!strcmp(k, "landlock_scope")) cfg.landlock_scope = (int)parse_u64(k, v);
-    else if (!strcmp(k, "cg2")) cfg.cgroup_v2 = v;
-    else if (!strcmp(k, "cgmode")) {
-      if (strcmp(v, "v2")) fail("config", EINVAL, "cgmode");
-      cfg.cgroup_v2_limits = 1;
-    }
-    else if (!strcmp(k, "cg")) {
-      if (cfg.n_cgroup_procs >= 8) fail("config", E2BIG, "too many cgroups");
-      cfg.cgroup_procs[cfg.n_cgroup_procs++] = v;
-    } else if (!strcmp(k, "ro")) PUSH(cfg.ro_binds, cfg.n_ro_binds, v);
-    else if (!strcmp(k, "ll_ro")) PUSH(cfg.ll_ro, cfg.n_ll_ro, v);
-    else if (!strcmp(k, "ll_rw")) PUSH(cfg.ll_rw, cfg.n_ll_rw, v);
-    else if (!strcmp(k, "ll_exec")) PUSH(cfg.ll_exec, cfg.n_ll_exec, v);
-    else if (!strcmp(k, "tcp_connect")) PUSH(cfg.tcp_connect, cfg.n_tcp_connect, (uint16_t)parse_u64(k, v));
-    else if (!strcmp(k, "tcp_bind")) PUSH(cfg.tcp_bind, cfg.n_tcp_bind, (uint16_t)parse_u64(k, v));
-    else if (!strcmp(k, "arg")) PUSH(cfg.argv, cfg.argc, v);
-    else if (!strcmp(k, "env")) PUSH(cfg.envp, cfg.envc, v);
-    else fail("config", EINVAL, k); /* unknown key: refuse rather than ignore */
+  return len;
+}
+
+/* One "key\0value\0" record into cfg; `last`: no record follows it. */
+static void apply_record(const char *k, char *v, int last) {
+  if (!strcmp(k, "uid")) cfg.lease_uid = (uid_t)parse_u64(k, v);
+  else if (!strcmp(k, "gid")) cfg.lease_gid = (gid_t)parse_u64(k, v);
+  else if (!strcmp(k, "workdir")) cfg.workdir_host = v;
+  else if (!strcmp(k, "cwd")) cfg.cwd = v;
+  else if (!strcmp(k, "workdir_access")) {
+    if (strcmp(v, "rw") && strcmp(v, "ro")) fail("config", EINVAL, "workdir_access");
+    cfg.workdir_ro = !strcmp(v, "ro");
   }
-  cfg.argv[cfg.argc] = NULL;
-  cfg.envp[cfg.envc] = NULL;
+  else if (!strcmp(k, "hostname")) cfg.hostname = v;
+  else if (!strcmp(k, "net")) {
+    /* Anything but these two is refused: an unknown value must never
+     * leave the workload in the host's network namespace. */
+    if (strcmp(v, "none") && strcmp(v, "egress")) fail("config", EINVAL, "net");
+    cfg.net_egress = !strcmp(v, "egress");
+  }
+  else if (!strcmp(k, "net_guard")) {
+    /* launch.c appends it as the very last record, after the cgroup
+     * records it adds itself: one anywhere else did not come from there. */
+    if (cfg.net_guard || !last) fail("config", EINVAL, "net_guard: only launch.c's, as the last record");
+    cfg.net_guard = v;
+  }
+  else if (!strcmp(k, "host")) {
+    if (!valid_hosts_line(v)) fail("config", EINVAL, "host: want '<canonical address> <RFC 1123 name>'");
+    PUSH(cfg.hosts, cfg.n_hosts, v);
+  }
+  else if (!strcmp(k, "sock_inet")) cfg.sock_inet = parse_u64(k, v) != 0;
+  else if (!strcmp(k, "tmp_bytes")) cfg.tmp_bytes = parse_u64(k, v);
+  else if (!strcmp(k, "tmp_inodes")) cfg.tmp_inodes = parse_u64(k, v);
+  else if (!strcmp(k, "nofile")) cfg.nofile = parse_u64(k, v);
+  else if (!strcmp(k, "landlock_abi")) cfg.landlock_abi_min = (int)parse_u64(k, v);
+  else if (!strcmp(k, "landlock_scope")) cfg.landlock_scope = (int)parse_u64(k, v);
+  else if (!strcmp(k, "cg2")) cfg.cgroup_v2 = v;
+  else if (!strcmp(k, "cgmode")) {
+    if (strcmp(v, "v2")) fail("config", EINVAL, "cgmode");
+    cfg.cgroup_v2_limits = 1;
+  }
+  else if (!strcmp(k, "cg")) {
+    if (cfg.n_cgroup_procs >= 8) fail("config", E2BIG, "too many cgroups");
+    cfg.cgroup_procs[cfg.n_cgroup_procs++] = v;
+  } else if (!strcmp(k, "ro")) PUSH(cfg.ro_binds, cfg.n_ro_binds, v);
+  else if (!strcmp(k, "ll_ro")) PUSH(cfg.ll_ro, cfg.n_ll_ro, v);
+  else if (!strcmp(k, "ll_rw")) PUSH(cfg.ll_rw, cfg.n_ll_rw, v);
+  else if (!strcmp(k, "ll_exec")) PUSH(cfg.ll_exec, cfg.n_ll_exec, v);
+  else if (!strcmp(k, "tcp_connect")) PUSH(cfg.tcp_connect, cfg.n_tcp_connect, (uint16_t)parse_u64(k, v));
+  else if (!strcmp(k, "tcp_bind")) PUSH(cfg.tcp_bind, cfg.n_tcp_bind, (uint16_t)parse_u64(k, v));
+  else if (!strcmp(k, "arg")) PUSH(cfg.argv, cfg.argc, v);
+  else if (!strcmp(k, "env")) PUSH(cfg.envp, cfg.envc, v);
+  else fail("config", EINVAL, k); /* unknown key: refuse rather than ignore */
+}
+
+/* What must hold once every record is in: each refusal keeps the workload
+ * from running weaker than its policy. */
+static void check_config(void) {
   /* net_guard is appended by launch.c (host side) only once the lease's
    * egress allow-list is attached in the kernel; without it an egress lease
    * would reach whatever the host routes to. */
@@ -201,6 +198,26 @@ static void read_config(void) {
    * directory carries the limits itself and must be the only cgroup given. */
   if (!cfg.cgroup_v2 || (cfg.cgroup_v2_limits ? cfg.n_cgroup_procs != 0 : cfg.n_cgroup_procs == 0))
     fail("config", EINVAL, "no cgroups: refusing to run unlimited");
+}
+
+static void read_config(void) {
+  size_t len = read_config_bytes();
+  cfg.cwd = "/work";
+  cfg.hostname = "leasehold";
+  cfg.tmp_bytes = 64ull << 20;
+  cfg.tmp_inodes = 16384;
+  size_t off = 0;
+  while (off < len) {
+    char *k = config_buf + off;
+    off += strlen(k) + 1;
+    if (off >= len + 1) fail("config", EINVAL, "truncated record");
+    char *v = config_buf + off;
+    off += strlen(v) + 1;
+    apply_record(k, v, off == len);
+  }
+  cfg.argv[cfg.argc] = NULL;
+  cfg.envp[cfg.envc] = NULL;
+  check_config();
 }
 
 static void reset_signals(void) {

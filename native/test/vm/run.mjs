@@ -190,7 +190,7 @@ export async function runVm({ timeoutMs = 240_000 } = {}) {
     gcc([...STATIC_CFLAGS, "-o", bin("helper"), ...HELPER_SOURCES, "-lseccomp"]);
     gcc([...STATIC_CFLAGS, "-o", bin("probe"), join(native, "test", "workloads", "probe.c")]);
     // launch.c puts BPF-guarded leases under the loader: it links in, unused by these checks.
-    gcc([...STATIC_CFLAGS, "-o", bin("driver"), join(here, "driver.c"), src("launch.c"), src("cgroup.c"), ...bpfGuardArgs()]);
+    gcc([...STATIC_CFLAGS, "-o", bin("driver"), join(here, "driver.c"), src("launch.c"), src("cgroup.c"), src("cgroup_v1.c"), src("cgroup_v2.c"), src("cgroup_sweep.c"), ...bpfGuardArgs()]);
     return await bootVm({
       files: [
         { guest: "/usr/libexec/leasehold-sandbox", host: bin("helper") },
