@@ -11,7 +11,7 @@ import boundaries from "./tools/lint/import-boundaries.mjs";
 // Tests and benchmarks may import hub code to set up a hub end to end
 // (test/guest starts one for the guest to talk to): they are not part of
 // either executable, so the boundary rules below do not apply to them.
-const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts"];
+const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts", "**/bench/**"];
 
 export default tseslint.config(
   {
@@ -98,6 +98,39 @@ export default tseslint.config(
           allowed: ["server/trust"],
           packages: ["node:crypto", "zod", "@oslojs/crypto/sha2"],
           reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto, zod and @oslojs/crypto (SHA-256 where a browser runs the verifier) — no database, Next.js, files or network (server/trust/README.md)",
+        },
+      ],
+    },
+  },
+  {
+    // The scrubber streams (node:stream is a transform over bytes, no I/O of its own).
+    files: ["server/trust/scrub/**/*.ts"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: [""],
+          allowed: ["server/trust"],
+          packages: ["node:crypto", "zod", "node:stream"],
+          reason: "server/trust/scrub is contract both executables run; beyond node:crypto and zod it may stream (node:stream), nothing else — no database, files or network (server/trust/README.md)",
+        },
+      ],
+    },
+  },
+  {
+    // The worker-bundle reader reads the directory it is given (node:fs), and nothing more.
+    files: ["server/trust/bundle.ts"],
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: [""],
+          allowed: ["server/trust"],
+          packages: ["node:crypto", "zod", "node:fs"],
+          reason: "server/trust/bundle.ts is the worker-bundle reader both executables run; beyond node:crypto and zod it may read files (node:fs), nothing else (server/trust/README.md)",
         },
       ],
     },
