@@ -1,7 +1,8 @@
 // Lint rules that catch what reviews miss: unawaited promises (a swallowed
 // error), drizzle delete/update without `where`, and imports that cross the
 // architecture (server/ must not import Next.js or React; the guest loads
-// nothing of the hub but server/trust, and server/trust nothing but itself).
+// nothing of the hub but server/trust, the hub nothing of the guest, and
+// server/trust nothing but itself).
 import js from "@eslint/js";
 import drizzle from "eslint-plugin-drizzle";
 import tseslint from "typescript-eslint";
@@ -13,9 +14,12 @@ import boundaries from "./tools/lint/import-boundaries.mjs";
 // either executable, so the boundary rules below do not apply to them.
 const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts", "**/bench/**"];
 
+// Files written only to be refused by the boundary rules (test/lint/boundaries.test.ts lints them on purpose).
+const BOUNDARY_FIXTURES = "test/lint/fixtures/**";
+
 export default tseslint.config(
   {
-    ignores: ["node_modules/**", ".next/**", "dist/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
+    ignores: [BOUNDARY_FIXTURES, "node_modules/**", ".next/**", "dist/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
   },
   js.configs.recommended,
   {
@@ -67,6 +71,22 @@ export default tseslint.config(
           forbidden: ["server", "app"],
           allowed: ["server/trust"],
           reason: "the guest shares only the hub ⇄ guest contract in server/trust (server/trust/README.md); move what it needs there if it is contract, else into agent-guest/ or common/",
+        },
+      ],
+    },
+  },
+  {
+    // The hub (server/, app/ and its executable's entry points) runs none of
+    // the guest's code: what both sides run is the contract in server/trust.
+    files: ["server/**/*.ts", "app/**/*.ts", "app/**/*.tsx", "bin/leasehold-main.ts", "bin/next-web.ts", "bin/leasehold.mjs"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: ["agent-guest"],
+          reason: "the hub imports nothing of the guest; what both executables run is the contract in server/trust (server/trust/README.md) — move it there if it is contract",
         },
       ],
     },
