@@ -1,7 +1,8 @@
 // Lint rules that catch what reviews miss: unawaited promises (a swallowed
 // error), drizzle delete/update without `where`, and imports that cross the
 // architecture (server/ must not import Next.js or React; the guest loads
-// nothing of the hub but server/trust, and server/trust nothing but itself).
+// nothing of the hub but server/trust, the hub nothing of the guest, and
+// server/trust nothing but itself).
 import js from "@eslint/js";
 import drizzle from "eslint-plugin-drizzle";
 import tseslint from "typescript-eslint";
@@ -11,11 +12,14 @@ import boundaries from "./tools/lint/import-boundaries.mjs";
 // Tests and benchmarks may import hub code to set up a hub end to end
 // (test/guest starts one for the guest to talk to): they are not part of
 // either executable, so the boundary rules below do not apply to them.
-const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts"];
+const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts", "**/bench/**"];
+
+// Files written only to be refused by the boundary rules (test/lint/boundaries.test.ts lints them on purpose).
+const BOUNDARY_FIXTURES = "test/lint/fixtures/**";
 
 export default tseslint.config(
   {
-    ignores: ["node_modules/**", ".next/**", "dist/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
+    ignores: [BOUNDARY_FIXTURES, "node_modules/**", ".next/**", "dist/**", ".cache/**", "native/build/**", "next-env.d.ts", "test-results/**", "playwright-report/**"],
   },
   js.configs.recommended,
   {
@@ -72,6 +76,22 @@ export default tseslint.config(
     },
   },
   {
+    // The hub (server/, app/ and its executable's entry points) runs none of
+    // the guest's code: what both sides run is the contract in server/trust.
+    files: ["server/**/*.ts", "app/**/*.ts", "app/**/*.tsx", "bin/leasehold-main.ts", "bin/next-web.ts", "bin/leasehold.mjs"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: ["agent-guest"],
+          reason: "the hub imports nothing of the guest; what both executables run is the contract in server/trust (server/trust/README.md) — move it there if it is contract",
+        },
+      ],
+    },
+  },
+  {
     files: ["common/**/*.ts"],
     ignores: TESTS_AND_BENCHMARKS,
     plugins: { leasehold: boundaries },
@@ -98,6 +118,39 @@ export default tseslint.config(
           allowed: ["server/trust"],
           packages: ["node:crypto", "zod", "@oslojs/crypto/sha2"],
           reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto, zod and @oslojs/crypto (SHA-256 where a browser runs the verifier) — no database, Next.js, files or network (server/trust/README.md)",
+        },
+      ],
+    },
+  },
+  {
+    // The scrubber streams (node:stream is a transform over bytes, no I/O of its own).
+    files: ["server/trust/scrub/**/*.ts"],
+    ignores: TESTS_AND_BENCHMARKS,
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: [""],
+          allowed: ["server/trust"],
+          packages: ["node:crypto", "zod", "node:stream"],
+          reason: "server/trust/scrub is contract both executables run; beyond node:crypto and zod it may stream (node:stream), nothing else — no database, files or network (server/trust/README.md)",
+        },
+      ],
+    },
+  },
+  {
+    // The worker-bundle reader reads the directory it is given (node:fs), and nothing more.
+    files: ["server/trust/bundle.ts"],
+    plugins: { leasehold: boundaries },
+    rules: {
+      "leasehold/import-boundaries": [
+        "error",
+        {
+          forbidden: [""],
+          allowed: ["server/trust"],
+          packages: ["node:crypto", "zod", "node:fs"],
+          reason: "server/trust/bundle.ts is the worker-bundle reader both executables run; beyond node:crypto and zod it may read files (node:fs), nothing else (server/trust/README.md)",
         },
       ],
     },

@@ -8,12 +8,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DIST, EXECUTABLES, STAMP, STAMP_FORMAT, WORKER_DIST, WORKER_SOURCES, readStamp, sha256, staleReason, workerIds } from "../bin/compiled.mjs";
-import { bundleDigest } from "../agent-guest/workers/bundle-digest.mjs";
+import { bundleDigest } from "../server/trust/bundle-digest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-// The hub reads shipped worker bundles with the guest's one digest implementation (server/capabilities/worker-pins.ts).
-const WEB_INPUTS = ["app", "server", "common", "agent-guest/workers/bundle.ts", "agent-guest/workers/bundle-digest.mjs", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
+const WEB_INPUTS = ["app", "server", "common", "next.config.ts", "package-lock.json", "tsconfig.json", "package.json"];
 const SKIP = /(^|\/)(node_modules|\.next|test|testdata|bench)(\/|$)|\.test\.tsx?$/;
 
 function hashInputs(inputs) {
@@ -62,7 +61,7 @@ export function buildWeb({ force = false } = {}) {
  * stamp (dist/build.json) records the hash of exactly the bytes that were
  * compiled; the executables compare it with the sources at start-up.
  */
-const BUILD_INPUTS = ["tsconfig.json", "tools/build.mjs", "bin/compiled.mjs", "agent-guest/workers/bundle-digest.mjs", "agent-guest/workers/versions.json"];
+const BUILD_INPUTS = ["tsconfig.json", "tools/build.mjs", "bin/compiled.mjs", "server/trust/bundle-digest.mjs", "agent-guest/workers/versions.json"];
 const LOADERS = { ".ts": "ts", ".mts": "ts", ".tsx": "tsx", ".js": "js", ".mjs": "js", ".json": "json" };
 
 function recordInput(inputs, abs, bytes, stat) {

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readBundleDir } from "../agent-guest/workers/bundle";
+import { readBundleDir } from "../server/trust/bundle";
 import { ROOT, runProcess } from "../test/support/hub-process";
 
 const scratch: string[] = [];
@@ -74,7 +74,8 @@ function scratchCheckout(): string {
   fs.mkdirSync(path.join(dir, "tools"));
   fs.mkdirSync(path.join(dir, "src"));
   fs.mkdirSync(path.join(dir, "agent-guest", "workers"), { recursive: true });
-  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tsconfig.json", "agent-guest/workers/bundle-digest.mjs"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
+  fs.mkdirSync(path.join(dir, "server", "trust"), { recursive: true });
+  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tsconfig.json", "server/trust/bundle-digest.mjs"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "leasehold-scratch", type: "module" }));
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   fs.writeFileSync(path.join(dir, "src", "greeting.ts"), 'export const greeting: string = "compiled code ran";\n');

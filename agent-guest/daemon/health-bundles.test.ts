@@ -6,7 +6,8 @@ import { parseManifest } from "../../server/capabilities/manifest-schema";
 import { computeHostReadiness } from "../../server/capabilities/readiness";
 import { ALL_FEATURES, validManifest } from "../../server/capabilities/test-fixtures";
 import { parseCeiling } from "../ceiling/index";
-import { BUNDLE_SCHEMA, readBundleDir, storeEntryName } from "../workers/bundle";
+import { BUNDLE_SCHEMA, readBundleDir } from "../../server/trust/bundle";
+import { storeEntryName } from "../workers/bundle";
 import { installShippedBundles } from "./bundle-run";
 import { healthReport, summariseCeiling, type Measured } from "./health";
 

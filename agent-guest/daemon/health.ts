@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HELPER_PATH, bpfStatus, launch, probeKernel, type BpfStatus, type KernelProbe } from "../../native/index";
-import type { GuestHealthReport } from "../../server/trust";
+import type { GuestHealthReport, HostCeilingSummary } from "../../server/trust";
 import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
 import { BUNDLE_CAPABILITIES, type InstalledBundle } from "./bundle-run";
@@ -53,23 +53,8 @@ export function workerDigest(): string {
   return `sha256:${h.digest("hex")}`;
 }
 
-/**
- * The host ceiling in a few numbers for the admin's hosts page (sent inside
- * the report's `probe`): the limits themselves and how many directories and
- * egress rules it allows — counts, not the lists, so the report stays small.
- */
-export interface CeilingSummary {
-  workspace_max_bytes: number;
-  memory_bytes: number;
-  cpus: number;
-  pids: number;
-  timeout_ms: number;
-  output_bytes: number;
-  exec_dirs: number;
-  egress_rules: number;
-}
-
-export function summariseCeiling(ceiling: HostCeiling): CeilingSummary {
+/** The host ceiling in a few numbers (the contract's `HostCeilingSummary`, sent inside the report's `probe`). */
+export function summariseCeiling(ceiling: HostCeiling): HostCeilingSummary {
   const { memory_bytes, cpus, pids, timeout_ms, output_bytes } = ceiling.max;
   return { workspace_max_bytes: ceiling.workspace_max_bytes, memory_bytes, cpus, pids, timeout_ms, output_bytes, exec_dirs: ceiling.exec_dirs.length, egress_rules: ceiling.egress.length };
 }
@@ -78,7 +63,7 @@ export interface Measured {
   tier: "A" | "B" | "C" | null;
   /** The BPF loader's verdict (null when it could not be asked: the probe failed first). */
   bpf: BpfStatus | null;
-  ceiling: CeilingSummary;
+  ceiling: HostCeilingSummary;
   kernel_features: string[];
   probe: KernelProbe | { error: string };
   self_test: "pass" | "fail";

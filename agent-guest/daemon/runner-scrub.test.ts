@@ -6,7 +6,7 @@ import { buildNative } from "../../native/build.mjs";
 import { TEST_ROOT } from "../../native/test/helpers";
 import { testVerifiedJob } from "../../test/support/shell-policy";
 import { parseCeiling } from "../ceiling/index";
-import { FAKE } from "../scrub/test/corpus";
+import { FAKE } from "../../server/trust/scrub/test/corpus";
 import { outputLimits, runJob, sandboxPolicyFor, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
 

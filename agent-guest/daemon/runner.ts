@@ -33,8 +33,8 @@ import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } fro
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
 import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
-import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../evidence/index";
-import { Scrubber, scrubPair, scrubWindow, windowContext } from "../scrub/index";
+import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../../server/trust/evidence/index";
+import { Scrubber, scrubPair, scrubWindow, windowContext } from "../../server/trust/scrub/index";
 import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
@@ -274,7 +274,7 @@ export function sandboxReport(
 /**
  * A workspace operation's raw result. `window`: the content is one page of a
  * longer file, read with context on each side, so it is scrubbed as that
- * window of the file (agent-guest/scrub/window.ts), not as a text of its own.
+ * window of the file (server/trust/scrub/window.ts), not as a text of its own.
  */
 type WorkspaceOp = (
   ws: Workspace,

@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
-import { BUNDLE_SCHEMA, bundleDigest, installBundle, loadVerifiedBundle, readBundleDir, storeEntryName } from "./bundle";
+import { BUNDLE_SCHEMA, bundleDigest, readBundleDir } from "../../server/trust/bundle";
+import { installBundle, loadVerifiedBundle, storeEntryName } from "./bundle";
 
 /**
  * Worker identity: a bundle's digest is over (path, content hash) of every

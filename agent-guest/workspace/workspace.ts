@@ -95,7 +95,7 @@ export interface ReadResult {
    * With `context`: the page plus up to `context` bytes on each side, read
    * from the same descriptor (one consistent view), starting at file offset
    * `from`. The scrubber needs them so a page boundary cannot cut a secret
-   * out of its pattern (agent-guest/scrub/window.ts); they never leave the host.
+   * out of its pattern (server/trust/scrub/window.ts); they never leave the host.
    */
   around?: { bytes: Buffer; from: number };
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { buildLaunchEvidence, generateHostKeyPair, signEvidence, type LaunchReadback } from "../../agent-guest/evidence";
+import { buildLaunchEvidence, generateHostKeyPair, signEvidence, type LaunchReadback } from "../trust/evidence";
 import { resumeAction, submitAction } from "../actions";
 import { approve, listApprovals } from "../approvals";
 import type { Database } from "../db";

@@ -14,7 +14,7 @@
  */
 import { createHash, createPublicKey } from "node:crypto";
 import { asc, eq, inArray, sql } from "drizzle-orm";
-import { EvidenceEnvelope, hostKeyId, verifyEvidence } from "../../agent-guest/evidence";
+import { EvidenceEnvelope, hostKeyId, verifyEvidence } from "../trust/evidence";
 import { executeRows, type Database } from "../db";
 import { actions, adminUsers, agentTokens, approvals, evidence, hosts, jobs, passkeyCredentials } from "../db/schema";
 import { LeaseholdError } from "../errors";

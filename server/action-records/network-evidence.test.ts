@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildLaunchEvidence } from "../../agent-guest/evidence";
+import { buildLaunchEvidence } from "../trust/evidence";
 import { networkEvidence } from "./detail";
 
 /** The action page's view of an envelope's kernel side: tier, object, resolved names, one line per denial. */

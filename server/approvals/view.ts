@@ -20,14 +20,14 @@
  *    the caller's text contains them, so every `⟨` on screen starts an
  *    escape and every `⟦ … ⟧` is a risky span the hub marked.
  *  - Secrets stay out of the terminal: environment values and the stdin
- *    preview pass through the guest's scrubber (agent-guest/scrub, the same
- *    patterns as job output) before they are shown; stdin is scrubbed whole
+ *    preview pass through the contract's scrubber (server/trust/scrub, the one
+ *    the guest runs over job output) before they are shown; stdin is scrubbed whole
  *    before the preview is cut, so a secret straddling the cut is not half
  *    shown. The command and code are shown unscrubbed: they are what runs,
  *    and the person approving must see exactly that.
  */
 import { createHash } from "node:crypto";
-import { scrubBuffer } from "../../agent-guest/scrub";
+import { scrubBuffer } from "../trust/scrub";
 import { digestOf } from "../ledger/entry";
 import { escapeInvisible } from "../text";
 import type { RiskReason } from "../policy/risk";

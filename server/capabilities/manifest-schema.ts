@@ -156,7 +156,7 @@ export const ManifestSchema = z
     operations: z.array(OperationSchema).min(1).max(MANIFEST_LIMITS.maxOperations),
     sandbox: SandboxSchema,
     /**
-     * Optional: the content digest (`sha256:<64 hex>`, agent-guest/workers
+     * Optional: the content digest (`sha256:<64 hex>`, server/trust
      * `bundleDigest`) of the worker bundle this capability runs. When present
      * a host is ready only if it reports exactly this digest, and every
      * prepared action names it so the signed job carries it to the guest.

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BUNDLE_CAPABILITIES } from "../../agent-guest/daemon/bundle-run";
-import { BUNDLE_SCHEMA, readBundleDir } from "../../agent-guest/workers/bundle";
+import { BUNDLE_SCHEMA, readBundleDir } from "../trust/bundle";
 import { thrownBy } from "../../test/support/refusals";
 import { parseManifest } from "./manifest-schema";
 import { computeHostReadiness } from "./readiness";

@@ -2,8 +2,8 @@
  * Pins for capabilities whose worker is a bundle the hub ships
  * (dist/workers/<id>/, built from agent-guest/workers/<id>/main.ts): the
  * hub fills the manifest's `worker_digest` from the bundle in its own
- * checkout, computed with the one `bundleDigest` the build and the guest
- * use. Readiness then needs a host reporting exactly those bytes, and every
+ * checkout, read and digested by the contract's reader (server/trust/bundle.ts),
+ * the same code the build and the guest use. Readiness then needs a host reporting exactly those bytes, and every
  * prepared action names the digest, so the signed job tells the guest which
  * bytes it may run.
  *
@@ -12,7 +12,7 @@
  * capability would look ready with whatever bytes a host has.
  */
 import { projectPath } from "../../common/paths";
-import { readBundleDir } from "../../agent-guest/workers/bundle";
+import { readBundleDir } from "../trust/bundle";
 import { LeaseholdError } from "../errors/index";
 import type { ManifestSource } from "./builtin";
 

@@ -17,7 +17,7 @@ import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
-import type { GuestHealthReport } from "../trust/protocol";
+import type { GuestHealthReport, HostCeilingSummary } from "../trust/protocol";
 
 export interface StoredHostHealth {
   report: HostReport;
@@ -92,21 +92,9 @@ export async function storeHealthReport(db: Database, host: AuthenticatedHost, b
   });
 }
 
-/** The host ceiling's limits as the guest summarised them in its report's probe (agent-guest/daemon/health.ts). */
-export interface HostCeilingSummary {
-  workspace_max_bytes: number;
-  memory_bytes: number;
-  cpus: number;
-  pids: number;
-  timeout_ms: number;
-  output_bytes: number;
-  exec_dirs: number;
-  egress_rules: number;
-}
-
 const CEILING_FIELDS = ["workspace_max_bytes", "memory_bytes", "cpus", "pids", "timeout_ms", "output_bytes", "exec_dirs", "egress_rules"] as const;
 
-/** The ceiling summary in a stored probe, or null when absent or malformed (an older guest, or a report the hub cannot read). */
+/** The ceiling summary (the contract's `HostCeilingSummary`) in a stored probe, or null when absent or malformed (an older guest, or a report the hub cannot read). */
 export function ceilingSummaryOf(probe: unknown): HostCeilingSummary | null {
   const c = (probe as { ceiling?: unknown } | null | undefined)?.ceiling;
   if (c === null || typeof c !== "object") return null;

@@ -6,7 +6,7 @@ export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, heartbeat, nex
 export { DEFAULT_ENROL_CODE_TTL_MS, ENROL_CODE_PREFIX, createEnrolCode, enrolCommand, enrolHost, publicUrlNote } from "./enrolment";
 export type { EnrolRequest, EnrolResult } from "./enrolment";
 export { bpfSummaryOf, ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
-export type { HostCeilingSummary, HostSummary, StoredHostHealth } from "./health";
+export type { HostSummary, StoredHostHealth } from "./health";
 export { DEFAULT_OUTPUT_QUOTAS, pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 export type { OutputQuotas, StoredCompletion } from "./intake";
 export { serveEnrol, serveHealthReport, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";
@@ -31,5 +31,5 @@ export {
   HeartbeatBody,
 } from "../trust/protocol";
 export { sha256Hex } from "../trust/jcs";
-export type { GuestHealthReport, GuestJobResult } from "../trust/protocol";
+export type { GuestHealthReport, GuestJobResult, HostCeilingSummary } from "../trust/protocol";
 export type { OutputProgress } from "./wake";

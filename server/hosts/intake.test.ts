@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID, sign } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { buildLaunchEvidence, buildRefusalEvidence, generateHostKeyPair, signEvidence, type LaunchReadback } from "../../agent-guest/evidence";
+import { buildLaunchEvidence, buildRefusalEvidence, generateHostKeyPair, signEvidence, type LaunchReadback } from "../trust/evidence";
 import type { Database } from "../db";
 import { actions, evidence, hostRequestNonces, hosts, jobOutputChunks, jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";

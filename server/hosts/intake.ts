@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { and, asc, eq, sql } from "drizzle-orm";
-import { verifyEvidence, type EvidenceEnvelope } from "../../agent-guest/evidence/envelope";
+import { verifyEvidence, type EvidenceEnvelope } from "../trust/evidence/envelope";
 import { executeRows, type Database } from "../db";
 import { actions, evidence, jobOutputChunks, jobs } from "../db/schema";
 import { isErrorCode, LeaseholdError } from "../errors";

@@ -42,9 +42,9 @@
  *
  * Where it lives: server/text is a leaf (no imports), usable by server/cli,
  * by app/ (the browser pages import server/ modules), and, if it ever needs
- * it, by agent-guest (the guest's scrubber detects controls on its own and
- * reports `structured.sandbox.terminal_controls`; it does not import this,
- * so the guest's server/ imports do not grow).
+ * it, by agent-guest (the scrubber, server/trust/scrub, detects controls on its
+ * own and the guest reports `structured.sandbox.terminal_controls`; neither
+ * imports this, so what the guest loads of server/ does not grow).
  *
  * Every caller goes through `escapeInvisible`: one matcher, one decision of
  * what is escaped; callers choose only which layout characters a multi-line

@@ -26,7 +26,7 @@ export {
   isLoopbackHost,
   requestSigningString,
 } from "./protocol";
-export type { GuestHealthReport, GuestJobResult } from "./protocol";
+export type { GuestHealthReport, GuestJobResult, HostCeilingSummary } from "./protocol";
 
 export {
   COMPILED_POLICY_SCHEMA,

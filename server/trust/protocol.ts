@@ -54,6 +54,23 @@ export const TIMESTAMP_PATTERN = /^[1-9][0-9]{12}$/;
 /** Host names, as capability manifests accept them. */
 export const HOST_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
+/**
+ * The host ceiling in a few numbers for the admin's hosts page (sent inside
+ * a health report's `probe` as `ceiling`): the limits themselves and how
+ * many directories and egress rules it allows — counts, not the lists, so
+ * the report stays small.
+ */
+export interface HostCeilingSummary {
+  workspace_max_bytes: number;
+  memory_bytes: number;
+  cpus: number;
+  pids: number;
+  timeout_ms: number;
+  output_bytes: number;
+  exec_dirs: number;
+  egress_rules: number;
+}
+
 /** The health report a guest posts (`POST /api/agent/health`). */
 export interface GuestHealthReport {
   tier: "A" | "B" | "C" | null;

@@ -17,7 +17,7 @@ import { loadOrCreateJobKey } from "../../server/dispatch";
 import { readJobOutput } from "../../server/hosts";
 import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
-import { verifyEvidence } from "../../agent-guest/evidence";
+import { verifyEvidence } from "../../server/trust/evidence";
 import { bpfStatus } from "../../native/index";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { fullHealth, runProcess, startHub, tempDir, type RunningHub } from "../support/hub-process";

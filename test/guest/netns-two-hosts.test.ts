@@ -17,7 +17,7 @@ import { approve } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { evidence, hosts, jobs } from "../../server/db/schema";
 import { localGuestPaths } from "../../server/hosts/local-guest";
-import { verifyEvidence } from "../../agent-guest/evidence";
+import { verifyEvidence } from "../../server/trust/evidence";
 import { loadHostKey } from "../../agent-guest/daemon/state";
 import { HEADER_HOST, HEADER_NONCE, HEADER_PEER, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/hosts";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";

@@ -18,7 +18,7 @@ export interface RefScrubber {
 }
 export type RefScrubberClass = new (options?: { dlp?: unknown }) => RefScrubber;
 
-const root = path.resolve(import.meta.dirname, "..", "..", "..");
+const root = path.resolve(import.meta.dirname, "..", "..", "..", "..");
 
 function git(args: string[]): Buffer {
   return execFileSync("git", ["-C", root, ...args], { stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 30 });

@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { LeaseholdError, canonicalBytes } from "../../server/trust";
+import { LeaseholdError, canonicalBytes } from "../index";
 import { scrubBuffer } from "../scrub/index";
 import {
   EvidenceEnvelope,
@@ -10,13 +10,17 @@ import {
   generateHostKeyPair,
   signEvidence,
   verifyEvidence,
-  type LaunchReadback,
 } from "./index";
+// eslint-disable-next-line no-restricted-imports -- a type only (erased, nothing of the addon loads): the tests feed the launcher's full read-back, as the guest does
+import type { LaunchResult } from "../../../native/index";
+
+/** The launcher's full read-back: the guest passes it as it is, so the tests do too. */
+type NativeReadback = Pick<LaunchResult, "exit" | "timing" | "enforcement" | "limitations">;
 
 const HASH = `sha256:${"ab".repeat(32)}`;
 
 /** A read-back shaped like native/ launch() returns on a tier-C host. */
-function readback(over: Partial<LaunchReadback["enforcement"]> = {}): LaunchReadback {
+function readback(over: Partial<NativeReadback["enforcement"]> = {}): NativeReadback {
   return {
     exit: { code: 0, signal: null, timed_out: false, oom_killed: false, pids_exhausted: false },
     timing: { started_at: "2025-01-01T00:00:00.000Z", ended_at: "2025-01-01T00:00:00.120Z", wall_ms: 120, setup_ms: 30, cpu_ms: 3 },
@@ -37,7 +41,7 @@ function readback(over: Partial<LaunchReadback["enforcement"]> = {}): LaunchRead
   };
 }
 
-function launched(over: Partial<LaunchReadback["enforcement"]> = {}, patch: Partial<LaunchReadback> = {}) {
+function launched(over: Partial<NativeReadback["enforcement"]> = {}, patch: Partial<NativeReadback> = {}) {
   const stdout = scrubBuffer(Buffer.from(`key AK${"IA"}IOSFODNN7EXAMPLE\n`));
   return buildLaunchEvidence({
     action_id: "act_1",

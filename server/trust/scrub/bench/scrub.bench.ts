@@ -1,7 +1,7 @@
 /**
- * `npx tsx agent-guest/scrub/bench/scrub.bench.ts` — prints figures, asserts nothing.
+ * `npx tsx server/trust/scrub/bench/scrub.bench.ts` — prints figures, asserts nothing.
  *
- * 1. Coverage, same run, on the scrub corpus (agent-guest/scrub/test/corpus.ts):
+ * 1. Coverage, same run, on the scrub corpus (server/trust/scrub/test/corpus.ts):
  *    the scrubber before the normalised view and the vendor formats (commit
  *    b67aaac), the scrubber before scrubbing across pages and spellings
  *    (f0b1247) — both loaded from git at those commits (scrubber-at-ref.ts) —
@@ -28,7 +28,7 @@ import { scrubberAtRef } from "./scrubber-at-ref";
 import { scrubWindow, windowContext } from "../window";
 import type { RedactionSpan } from "../scrubber";
 import { ALL_CASES, FAKE, FAKE12 } from "../test/corpus";
-import { reportBench, type BenchFigure } from "../../../tools/lib/bench-report";
+import { reportBench, type BenchFigure } from "../../../../tools/lib/bench-report";
 
 interface Pushes {
   push(b: Buffer): Buffer;

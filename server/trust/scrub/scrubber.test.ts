@@ -1,13 +1,13 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
-import { LeaseholdError } from "../../server/trust";
+import { LeaseholdError } from "../index";
 import { EvidenceEnvelope } from "../evidence/envelope";
 import { BUILTIN_KINDS, BUILTIN_PATTERNS, DLP_LIMITS, Scrubber, compileDlpPatterns, createScrubStream, scrubBuffer } from "./index";
 import { ALL_CASES, CORPUS, FAKE, FAKE12, FAKE30 } from "./test/corpus";
 import { DEFAULT_IGNORABLE } from "./scrubber";
 // Deterministic (mulberry32), so a failing chunking can be replayed from its seed.
-import { seededRandom as rng } from "../../test/support/random";
+import { seededRandom as rng } from "../../../test/support/random";
 
 const bytes = (v: string | Buffer) => (typeof v === "string" ? Buffer.from(v, "utf8") : v);
 

@@ -44,7 +44,7 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  * this engine redacts 72 (the pre-issue-12 one 51), neither flags any of 43
  * near-misses, and lintSource (async, whole sources, ranges only) was of the
  * same speed order on 64 KiB windows (18–49 MB/s here vs 20–44 MB/s,
- * scrub.bench.ts, agent-guest/README.md).
+ * scrub.bench.ts, server/trust/scrub/README.md).
  *
  * Matching semantics (what "the whole text at once" means): scanning left to
  * right, at each step the leftmost match among all patterns wins, ties go to

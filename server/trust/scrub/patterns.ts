@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LeaseholdError } from "../../server/trust";
+import { LeaseholdError } from "../index";
 import { analyzeRegex, RegexRefused, type RegexBounds } from "./regex-bounds";
 
 /**

@@ -1,7 +1,6 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { z } from "zod";
-import { LeaseholdError, canonicalBytes, canonicalDigest } from "../../server/trust";
-import type { LaunchResult } from "../../native/index";
+import { LeaseholdError, canonicalBytes, canonicalDigest } from "../index";
 
 /**
  * Evidence envelope v1 (DESIGN.md "Evidence envelope v1"): what the host
@@ -153,8 +152,23 @@ export const SignedEvidence = z
   .strict();
 export type SignedEvidence = { envelope: EvidenceEnvelope; signature: { alg: "Ed25519"; key_id: string; sig: string } };
 
-/** What the launcher read back, as `native/` reports it (only the fields evidence uses). */
-export type LaunchReadback = Pick<LaunchResult, "exit" | "timing" | "enforcement" | "limitations">;
+/**
+ * What the launcher read back (native `LaunchResult`), only the fields
+ * evidence uses. Declared here, not imported, because the contract loads
+ * nothing of the guest; the guest hands its `LaunchResult` over as it is, so
+ * the compiler checks that the two agree.
+ */
+export interface LaunchReadback {
+  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed: boolean | null };
+  timing: { started_at: string; ended_at: string; cpu_ms: number };
+  enforcement: {
+    namespaces: string[];
+    cgroup: { memory_max: number; pids_max: number };
+    seccomp: boolean;
+    landlock_abi: number | null;
+  };
+  limitations: string[];
+}
 
 /** The kernel tier the host probe/BPF loader reports for this lease (read back, not configured). */
 export interface BpfReadback {

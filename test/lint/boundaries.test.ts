@@ -1,0 +1,77 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { ESLint } from "eslint";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Both directions of the hub ⇄ guest boundary (server/trust/README.md), held
+ * by the fixtures in ./fixtures: each is copied under a throw-away name into
+ * the folder it pretends to live in and linted there with the project's own
+ * config, so removing a rule, narrowing its `files` or widening what it
+ * admits fails here. The fixtures themselves are outside the normal lint run
+ * and typecheck (eslint.config.mjs ignores, tsconfig.json exclude).
+ */
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const FIXTURES = path.join(import.meta.dirname, "fixtures");
+const RULE = "leasehold/import-boundaries";
+
+/** fixture file → the folder it is linted in. */
+const PLACED: Record<string, string> = {
+  "hub-imports-guest.ts": "server/hosts",
+  "app-imports-guest.tsx": "app",
+  "hub-imports-contract.ts": "server/hosts",
+  "guest-imports-db.ts": "agent-guest/daemon",
+  "guest-imports-contract.ts": "agent-guest/daemon",
+  "scrub-reads-files.ts": "server/trust/scrub",
+  "evidence-streams.ts": "server/trust/evidence",
+};
+
+const placed = new Map<string, string>();
+const errors = new Map<string, string[]>();
+
+beforeAll(async () => {
+  for (const [name, dir] of Object.entries(PLACED)) {
+    const ext = path.extname(name);
+    const file = path.join(ROOT, dir, `lint-boundary-fixture-${randomBytes(6).toString("hex")}${ext}`);
+    fs.copyFileSync(path.join(FIXTURES, name), file);
+    placed.set(name, file);
+  }
+  // One ESLint run over all of them: the type-aware parser builds its program once.
+  const results = await new ESLint({ cwd: ROOT }).lintFiles([...placed.values()]);
+  for (const [name, file] of placed) {
+    const result = results.find((r) => r.filePath === file);
+    if (result === undefined) throw new Error(`ESLint returned no result for the fixture ${name}`);
+    const fatal = result.messages.filter((m) => m.fatal === true);
+    if (fatal.length > 0) throw new Error(`fixture ${name} did not parse: ${fatal.map((m) => m.message).join("; ")}`);
+    errors.set(name, result.messages.filter((m) => m.ruleId === RULE && m.severity === 2).map((m) => m.message));
+  }
+}, 240_000);
+
+afterAll(() => {
+  for (const file of placed.values()) fs.rmSync(file, { force: true });
+});
+
+describe("hub ⇄ guest import boundaries (leasehold/import-boundaries on fixtures)", () => {
+  it("refuses hub code under server/ importing the guest", () => {
+    expect(errors.get("hub-imports-guest.ts")).toEqual([expect.stringMatching(/may not import agent-guest\/workers\/bundle: the hub imports nothing of the guest/)]);
+  });
+
+  it("refuses the web app under app/ importing the guest", () => {
+    expect(errors.get("app-imports-guest.tsx")).toEqual([expect.stringMatching(/may not import agent-guest\/cli: the hub imports nothing of the guest/)]);
+  });
+
+  it("refuses the guest importing the hub's database", () => {
+    expect(errors.get("guest-imports-db.ts")).toEqual([expect.stringMatching(/may not import server\/db: the guest shares only the hub ⇄ guest contract in server\/trust/)]);
+  });
+
+  it("admits the contract (evidence, scrubber, bundle reader) from both sides", () => {
+    expect(errors.get("hub-imports-contract.ts")).toEqual([]);
+    expect(errors.get("guest-imports-contract.ts")).toEqual([]);
+  });
+
+  it("keeps the scrubber's node:stream and the reader's node:fs to their own files", () => {
+    expect(errors.get("scrub-reads-files.ts")).toEqual([expect.stringMatching(/may not import the package node:fs \(only node:crypto, zod, node:stream\)/)]);
+    expect(errors.get("evidence-streams.ts")).toEqual([expect.stringMatching(/may not import the package node:stream \(only node:crypto, zod, @oslojs\/crypto\/sha2\)/)]);
+  });
+});
