@@ -24,7 +24,7 @@ import { pinnedLogIdentity, proveInclusion } from "../ledger/prove";
 import { assertionProblem } from "../ledger/verify-approvals";
 import type { StoredAssertion } from "../passkeys";
 import { verifyReceipt, type Receipt } from "../ledger/receipt";
-import { readJobOutput } from "../hosts/intake";
+import { readJobOutput } from "../jobs/intake";
 import { neutraliseOneLine, neutraliseTerminalBytes } from "../text/terminal";
 import { DECISION_SQL, type ActionDecision } from "./list";
 

@@ -410,7 +410,7 @@ export async function completeArtifact(db: Database, sha256: string): Promise<{ 
 
 /**
  * Bytes [offset, offset + length) of a complete artifact. The caller has
- * already decided the reader may see it (server/hosts: a claimed job naming
+ * already decided the reader may see it (server/jobs: a claimed job naming
  * it); a range outside the artifact is INVALID_ARGUMENT.
  */
 export async function readArtifactRange(db: Database, sha256: string, offset: number, length: number): Promise<{ data: Buffer; bytes: number }> {
