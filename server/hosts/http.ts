@@ -49,6 +49,11 @@ function parseJson(bytes: Uint8Array): Record<string, unknown> | null {
   return parsed.value ?? null;
 }
 
+/**
+ * A signed guest request: the body read through the bounded reader, the
+ * signature verified over its exact bytes (401 otherwise), then the body
+ * parsed. `deferNonce` leaves recording the nonce to the caller's transaction.
+ */
 export async function authenticated(runtime: HubRuntime, request: Request, options: { deferNonce?: boolean } = {}): Promise<{ host: AuthenticatedHost; body: unknown; pendingNonce?: PendingNonce }> {
   const body = await readBody(request);
   const url = new URL(request.url);
@@ -62,6 +67,7 @@ export async function authenticated(runtime: HubRuntime, request: Request, optio
   return { host: result.host, body: parseJson(body), ...(result.pendingNonce === undefined ? {} : { pendingNonce: result.pendingNonce }) };
 }
 
+/** Runs a route, answering any error with its stable code and HTTP status (a refused body with 413/400). */
 export async function handle(fn: () => Promise<Response>): Promise<Response> {
   try {
     return await fn();
