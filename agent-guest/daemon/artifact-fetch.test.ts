@@ -2,7 +2,7 @@
  * The guest's artifact fetcher against a tiny HTTP server that checks the
  * request signature like the hub and serves good, truncated, oversized and
  * wrong bytes, or fails transiently. The real hub route is covered by
- * server/hosts/artifact.test.ts (and its wiring by test/guest when merged).
+ * server/jobs/artifact.test.ts (and its wiring by test/guest when merged).
  */
 import { createHash, generateKeyPairSync, randomBytes, verify } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";

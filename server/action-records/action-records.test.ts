@@ -17,7 +17,7 @@ import type { Database } from "../db";
 import { approvals, evidence, hosts } from "../db/schema";
 import { claimJob } from "../dispatch";
 import { LeaseholdError } from "../errors";
-import { receiveJobResult, receiveOutputChunk } from "../hosts/intake";
+import { receiveJobResult, receiveOutputChunk } from "../jobs/intake";
 import { integrateOnce } from "../ledger/integrate";
 import { loadOrCreateLogKey } from "../ledger/log-key";
 import { describeEachDatabase } from "../../test/support/databases";

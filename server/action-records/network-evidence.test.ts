@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildLaunchEvidence } from "../trust/evidence";
-import { networkEvidence } from "./detail";
+import { networkEvidence } from "./evidence";
 
 /** The action page's view of an envelope's kernel side: tier, object, resolved names, one line per denial. */
 const readback = {

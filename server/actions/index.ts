@@ -1,5 +1,6 @@
 // Public surface of server/actions. See README.md.
 export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, resumeAction, submitAction } from "./pipeline";
+export { createCompletionWaiter } from "./completion";
 export { createActionScheduler } from "./queue";
 export type { ActionScheduler, QueueTask } from "./queue";
 export { hostReportReadiness } from "./readiness";

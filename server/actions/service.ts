@@ -12,7 +12,7 @@ import { assessActionRiskSync } from "../policy/assess-action";
 import { initShellRisk } from "../policy/risk";
 import { resumeAction, submitAction } from "./pipeline";
 import { createActionScheduler, type ActionScheduler } from "./queue";
-import { createCompletionWaiter } from "../hosts/completion";
+import { createCompletionWaiter } from "./completion";
 import { hostReportReadiness } from "./readiness";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, SubmitOptions } from "./types";
 
@@ -75,7 +75,7 @@ export function installActionPipeline(runtime: HubRuntime, pipeline: ActionPipel
 /**
  * The runtime's pipeline, created on first use with the hub's capability
  * registry (built-ins, opt-in ones as enabled), the job key from the data directory, readiness from host
- * reports (never assumed) and the completion waiter (server/hosts).
+ * reports (never assumed) and the completion waiter (completion.ts).
  */
 export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
   let pipeline = pipelines.get(runtime);

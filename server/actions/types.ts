@@ -93,7 +93,7 @@ export interface PipelineSettings {
 /**
  * Waits for a dispatched action to finish on its host and returns the
  * completed outcome (or throws its final error). The hub passes the
- * host-result waiter (server/hosts); without one, `submitAction` returns as
+ * host-result waiter (completion.ts); without one, `submitAction` returns as
  * soon as the job is queued (status "dispatched").
  */
 export interface CompletionWaiter {

@@ -128,7 +128,7 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_MAX_HELD_PER_TOKEN: wholeNumber(1, 10_000).default(20),
   // `leasehold start` enrols and runs a guest agent for this machine (host "local") unless "0".
   LEASEHOLD_LOCAL_GUEST: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
-  // Guest jobs (server/hosts/delivery.ts): how long a running job may go without a heartbeat
+  // Guest jobs (server/jobs/delivery.ts): how long a running job may go without a heartbeat
   // (guests send one every 2 s) before its outcome is unknown, and how long a queued job waits
   // for its host's guest before HOST_UNAVAILABLE. Longer suits hosts on flaky networks.
   LEASEHOLD_JOB_HEARTBEAT_LOST_S: wholeNumber(6, 3600).default(10),
@@ -136,7 +136,7 @@ export const environmentSchema = z.object({
   // Fair shares (server/dispatch claimJob): running jobs one token (or admin) may hold on one
   // host; keep it below the guest's slot count (4 by default) so another caller always gets one.
   LEASEHOLD_JOB_SLOTS_PER_TOKEN: wholeNumber(1, 1024).default(3),
-  // Stored job output (server/hosts/intake.ts): bytes of output chunks kept per token and per
+  // Stored job output (server/jobs/intake.ts): bytes of output chunks kept per token and per
   // host; beyond them the oldest finished jobs' output is pruned (its digest stays sealed in the
   // ledger and its envelope in evidence). Output older than the retention is pruned too.
   LEASEHOLD_OUTPUT_QUOTA_TOKEN_BYTES: wholeNumber(1024 * 1024, 9_999_999_999).default(256 * 1024 * 1024),

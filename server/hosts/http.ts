@@ -1,6 +1,8 @@
 /**
- * The guest-facing HTTP surface (`app/api/agent/*`), as Request → Response
- * functions so the route files stay one line each. Guests connect out to
+ * The guest-facing HTTP surface for hosts themselves (`app/api/agent/enrol`,
+ * `app/api/agent/health`) and the signed-request reading every guest route
+ * shares (server/jobs/http.ts serves the job routes with it), as Request →
+ * Response functions so the route files stay one line each. Guests connect out to
  * the hub; nothing here calls a host. Every route but enrolment requires a
  * signed request (auth.ts); the body is read once through the bounded
  * reader (server/http/body.ts: 413 past MAX_AGENT_BODY_BYTES, 400 for
@@ -11,15 +13,11 @@ import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
 import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { pinnedLogIdentity } from "../ledger/prove";
-import { readJobArtifact } from "./artifact";
 import { authenticateHostRequest, type AuthenticatedHost, type PendingNonce } from "./auth";
-import { heartbeat, nextJob } from "./delivery";
 import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
-import { receiveJobResult, receiveOutputChunk } from "./intake";
-import { listenForHostWakeups } from "./notify";
 import { BodyRefusedError, bodyRefusalResponse, jsonObjectOf, readBoundedBody } from "../http/body";
-import { HEADER_PEER, HeartbeatBody, MAX_AGENT_BODY_BYTES } from "../trust/protocol";
+import { HEADER_PEER, MAX_AGENT_BODY_BYTES } from "../trust/protocol";
 
 const jobKeys = new WeakMap<HubRuntime, JobKey>();
 function jobKeyOf(runtime: HubRuntime): JobKey {
@@ -51,7 +49,12 @@ function parseJson(bytes: Uint8Array): Record<string, unknown> | null {
   return parsed.value ?? null;
 }
 
-async function authenticated(runtime: HubRuntime, request: Request, options: { deferNonce?: boolean } = {}): Promise<{ host: AuthenticatedHost; body: unknown; pendingNonce?: PendingNonce }> {
+/**
+ * A signed guest request: the body read through the bounded reader, the
+ * signature verified over its exact bytes (401 otherwise), then the body
+ * parsed. `deferNonce` leaves recording the nonce to the caller's transaction.
+ */
+export async function authenticated(runtime: HubRuntime, request: Request, options: { deferNonce?: boolean } = {}): Promise<{ host: AuthenticatedHost; body: unknown; pendingNonce?: PendingNonce }> {
   const body = await readBody(request);
   const url = new URL(request.url);
   const result = await authenticateHostRequest(
@@ -64,7 +67,8 @@ async function authenticated(runtime: HubRuntime, request: Request, options: { d
   return { host: result.host, body: parseJson(body), ...(result.pendingNonce === undefined ? {} : { pendingNonce: result.pendingNonce }) };
 }
 
-async function handle(fn: () => Promise<Response>): Promise<Response> {
+/** Runs a route, answering any error with its stable code and HTTP status (a refused body with 413/400). */
+export async function handle(fn: () => Promise<Response>): Promise<Response> {
   try {
     return await fn();
   } catch (error) {
@@ -85,65 +89,6 @@ export function serveEnrol(runtime: HubRuntime, request: Request): Promise<Respo
       ...result,
       hub: { job_key: jobKeyOf(runtime).publicKeyPem, log_key: pinned?.verifier ?? runtime.ledger.key.verifier },
     });
-  });
-}
-
-/** GET /api/agent/jobs?wait=MS — long-poll: 200 {job} or 204 when none arrived in time. */
-export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Response> {
-  return handle(async () => {
-    const { host } = await authenticated(runtime, request);
-    const wait = Number(new URL(request.url).searchParams.get("wait") ?? "0");
-    await listenForHostWakeups(runtime.database.handle);
-    const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal, { perCallerSlots: runtime.config.jobs.slotsPerToken });
-    if (job === null) return new Response(null, { status: 204 });
-    return Response.json({ job: { id: job.id, document: job.document, signature: job.signature } });
-  });
-}
-
-export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
-  return handle(async () => {
-    const { host, body } = await authenticated(runtime, request);
-    const parsed = HeartbeatBody.safeParse(body ?? {});
-    if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `heartbeat: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`, { tier: "hub" });
-    const alive = await heartbeat(runtime.database.handle.db, host.id, jobId, parsed.data.output);
-    return Response.json({ alive });
-  });
-}
-
-export function serveOutput(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
-  return handle(async () => {
-    const { host, body } = await authenticated(runtime, request);
-    return Response.json(await receiveOutputChunk(runtime.database.handle.db, host, jobId, body, { tokenBytes: runtime.config.output.quotaTokenBytes, hostBytes: runtime.config.output.quotaHostBytes }));
-  });
-}
-
-/**
- * GET /api/agent/jobs/<id>/artifact?offset=N&length=N — raw bytes of the
- * artifact this claimed job's action names (contract item 2), with its
- * SHA-256 and whole size in headers so the guest checks every range.
- */
-export function serveArtifact(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
-  return handle(async () => {
-    const { host } = await authenticated(runtime, request);
-    const range = await readJobArtifact(runtime.database.handle.db, host, jobId, new URL(request.url).searchParams);
-    return new Response(new Uint8Array(range.data), {
-      status: 200,
-      headers: {
-        "content-type": "application/octet-stream",
-        "content-length": String(range.data.length),
-        "cache-control": "no-store",
-        "x-leasehold-artifact-sha256": range.sha256,
-        "x-leasehold-artifact-bytes": String(range.bytes),
-      },
-    });
-  });
-}
-
-export function serveResult(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
-  return handle(async () => {
-    // The nonce is recorded in the transaction that stores the result (intake.ts), not in one of its own.
-    const { host, body, pendingNonce } = await authenticated(runtime, request, { deferNonce: true });
-    return Response.json(await receiveJobResult(runtime.database.handle.db, host, jobId, body, pendingNonce));
   });
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { serveArtifact, serveEnrol, serveHealthReport, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../hosts/http";
+import { serveEnrol, serveHealthReport } from "../hosts/http";
+import { serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../jobs/http";
 import { sendWebResponse, toWebRequest } from "../http/node-bridge";
 import { serveHealth } from "../health/serve-health";
 import { serveMcp } from "../mcp";

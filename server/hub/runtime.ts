@@ -5,7 +5,7 @@ import { LeaseholdError } from "../errors";
 import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
 import { loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
 import { startHousekeeping } from "./housekeeping";
-import { startHostServices } from "../hosts/service";
+import { startJobServices } from "../jobs/service";
 
 /** Everything one hub process holds open. */
 export interface HubRuntime {
@@ -61,8 +61,8 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
   const housekeeping = startHousekeeping(database.handle.db, {
     onError: (error) => console.error(`leasehold: housekeeping failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
-  // Lost heartbeats → unknown, unclaimed jobs → HOST_UNAVAILABLE (server/hosts).
-  const hostServices = startHostServices(database.handle.db, {
+  // Lost heartbeats → unknown, unclaimed jobs → HOST_UNAVAILABLE (server/jobs).
+  const jobServices = startJobServices(database.handle.db, {
     windows: config.jobs,
     retentionMs: config.output.retentionMs,
     onError: (error) => console.error(`leasehold: job sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
@@ -75,7 +75,7 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     async close() {
       const h = holder();
       if (h.runtime === runtime) h.runtime = undefined;
-      await hostServices.stop();
+      await jobServices.stop();
       await housekeeping.stop();
       await integrator.stop();
       await database.close();

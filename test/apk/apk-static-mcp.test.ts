@@ -142,7 +142,7 @@ describe.each(["pglite", "postgres"] as DatabaseKind[])("apk-static through MCP:
     for (const f of s.result?.structured?.facts ?? []) expect(["observed", "derived", "hypothesized"]).toContain(f.state);
     expect(JSON.stringify(s.result?.structured)).not.toMatch(/confidence/i);
 
-    // The evidence summary is the signed envelope's (server/hosts/completion.ts): the verified worker and the input it read.
+    // The evidence summary is the signed envelope's (server/actions/completion.ts): the verified worker and the input it read.
     expect(s.evidence).toMatchObject({ worker_digest: pinned, inputs: [{ name: "input", sha256: ref.sha256, bytes: ref.bytes }] });
     expect(s.receipt ?? null).not.toBeNull();
     const listing = structured(await reader!.callTool({ name: "hosts_list", arguments: {} }, CallToolResultSchema)) as { hosts?: Array<{ name: string; capabilities: Array<{ id: string; state: string; worker_digest?: string | null }> }> };

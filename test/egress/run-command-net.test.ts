@@ -210,7 +210,7 @@ describe("run_command_net through MCP: an allow-list that names the server, enfo
     expect(stdout).toContain(`refused ${HOST4} ${PORT} 1`);
     expect(stdout).not.toContain("connected");
 
-    // The evidence summary the agent gets is the signed envelope's (server/hosts/completion.ts).
+    // The evidence summary the agent gets is the signed envelope's (server/actions/completion.ts).
     const evidence = s.evidence as unknown as { tier: string; bpf_object_sha256: string; denials: Array<Record<string, unknown>>; denials_dropped: number; resolved_names: Array<{ name: string; addresses: string[] }> };
     expect(evidence).toMatchObject({ tier, bpf_object_sha256: bpfStatus().object_sha256, denials_dropped: 0 });
     const addresses = FF6 ? [SRV4, SRV6] : [SRV4];

@@ -14,7 +14,7 @@ import { approve, deny } from "../../server/approvals";
 import { openPostgres, type DatabaseHandle } from "../../server/db";
 import { actions, evidence, hostEnrolmentCodes, hosts, jobs, ledgerCosignatures, ledgerEntries } from "../../server/db/schema";
 import { loadOrCreateJobKey } from "../../server/dispatch";
-import { readJobOutput } from "../../server/hosts";
+import { readJobOutput } from "../../server/jobs";
 import { type LeaseholdError } from "../../server/errors";
 import { verifyReceipt } from "../../server/ledger/receipt";
 import { verifyEvidence } from "../../server/trust/evidence";

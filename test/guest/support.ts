@@ -15,7 +15,8 @@ import { canonicalDigest } from "../../server/canonical";
 import type { Database, DatabaseHandle } from "../../server/db";
 import { actions, hosts, jobs } from "../../server/db/schema";
 import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
-import { announce, createCompletionWaiter } from "../../server/hosts";
+import { createCompletionWaiter } from "../../server/actions/completion";
+import { announce } from "../../server/jobs";
 import { ROOT, childEnv, runCli } from "../support/hub-process";
 import { testShellPolicy } from "../support/shell-policy";
 

@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import { submitAction } from "../../server/actions";
 import { claimJob } from "../../server/dispatch";
 import { hosts, jobs } from "../../server/db/schema";
-import { sweepJobs } from "../../server/hosts/delivery";
+import { sweepJobs } from "../../server/jobs/delivery";
 import { describeEachDatabase } from "../support/databases";
 import { actionState, insertHost, insertToken, testDeps } from "./support";
 

@@ -32,8 +32,9 @@ export async function scrubberAtRef(ref: string): Promise<{ sha: string; Scrubbe
     throw new Error(`the scrub bench compares against commit ${ref}, which this clone does not have (a shallow clone?): fetch it, or run the bench from a full clone`);
   }
   const dir = path.join(root, ".cache", "bench-refs", sha);
-  const entry = path.join(dir, "agent-guest", "scrub", "scrubber.ts");
-  if (!fs.existsSync(entry)) {
+  // The scrubber lived in agent-guest/scrub until it joined the hub ⇄ guest contract in server/trust.
+  const homes = [path.join(dir, "server", "trust", "scrub", "scrubber.ts"), path.join(dir, "agent-guest", "scrub", "scrubber.ts")];
+  if (!homes.some((h) => fs.existsSync(h))) {
     const present = new Set(git(["ls-tree", "--name-only", sha]).toString().split("\n"));
     const trees = ["agent-guest", "server", "common"].filter((t) => present.has(t)).map((t) => (t === "agent-guest" ? "agent-guest/scrub" : t));
     // Extracted beside its final place and renamed into it, so an interrupted run never leaves half a tree that looks whole.
@@ -44,6 +45,8 @@ export async function scrubberAtRef(ref: string): Promise<{ sha: string; Scrubbe
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(partial, dir);
   }
+  const entry = homes.find((h) => fs.existsSync(h));
+  if (entry === undefined) throw new Error(`commit ${sha} has no scrubber at server/trust/scrub or agent-guest/scrub`);
   const loaded = (await import(pathToFileURL(entry).href)) as { Scrubber: RefScrubberClass };
   return { sha, Scrubber: loaded.Scrubber };
 }

@@ -8,17 +8,17 @@
  * the entry id, never a made-up index.
  */
 import { eq } from "drizzle-orm";
-import type { ActionCompletion, ActionOutcome, CompletionWaiter, SubmitOptions } from "../actions/types";
+import type { ActionCompletion, ActionOutcome, CompletionWaiter, SubmitOptions } from "./types";
 import type { DatabaseHandle } from "../db";
 import { actions } from "../db/schema";
 import { LeaseholdError, type ErrorPayload } from "../errors";
 import { isErrorCode } from "../errors";
 import type { RunningIntegrator } from "../ledger/integrate";
 import { leafIndexOf, proveInclusion } from "../ledger/prove";
-import { takeCompletion } from "./handoff";
-import { readJobOutput, type StoredCompletion } from "./intake";
-import { listenForHostWakeups } from "./notify";
-import { actionTopic, onOutputProgress, subscribeTopic, type TopicSubscription } from "./wake";
+import { takeCompletion } from "../jobs/handoff";
+import { readJobOutput, type StoredCompletion } from "../jobs/intake";
+import { listenForHostWakeups } from "../jobs/notify";
+import { actionTopic, onOutputProgress, subscribeTopic, type TopicSubscription } from "../jobs/wake";
 import { traceStage } from "../../common/trace/stage";
 
 const POLL_MS = 250;

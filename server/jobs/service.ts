@@ -1,5 +1,5 @@
 /**
- * The host services one hub process runs in the background: the job sweep
+ * The job services one hub process runs in the background: the job sweep
  * (lost heartbeats → unknown, unclaimed on an offline host → HOST_UNAVAILABLE)
  * every second, and output retention (stored output of jobs finished longer
  * ago than LEASEHOLD_OUTPUT_RETENTION_S is pruned; evidence and ledger
@@ -13,11 +13,11 @@ import { pruneExpiredOutput } from "./intake";
 export const DEFAULT_OUTPUT_RETENTION_MS = 7 * 86_400_000;
 const RETENTION_EVERY_MS = 60_000;
 
-export interface HostServices {
+export interface JobServices {
   stop(): Promise<void>;
 }
 
-export function startHostServices(db: Database, options: { intervalMs?: number; windows?: SweepWindows; retentionMs?: number; onError?: (error: unknown) => void } = {}): HostServices {
+export function startJobServices(db: Database, options: { intervalMs?: number; windows?: SweepWindows; retentionMs?: number; onError?: (error: unknown) => void } = {}): JobServices {
   const windows = options.windows ?? { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();

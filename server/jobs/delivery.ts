@@ -33,7 +33,7 @@ import { hashActor } from "../ledger/entry";
 import { announce, announceProgress } from "./notify";
 import { actionTopic, jobTopic, subscribeTopic, type OutputProgress } from "./wake";
 import { traceStage } from "../../common/trace/stage";
-import { touchHostLastSeen } from "./last-seen";
+import { touchHostLastSeen } from "../hosts/last-seen";
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_LOST_MS = 10_000;

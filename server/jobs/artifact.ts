@@ -11,7 +11,7 @@ import { MAX_READ_BYTES, readArtifactRange } from "../artifacts";
 import type { Database } from "../db";
 import { jobs } from "../db/schema";
 import { LeaseholdError } from "../errors";
-import type { AuthenticatedHost } from "./auth";
+import type { AuthenticatedHost } from "../hosts/auth";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
