@@ -164,7 +164,7 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
         expect(res.headers.get("www-authenticate")).toContain(`error="invalid_token"`);
       }
       const meta = await fetch(metadataUrl);
-      expect(await meta.json()).toMatchObject({ resource: `${hub.url}/api/mcp`, bearer_methods_supported: ["header"], authorization_servers: [hub.url], scopes_supported: ["mcp:read", "mcp:write"] });
+      expect(await meta.json()).toMatchObject({ resource: `${hub.url}/api/mcp`, bearer_methods_supported: ["header"], authorization_servers: [hub.url], scopes_supported: ["mcp:read", "mcp:write", "mcp:observe-any"] });
       expect((await fetch(`${hub.url}/.well-known/oauth-protected-resource/api/mcp`)).status).toBe(200);
       // The authorization server it names (RFC 8414), reachable where clients look for it.
       const as = await fetch(`${hub.url}/.well-known/oauth-authorization-server`);
