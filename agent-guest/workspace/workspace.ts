@@ -5,7 +5,7 @@ import { LeaseholdError, type ErrorCode } from "../../server/trust";
 
 /**
  * The one path module behind fs_read / fs_write / fs_list on a host.
- * Tier: guest user-space check (DESIGN.md "Who enforces what") — a check in
+ * Tier: guest user-space check (docs/design.md#enforcement) — a check in
  * the guest daemon, not a kernel object. Every refusal says so.
  *
  * Rules, each with a case in workspace.test.ts:

@@ -1,5 +1,5 @@
 /**
- * The one action pipeline (DESIGN.md "The life of one action"). Every channel
+ * The one action pipeline (docs/design.md#pipeline). Every channel
  * — MCP, the browser console, tests — calls `submitAction`; nothing else
  * reaches the dispatch queue.
  *
@@ -650,8 +650,8 @@ async function assertSubmitterActive(db: Database, row: Pick<ActionRow, "id" | "
 }
 
 /**
- * DESIGN.md step 7: "a mutating action needs the host's exclusive lease …
- * Read-only actions share." An action is read-only when its operation is, or
+ * docs/design.md#pipeline, step 8 (Lease): a mutating action with risk above
+ * `read_only` needs the host's exclusive lease; other actions share. An action is read-only when its operation is, or
  * when its assessed risk is `read_only` (`ls` through run_command): such an
  * action takes a shared `observe` lease, so one session's reads never make
  * another session's calls HOST_BUSY. The lease mode travels in the signed

@@ -1,5 +1,5 @@
 /**
- * Approvals (DESIGN.md "Policy"): a person's yes or no for one held action.
+ * Approvals (docs/design.md#approvals): a person's yes or no for one held action.
  *
  * - Bound to `action_hash`. A decision recomputes the hash from the stored
  *   prepared action; if the action changed since the request (or the

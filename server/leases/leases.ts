@@ -1,5 +1,5 @@
 /**
- * Host leases (DESIGN.md "Leases"): who may change a host right now.
+ * Host leases (docs/design.md#leases): who may change a host right now.
  *
  * - `exclusive` (mutating actions) — one holder per host; another holder's
  *   mutating call gets HOST_BUSY with when the lease ends and an opaque

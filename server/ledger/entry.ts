@@ -149,7 +149,7 @@ export const ENTRY_DATA = {
     grant_id: id,
     operation,
     host_id: id.nullable(),
-    // DESIGN.md: critical actions are never grantable.
+    // docs/design.md#decision: critical actions are never grantable.
     risk_ceiling: z.enum(["read_only", "low", "medium", "high"]),
     uses_remaining: count,
     expires_at: timestamp,
@@ -267,7 +267,7 @@ export function tryEncodeEntry(input: EntryInput): { ok: true; bytes: Uint8Array
 /**
  * The bytes to append. Throws INVALID_ARGUMENT for an entry that does not
  * match its schema: recording the wrong shape is a bug in the caller, and the
- * action it describes must not run (DESIGN.md: if an append fails, the action
+ * action it describes must not run (docs/design.md#pipeline: if an append fails, the action
  * does not run).
  */
 export function encodeEntry(input: EntryInput): Uint8Array {

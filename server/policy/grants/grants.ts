@@ -1,5 +1,5 @@
 /**
- * Grants: narrow, pre-approved permissions (DESIGN.md "Policy").
+ * Grants: narrow, pre-approved permissions (docs/design.md#grants).
  *
  * A grant matches tool (operation) + host name + the WHOLE prepared action,
  * up to a risk ceiling, for a number of uses, until an expiry. `critical` is

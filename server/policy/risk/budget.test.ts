@@ -5,7 +5,7 @@ import { assessShellRiskSync, initShellRisk } from "./assess";
 
 /**
  * An assessment that runs out of depth, commands or time ends in a `high`
- * verdict that says why (held for a person, DESIGN.md) — never an exception,
+ * verdict that says why (held for a person, docs/design.md#decision) — never an exception,
  * which the pipeline would turn into INTERNAL with nothing sealed.
  */
 

@@ -2,7 +2,7 @@ import type { RiskLevel } from "./levels";
 
 /**
  * The risk corpus: shell text, the level it must get, and rule ids that must
- * be among its reasons. Expectations are written from the policy (DESIGN.md,
+ * be among its reasons. Expectations are written from the policy (docs/design.md#risk,
  * README.md here), not copied from the analyser's output; a change that moves
  * an entry must say why in review. Evasions are grouped at the end.
  */

@@ -4,7 +4,7 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
 /**
  * The guest's output scrubber: credentials first, then the operator's DLP
  * patterns, applied to stdout/stderr before a byte leaves the host
- * (DESIGN.md "The life of one action", step 10). Tier: guest transform — it
+ * (docs/design.md#pipeline, step 11; docs/design.md#scrub). Tier: guest transform — it
  * changes what leaves the host; it cannot stop the workload from reading or
  * using a secret inside the sandbox.
  *
