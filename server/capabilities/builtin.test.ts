@@ -131,7 +131,7 @@ describe("built-in argument bounds", () => {
   });
 });
 
-describe("apk-static (issue 15)", () => {
+describe("apk-static", () => {
   const apk = manifests.get("apk-static")!;
   const sha256 = "0a".repeat(32);
 

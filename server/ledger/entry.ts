@@ -69,7 +69,7 @@ export const ENTRY_DATA = {
     approval_id: id,
     outcome: z.enum(["approved", "denied", "expired"]),
     deadline: timestamp,
-    // Issue 13: the digest of the passkey assertion that signed this approval
+    // The digest of the passkey assertion that signed this approval
     // (server/passkeys/challenge.ts assertionDigest). Optional: entries sealed
     // before passkeys, and approvals below the passkey threshold, have none.
     assertion_digest: digest.optional(),
@@ -195,7 +195,7 @@ export const ENTRY_DATA = {
     read_only: z.boolean(),
     expires_at: timestamp.nullable(),
   }),
-  // No longer written (issue 12): cosignatures are stored beside their checkpoints, not appended.
+  // Written by older hubs only; cosignatures are stored beside their checkpoints, not appended.
   // Kept so logs that already hold such entries decode forever.
   "checkpoint-witness/1": z.strictObject({
     witness_key_id: keyIdHex,

@@ -24,7 +24,7 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  *  - At a cut (`end({ partial: true })`), a possibly-partial secret at the
  *    end is redacted to the end instead of released (pair.test.ts).
  *
- * Normalisation (issue 12): patterns match a VIEW of the stream from which
+ * Normalisation: patterns match a VIEW of the stream from which
  * escape sequences (CSI ≤ 64 bytes, nF, two-byte ESC sequences), NUL, the
  * other C0 controls except TAB/LF/CR, and DEL are removed, so a key split by
  * an ANSI reset or a NUL, or written as UTF-16 (every other byte NUL), is
