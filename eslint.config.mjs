@@ -51,7 +51,7 @@ export default tseslint.config(
         "error",
         {
           patterns: [
-            { group: ["next", "next/*", "react", "react-dom", "react/*"], message: "server/ has no Next.js or React imports (see DESIGN.md)." },
+            { group: ["next", "next/*", "react", "react-dom", "react/*"], message: "server/ has no Next.js or React imports (see docs/design.md#shape)." },
             { group: ["**/app/**", "**/native/**"], message: "server/ never imports app/ or the native addon." },
           ],
         },

@@ -169,7 +169,7 @@ test("hosts: host local is online with the tier its guest reported, the BPF obje
   await expect(page.getByTestId("host-ceiling-local")).toContainText("memory");
 
   const client = await mcpClient(`${new URL(page.url()).origin}/api/mcp`, secret);
-  // A bundle worker's identity: the digest the hub requires beside the one the host verified (issue 15).
+  // A bundle worker's identity: the digest the hub requires beside the one the host verified.
   const listed = (await client.callTool({ name: "list_capabilities", arguments: {} })).structuredContent as { capabilities: Array<{ id: string; worker_digest: string | null }> };
   const required = listed.capabilities.find((c) => c.id === "apk-static")?.worker_digest ?? "";
   expect(required).toMatch(/^sha256:[0-9a-f]{64}$/);

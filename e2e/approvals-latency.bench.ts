@@ -1,5 +1,5 @@
 /**
- * Approval latency over 50 held actions (issue 13 benchmark; printed, not
+ * Approval latency over 50 held actions (a benchmark; printed, not
  * asserted — the machine is shared). Excluded from the default run (the
  * default config matches *.spec.ts); run it with
  *   E2E_PORT=8801 npx playwright test -c e2e/bench.config.ts

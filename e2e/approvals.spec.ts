@@ -1,5 +1,5 @@
 /**
- * The approvals page end to end (issue 13), against the hub the Playwright
+ * The approvals page end to end, against the hub the Playwright
  * config starts and its real local guest: an agent (the MCP SDK client)
  * asks for a medium-risk command (`chmod -f 600 lh-<marker>; echo <marker>`,
  * medium by command.permissions — high/critical will need a passkey), the

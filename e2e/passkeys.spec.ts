@@ -1,5 +1,5 @@
 /**
- * Passkeys end to end (issue 13) in Debian's chromium with its virtual
+ * Passkeys end to end in Debian's chromium with its virtual
  * authenticator (CDP WebAuthn domain), against the hub the Playwright config
  * starts (page origin http://localhost:PORT, rpID "localhost") and its real
  * local guest: register a passkey; sign out; sign in with it; an MCP SDK

@@ -1,5 +1,5 @@
 /**
- * The executables run compiled JavaScript (issue 11): `bin/leasehold.mjs`
+ * The executables run compiled JavaScript: `bin/leasehold.mjs`
  * and `bin/leasehold-guest.mjs` import only what `tools/build.mjs` wrote to
  * dist/, never compile TypeScript at run time, never keep a cache in a shared
  * temporary directory, and refuse with one line when the build is missing,

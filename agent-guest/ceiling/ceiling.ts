@@ -6,8 +6,8 @@ import type { SandboxPolicy } from "../../native/index";
 
 /**
  * The host ceiling: the most any job may get on this host, written by the
- * host's operator in a root-owned JSON file. Tier: guest check (DESIGN.md
- * "Who enforces what" — "what a host accepts at most").
+ * host's operator in a root-owned JSON file. Tier: guest check
+ * (docs/design.md#enforcement — "what a host accepts at most").
  *
  * The rule: the sandbox gets the job's policy when, field by field, it lies
  * within the ceiling; otherwise the job is refused with POLICY_REFUSED naming
@@ -94,7 +94,7 @@ export const HostCeiling = z
   .strict();
 export type HostCeiling = z.infer<typeof HostCeiling>;
 
-/** The host's enforcement tier (DESIGN.md): A BPF-LSM, B cgroup-BPF + exec kill, C Landlock + seccomp + empty netns. */
+/** The host's enforcement tier (docs/design.md#tiers): A BPF-LSM, B cgroup-BPF + exec kill, C Landlock + seccomp + empty netns. */
 export type HostTier = "A" | "B" | "C";
 
 function configInvalid(file: string, reason: string): never {

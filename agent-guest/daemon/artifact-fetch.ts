@@ -1,6 +1,6 @@
 /**
- * Fetches a job's input artifact from the hub into an open file (issue 15,
- * contract item 2). The guest never names the artifact by a path or a name:
+ * Fetches a job's input artifact from the hub into an open file (the
+ * hub's artifact route, server/jobs/artifact.ts). The guest never names the artifact by a path or a name:
  * it asks for "the artifact of job <id>" in ranges and writes the bytes to a
  * descriptor the caller opened (inside the sandbox's workdir, mode of its
  * choosing). Every range must carry the artifact's SHA-256 and size the
@@ -15,7 +15,7 @@ import { backoffMs, HubError, sleep, type HubClient } from "./client";
 
 const writeAt = promisify(write);
 
-/** Bytes per request: the route's limit (contract item 2). */
+/** Bytes per request: the route's limit. */
 export const ARTIFACT_FETCH_RANGE_BYTES = 4 * 1024 * 1024;
 /** Attempts per range for transient failures (network, 5xx, 429) before HOST_UNAVAILABLE. */
 const ATTEMPTS = 4;

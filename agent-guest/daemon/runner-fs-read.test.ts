@@ -8,7 +8,7 @@ import { runJob, type RunnerContext } from "./runner";
 import { testRunnerContext } from "../../test/support/runner-context";
 
 /**
- * fs_read pages of a binary file (issue 15, bulk download): `encoding:
+ * fs_read pages of a binary file (bulk download): `encoding:
  * "base64"` returns base64 of the exact bytes after scrubbing, so a client
  * reassembles the file from its pages; utf8 (the default) stays text.
  */

@@ -11,7 +11,7 @@ import { outputLimits, runJob, sandboxPolicyFor, type RunnerContext } from "./ru
 import type { VerifiedJob } from "./verify-job";
 
 /**
- * The runner's order for launched output (issue 12): capture more than is
+ * The runner's order for launched output: capture more than is
  * returned, scrub the whole capture (the stdout/stderr junctions included),
  * then cut; and say when the output carried terminal control sequences.
  * The launched cases need root (the sandbox launcher); they skip, by name, without it.

@@ -1,6 +1,6 @@
 /**
  * Names in an egress allow-list, resolved by the guest OUTSIDE the sandbox
- * when a lease starts (issue #14). The sandbox gets exactly the addresses
+ * when a lease starts. The sandbox gets exactly the addresses
  * found here — a /32 or /128 rule per address with the name rule's port —
  * and an /etc/hosts that maps the name to them, so the workload needs no DNS
  * and has no resolver to smuggle data through.

@@ -10,7 +10,7 @@ import { thrownBy } from "../../test/support/refusals";
 import { IMAGE_NAME, mountAt, mountWorkspace, unmountWorkspace, type MountedWorkspace } from "./index";
 
 /**
- * The bounded workspace (issue 11): an ext4 image on a loop device, mounted
+ * The bounded workspace: an ext4 image on a loop device, mounted
  * nosuid,nodev at workspace_root. With a small limit (8 MiB, 256 inodes) a
  * real sandbox launch that fills it gets ENOSPC from the kernel for bytes and
  * for inodes, while the host file system loses at most the image's size and

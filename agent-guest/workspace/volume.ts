@@ -4,7 +4,7 @@ import path from "node:path";
 import { LeaseholdError } from "../../server/trust";
 
 /**
- * The workspace's own file system: what bounds it (issue 11, "bounded
+ * The workspace's own file system: what bounds it ("bounded
  * workspace"). Tier: kernel — the size and inode limits are those of an ext4
  * file system in a sparse image file, mounted through a loop device, so a
  * workload that fills it gets ENOSPC from the kernel and the host file system

@@ -7,7 +7,7 @@ import { isLeaseholdError } from "../../server/trust";
 import { Workspace } from "./index";
 
 /**
- * The race of issue 11, for real: a job that owns a directory inside the
+ * The chown race, for real: a job that owns a directory inside the
  * workspace flips the entry the root guest has just created ("d") with a
  * symlink to a root-owned file outside the workspace, thousands of times a
  * second, with renameat2(RENAME_EXCHANGE), while the guest creates nested

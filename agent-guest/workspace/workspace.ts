@@ -5,7 +5,7 @@ import { LeaseholdError, type ErrorCode } from "../../server/trust";
 
 /**
  * The one path module behind fs_read / fs_write / fs_list on a host.
- * Tier: guest user-space check (DESIGN.md "Who enforces what") — a check in
+ * Tier: guest user-space check (docs/design.md#enforcement) — a check in
  * the guest daemon, not a kernel object. Every refusal says so.
  *
  * Rules, each with a case in workspace.test.ts:
@@ -621,7 +621,7 @@ export class Workspace {
 
   /**
    * A directory this walk just made: give it its parent's owner and mode 0755,
-   * on the descriptor. The attack this prevents (issue 11): chown by path
+   * on the descriptor. The attack this prevents: chown by path
    * follows a symlink at the last component, so a job that can write the
    * parent swaps the new entry for a symlink (renameat2 RENAME_EXCHANGE)
    * between mkdir and chown, and root chowns a file outside the workspace to

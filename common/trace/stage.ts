@@ -1,5 +1,5 @@
 /**
- * Stage timestamps for the fast-path bench (issue 16). Off unless
+ * Stage timestamps for the fast-path bench. Off unless
  * LEASEHOLD_STAGE_TRACE names a file: then every process that records a
  * stage (hub, guest) appends one JSON line per stage to it —
  * `{"id": <action id>, "stage": <name>, "t": <epoch ms, µs resolution>, "pid"}`

@@ -4,8 +4,8 @@
  * keyed by the lease's cgroup v2 id, and the denial events of each lease.
  * Thread-safe: lh_launch calls it from launch threads. Nothing is pinned:
  * every attachment is a bpf_link owned by this process, so a crashed agent
- * leaves nothing attached. See bpf/README.md and DESIGN.md "Who enforces
- * what". */
+ * leaves nothing attached. See bpf/README.md and
+ * docs/design.md#enforcement. */
 #ifndef LEASEHOLD_BPF_GUARD_H
 #define LEASEHOLD_BPF_GUARD_H
 #include <stddef.h>

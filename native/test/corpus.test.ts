@@ -1,5 +1,5 @@
 // Hostile corpus: every attempt must fail with the specific errno (or kill)
-// and leave the host unchanged. Classes follow issue 6.
+// and leave the host unchanged. One class per kind of escape the sandbox must stop.
 import { createHash } from "node:crypto";
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, chmodSync, chownSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";

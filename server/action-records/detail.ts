@@ -40,10 +40,10 @@ export interface OutputStream {
 }
 
 /**
- * The passkey verdict slot. The passkeys helper (issue 13) fills this with a
- * check of the stored assertion against the registered credential's public
- * key and the action hash; until then it says "not_checked" and never claims
- * a verification.
+ * The passkey verdict: the stored assertion checked against the registered
+ * credential's public key and the action hash. `absent` when the approval
+ * carries no assertion; `verified` only when the check passed, so the view
+ * never claims a verification it did not make.
  */
 export type PasskeyVerdict = { status: "absent" } | { status: "verified" | "failed"; credential_id: string | null; detail: string };
 

@@ -83,7 +83,7 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
       key_id: completion.key_id,
       state: env.state,
       tier: env.enforcement?.bpf?.tier ?? null,
-      // Which code produced the result, as the host verified it, and what it read (issue 15).
+      // Which code produced the result, as the host verified it, and what it read.
       worker_digest: env.producer.worker_digest ?? null,
       ...(inputs.length === 0 ? {} : { inputs }),
       ...(env.enforcement?.bpf?.object_sha256 === undefined ? {} : { bpf_object_sha256: env.enforcement.bpf.object_sha256 }),
@@ -129,7 +129,7 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
   async function waitForFinal(outcome: ActionOutcome, options: Pick<SubmitOptions, "signal">, woken: TopicSubscription): Promise<ActionOutcome> {
     const deadline = Date.parse(outcome.job.deadline) + 30_000;
     // A job this very call queued (not a replay) has not run yet: the first read waits for its
-    // wake-up (or the poll) instead of finding it still dispatched (issue 16: one read per call).
+    // wake-up (or the poll) instead of finding it still dispatched (one read per call).
     if (!outcome.replayed) await woken.wait(POLL_MS, options.signal);
     for (;;) {
       // Stored by this process's intake a moment ago (handoff.ts): not read back.

@@ -1,5 +1,5 @@
 /**
- * The one action pipeline (DESIGN.md "The life of one action"). Every channel
+ * The one action pipeline (docs/design.md#pipeline). Every channel
  * — MCP, the browser console, tests — calls `submitAction`; nothing else
  * reaches the dispatch queue.
  *
@@ -465,7 +465,7 @@ async function decide(
 }
 
 /**
- * Per-token cap on actions held for a person (issue 12: ~280 held requests
+ * Per-token cap on actions held for a person (~280 held requests
  * from one token buried another agent's request). Runs inside the decision
  * transaction after locking the token's row, so concurrent holds of one token
  * are counted one after another; the refusal rolls the action back and is
@@ -599,7 +599,7 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     throw new LeaseholdError("APPROVAL_PENDING", `${row.operation} is still being processed`, { tier: "hub", retryable: true, details: { action_id: row.id } });
   }
 
-  // The submitting token must still be valid now, not only when it asked (issue 12: an action
+  // The submitting token must still be valid now, not only when it asked (an action
   // approved after its token's revocation ran). Checked again inside the dispatch transaction.
   await step(trace, "dispatch", () => assertSubmitterActive(db, row));
 
@@ -650,8 +650,8 @@ async function assertSubmitterActive(db: Database, row: Pick<ActionRow, "id" | "
 }
 
 /**
- * DESIGN.md step 7: "a mutating action needs the host's exclusive lease …
- * Read-only actions share." An action is read-only when its operation is, or
+ * docs/design.md#pipeline, step 8 (Lease): a mutating action with risk above
+ * `read_only` needs the host's exclusive lease; other actions share. An action is read-only when its operation is, or
  * when its assessed risk is `read_only` (`ls` through run_command): such an
  * action takes a shared `observe` lease, so one session's reads never make
  * another session's calls HOST_BUSY. The lease mode travels in the signed
@@ -781,7 +781,7 @@ async function recordDispatch(
 }
 
 /**
- * The read-only fast path (issue 16): an action decided allowed (auto-allow
+ * The read-only fast path: an action decided allowed (auto-allow
  * or a grant) that needs only an observe lease takes the lease and is
  * dispatched inside the transaction that records its decision, so decision/1,
  * lease/1 (when a lease is new) and dispatch/1 commit with the action and job

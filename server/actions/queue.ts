@@ -1,5 +1,5 @@
 /**
- * Per-caller scheduling (issue 4): within one session, read-only actions run
+ * Per-caller scheduling: within one session, read-only actions run
  * in parallel (at most `readOnlyParallel`, default 4), a mutating action is a
  * barrier for its host — it starts only after every earlier action on that
  * host finished, and later ones on that host wait for it — and results are

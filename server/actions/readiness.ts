@@ -32,7 +32,7 @@ export function hostReportReadiness(db: Database): ReadinessCheck {
       const readiness = computeHostReadiness(manifest, { ...report, host: host.name }, { now: new Date() });
       if (readiness.state === "ready") return { ready: true };
       // A host that runs a weaker tier than the policy needs can never run it as declared: that is
-      // UNENFORCEABLE (DESIGN.md), not a capability that may become available by waiting.
+      // UNENFORCEABLE (docs/design.md#readiness), not a capability that may become available by waiting.
       const needs = kernelRequirementsFor(manifest.sandbox.network);
       const tooWeak = readiness.state === "unsupported" && report.tier !== null && !tierSatisfies(report.tier, needs.min_tier);
       return { ready: false, reason: `${manifest.id} is ${readiness.state} on ${host.name}: ${readiness.reasons.join("; ")}`, ...(tooWeak ? { unenforceable: true } : {}) };

@@ -60,7 +60,7 @@ export type ActionProgress =
 
 /**
  * Whether `manifest`'s worker can run on `host` now. Readiness is measured,
- * never assumed (DESIGN.md), so the pipeline never defaults to "ready": the
+ * never assumed (docs/design.md#readiness), so the pipeline never defaults to "ready": the
  * hub passes `hostReportReadiness` (host reports stored by guest agents);
  * tests pass their own explicit check.
  */

@@ -1,5 +1,5 @@
 /**
- * Approvals (DESIGN.md "Policy"): a person's yes or no for one held action.
+ * Approvals (docs/design.md#approvals): a person's yes or no for one held action.
  *
  * - Bound to `action_hash`. A decision recomputes the hash from the stored
  *   prepared action; if the action changed since the request (or the
@@ -50,7 +50,7 @@ export interface DecideOptions {
    */
   fourEyesCritical?: boolean;
   /**
-   * The passkey rule (issue 13): approving an action at or above
+   * The passkey rule: approving an action at or above
    * `settings.passkeyApprovalRisk` needs `assertion`, a WebAuthn assertion
    * over this approval's challenge (server/passkeys). Every channel (CLI,
    * tRPC) passes the hub's configuration here; an in-process caller that
@@ -317,7 +317,7 @@ function stateFilter(state: ApprovalState | "all") {
  * One page of approvals (pending by default) with their prepared actions.
  * Overdue ones are expired first.
  *
- * Fair order (issue 12: one token's ~280 held requests pushed another
+ * Fair order (one token's ~280 held requests pushed another
  * agent's request off the oldest-200 list until it expired): round-robin by
  * requester (token or admin), oldest first within each — the first page
  * holds every requester's oldest request before anyone's second. Each

@@ -1,6 +1,6 @@
 /**
  * "Approve and allow similar": the narrowest grant that would have let one
- * held action run without a person (issue 13). A person sees the proposal,
+ * held action run without a person. A person sees the proposal,
  * may edit it (widen the pattern, change uses or expiry) and confirms; the
  * hub then approves the action and creates the grant, in that order.
  *

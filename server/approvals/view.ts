@@ -1,5 +1,5 @@
 /**
- * What a person reads before approving (issue 12: "blind approvals" — the
+ * What a person reads before approving ("blind approvals" — the
  * list showed operation, host, risk and hash, but not the command, its
  * environment, stdin, working directory or who asked).
  *

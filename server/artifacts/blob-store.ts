@@ -15,7 +15,7 @@ import { LeaseholdError } from "../errors";
 
 /** Bytes per stored row: small enough for one bytea parameter on every driver, large enough to keep row counts low. */
 export const ARTIFACT_ROW_BYTES = 1024 * 1024;
-/** Bytes one range read may return (the guest's fetch, contract item 2). */
+/** Bytes one range read may return (the guest's fetch). */
 export const MAX_READ_BYTES = 4 * 1024 * 1024;
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -114,7 +114,7 @@ export async function readArtifactRange(db: Database, sha256: string, offset: nu
  * Expires what is due: receiving uploads idle past their expiry, complete
  * uploads past their retention, then every blob no upload row points at and
  * no queued or claimed job, and no action still waiting to dispatch, names
- * (`arguments.artifact.sha256`, contract item 1). Idempotent; every hub
+ * (`arguments.artifact.sha256`). Idempotent; every hub
  * process may run it.
  */
 export async function sweepArtifacts(db: Database, now = new Date()): Promise<{ uploads: number; blobs: number }> {

@@ -215,7 +215,7 @@ export const hostAdapter = createTableAdapter("host", { host_inspect: (args) => 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /**
- * The artifact argument as the pipeline resolved it (contract item 1):
+ * The artifact argument as the pipeline resolved it:
  * exactly `{sha256, bytes}`. Anything else here means the prepare step did
  * not run on it — refused, never passed on as base64 or a name.
  */
@@ -230,7 +230,7 @@ function resolvedArtifact(value: unknown): { sha256: string; bytes: number } {
 
 const prepareApk: Normaliser = (args) => ({ ...args, artifact: resolvedArtifact(args["artifact"]) });
 
-/** apk-static: the job payload's `arguments.artifact` is the `{sha256, bytes}` the guest fetches (contract item 2). */
+/** apk-static: the job payload's `arguments.artifact` is the `{sha256, bytes}` the guest fetches. */
 export const apkStaticAdapter = createTableAdapter("apk-static", { apk_inspect: prepareApk, apk_preflight: prepareApk });
 
 export const BUILTIN_ADAPTERS: readonly CapabilityAdapter[] = [shellAdapter, egressShellAdapter, codeAdapter, workspaceAdapter, hostAdapter, apkStaticAdapter];

@@ -33,7 +33,7 @@ describe("built-in manifests", () => {
     for (const { source, manifest } of BUILTIN_MANIFESTS) expect(`builtin:${(manifest as { id: string }).id}.json`).toBe(source);
   });
 
-  it("declare the capabilities DESIGN.md lists, with their boundaries and activation", () => {
+  it("declare the capabilities docs/design.md#operations lists, with their boundaries and activation", () => {
     const summary = [...manifests.values()].map((m) => [m.id, m.trust_boundary, m.activation, m.operations.map((op) => `${op.name}:${op.mutating ? "mutating" : "read-only"}`)]);
     expect(summary).toEqual([
       ["shell", "host-exec", "required", ["run_command:mutating"]],
@@ -53,7 +53,7 @@ describe("built-in manifests", () => {
   });
 
   it.each([
-    // DESIGN.md's table plus `lease` ("write"), the hub-only opt-out of the observe scope (server/policy/decide.ts).
+    // The table in docs/design.md#operations plus `lease` ("write"), the hub-only opt-out of the observe scope (server/policy/decide.ts).
     ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "lease", "idempotency_key"], ["host", "command"]],
     ["run_command_net", ["host", "command", "cwd", "env", "stdin", "timeout_s", "egress", "idempotency_key"], ["host", "command"]],
     ["run_code", ["host", "language", "code", "stdin", "timeout_s", "idempotency_key"], ["host", "language", "code"]],
@@ -63,7 +63,7 @@ describe("built-in manifests", () => {
     ["host_inspect", ["host"], ["host"]],
     ["apk_inspect", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
     ["apk_preflight", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
-  ])("%s takes exactly the arguments of DESIGN.md's operations table", (name, properties, required) => {
+  ])("%s takes exactly the arguments of the operations table in docs/design.md#operations", (name, properties, required) => {
     const schema = operation(name).input_schema;
     expect(Object.keys(schema.properties ?? {})).toEqual(properties);
     expect(schema.required).toEqual(required);
@@ -131,7 +131,7 @@ describe("built-in argument bounds", () => {
   });
 });
 
-describe("apk-static (issue 15)", () => {
+describe("apk-static", () => {
   const apk = manifests.get("apk-static")!;
   const sha256 = "0a".repeat(32);
 

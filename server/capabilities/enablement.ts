@@ -1,5 +1,5 @@
 /**
- * Enabling an opt-in capability, by its exact id (DESIGN.md "Capabilities":
+ * Enabling an opt-in capability, by its exact id (docs/design.md#manifest:
  * opt-in capabilities are declared but not active until an admin enables
  * them). The choice is stored in `capabilities.enabled` with the manifest it
  * was made for, sealed as admin/1 (`capability.enable` / `capability.disable`,

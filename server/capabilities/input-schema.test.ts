@@ -169,7 +169,7 @@ describe("checkInputSchema (the subset gate)", () => {
   });
 });
 
-describe("the artifact keyword (issue 15, contract item 1)", () => {
+describe("the artifact keyword", () => {
   const artifactProperty = {
     type: "object",
     additionalProperties: false,

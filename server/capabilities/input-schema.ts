@@ -25,7 +25,7 @@
  *              `maxTotalBytes` (Leasehold's own: the UTF-8 bytes of every
  *              entry as `KEY=VALUE` plus a NUL, i.e. what an environment
  *              block costs the sandbox launcher's config pipe)
- * - `artifact: true` (Leasehold's own, contract item 1 of issue 15) on the
+ * - `artifact: true` (Leasehold's own) on the
  *              root's record property named `artifact`, whose properties are
  *              exactly `base64` (string) and `sha256` (string, pattern
  *              `^[0-9a-f]{64}$`), none required: `validateArguments` demands
@@ -136,7 +136,7 @@ const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
   ]),
 };
 
-/** The one property name that may carry `artifact: true` (contract item 1: the prepared action's `arguments.artifact`). */
+/** The one property name that may carry `artifact: true` (the prepared action's `arguments.artifact`). */
 export const ARTIFACT_PROPERTY = "artifact";
 const ARTIFACT_SHA256_PATTERN = "^[0-9a-f]{64}$";
 

@@ -1,8 +1,8 @@
 /**
- * Capability manifest v1 (DESIGN.md, "Capabilities") as a strict zod schema.
+ * Capability manifest v1 (docs/design.md#manifest) as a strict zod schema.
  *
  * Every object is closed (unknown fields refused), every field is required
- * unless DESIGN.md marks it optional (v1 marks none), and every value is typed
+ * unless docs/design.md#manifest marks it optional (v1 marks none), and every value is typed
  * and bounded. Values keep their declared spelling ("512m"); the sandbox
  * policy compiler turns them into integers. Cross-field rules:
  * - `network` may be an egress list only when `trust_boundary` is

@@ -1,7 +1,7 @@
 /**
  * Capability readiness, measured from what hosts report — never assumed.
  *
- * States (DESIGN.md, "Capabilities"):
+ * States (docs/design.md#readiness):
  * - `declared`    a manifest exists, but no host reports a worker for it;
  * - `installed`   some host has the worker with a compatible ABI, but none is
  *                 ready (no or unpinned/mismatched content digest, worker
@@ -178,7 +178,7 @@ export function isReadyOnHost(readiness: CapabilityReadiness, host: string): boo
 }
 
 /**
- * DESIGN.md: a `required` capability's failure degrades hub health. Anything
+ * docs/design.md#manifest: a `required` capability's failure degrades hub health. Anything
  * short of `ready` (including `degraded`, where some host cannot run it)
  * counts. `optional` and `opt-in` capabilities never degrade the hub.
  */

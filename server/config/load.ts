@@ -8,7 +8,7 @@ export interface DatabaseConfig {
   pgliteDir?: string;
 }
 
-/** The MCP endpoint's policy knobs (DESIGN.md "MCP surface"). */
+/** The MCP endpoint's policy knobs (docs/design.md#mcp). */
 export interface McpConfig {
   /** Browser origins allowed besides the public URL's own origin. */
   allowedOrigins: string[];

@@ -112,7 +112,7 @@ export const environmentSchema = z.object({
   LEASEHOLD_DATA_DIR: dataDir.default("./.leasehold"),
   LEASEHOLD_PUBLIC_URL: publicUrl.optional(),
   DATABASE_URL: databaseUrl.optional(),
-  // MCP surface (DESIGN.md "MCP surface"): origins besides the public URL's, waits and limits.
+  // MCP surface (docs/design.md#mcp): origins besides the public URL's, waits and limits.
   LEASEHOLD_MCP_ALLOWED_ORIGINS: originList.default([]),
   LEASEHOLD_MCP_APPROVAL_WAIT_S: wholeNumber(0, 600).default(25),
   LEASEHOLD_MCP_MAX_BODY_BYTES: wholeNumber(1024, 64 * 1024 * 1024).default(4 * 1024 * 1024),

@@ -25,7 +25,7 @@ export interface ClaimedJob {
   deadline: Date;
 }
 
-/** Fair shares of a host's job slots (DESIGN.md "Data and scale"; server/dispatch/README.md). */
+/** Fair shares of a host's job slots (docs/design.md#data; server/dispatch/README.md). */
 export interface FairShare {
   /**
    * Running (claimed) jobs one caller — a token, or an admin — may hold on

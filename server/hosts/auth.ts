@@ -8,7 +8,7 @@
  * only effect is one transaction may take the nonce unrecorded
  * (`deferNonce`) and record it as that transaction's first write
  * (`recordNonce`): a replay then changes nothing and is refused, and the
- * request costs one commit instead of two (issue 16; the result POST).
+ * request costs one commit instead of two (the result POST).
  */
 import { verify } from "node:crypto";
 import { and, eq, isNull, lt } from "drizzle-orm";

@@ -2,9 +2,9 @@
  * "This host's guest was heard from just now" — `hosts.last_seen_at`, which
  * the job sweep reads to tell an offline host from an idle or busy one (its
  * windows are at least 6 s) and the hosts list shows. Written at most once
- * per `everyMs` per host and hub process: every signed guest request used to
- * write it, a WAL commit per request that nothing could tell apart from one
- * a second (issue 16).
+ * per `everyMs` per host and hub process: writing it on every signed guest request
+ * would cost a WAL commit per request that nothing could tell apart from one
+ * a second.
  */
 import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db";

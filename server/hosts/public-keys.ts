@@ -2,7 +2,7 @@
  * Enrolled hosts' public keys as KeyObjects, parsed once per PEM. Every
  * signed guest request and every evidence envelope is verified with its
  * host's key, and parsing the PEM each time cost about a millisecond of hub
- * CPU per call (issue 16 profile). Keyed by the PEM text itself, so nothing
+ * CPU per call (measured by profiling). Keyed by the PEM text itself, so nothing
  * here can go stale: which PEM applies is still read from the host's row on
  * every request (a removed host is refused there), and a host enrolled
  * again with a new key has a new PEM. Bounded; the least recently used key

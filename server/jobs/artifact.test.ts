@@ -1,5 +1,5 @@
 /**
- * The guest's artifact route (contract item 2), served by `serveArtifact`
+ * The guest's artifact route, served by `serveArtifact`
  * behind a real HTTP listener and read by the guest's own HubClient and
  * fetchJobArtifact: signed GETs, raw bytes with the artifact's SHA-256 and
  * size, and hostile cases — another host's job, a finished job, a job whose

@@ -1,5 +1,5 @@
 /**
- * The guest's read of a job's input artifact (issue 15, contract item 2):
+ * The guest's read of a job's input artifact:
  * `GET /api/agent/jobs/<id>/artifact?offset=N&length=N`. A host may read an
  * artifact only through a job of its own that is claimed and not finished,
  * and only the artifact that job's prepared action names

@@ -41,7 +41,7 @@ export const CLAIM_WAIT_MS = 10_000;
 export const MAX_LONG_POLL_MS = 25_000;
 // Waiting long-polls are woken when a job is queued (wake.ts, NOTIFY across processes); this is the
 // fallback should a wake-up be missed. Each pass is a claim transaction, so every idle guest slot
-// polling twice a second was most of the claims the database saw (issue 16).
+// polling twice a second was most of the claims the database saw.
 const POLL_FALLBACK_MS = 2_000;
 
 export async function nextJob(db: Database, hostId: string, waitMs: number, signal?: AbortSignal, fair: FairShare = DEFAULT_FAIR_SHARE): Promise<ClaimedJob | null> {
@@ -54,7 +54,7 @@ export async function nextJob(db: Database, hostId: string, waitMs: number, sign
       await touchHostLastSeen(db, hostId);
       // A claim is a transaction under the host's lock and most looks find nothing (a guest slot's
       // first look after each job, every fallback poll): unless woken by a queued job, ask the
-      // pending-jobs index first (issue 16: one read instead of four statements).
+      // pending-jobs index first (one read instead of four statements).
       if (woken || (await jobQueuedFor(db, hostId))) {
         const job = await claimJob(db, hostId, `host:${hostId}`, fair);
         if (job !== null) {

@@ -1,8 +1,8 @@
 /**
  * A stored completion handed from the intake that committed it to a caller
  * waiting for it in the same process, so the caller does not read back the
- * action row and the output chunks that were written a moment ago (issue 16:
- * two reads per call). Only what committed is offered, only while someone in
+ * action row and the output chunks that were written a moment ago (two reads
+ * per call). Only what committed is offered, only while someone in
  * this process waits on the action, and only small output; anything else —
  * another replica's caller, a caller that stopped waiting, large output —
  * reads the database as before. Kept on globalThis because the intake route

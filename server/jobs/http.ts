@@ -44,7 +44,7 @@ export function serveOutput(runtime: HubRuntime, request: Request, jobId: string
 
 /**
  * GET /api/agent/jobs/<id>/artifact?offset=N&length=N — raw bytes of the
- * artifact this claimed job's action names (contract item 2), with its
+ * artifact this claimed job's action names, with its
  * SHA-256 and whole size in headers so the guest checks every range.
  */
 export function serveArtifact(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {

@@ -85,8 +85,8 @@ export async function announce(db: Database, topic: string): Promise<void> {
  * PostgreSQL delivers a NOTIFY when its transaction commits and drops it on
  * rollback, so other processes hear only what committed. Sent after the
  * commit instead, a NOTIFY is a transaction of its own, and since NOTIFY
- * takes a transaction id, its commit record is one more WAL flush (issue 16:
- * two per call, one per queued job and one per stored result). Unlike
+ * takes a transaction id, its commit record is one more WAL flush (two per
+ * call: one per queued job and one per stored result). Unlike
  * `announce`, a failure here fails the caller's transaction; that only
  * happens when the notification queue is full (listeners stuck for a long
  * time), and the refused write is retried by whoever sent it. The caller

@@ -29,7 +29,7 @@ export function wake(topic: string): void {
   const e = emitter();
   if (topic.startsWith("job:")) {
     // One queued job needs one claimer: waking every waiting long-poll of the host made each of
-    // them run a claim transaction for the one job (issue 16). A waiter that finds nothing, or
+    // them run a claim transaction for the one job. A waiter that finds nothing, or
     // stops waiting, is covered by the next wake-up or its own poll.
     // A standing subscription (subscribeTopic) says whether it sleeps, is busy or already holds a
     // wake-up: prefer one asleep, then one busy, so two jobs queued at once wake two claimers.

@@ -1,5 +1,5 @@
 /**
- * Host leases (DESIGN.md "Leases"): who may change a host right now.
+ * Host leases (docs/design.md#leases): who may change a host right now.
  *
  * - `exclusive` (mutating actions) — one holder per host; another holder's
  *   mutating call gets HOST_BUSY with when the lease ends and an opaque
@@ -83,7 +83,7 @@ async function sealLease(
  * Serialises lease changes on one host. NO KEY UPDATE, not UPDATE: every row
  * that references the host (an action, a job) takes a KEY SHARE lock on it,
  * which FOR UPDATE would wait for — two transactions that each inserted such
- * a row and then asked for the host lock deadlocked (issue 16's fast path
+ * a row and then asked for the host lock deadlocked (the read-only fast path
  * takes the lease in the transaction that records the action). NO KEY UPDATE
  * still excludes every other lease change.
  */

@@ -69,7 +69,7 @@ export const ENTRY_DATA = {
     approval_id: id,
     outcome: z.enum(["approved", "denied", "expired"]),
     deadline: timestamp,
-    // Issue 13: the digest of the passkey assertion that signed this approval
+    // The digest of the passkey assertion that signed this approval
     // (server/passkeys/challenge.ts assertionDigest). Optional: entries sealed
     // before passkeys, and approvals below the passkey threshold, have none.
     assertion_digest: digest.optional(),
@@ -149,7 +149,7 @@ export const ENTRY_DATA = {
     grant_id: id,
     operation,
     host_id: id.nullable(),
-    // DESIGN.md: critical actions are never grantable.
+    // docs/design.md#decision: critical actions are never grantable.
     risk_ceiling: z.enum(["read_only", "low", "medium", "high"]),
     uses_remaining: count,
     expires_at: timestamp,
@@ -195,7 +195,7 @@ export const ENTRY_DATA = {
     read_only: z.boolean(),
     expires_at: timestamp.nullable(),
   }),
-  // No longer written (issue 12): cosignatures are stored beside their checkpoints, not appended.
+  // Written by older hubs only; cosignatures are stored beside their checkpoints, not appended.
   // Kept so logs that already hold such entries decode forever.
   "checkpoint-witness/1": z.strictObject({
     witness_key_id: keyIdHex,
@@ -267,7 +267,7 @@ export function tryEncodeEntry(input: EntryInput): { ok: true; bytes: Uint8Array
 /**
  * The bytes to append. Throws INVALID_ARGUMENT for an entry that does not
  * match its schema: recording the wrong shape is a bug in the caller, and the
- * action it describes must not run (DESIGN.md: if an append fails, the action
+ * action it describes must not run (docs/design.md#pipeline: if an append fails, the action
  * does not run).
  */
 export function encodeEntry(input: EntryInput): Uint8Array {

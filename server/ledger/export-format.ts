@@ -44,7 +44,7 @@ export interface ExportCheckpoint {
   cosignatures?: readonly ExportCosignature[];
 }
 
-/** A registered passkey's public key (issue 13): what `leasehold verify` checks approval assertions with. */
+/** A registered passkey's public key: what `leasehold verify` checks approval assertions with. */
 export interface ExportPasskey {
   /** base64url credential id. */
   credentialId: string;

@@ -123,7 +123,7 @@ export interface RunningIntegrator {
  * then sleeps until a `flush` wakes it or `pollMs` passes. Target: a
  * checkpoint covering an append within 1 s.
  *
- * Appends do not wake it (issue 16). An append usually sits in a transaction
+ * Appends do not wake it. An append usually sits in a transaction
  * that has not committed yet, and a batch per append made every action pay
  * two or three integration transactions of its own. Whoever needs an entry
  * integrated now — a caller waiting for its receipt — asks with `flush`, and
@@ -156,7 +156,7 @@ export function startIntegrator(
       let outcome: IntegrateOutcome | undefined;
       try {
         // An idle poll with nobody waiting asks one cheap question (the pending index) instead of
-        // running an empty batch transaction of five statements, five times a second (issue 16).
+        // running an empty batch transaction of five statements, five times a second.
         const quiet: boolean = covered.length === 0 && status.state === "running" && lastWasIdle && !(await entriesWaiting(db));
         outcome = quiet ? { kind: "idle", size: status.size } : await integrateOnce(db, key, { batchSize, cache });
       } catch (error) {

@@ -38,7 +38,7 @@ const nodeId = (k: NodeKey): string => `${k.level}/${k.index}`;
 /**
  * What the in-process integrator remembers of the batches it committed, so a
  * caller waiting for its receipt gets its leaf index, inclusion proof and
- * signed checkpoint without reading them back (issue 16: the receipt cost
+ * signed checkpoint without reading them back (the receipt cost
  * five reads after the batch — leaf index, newest checkpoint, its
  * cosignatures, the leaf, the path).
  *

@@ -233,7 +233,7 @@ describe("verify against a supplied checkpoint (--checkpoint) and required witne
     return [...kept, `${canonicalize({ checkpoints: count("checkpoint"), cosignatures: count("cosignature"), entries: size, kind: "end" })}\n`];
   }
 
-  it("a log written before issue 12, holding checkpoint-witness/1 entries, still verifies with every entry schema-checked", async () => {
+  it("a log written by an older hub, holding checkpoint-witness/1 entries, still verifies with every entry schema-checked", async () => {
     const types = built.entries.map((e) => (JSON.parse(Buffer.from(e.bytes).toString("utf8")) as { type: string }).type);
     expect(types.filter((t) => t === "checkpoint-witness/1").length).toBeGreaterThan(0);
     expect(await verify(clean, { checkEntries: true, checkpoint: checkpointAt(300), witnessKeys: [witnessA.verifier, witnessB.verifier] })).toMatchObject({ ok: true });

@@ -118,7 +118,7 @@ async function sweep(state: EndpointState): Promise<void> {
 
 /**
  * A session ended (DELETE, idle or maximum-age expiry): its leases go with it
- * (DESIGN.md "Leases"). Leases and actions record the session by its digest.
+ * (docs/design.md#leases). Leases and actions record the session by its digest.
  */
 async function endSessionLeases(state: EndpointState, digest: string): Promise<void> {
   try {

@@ -19,8 +19,7 @@ import {
 } from "./client-metadata";
 
 /**
- * The clients the authorization server knows, three ways (DESIGN.md "MCP
- * surface"):
+ * The clients the authorization server knows, three ways (docs/design.md#oauth):
  * - `cimd`: the client id is an HTTPS URL; its Client ID Metadata Document
  *   is fetched (client-metadata/: SSRF guard, size and time limits, cache)
  *   when an authorization request names it, and a snapshot is kept for the

@@ -4,7 +4,7 @@
  * The verdict comes from the prepared arguments only — the caller's or the
  * model's own risk claim is never read. Which analysis applies is data: a
  * table from capability id to an assessor, so the pipeline has no branch on
- * operation names. Floors from DESIGN.md and issue 4:
+ * operation names. Floors from docs/design.md#risk:
  * - an operation the manifest declares non-mutating is `read_only`;
  * - shell text (`command`) is parsed by `assessShellRisk` (custom rules may
  *   only raise it); the whole prepared action is assessed, not only the text:

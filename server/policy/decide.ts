@@ -1,5 +1,5 @@
 /**
- * Step 6: the default decision for a risk level (DESIGN.md "Policy").
+ * Step 6: the default decision for a risk level (docs/design.md#decision).
  * `read_only` runs without a person; `low`..`high` need a matching grant or
  * an approval; `critical` always needs an approval and never a grant. No
  * configuration changes this table — it is part of the safety property.

@@ -1,5 +1,5 @@
 /**
- * Revocation ends what a token started (issue 12: an action a revoked token
+ * Revocation ends what a token started (an action a revoked token
  * submitted, approved after the revocation, still ran).
  *
  * One transaction, which first locks the token row:

@@ -166,7 +166,7 @@ type OAuthTokenRow = typeof oauthTokens.$inferSelect;
 
 /**
  * THE authorization decision for a presented bearer credential, both kinds
- * (DESIGN.md "MCP surface": two kinds of token, one decision):
+ * (docs/design.md#oauth: two kinds of token, one decision):
  * - `lh_…` (static): shape check, lookup by SHA-256, constant-time
  *   comparison of the digests;
  * - `lha_…` (OAuth access token): the same, then its own expiry and its

@@ -1,5 +1,5 @@
 /**
- * The stable error codes of DESIGN.md ("MCP surface"). Clients branch on these
+ * The stable error codes of docs/design.md#errors. Clients branch on these
  * strings, so a code is never renamed or reused for another meaning; new codes
  * are appended. `retryable` is the default for the code; a caller may know
  * better for one occurrence (e.g. a deadline that has already passed).

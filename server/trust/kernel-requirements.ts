@@ -1,6 +1,6 @@
 /**
  * What a sandbox policy needs from a host's kernel, in the vocabulary the
- * guest's start-up probe reports (DESIGN.md, "Who enforces what"). Used twice:
+ * guest's start-up probe reports (docs/design.md#enforcement). Used twice:
  * by readiness (can this host ever run the capability as declared?) and by
  * the policy compiler (the compiled job says what it needs, so it is not
  * dispatched to a host that would have to refuse it with UNENFORCEABLE).

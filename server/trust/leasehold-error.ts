@@ -1,6 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from "./error-codes";
 
-/** Which layer refused: DESIGN.md requires messages to name the tier honestly. */
+/** Which layer refused: docs/design.md#errors requires messages to name the tier honestly. */
 export type EnforcementTier = "hub" | "guest" | "kernel" | "ledger" | "database" | "config";
 
 /** The wire shape every channel (MCP, tRPC, CLI) shows for an error. */

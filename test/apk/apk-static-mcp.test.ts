@@ -1,5 +1,5 @@
 /**
- * issue #15 end to end: the official SDK's MCP client, holding a READ-ONLY
+ * End to end: the official SDK's MCP client, holding a READ-ONLY
  * token, triages real APKs (built by Debian's aapt/zipalign/apksigner in
  * agent-guest/workers/apk-static/test/fixtures.ts) on a real hub
  * (`leasehold start`, embedded PGlite, its local guest as host "local"):

@@ -1,5 +1,5 @@
 /**
- * issue #14 end to end: an MCP client (the official SDK) calls
+ * End to end: an MCP client (the official SDK) calls
  * `run_command_net` on a real hub (`leasehold start`, embedded PGlite, its
  * local guest as host "local") with `egress-shell` enabled and an admin
  * egress configuration that names the test's server by NAME. The guest

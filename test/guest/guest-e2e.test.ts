@@ -354,7 +354,7 @@ describe("guest agent end to end [postgres]", () => {
     expect(fs.existsSync(path.join(secondWorkspace, "exclusive-wrote.txt"))).toBe(true);
   }, 30_000);
 
-  it("hostile classes of issue 11 through a real guest and sandbox: other socket families, exec from a memfd, setuid bits, host facts, the workspace's host path — each refused or hidden", async () => {
+  it("hostile classes through a real guest and sandbox: other socket families, exec from a memfd, setuid bits, host facts, the workspace's host path — each refused or hidden", async () => {
     const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "second"));
     const key = loadOrCreateJobKey(hub.dataDir);
     const script = [

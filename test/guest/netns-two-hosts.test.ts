@@ -1,5 +1,5 @@
 /**
- * Two hosts on two network stacks (issue 7): a real hub on a real PostgreSQL
+ * Two hosts on two network stacks: a real hub on a real PostgreSQL
  * server listening only on the root end of a veth pair, its automatically
  * started local guest (host "local"), and a second real guest ("web-2")
  * running inside a network namespace this test made — its only way to the

@@ -1,5 +1,5 @@
 /**
- * Issue 12, HTTP: a real hub (`leasehold start`, PGlite, no local guest)
+ * HTTP hardening: a real hub (`leasehold start`, PGlite, no local guest)
  * driven over HTTP as a hostile client and as the shell client would.
  *
  * - every route that takes a body reads it through one bounded reader: a

@@ -1,5 +1,5 @@
 /**
- * Issue 12, secrets on the machine: the data directory is private (0700,
+ * Secrets on the machine: the data directory is private (0700,
  * every file in it without group/other bits, PGlite's included, even when
  * the directory existed before with 0755/0666 files), a directory of another
  * user is refused naming it, and the local guest's one-time enrolment code

@@ -1,6 +1,6 @@
 /**
  * The hub as a user runs it: `leasehold start` in a child process, on PGlite
- * and on a real PostgreSQL server, and every bad input of issue 2 giving one
+ * and on a real PostgreSQL server, and every bad input giving one
  * clear line, a non-zero exit and nothing changed on disk.
  */
 import { execFileSync } from "node:child_process";

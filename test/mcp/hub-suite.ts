@@ -2,7 +2,7 @@
  * /api/mcp against the real hub (`leasehold start`), with the SDK's own
  * client (Client + StreamableHTTPClientTransport), on PGlite and on a real
  * PostgreSQL server. The requirement each test proves is in its title;
- * server/mcp/README.md maps DESIGN.md "MCP surface" to these tests.
+ * server/mcp/README.md maps docs/design.md#mcp to these tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseKind } from "../../server/db";

@@ -1,5 +1,5 @@
 /**
- * Issue 12: approvals a person can judge. `approvals list`/`show` print the
+ * Approvals a person can judge. `approvals list`/`show` print the
  * prepared action in full; approve/deny take the approval id or the action
  * id; one token's held actions are capped (RATE_LIMITED, sealed) and cannot
  * push another token's request out of sight.
@@ -58,7 +58,7 @@ describeEachDatabase("approvals a person can judge", (db) => {
 
     // Deciding by the action id an agent reports. This action is high-risk: with passkeys on (the
     // default threshold, high) the CLI cannot approve it — it found the approval and refuses for
-    // want of a passkey signature (issue 13); it stays pending.
+    // want of a passkey signature; it stays pending.
     const approveOut = cli();
     expect(await main(["approvals", "approve", actionId, "--reason", "checked", "--as", admin.username], approveOut.ctx)).toBe(1);
     expect(approveOut.err.join("\n")).toContain("needs a passkey signature");

@@ -1,5 +1,5 @@
 /**
- * Artifact arguments through the pipeline (issue 15, contract item 1): the
+ * Artifact arguments through the pipeline: the
  * prepare step stores `{base64}` and checks `{sha256}`, and the prepared
  * action — what action_hash covers and the signed job carries — holds only
  * `{sha256, bytes}`. Refusals are sealed as refusal/1 at `prepare`.

@@ -1,5 +1,5 @@
 /**
- * Fair shares of a host's job slots (issue 12): one token that starts many
+ * Fair shares of a host's job slots: one token that starts many
  * long `sleep` jobs cannot take every slot of the host's guest, another
  * token's `id` is claimed at once, and a job waiting for a slot on an online
  * host stays queued instead of failing HOST_UNAVAILABLE.

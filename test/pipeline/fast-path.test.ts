@@ -1,5 +1,5 @@
 /**
- * The read-only fast path (issue 16): an auto-allowed action that needs only
+ * The read-only fast path: an auto-allowed action that needs only
  * an observe lease is decided, leased and dispatched in ONE transaction —
  * decision/1, dispatch/1 and the job row commit together, so nothing of it
  * exists unless all of it does.

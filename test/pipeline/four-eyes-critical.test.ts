@@ -1,5 +1,5 @@
 /**
- * Optional four-eyes for critical actions (issue 13, LEASEHOLD_FOUR_EYES_CRITICAL=1):
+ * Optional four-eyes for critical actions (LEASEHOLD_FOUR_EYES_CRITICAL=1):
  * the first approval is recorded and sealed but the action stays held; the
  * same person cannot approve twice; a second, different approver completes it.
  */

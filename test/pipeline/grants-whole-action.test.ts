@@ -1,5 +1,5 @@
 /**
- * Issue 12: a grant covers the whole prepared action — command pattern AND
+ * A grant covers the whole prepared action — command pattern AND
  * exactly the env, stdin and cwd it lists (none unless listed). Anything else
  * is held for a person, and the grant keeps its use.
  */

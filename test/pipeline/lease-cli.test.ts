@@ -1,5 +1,5 @@
 /**
- * Leases an admin can see and break (issue 12): `leasehold lease list` shows
+ * Leases an admin can see and break: `leasehold lease list` shows
  * the holder's name to the admin; `leasehold lease break ID --as ADMIN` ends
  * the lease, sealed as lease/1 revoked under that admin; the holder's next
  * call no longer runs under it. Another token that meets the lease gets

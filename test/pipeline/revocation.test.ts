@@ -1,5 +1,5 @@
 /**
- * Issue 12: revoking a token ends what it started. Its held approvals are
+ * Revoking a token ends what it started. Its held approvals are
  * denied (reason "token revoked"), its queued jobs cancelled, its leases
  * released — each sealed — and the pipeline re-checks the token before it
  * dispatches, so an approval given after a revocation never runs.

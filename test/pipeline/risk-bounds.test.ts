@@ -6,7 +6,7 @@ import { describeEachDatabase } from "../support/databases";
 import { entriesOf, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 /**
- * Issue 12 through the pipeline: an assessment that runs out of budget is a
+ * Risk bounds through the pipeline: an assessment that runs out of budget is a
  * sealed hold (`high`), not INTERNAL with nothing sealed; and the action's
  * environment is part of what is assessed, so a read-only command with an
  * executor variable is held instead of auto-allowed.

@@ -1,7 +1,7 @@
 /**
  * A network namespace the test makes for itself, joined to the root
- * namespace by a veth pair: the only non-loopback addresses a test may use
- * (issue 7). Built with iproute2 (`ip`); processes are put into it with
+ * namespace by a veth pair: the only non-loopback addresses a test may use.
+ * Built with iproute2 (`ip`); processes are put into it with
  * `nsenter --net=` alone — `ip netns exec` would also remount /sys and hide
  * the /sys/fs/cgroup the sandbox needs.
  *

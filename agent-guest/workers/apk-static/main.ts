@@ -1,4 +1,4 @@
-// The apk-static worker program (contract item 3 of issue 15). Bundled into
+// The apk-static worker program. Bundled into
 // one self-contained ESM file and run in the no-network sandbox as
 //   node --input-type=module - <operation> <artifact-path>
 // with the bundle on stdin, so the operation and path are the LAST two argv

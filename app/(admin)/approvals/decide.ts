@@ -4,7 +4,7 @@
  * place that turns a person's click into a call bound to the action hash
  * they were shown. `approveOne` is the single approve path (the card's
  * Approve button, and "approve and allow similar" before its grant); batch
- * approve is bound per item the same way. The passkey step (issue 13): for
+ * approve is bound per item the same way. The passkey step: for
  * an action at or above the hub's passkey threshold (high by default) every
  * approve path first signs a challenge derived from (approval id, action
  * hash, fresh nonce) with the person's passkey (app/_components/passkeys.tsx)

@@ -10,7 +10,7 @@ import { useDecisions } from "./decide";
 import type { BatchResult, HeldAction } from "./types";
 
 /**
- * How often the queue asks the hub. Issue 13 allows up to 2 s; the benchmark's
+ * How often the queue asks the hub. Up to 2 s is allowed; the benchmark's
  * goal (held → visible ≤ 1 s at p95) needs less: at 1 s it measured p50 848 ms,
  * p95 1109 ms on the shared test machine, so 500 ms (one small query per
  * open page per half second).

@@ -1,7 +1,7 @@
 import { getHubRuntime } from "../../../server/hub/runtime";
 import { serveMcp } from "../../../server/mcp";
 
-// MCP Streamable HTTP (DESIGN.md "MCP surface"). Everything — auth, Origin,
+// MCP Streamable HTTP (docs/design.md#mcp). Everything — auth, Origin,
 // limits, sessions — happens in server/mcp; this file only hands the request over.
 // The hub's own server answers this path without Next.js (server/hub/direct-routes.ts);
 // this file serves it when the app runs under bare Next.

@@ -1,5 +1,5 @@
 /**
- * The background integrator runs on demand (issue 16): an append alone does
+ * The background integrator runs on demand: an append alone does
  * not start a batch — a flush does (or the poll) — and callers that flush
  * while no batch runs share one batch, which answers every one of them.
  */

@@ -127,7 +127,7 @@ try {
     console.log(
       `${String(level).padStart(7)} | ${mcp.p50.toFixed(2).padStart(10)} | ${mcp.p99.toFixed(2).padStart(10)} | ${mcp.rps.toFixed(0).padStart(9)} | ${route.p50.toFixed(2).padStart(12)} | ${route.p99.toFixed(2).padStart(12)} | ${route.rps.toFixed(0).padStart(11)} | ${(route.rps / mcp.rps).toFixed(1).padStart(8)}x | ${base.p50.toFixed(2).padStart(13)} | ${base.rps.toFixed(0).padStart(12)} | ${mcp.cpuPerRequest.toFixed(2).padStart(18)} | ${route.cpuPerRequest.toFixed(2).padStart(5)} | ${(mcp.cpuPerRequest / route.cpuPerRequest).toFixed(2).padStart(8)}x | ${mcp.clientCpuPerRequest.toFixed(2).padStart(21)} | ${route.clientCpuPerRequest.toFixed(2).padStart(5)}`,
     );
-    const goal = level === 64 ? undefined : "≤ 1.3× the bare route (issue #16)";
+    const goal = level === 64 ? undefined : "≤ 1.3× the bare route";
     figures.push(
       { name: `MCP health p50, ${level} clients`, value: mcp.p50, unit: "ms", baseline: `GET /api/health p50, ${level} clients`, ratio: mcp.p50 / route.p50, ...(goal ? { goal } : {}) },
       { name: `MCP health throughput, ${level} clients (route req/s ÷ MCP req/s)`, value: mcp.rps, unit: "req/s", baseline: `GET /api/health req/s, ${level} clients`, ratio: route.rps / mcp.rps, ...(goal ? { goal } : {}) },

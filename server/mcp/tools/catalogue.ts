@@ -9,7 +9,7 @@ import type { HubTool } from "./tool";
 /**
  * Which tools a token sees and may call. Read-only tokens see no mutating
  * tool; a `--tools` scope narrows further. A refusal is decided from the
- * name alone, before any argument is looked at (DESIGN.md: a mutating call
+ * name alone, before any argument is looked at (docs/design.md#mcp: a mutating call
  * from a read-only token is refused before its target or arguments are
  * resolved).
  */

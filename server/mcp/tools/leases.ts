@@ -8,7 +8,7 @@ import { leaseAcquireText, leaseReleaseText, leaseStatusText } from "./text";
 import type { HubTool, ToolContext } from "./tool";
 
 /**
- * Host leases for agents (DESIGN.md "Leases") through server/leases: the
+ * Host leases for agents (docs/design.md#leases) through server/leases: the
  * owner is this token and this MCP session — the same holder the pipeline
  * uses for the session's actions, so a lease taken here covers them. A
  * session's end (DELETE, idle expiry) releases its leases (endpoint.ts).

@@ -54,7 +54,7 @@ export interface HubTool {
 
 export const READ_ONLY_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
-/** `offset`/`limit` as every listing tool takes them (DESIGN.md: default 50, max 200). */
+/** `offset`/`limit` as every listing tool takes them (docs/design.md#mcp-tools: default 50, max 200). */
 export const PAGING_PROPERTIES = {
   offset: { type: "integer", minimum: 0, maximum: 1_000_000, description: "Items to skip (default 0)." },
   limit: { type: "integer", minimum: 1, maximum: 200, description: "Items to return (default 50, max 200)." },

@@ -1,12 +1,12 @@
 /**
- * Grants: narrow, pre-approved permissions (DESIGN.md "Policy").
+ * Grants: narrow, pre-approved permissions (docs/design.md#grants).
  *
  * A grant matches tool (operation) + host name + the WHOLE prepared action,
  * up to a risk ceiling, for a number of uses, until an expiry. `critical` is
  * never grantable: a grant's ceiling is at most `high`, and the decision
  * step never consults grants for critical actions.
  *
- * The whole action (issue 12: a grant for `tar -xf a.tar` once ran a shell
+ * The whole action (a grant for `tar -xf a.tar` once ran a shell
  * through `TAR_OPTIONS=--checkpoint-action=exec=…`): every prepared argument
  * is covered by exactly one rule of `ARGUMENT_RULES`, and an argument with no
  * rule makes the grant not match (a person decides):

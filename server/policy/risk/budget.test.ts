@@ -5,7 +5,7 @@ import { assessShellRiskSync, initShellRisk } from "./assess";
 
 /**
  * An assessment that runs out of depth, commands or time ends in a `high`
- * verdict that says why (held for a person, DESIGN.md) — never an exception,
+ * verdict that says why (held for a person, docs/design.md#decision) — never an exception,
  * which the pipeline would turn into INTERNAL with nothing sealed.
  */
 
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 
 describe("risk assessment bounds", () => {
-  it("8,001 `true`s joined by && (64 KiB, issue 12) are high with analysis.budget, not a stack overflow", async () => {
+  it("8,001 `true`s joined by && (64 KiB) are high with analysis.budget, not a stack overflow", async () => {
     const text = Array(8001).fill("true").join(" && ");
     expect(text.length).toBe(64_004);
     const verdict = assessShellRiskSync(text);

@@ -2,7 +2,7 @@ import type { RiskLevel } from "./levels";
 
 /**
  * The risk corpus: shell text, the level it must get, and rule ids that must
- * be among its reasons. Expectations are written from the policy (DESIGN.md,
+ * be among its reasons. Expectations are written from the policy (docs/design.md#risk,
  * README.md here), not copied from the analyser's output; a change that moves
  * an entry must say why in review. Evasions are grouped at the end.
  */
@@ -96,7 +96,7 @@ export const CORPUS: readonly CorpusCase[] = [
   c("{ ls; pwd; }", "read_only", "command.read-only"),
   c("! grep -q error log.txt", "read_only", "command.read-only"),
   c("x=5; echo $x", "read_only", "command.read-only"),
-  // Exported variables reach every later program, like the action's env: off the presentational allow-list is medium (issue 12).
+  // Exported variables reach every later program, like the action's env: off the presentational allow-list is medium.
   c("export FOO=bar; echo $FOO", "medium", "env.unknown"),
   c("# just a comment\nls", "read_only", "command.read-only"),
   c("ls; ls; ls", "read_only", "command.read-only"),
@@ -575,7 +575,7 @@ export const CORPUS: readonly CorpusCase[] = [
   c("bash -s < install.sh", "high", "dynamic.script-file"),
   c("bash /dev/stdin <<< 'rm -rf /'", "critical", "command.destroys-system"),
   c("sh - <<< 'ls'", "medium", "dynamic.stdin-code"),
-  // --- issue 12: a program is read-only only with options and operands known to only read
+  // --- a program is read-only only with options and operands known to only read
   // sed scripts are parsed: e / s///e run commands, w / W / s///w write, r / R read a named file.
   c("sed -n '1e id' notes.txt", "high", "dynamic.interpreter-code"),
   c("sed '1e id' notes.txt", "high", "dynamic.interpreter-code"),
@@ -1055,7 +1055,7 @@ export const CORPUS: readonly CorpusCase[] = [
   c("cat config.json", "read_only", "command.read-only"),
   c("grep -rn TODO ./src", "read_only", "command.read-only"),
   c("cat private/notes.txt", "read_only", "command.read-only"),
-  // Read-only forms of everyday tools (previously held for a person).
+  // Read-only forms of everyday tools: auto-allowed, not held for a person.
   c("gh pr view 42", "read_only", "command.read-only"),
   c("gh pr list --state open --json number,title", "read_only", "command.read-only"),
   c("gh issue view 7 --comments", "read_only", "command.read-only"),
@@ -1080,8 +1080,8 @@ export const CORPUS: readonly CorpusCase[] = [
 /**
  * Whole prepared actions (`run_command`): the command text with the `env`,
  * `stdin` and `cwd` that travel with it. Assessed through assessActionRisk
- * (server/policy/assess-action.test.ts). Every reproduction of issue 12 that
- * needs more than the text is here.
+ * (server/policy/assess-action.test.ts). Every case that needs more than the
+ * text is here.
  */
 export interface ActionCorpusCase {
   command: string;

@@ -1,7 +1,7 @@
 import type { RiskLevel } from "./levels";
 
 /**
- * The risk of an action's `env` (DESIGN.md "Policy": a variable outside a
+ * The risk of an action's `env` (docs/design.md#risk: a variable outside a
  * short allow-list raises risk). Programs read far more of the environment
  * than their manuals admit — tar reads TAR_OPTIONS, git reads GIT_* and
  * GIT_CONFIG_COUNT/KEY/VALUE (`core.fsmonitor` runs a command), less runs

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Risk levels in ascending order. The order is the contract: DESIGN.md's
+ * Risk levels in ascending order. The order is the contract: docs/design.md#decision's
  * default decision (auto-allow, hold, never grantable) is keyed on it, so a
  * level is never inserted between two existing ones without revisiting every
  * grant ceiling stored in the database.

@@ -3,7 +3,7 @@ import type { ArgValue } from "./options";
 import { classifyPath, isSecretRead } from "./paths";
 
 /**
- * Option models for programs that are read-only by default. DESIGN.md: a
+ * Option models for programs that are read-only by default. docs/design.md#risk: a
  * command is `read_only` only when its program AND every option AND every
  * operand are known to only read. So a read-only program is modelled by the
  * options it is known to take harmlessly; an option outside that list

@@ -1,5 +1,5 @@
 /**
- * The approvals router (issue 13) on both databases: the queue a browser
+ * The approvals router on both databases: the queue a browser
  * reads (fair across requesters, the full prepared action as structured,
  * scrubbed data), decisions bound to the hash shown (one by one and in a
  * batch, each item to its own hash), and "approve and allow similar" — the

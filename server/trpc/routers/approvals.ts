@@ -1,5 +1,5 @@
 /**
- * The approvals queue for the browser (issue 13): deciders (owner, approver)
+ * The approvals queue for the browser: deciders (owner, approver)
  * see each held action in full — the same builder as `leasehold approvals
  * list` (server/approvals/view.ts `buildApprovalView`), as structured data —
  * and approve or deny it, bound to the action hash they were shown. Batch
@@ -34,7 +34,7 @@ function fourEyes(runtime: HubRuntime): boolean {
 }
 
 /**
- * The passkey rule (issue 13): every approve path passes the hub's settings,
+ * The passkey rule: every approve path passes the hub's settings,
  * so at or above LEASEHOLD_PASSKEY_APPROVAL_RISK approve() refuses without an
  * assertion made for exactly this approval (passkeys.approvalOptions →
  * startAuthentication in the browser).

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { LeaseholdError, canonicalBytes, canonicalDigest } from "../index";
 
 /**
- * Evidence envelope v1 (DESIGN.md "Evidence envelope v1"): what the host
+ * Evidence envelope v1 (docs/design.md#evidence): what the host
  * observed about one action, signed by the host's Ed25519 key over the RFC
  * 8785 (JCS) bytes of the envelope.
  *
@@ -16,7 +16,7 @@ import { LeaseholdError, canonicalBytes, canonicalDigest } from "../index";
  *  - `state` is one of observed / derived / hypothesized; no confidence number;
  *  - artifact digests are over the scrubbed bytes — the only bytes that leave
  *    the host; redactions carry only `{count, kinds}`.
- * The schema is strict: the fields are exactly those of DESIGN.md, each
+ * The schema is strict: the fields are exactly those of docs/design.md#evidence, each
  * measured field optional so that "absent" is expressible.
  */
 
@@ -296,7 +296,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
 
 /**
  * The envelope for an action refused or failed on the guest before anything
- * ran (DESIGN.md: failures and refusals are sealed too). No exit, no
+ * ran (docs/design.md#evidence: failures and refusals are sealed too). No exit, no
  * enforcement: nothing was launched, so nothing was measured.
  */
 export function buildRefusalEvidence(input: EvidenceCommon & { refusal: { code: string; message: string }; at: Date }): EvidenceEnvelope {

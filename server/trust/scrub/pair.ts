@@ -3,7 +3,7 @@ import { Scrubber, redactionMarker, type RedactionReport, type RedactionSpan } f
 /**
  * Scrubbing a job's stdout/stderr pair, then cutting it to what is returned.
  *
- * Order (issue 12): capture → scrub → cut. The launcher's capture may be
+ * Order: capture → scrub → cut. The launcher's capture may be
  * larger than what the hub is sent; the whole capture is scrubbed, and only
  * the scrubbed text is cut, so a credential straddling the returned size is
  * redacted whole, never half-released. Where the capture itself was cut by

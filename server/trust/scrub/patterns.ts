@@ -222,7 +222,7 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     trigger: "ya29\\.|GOCSPX-",
     triggerLength: 7,
   },
-  // --- Issue 12: vendor formats derived from @secretlint/secretlint-rule-preset-recommend
+  // --- Vendor formats derived from @secretlint/secretlint-rule-preset-recommend
   // 13.0.7 (rule named in each comment), rewritten as bounded byte patterns with a
   // literal trigger so the stream can hold back only what a match could still need.
   {

@@ -4,7 +4,7 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
 /**
  * The guest's output scrubber: credentials first, then the operator's DLP
  * patterns, applied to stdout/stderr before a byte leaves the host
- * (DESIGN.md "The life of one action", step 10). Tier: guest transform — it
+ * (docs/design.md#pipeline, step 11; docs/design.md#scrub). Tier: guest transform — it
  * changes what leaves the host; it cannot stop the workload from reading or
  * using a secret inside the sandbox.
  *
@@ -24,7 +24,7 @@ import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./pa
  *  - At a cut (`end({ partial: true })`), a possibly-partial secret at the
  *    end is redacted to the end instead of released (pair.test.ts).
  *
- * Normalisation (issue 12): patterns match a VIEW of the stream from which
+ * Normalisation: patterns match a VIEW of the stream from which
  * escape sequences (CSI ≤ 64 bytes, nF, two-byte ESC sequences), NUL, the
  * other C0 controls except TAB/LF/CR, and DEL are removed, so a key split by
  * an ANSI reset or a NUL, or written as UTF-16 (every other byte NUL), is

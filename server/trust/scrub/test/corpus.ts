@@ -211,7 +211,7 @@ export const CORPUS: ScrubCase[] = [
 ];
 
 // ---------------------------------------------------------------------------
-// Issue 12: formats the review found leaking, and split / encoded variants.
+// Formats the review found leaking, and split / encoded variants.
 
 const hex = (n: number, seed = 3) => b62(n * 2, seed).replace(/[^a-f0-9]/g, "").padEnd(n, "0").slice(0, n).toLowerCase();
 const tokenChars = (n: number, seed: number) => b62(n, seed);
