@@ -73,7 +73,7 @@ test.describe("as an approver", () => {
     const result = structured(await call);
     expect(result["status"], JSON.stringify(result)).toBe("completed");
     expect(result["decision"]).toBe("approved");
-    expect(JSON.stringify(result["result"])).toContain(`${marker} .`);
+    expect(JSON.stringify(result["result"])).toContain(`"stdout":"${marker}\\n"`);
     await expect(item).toHaveCount(0);
     await expect(page.getByTestId("approvals-message")).toContainText("Approved run_command on local");
     await agent.close();
