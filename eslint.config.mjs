@@ -14,6 +14,11 @@ import boundaries from "./tools/lint/import-boundaries.mjs";
 // either executable, so the boundary rules below do not apply to them.
 const TESTS_AND_BENCHMARKS = ["**/*.test.ts", "**/test/**", "**/testdata/**", "**/*.bench.ts", "**/bench/**"];
 
+/** One import-boundary block: production files only (tests and benchmarks are exempt). */
+function boundary(files, options) {
+  return { files, ignores: TESTS_AND_BENCHMARKS, plugins: { leasehold: boundaries }, rules: { "leasehold/import-boundaries": ["error", options] } };
+}
+
 // Files written only to be refused by the boundary rules (test/lint/boundaries.test.ts lints them on purpose).
 const BOUNDARY_FIXTURES = "test/lint/fixtures/**";
 
@@ -58,103 +63,46 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // The guest agent (and the native addon and shared helpers it loads) runs
-    // as root on every host: of the hub it may load only the contract.
-    files: ["agent-guest/**/*.ts", "native/**/*.ts", "bin/leasehold-guest-main.ts"],
-    ignores: TESTS_AND_BENCHMARKS,
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: ["server", "app"],
-          allowed: ["server/trust"],
-          reason: "the guest shares only the hub ⇄ guest contract in server/trust (server/trust/README.md); move what it needs there if it is contract, else into agent-guest/ or common/",
-        },
-      ],
-    },
-  },
-  {
-    // The hub (server/, app/ and its executable's entry points) runs none of
-    // the guest's code: what both sides run is the contract in server/trust.
-    files: ["server/**/*.ts", "app/**/*.ts", "app/**/*.tsx", "bin/leasehold-main.ts", "bin/next-web.ts", "bin/leasehold.mjs"],
-    ignores: TESTS_AND_BENCHMARKS,
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: ["agent-guest"],
-          reason: "the hub imports nothing of the guest; what both executables run is the contract in server/trust (server/trust/README.md) — move it there if it is contract",
-        },
-      ],
-    },
-  },
-  {
-    files: ["common/**/*.ts"],
-    ignores: TESTS_AND_BENCHMARKS,
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: ["server", "app", "agent-guest"],
-          allowed: ["server/trust"],
-          reason: "common/ is loaded by both executables and belongs to neither (common/README.md)",
-        },
-      ],
-    },
-  },
-  {
-    files: ["server/trust/**/*.ts"],
-    ignores: TESTS_AND_BENCHMARKS,
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: [""],
-          allowed: ["server/trust"],
-          packages: ["node:crypto", "zod", "@oslojs/crypto/sha2"],
-          reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto, zod and @oslojs/crypto (SHA-256 where a browser runs the verifier) — no database, Next.js, files or network (server/trust/README.md)",
-        },
-      ],
-    },
-  },
-  {
-    // The scrubber streams (node:stream is a transform over bytes, no I/O of its own).
-    files: ["server/trust/scrub/**/*.ts"],
-    ignores: TESTS_AND_BENCHMARKS,
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: [""],
-          allowed: ["server/trust"],
-          packages: ["node:crypto", "zod", "node:stream"],
-          reason: "server/trust/scrub is contract both executables run; beyond node:crypto and zod it may stream (node:stream), nothing else — no database, files or network (server/trust/README.md)",
-        },
-      ],
-    },
-  },
-  {
-    // The worker-bundle reader reads the directory it is given (node:fs), and nothing more.
-    files: ["server/trust/bundle.ts"],
-    plugins: { leasehold: boundaries },
-    rules: {
-      "leasehold/import-boundaries": [
-        "error",
-        {
-          forbidden: [""],
-          allowed: ["server/trust"],
-          packages: ["node:crypto", "zod", "node:fs"],
-          reason: "server/trust/bundle.ts is the worker-bundle reader both executables run; beyond node:crypto and zod it may read files (node:fs), nothing else (server/trust/README.md)",
-        },
-      ],
-    },
-  },
+  // The guest agent (and the native addon and shared helpers it loads) runs
+  // as root on every host: of the hub it may load only the contract.
+  boundary(["agent-guest/**/*.ts", "native/**/*.ts", "bin/leasehold-guest-main.ts"], {
+    forbidden: ["server", "app"],
+    allowed: ["server/trust"],
+    reason: "the guest shares only the hub ⇄ guest contract in server/trust (server/trust/README.md); move what it needs there if it is contract, else into agent-guest/ or common/",
+  }),
+  // The hub (server/, app/ and its executable's entry points) runs none of
+  // the guest's code: what both sides run is the contract in server/trust.
+  boundary(["server/**/*.ts", "app/**/*.ts", "app/**/*.tsx", "bin/leasehold-main.ts", "bin/next-web.ts", "bin/leasehold.mjs"], {
+    forbidden: ["agent-guest"],
+    reason: "the hub imports nothing of the guest; what both executables run is the contract in server/trust (server/trust/README.md) — move it there if it is contract",
+  }),
+  boundary(["common/**/*.ts"], {
+    forbidden: ["server", "app", "agent-guest"],
+    allowed: ["server/trust"],
+    reason: "common/ is loaded by both executables and belongs to neither (common/README.md)",
+  }),
+  // The contract and its two wider corners: each may import only itself and
+  // the packages listed (the rule's `packages` is an allow-list).
+  boundary(["server/trust/**/*.ts"], {
+    forbidden: [""],
+    allowed: ["server/trust"],
+    packages: ["node:crypto", "zod", "@oslojs/crypto/sha2"],
+    reason: "server/trust is the contract hub and guest both load; it imports only itself, node:crypto, zod and @oslojs/crypto (SHA-256 where a browser runs the verifier) — no database, Next.js, files or network (server/trust/README.md)",
+  }),
+  // The scrubber streams (node:stream is a transform over bytes, no I/O of its own).
+  boundary(["server/trust/scrub/**/*.ts"], {
+    forbidden: [""],
+    allowed: ["server/trust"],
+    packages: ["node:crypto", "zod", "node:stream"],
+    reason: "server/trust/scrub is contract both executables run; beyond node:crypto and zod it may stream (node:stream), nothing else — no database, files or network (server/trust/README.md)",
+  }),
+  // The worker-bundle reader reads the directory it is given (node:fs), and nothing more.
+  boundary(["server/trust/bundle.ts"], {
+    forbidden: [""],
+    allowed: ["server/trust"],
+    packages: ["node:crypto", "zod", "node:fs"],
+    reason: "server/trust/bundle.ts is the worker-bundle reader both executables run; beyond node:crypto and zod it may read files (node:fs), nothing else (server/trust/README.md)",
+  }),
   {
     files: ["app/**/*.ts", "app/**/*.tsx"],
     rules: {
