@@ -163,6 +163,11 @@ describe("loadConfig", () => {
     expect(r).toMatchObject({ ok: false, variable: "LEASEHOLD_PROT" });
   });
 
+  it("accepts LEASEHOLD_BPF_TIER (the local guest's tier cap) and refuses a value that is not a tier", () => {
+    expect(loadConfig({ LEASEHOLD_BPF_TIER: "B" }, cwd).ok).toBe(true);
+    expect(loadConfig({ LEASEHOLD_BPF_TIER: "b" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_BPF_TIER" });
+  });
+
   it("ignores variables outside its namespace", () => {
     expect(loadConfig({ PATH: "/bin", PORT: "x", NODE_ENV: "test" }, cwd).ok).toBe(true);
   });

@@ -38,6 +38,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_WEBHOOK_SECRET",
   "LEASEHOLD_STAGE_TRACE",
   "LEASEHOLD_OAUTH_CLIENT_URL_ALLOW",
+  "LEASEHOLD_BPF_TIER",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -160,6 +161,9 @@ export const environmentSchema = z.object({
   // Bench aid (common/trace/stage.ts): an absolute file path the hub and its local guest append
   // per-stage timestamps of every action to (ids and counts only). Off when unset.
   LEASEHOLD_STAGE_TRACE: z.string().startsWith("/", "must be an absolute file path").max(4096).optional(),
+  // Read by the guest (native/bpf.ts), which the hub starts with its own environment: listed so
+  // the hub does not refuse it, and checked here so a typo fails at start-up rather than in the guest.
+  LEASEHOLD_BPF_TIER: z.enum(["A", "B", "C"], { message: "must be A, B or C (a cap: it never raises the tier)" }).optional(),
   // OAuth (server/oauth): host names whose Client ID Metadata Documents may be fetched although
   // they resolve to loopback or private addresses (the SSRF guard refuses those otherwise).
   // Comma-separated; for a client on the hub's own network, or tests. Certificates are still checked.

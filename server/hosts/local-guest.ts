@@ -102,6 +102,8 @@ export async function startLocalGuest(config: HubConfig, db: Database, guestBin:
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("LEASEHOLD_") && k !== "DATABASE_URL") env[k] = v;
   // The bench's stage trace follows a call into the guest too (common/trace/stage.ts).
   if (process.env["LEASEHOLD_STAGE_TRACE"] !== undefined) env["LEASEHOLD_STAGE_TRACE"] = process.env["LEASEHOLD_STAGE_TRACE"];
+  // An operator's cap on the BPF tier is the guest's to enforce (native/bpf.ts).
+  if (process.env["LEASEHOLD_BPF_TIER"] !== undefined) env["LEASEHOLD_BPF_TIER"] = process.env["LEASEHOLD_BPF_TIER"];
   // The hub runs with umask 077 (server/db/data-dir.ts); the guest keeps the mask the hub was started with.
   const hubMask = process.umask(startingProcessUmask());
   let child: ChildProcess;
