@@ -17,7 +17,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import postgres from "postgres";
 import { freePort, startTemporaryPostgres, type TemporaryPostgres } from "../tools/lib/postgres.mjs";
-import { generateSignerKey } from "../server/trust/ledger/note";
+import { SIGNATURE_TYPE, generateSignerKey } from "../server/trust/ledger/note";
 import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
 
 let pg: TemporaryPostgres | undefined;
@@ -101,6 +101,66 @@ async function download(page: Page, name: string): Promise<string> {
   await file.saveAs(target);
   return target;
 }
+
+test("the auditor reads people, not digests: actors and targets named, a row expanded in full, filters by actor and text, a pinned witness key and the passkey check in the browser's verdict", async ({ page }) => {
+  test.setTimeout(240_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signInAsAuditor(page);
+  await settledAndCosigned();
+  await page.goto(`${base}/audit`);
+  await expect(page.getByTestId("audit-entry").first()).toBeVisible();
+
+  // The CLI made the auditor: its admin/1 entry names the CLI as actor and the new admin as target.
+  await page.getByTestId("audit-filter-actor").fill("cli");
+  await page.getByRole("button", { name: "Filter" }).click();
+  const created = page.getByTestId("audit-entry").filter({ hasText: "admin.create" }).first();
+  await expect(created).toContainText("system (cli)");
+  await expect(created).toContainText(/target_digest=admin auditor-/);
+  await created.getByRole("button", { name: /Show entry \d+ in full/ }).click();
+  const detail = page.getByTestId("audit-entry-detail");
+  await expect(detail).toContainText('"type": "admin/1"');
+  await expect(detail.getByRole("link", { name: /^admin auditor-/ })).toHaveAttribute("href", "/users");
+
+  // The local guest's own entries, by its name.
+  await page.getByTestId("audit-filter-actor").fill("local");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page.getByTestId("audit-actor-name").first()).toHaveText("host local");
+  for (const name of await page.getByTestId("audit-actor-name").all()) await expect(name).toHaveText("host local");
+
+  // Text anywhere in the entry.
+  await page.getByRole("button", { name: "Clear" }).click();
+  await page.getByTestId("audit-filter-text").fill("admin.create");
+  await page.getByRole("button", { name: "Filter" }).click();
+  for (const row of await page.getByTestId("audit-entry").all()) await expect(row).toContainText("admin.create");
+
+  // The verdict with the witness key pinned (it must have cosigned the latest checkpoint) and passkeys required at high.
+  const keyOut = await cli(["ledger", "key"]);
+  const logKey = keyOut.stdout.trim().split("\n").find((l) => /^\S+\+[0-9a-f]{8}\+\S+$/.test(l))!;
+  const witnesses = await cli(["ledger", "witness", "list"]);
+  const witnessKey = witnesses.stdout.trim().split("\n")[0]?.split(/\s+/)[2];
+  expect(witnessKey, witnesses.stdout + witnesses.stderr).toMatch(/^\S+\+[0-9a-f]{8}\+\S+$/);
+  await page.getByTestId("audit-key-input").fill(logKey);
+  await page.getByTestId("audit-pin").click();
+  await page.getByTestId("audit-witness-input").fill(witnessKey!);
+  await page.getByTestId("audit-witness-pin").click();
+  await expect(page.getByTestId("audit-witness-list")).toContainText(witnessKey!);
+  await page.getByTestId("audit-require-passkey").check();
+  await page.getByTestId("audit-verify").click();
+  await expect(page.getByTestId("audit-verdict")).toContainText("VERIFIED", { timeout: 60_000 });
+  await expect(page.getByTestId("audit-cosignatures-verdict")).toContainText(/[1-9]\d* verified with pinned witness keys/);
+  await expect(page.getByTestId("audit-cosignatures-verdict")).toContainText("0 intact but unchecked");
+  await expect(page.getByTestId("audit-cosignatures-verdict")).toContainText("cosigned by every pinned witness");
+  await expect(page.getByTestId("audit-passkeys")).toContainText("0 passkey-signed approvals and 0 passkey-signed grants verified");
+
+  // A witness key nobody cosigned with, pinned: required on the latest checkpoint, so the verdict fails.
+  const stranger = generateSignerKey("witness.example/stranger", SIGNATURE_TYPE.cosignatureV1).verifier;
+  await page.getByTestId("audit-witness-input").fill(stranger);
+  await page.getByTestId("audit-witness-pin").click();
+  await page.getByTestId("audit-verify").click();
+  await expect(page.getByTestId("audit-verdict")).toContainText("FAILED", { timeout: 60_000 });
+  await page.getByRole("button", { name: "Forget witness key witness.example/stranger" }).click();
+  await expect(page.getByTestId("audit-witness-list")).not.toContainText("stranger");
+});
 
 test("an auditor verifies the log in the browser; after one ledger row is changed in the database the browser names that index; the Export file is what `leasehold verify` reads", async ({ page }) => {
   test.setTimeout(300_000);

@@ -6,6 +6,7 @@ import { ENTRY_TYPES } from "../ledger/entry";
 import { parseSignatureLine } from "../trust/ledger/note";
 import { toBytes } from "../ledger/node-store";
 import { pinnedLogIdentity } from "../ledger/prove";
+import { actorsMatching, nameDirectory, namesIn, type AuditName, type NameDirectory } from "./names";
 
 /**
  * What the audit explorer shows: the integrated entries, newest first, and
@@ -20,10 +21,34 @@ export interface AuditEntryRow {
   type: string;
   time: string;
   actionId: string | null;
-  /** The entry's `actor`: a `sha256:` digest (pseudonymous), never a name. */
+  /** The entry's `actor` as stored: a `sha256:` digest (pseudonymous). */
   actor: string;
-  /** A one-line digest of `data` for the table; the full entry is in the export. */
+  /** Whose digest it is, when the hub can recompute it (server/audit/names.ts); null otherwise. */
+  actorName: AuditName | null;
+  /** A one-line digest of `data` for the table, known ids and digests named; the full entry is `auditEntry`. */
   summary: string;
+}
+
+/** One entry in full, for the row a reader expands. */
+export interface AuditEntryDetail {
+  index: number;
+  /** The stored JSON, pretty-printed as stored (a tampered row shows what it now says). */
+  json: string;
+  /** Every id or digest in it the hub can name. */
+  names: AuditName[];
+}
+
+export interface AuditEntryFilter {
+  type?: string;
+  /** An action id or its prefix (the 8-character ids shown elsewhere), at least 4 characters. */
+  actionId?: string;
+  /** Part of an actor's name ("alice", "ci-bot", "local"), or a `sha256:` prefix of the stored digest. */
+  actor?: string;
+  /** Entry time bounds (inclusive), ISO 8601. */
+  from?: string;
+  to?: string;
+  /** Text anywhere in the stored entry JSON (case-insensitive). */
+  text?: string;
 }
 
 export interface AuditEntriesPage {
@@ -62,13 +87,15 @@ export interface AuditSummary {
 
 const MAX_SUMMARY = 160;
 
-/** A short `key=value` digest of an entry's data: long values (digests) shortened. */
-export function summarizeData(data: unknown): string {
+/** A short `key=value` digest of an entry's data: known ids and digests named, other digests and long values shortened. */
+export function summarizeData(data: unknown, names: NameDirectory = new Map()): string {
   if (data === null || typeof data !== "object") return data === undefined ? "" : JSON.stringify(data);
   const parts: string[] = [];
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
     let text = typeof value === "string" ? value : JSON.stringify(value);
-    if (typeof value === "string" && /^sha256:[0-9a-f]{64}$/.test(value)) text = `${value.slice(0, 15)}…`;
+    const named = typeof value === "string" ? names.get(value) : undefined;
+    if (named !== undefined) text = named.label;
+    else if (typeof value === "string" && /^sha256:[0-9a-f]{64}$/.test(value)) text = `${value.slice(0, 15)}…`;
     else if (text.length > 40) text = `${text.slice(0, 39)}…`;
     parts.push(`${key}=${text}`);
   }
@@ -78,17 +105,37 @@ export function summarizeData(data: unknown): string {
 
 const bodyJson = sql`convert_from(body, 'UTF8')::jsonb`;
 
-export async function listAuditEntries(
-  db: Database,
-  options: { before?: number; limit: number; type?: string; actionId?: string },
-): Promise<AuditEntriesPage> {
+function instant(value: string, field: string): string {
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw new LeaseholdError("INVALID_ARGUMENT", `${field} is not a date and time (ISO 8601, e.g. 2026-12-06T09:00:00Z)`, { tier: "ledger" });
+  return new Date(ms).toISOString();
+}
+
+/** The SQL conditions of a filter; the actor filter needs the name directory. */
+function filterConditions(options: AuditEntryFilter, directory: NameDirectory): SQL[] {
   if (options.type !== undefined && !ENTRY_TYPES.includes(options.type as (typeof ENTRY_TYPES)[number])) {
     throw new LeaseholdError("INVALID_ARGUMENT", `unknown entry type ${JSON.stringify(options.type)}`, { tier: "ledger" });
   }
   const filters: SQL[] = [sql`leaf_index is not null`];
   if (options.type !== undefined) filters.push(sql`${bodyJson} ->> 'type' = ${options.type}`);
-  if (options.actionId !== undefined) filters.push(sql`${bodyJson} ->> 'action_id' = ${options.actionId}`);
-  const where = sql.join(filters, sql` and `);
+  // starts_with, not LIKE: ids may hold `_`, which LIKE reads as a wildcard.
+  if (options.actionId !== undefined) filters.push(sql`starts_with(${bodyJson} ->> 'action_id', ${options.actionId.toLowerCase()})`);
+  if (options.actor !== undefined) {
+    if (options.actor.startsWith("sha256:")) filters.push(sql`starts_with(${bodyJson} ->> 'actor', ${options.actor.toLowerCase()})`);
+    else {
+      const digests = actorsMatching(options.actor, directory);
+      filters.push(digests.length === 0 ? sql`false` : sql`${bodyJson} ->> 'actor' in (${sql.join(digests.map((d) => sql`${d}`), sql`, `)})`);
+    }
+  }
+  if (options.from !== undefined) filters.push(sql`(${bodyJson} ->> 'time')::timestamptz >= ${instant(options.from, "from")}::timestamptz`);
+  if (options.to !== undefined) filters.push(sql`(${bodyJson} ->> 'time')::timestamptz <= ${instant(options.to, "to")}::timestamptz`);
+  if (options.text !== undefined) filters.push(sql`strpos(lower(convert_from(body, 'UTF8')), ${options.text.toLowerCase()}) > 0`);
+  return filters;
+}
+
+export async function listAuditEntries(db: Database, options: AuditEntryFilter & { before?: number; limit: number }): Promise<AuditEntriesPage> {
+  const base = await nameDirectory(db);
+  const where = sql.join(filterConditions(options, base), sql` and `);
   const paged = options.before === undefined ? where : sql`${where} and leaf_index < ${BigInt(options.before)}`;
   const [rows, [count]] = await Promise.all([
     executeRows<{ leaf_index: string | number; body: Uint8Array }>(
@@ -98,26 +145,46 @@ export async function listAuditEntries(
     executeRows<{ n: string | number }>(db, sql`select count(*) as n from ledger_entries where ${where}`),
   ]);
   const more = rows.length > options.limit;
-  const page = rows.slice(0, options.limit).map((row) => toRow(Number(row.leaf_index), toBytes(row.body)));
+  const parsed = rows.slice(0, options.limit).map((row) => ({ index: Number(row.leaf_index), body: toBytes(row.body) })).map((r) => ({ ...r, json: parseBody(r.body) }));
+  const actionIds = parsed.flatMap((r) => (typeof r.json?.action_id === "string" ? [r.json.action_id] : []));
+  const names = actionIds.length === 0 ? base : await nameDirectory(db, { actionIds });
+  const page = parsed.map((r) => toRow(r.index, r.body, r.json, names));
   return { entries: page, nextBefore: more ? (page.at(-1)?.index ?? null) : null, total: Number(count?.n ?? 0) };
 }
 
-function toRow(index: number, body: Uint8Array): AuditEntryRow {
-  // Displayed as stored: a row someone tampered with shows what it now says (the verifier is what notices).
-  let parsed: Record<string, unknown>;
+/** One entry in full with the names in it; NOT_FOUND when no integrated entry has that index. */
+export async function auditEntry(db: Database, index: number): Promise<AuditEntryDetail> {
+  const [row] = await executeRows<{ body: Uint8Array }>(db, sql`select body from ledger_entries where leaf_index = ${BigInt(index)}`);
+  if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no integrated ledger entry has index ${index}`, { tier: "ledger" });
+  const body = toBytes(row.body);
+  const json = parseBody(body);
+  if (json === null) return { index, json: `(${body.length} bytes that are not JSON)`, names: [] };
+  const names = await nameDirectory(db, typeof json.action_id === "string" ? { actionIds: [json.action_id] } : {});
+  return { index, json: JSON.stringify(json, null, 2), names: namesIn(json, names) };
+}
+
+function parseBody(body: Uint8Array): Record<string, unknown> | null {
   try {
-    parsed = JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
-    return { index, type: "(unreadable)", time: "", actionId: null, actor: "", summary: `${body.length} bytes that are not JSON` };
+    return null;
   }
+}
+
+function toRow(index: number, body: Uint8Array, parsed: Record<string, unknown> | null, names: NameDirectory): AuditEntryRow {
+  // Displayed as stored: a row someone tampered with shows what it now says (the verifier is what notices).
+  if (parsed === null) return { index, type: "(unreadable)", time: "", actionId: null, actor: "", actorName: null, summary: `${body.length} bytes that are not a JSON object` };
   const str = (v: unknown): string => (typeof v === "string" ? v : "");
+  const actor = str(parsed.actor);
   return {
     index,
     type: str(parsed.type),
     time: str(parsed.time),
     actionId: typeof parsed.action_id === "string" ? parsed.action_id : null,
-    actor: str(parsed.actor),
-    summary: summarizeData(parsed.data),
+    actor,
+    actorName: names.get(actor) ?? null,
+    summary: summarizeData(parsed.data, names),
   };
 }
 

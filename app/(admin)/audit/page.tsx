@@ -1,7 +1,9 @@
 import { ROLES } from "../../../server/admins";
 import { PageHeader } from "../../_components/ui";
 import { requireAdminPage } from "../../_lib/session";
-import { CheckpointsCard, EntriesCard, ExportButton, VerifyCard } from "./audit-explorer";
+import { CheckpointsCard, ExportButton } from "./audit-explorer";
+import { EntriesCard } from "./entries-card";
+import { VerifyCard } from "./verify-card";
 
 export default async function AuditPage() {
   await requireAdminPage(ROLES.readers);

@@ -13,7 +13,8 @@ import { createAdminSession, type AdminRole } from "../../admins";
 import { serveAuditExport } from "../../audit/export-http";
 import { summarizeData } from "../../audit/explorer";
 import type { Database } from "../../db";
-import { adminUsers } from "../../db/schema";
+import { adminUsers, agentTokens, hosts } from "../../db/schema";
+import { hashActor } from "../../ledger/entry";
 import type { HubRuntime } from "../../hub/runtime";
 import { appendEntry } from "../../ledger/append";
 import { decodeBase64Strict } from "../../trust/ledger/base64";
@@ -172,6 +173,86 @@ describeEachDatabase("audit explorer router and export", (getDb) => {
     }
     const report = await verifyExport([body], key.verifier);
     expect(report).toMatchObject({ ok: true, entries: size });
+  });
+});
+
+describeEachDatabase("audit explorer for people: names, links and filters", (getDb) => {
+  const key = memoryLogKey();
+  let runtime: HubRuntime;
+  let admin: { id: string; username: string };
+  let hostId = "";
+  let tokenId = "";
+  const caller = async () => appRouter.createCaller({ runtime, headers: await headersFor(getDb().handle.db, "auditor") });
+
+  // Real rows the entries' digests and ids were made from: the hub can name them, and only them.
+  beforeAll(async () => {
+    const { db } = getDb().handle;
+    runtime = { database: { handle: getDb().handle }, config: { publicUrl: "http://localhost:8803", dataDir: "/nonexistent" }, ledger: { key } } as unknown as HubRuntime;
+    const [a] = await db.insert(adminUsers).values({ username: "alice-audit", passwordHash: "unused", role: "owner" }).returning();
+    admin = { id: a!.id, username: a!.username };
+    const [h] = await db.insert(hosts).values({ name: "web-1", publicKey: "unused" }).returning();
+    hostId = h!.id;
+    const [t] = await db.insert(agentTokens).values({ name: "ci-bot", tokenHash: new Uint8Array(32).fill(7), createdBy: "test" }).returning();
+    tokenId = t!.id;
+    const samples = sampleEntries();
+    const actionId = "5f0c2a9e-0000-4000-8000-00000000abcd";
+    await appendEntry(db, { ...samples["decision/1"], time: new Date(Date.UTC(2026, 5, 1, 9)), action_id: actionId, actor: hashActor("token", tokenId) });
+    const dispatch = samples["dispatch/1"];
+    if (dispatch.type !== "dispatch/1") throw new Error("fixture");
+    await appendEntry(db, { ...dispatch, time: new Date(Date.UTC(2026, 5, 1, 10)), action_id: actionId, data: { ...dispatch.data, host_id: hostId } });
+    await appendEntry(db, {
+      type: "admin/1",
+      time: new Date(Date.UTC(2026, 5, 2, 9)),
+      action_id: null,
+      actor: hashActor("admin", admin.id),
+      data: { operation: "admin.role", target_digest: hashActor("admin", admin.id), settings_digest: null },
+    });
+    await appendEntry(db, { ...samples["evidence/1"], time: new Date(Date.UTC(2026, 5, 3, 9)), action_id: "ffff0000-0000-4000-8000-000000000001", actor: `sha256:${"9".repeat(64)}` });
+    for (;;) {
+      const r = await integrateOnce(db, key, { batchSize: 16 });
+      if (r.kind === "idle") break;
+      if (r.kind !== "integrated") throw new Error(`integrator: ${r.kind}`);
+    }
+  });
+
+  it("names actors and ids the hub can recompute (admin, token, host) and leaves an unknown digest a digest", async () => {
+    const page = await (await caller()).audit.entries({ limit: 50 });
+    const byType = new Map(page.entries.map((e) => [e.type, e]));
+    expect(byType.get("decision/1")!.actorName).toMatchObject({ kind: "token", label: "token ci-bot", href: "/tokens" });
+    expect(byType.get("admin/1")!.actorName).toMatchObject({ kind: "admin", label: "admin alice-audit" });
+    expect(byType.get("admin/1")!.summary).toContain("target_digest=admin alice-audit");
+    expect(byType.get("dispatch/1")!.summary).toContain("host_id=host web-1");
+    expect(byType.get("dispatch/1")!.actorName).toMatchObject({ kind: "system", label: "system (hub)" });
+    expect(byType.get("evidence/1")!.actorName).toBeNull();
+    expect(byType.get("evidence/1")!.actor).toBe(`sha256:${"9".repeat(64)}`);
+  });
+
+  it("filters by actor name, by stored digest prefix, by an 8-character action id prefix, by time and by text", async () => {
+    const api = await caller();
+    const types = async (filter: Parameters<typeof api.audit.entries>[0]) => (await api.audit.entries(filter)).entries.map((e) => e.type).sort();
+    expect(await types({ limit: 50, actor: "ALICE" })).toEqual(["admin/1"]);
+    expect(await types({ limit: 50, actor: "ci-bot" })).toEqual(["decision/1"]);
+    expect(await types({ limit: 50, actor: "nobody-by-this-name" })).toEqual([]);
+    expect(await types({ limit: 50, actor: `sha256:${"9".repeat(10)}` })).toEqual(["evidence/1"]);
+    expect(await types({ limit: 50, actionId: "5f0c2a9e" })).toEqual(["decision/1", "dispatch/1"]);
+    expect(await types({ limit: 50, from: "2026-06-01T09:30:00Z", to: "2026-06-02T12:00:00Z" })).toEqual(["admin/1", "dispatch/1"]);
+    expect(await types({ limit: 50, text: "ADMIN.ROLE" })).toEqual(["admin/1"]);
+    const bad = await api.audit.entries({ limit: 5, from: "yesterday" }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(TRPCError);
+    expect((bad as TRPCError).code).toBe("BAD_REQUEST");
+    expect((bad as TRPCError).message).toContain("ISO 8601");
+    const short = await api.audit.entries({ limit: 5, actionId: "5f0" }).catch((e: unknown) => e);
+    expect((short as TRPCError).code).toBe("BAD_REQUEST");
+  });
+
+  it("entry: the stored JSON in full with every name in it, and NOT_FOUND for an index past the log", async () => {
+    const api = await caller();
+    const admin1 = (await api.audit.entries({ limit: 50, type: "admin/1" })).entries[0]!;
+    const detail = await api.audit.entry({ index: admin1.index });
+    expect(JSON.parse(detail.json)).toMatchObject({ type: "admin/1", actor: hashActor("admin", admin.id) });
+    expect(detail.names).toEqual([expect.objectContaining({ value: hashActor("admin", admin.id), label: "admin alice-audit" })]);
+    const missing = await api.audit.entry({ index: 10_000 }).catch((e: unknown) => e);
+    expect((missing as TRPCError).code).toBe("NOT_FOUND");
   });
 });
 
