@@ -281,6 +281,92 @@ function fsInodes(rootFd: number): { bytes: number; inodes: number } {
   return { bytes: s.blocks * s.bsize, inodes: s.files };
 }
 
+/** Not mounted: an empty directory (or none, which is made) only — never hide files under a mount. */
+function emptyMountPoint(parentFd: number, name: string, root: string, parentDev: number): void {
+  let underFd: number | null;
+  try {
+    underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") configInvalid(`workspace_root ${root} is a symlink; configure the real path`);
+    if (code === "ENOTDIR") configInvalid(`workspace_root ${root} is not a directory`);
+    if (code !== "ENOENT") throw e;
+    underFd = null;
+  }
+  if (underFd === null) {
+    fs.mkdirSync(fdPath(parentFd, name), 0o755);
+    underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
+  }
+  try {
+    const entries = fs.readdirSync(fdPath(underFd));
+    if (entries.length > 0) {
+      configInvalid(`workspace_root ${root} is not empty (${entries.length} entries) and is not this guest's workspace mount; nothing was changed: move its contents out, start the guest (it mounts an empty bounded workspace there) and copy them back in, or set another workspace_root`);
+    }
+    if (fs.fstatSync(underFd).dev !== parentDev) configInvalid(`workspace_root ${root} is a mount point that /proc/self/mountinfo does not show`);
+  } finally {
+    fs.closeSync(underFd);
+  }
+}
+
+/**
+ * Makes the image when there are no stored limits (a sparse file, mkfs), grows it when the size
+ * went up (e2fsck, resize2fs), and refuses a shrink or an inode change; nothing else is touched.
+ */
+function prepareImage(
+  imageFd: number,
+  stored: StoredLimits | null,
+  spec: WorkspaceVolumeSpec,
+  t: Tools,
+  image: string,
+  stateDir: string,
+  log: (line: string) => void,
+): { mkfsMs: number; formatted: boolean } {
+  let mkfsMs = 0;
+  let formatted = false;
+  if (stored === null) {
+    const started = performance.now();
+    fs.ftruncateSync(imageFd, 0);
+    fs.ftruncateSync(imageFd, spec.maxBytes);
+    // lazy_journal_init/lazy_itable_init: the image was just truncated to a sparse file, whose holes
+    // read as zeros already, so zeroing the journal (tens of MiB per GiB) would only cost disk and time.
+    run(t.mkfs, ["-q", "-F", "-m", "0", "-N", String(spec.maxInodes), "-L", "leasehold-ws", "-E", "root_owner=0:0,lazy_itable_init=1,lazy_journal_init=1", "/proc/self/fd/3"], [imageFd]);
+    mkfsMs = performance.now() - started;
+    formatted = true;
+  } else if (stored.max_inodes !== spec.maxInodes) {
+    configInvalid(`workspace_max_inodes changed from ${stored.max_inodes} to ${spec.maxInodes}; ext4 fixes the inode count when the image is made: to apply it, stop the guest, copy the workspace out, delete ${image} and ${path.join(stateDir, LIMITS_NAME)}, start the guest and copy the content back (or keep ${stored.max_inodes})`);
+  } else if (spec.maxBytes < stored.max_bytes) {
+    configInvalid(`workspace_max_bytes shrank from ${stored.max_bytes} to ${spec.maxBytes}; shrinking is refused (it could lose data): keep ${stored.max_bytes}, or stop the guest, copy the workspace out, delete ${image} and ${path.join(stateDir, LIMITS_NAME)}, and start again`);
+  } else if (spec.maxBytes > stored.max_bytes) {
+    const started = performance.now();
+    fs.ftruncateSync(imageFd, spec.maxBytes);
+    // -y, not -p: the file system's content is a workload's, and a workload can make what preen
+    // mode stops at (a lost+found that is a symlink): a grow must not keep the guest from starting.
+    run(t.e2fsck, ["-f", "-y", "/proc/self/fd/3"], [imageFd], [0, 1]);
+    run(t.resize2fs, ["/proc/self/fd/3"], [imageFd]);
+    mkfsMs = performance.now() - started;
+    formatted = true;
+    log(`workspace image ${image} grown from ${stored.max_bytes} to ${spec.maxBytes} bytes (resize2fs)`);
+  }
+  return { mkfsMs, formatted };
+}
+
+/**
+ * A fresh or just-checked file system: lost+found is no part of a workspace, and
+ * the root is root's 0755 (a lease gets it only through the launcher's chown).
+ * rmdir never follows a symlink and removes only an empty directory: an entry of
+ * that name a workload made (a symlink, a directory with its files) stays its own.
+ */
+function tidyFreshRoot(rootFd: number): void {
+  try {
+    fs.rmdirSync(fdPath(rootFd, "lost+found"));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "ENOTEMPTY") throw e;
+  }
+  fs.fchownSync(rootFd, 0, 0);
+  fs.fchmodSync(rootFd, 0o755);
+}
+
 /**
  * Mounts (or reuses) the bounded workspace. Throws UNENFORCEABLE when this
  * machine cannot bound it, CONFIG_INVALID when the configuration or what is
@@ -334,62 +420,12 @@ export function mountWorkspace(spec: WorkspaceVolumeSpec, options: WorkspaceVolu
       return mounted;
     }
 
-    // Not mounted: an empty directory (or none) only — never hide files under a mount.
-    let underFd: number | null;
-    try {
-      underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ELOOP") configInvalid(`workspace_root ${root} is a symlink; configure the real path`);
-      if (code === "ENOTDIR") configInvalid(`workspace_root ${root} is not a directory`);
-      if (code !== "ENOENT") throw e;
-      underFd = null;
-    }
-    if (underFd === null) {
-      fs.mkdirSync(fdPath(parentFd, name), 0o755);
-      underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
-    }
-    try {
-      const entries = fs.readdirSync(fdPath(underFd));
-      if (entries.length > 0) {
-        configInvalid(`workspace_root ${root} is not empty (${entries.length} entries) and is not this guest's workspace mount; nothing was changed: move its contents out, start the guest (it mounts an empty bounded workspace there) and copy them back in, or set another workspace_root`);
-      }
-      if (fs.fstatSync(underFd).dev !== parent.dev) configInvalid(`workspace_root ${root} is a mount point that /proc/self/mountinfo does not show`);
-    } finally {
-      fs.closeSync(underFd);
-    }
-
-    let mkfsMs = 0;
-    let formatted = false;
-    if (stored === null) {
-      const started = performance.now();
-      fs.ftruncateSync(imageFd, 0);
-      fs.ftruncateSync(imageFd, spec.maxBytes);
-      // lazy_journal_init/lazy_itable_init: the image was just truncated to a sparse file, whose holes
-      // read as zeros already, so zeroing the journal (tens of MiB per GiB) would only cost disk and time.
-      run(t.mkfs, ["-q", "-F", "-m", "0", "-N", String(spec.maxInodes), "-L", "leasehold-ws", "-E", "root_owner=0:0,lazy_itable_init=1,lazy_journal_init=1", "/proc/self/fd/3"], [imageFd]);
-      mkfsMs = performance.now() - started;
-      formatted = true;
-    } else if (stored.max_inodes !== spec.maxInodes) {
-      configInvalid(`workspace_max_inodes changed from ${stored.max_inodes} to ${spec.maxInodes}; ext4 fixes the inode count when the image is made: to apply it, stop the guest, copy the workspace out, delete ${image} and ${path.join(stateDir, LIMITS_NAME)}, start the guest and copy the content back (or keep ${stored.max_inodes})`);
-    } else if (spec.maxBytes < stored.max_bytes) {
-      configInvalid(`workspace_max_bytes shrank from ${stored.max_bytes} to ${spec.maxBytes}; shrinking is refused (it could lose data): keep ${stored.max_bytes}, or stop the guest, copy the workspace out, delete ${image} and ${path.join(stateDir, LIMITS_NAME)}, and start again`);
-    } else if (spec.maxBytes > stored.max_bytes) {
-      const started = performance.now();
-      fs.ftruncateSync(imageFd, spec.maxBytes);
-      // -y, not -p: the file system's content is a workload's, and a workload can make what preen
-      // mode stops at (a lost+found that is a symlink): a grow must not keep the guest from starting.
-      run(t.e2fsck, ["-f", "-y", "/proc/self/fd/3"], [imageFd], [0, 1]);
-      run(t.resize2fs, ["/proc/self/fd/3"], [imageFd]);
-      mkfsMs = performance.now() - started;
-      formatted = true;
-      log(`workspace image ${image} grown from ${stored.max_bytes} to ${spec.maxBytes} bytes (resize2fs)`);
-    }
-
+    emptyMountPoint(parentFd, name, root, parent.dev);
+    const { mkfsMs, formatted } = prepareImage(imageFd, stored, spec, t, image, stateDir, log);
     if (formatted) writeLimits(stateFd, { version: 1, max_bytes: spec.maxBytes, max_inodes: spec.maxInodes });
 
     const started = performance.now();
-    underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
+    const underFd = fs.openSync(fdPath(parentFd, name), O_DIR);
     try {
       run(t.mount, ["--no-canonicalize", "-t", "ext4", "-o", "loop,nosuid,nodev", "/proc/self/fd/3", "/proc/self/fd/4"], [imageFd, underFd]);
     } catch (e) {
@@ -403,20 +439,7 @@ export function mountWorkspace(spec: WorkspaceVolumeSpec, options: WorkspaceVolu
     rootFd = fs.openSync(fdPath(parentFd, name), O_DIR);
     const device = fs.statSync(entry.source);
     if (fs.fstatSync(rootFd).dev !== device.rdev) unenforceable(`after mounting, ${root} is not on ${entry.source}`);
-    if (formatted) {
-      // A fresh or just-checked file system: lost+found is no part of a workspace, and
-      // the root is root's 0755 (a lease gets it only through the launcher's chown).
-      // rmdir never follows a symlink and removes only an empty directory: an entry of
-      // that name a workload made (a symlink, a directory with its files) stays its own.
-      try {
-        fs.rmdirSync(fdPath(rootFd, "lost+found"));
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "ENOTEMPTY") throw e;
-      }
-      fs.fchownSync(rootFd, 0, 0);
-      fs.fchmodSync(rootFd, 0o755);
-    }
+    if (formatted) tidyFreshRoot(rootFd);
     const size = fsInodes(rootFd);
     const mounted: MountedWorkspace = { root, image, device: entry.source, reused: false, ...size, timing: { mkfs_ms: Math.round(mkfsMs), mount_ms: Math.round(mountMs) } };
     log(`workspace ${root}: ${image} on ${entry.source}, nosuid,nodev, ${size.bytes} bytes, ${size.inodes} inodes (mkfs ${mounted.timing.mkfs_ms} ms, mount ${mounted.timing.mount_ms} ms)`);
