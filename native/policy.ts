@@ -88,14 +88,14 @@ export const SandboxPolicy = z
     ro_binds: z.array(absPath).max(64).default([]),
     /** host directories bound at /host/<label> (native/README.md "Host paths"): opened by the helper
      * without following any symlink, "ro" read-only, "rw" through an idmapped mount so that what the
-     * workload writes belongs on the host to `owner` (required for "rw", absent for "ro"); each gets
+     * workload writes belongs on the host to `owner` (absent: the opened directory's own owner); each gets
      * a Landlock rule of its mode */
     host_paths: z
       .array(
         z
           .object({ label: HostPathLabel, path: absPath.refine((p) => p !== "/", { message: "must not be /" }), mode: z.enum(["ro", "rw"]), owner: z.object({ uid: hostId, gid: hostId }).strict().optional() })
           .strict()
-          .refine((h) => (h.mode === "rw") === (h.owner !== undefined), { message: "an rw host path needs an owner, an ro one has none" }),
+          .refine((h) => h.mode === "rw" || h.owner === undefined, { message: "an ro host path has no owner" }),
       )
       .max(32)
       .refine((h) => new Set(h.map((e) => e.label)).size === h.length, { message: "each label once" })
