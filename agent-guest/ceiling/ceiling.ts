@@ -83,6 +83,16 @@ export const HostCeiling = z
      * budget its tree must fit (docs/design.md#ceiling). Absent: none.
      */
     host_paths: z.array(HostPathEntry).max(MAX_HOST_PATHS).optional(),
+    /**
+     * How many snapshots of "rw" host paths the guest keeps: per label by
+     * count, and all by age and total bytes (docs/design.md#snapshots); each
+     * label's newest is always kept. Absent fields: 10, 30 days, 16 GiB.
+     */
+    snapshots: z
+      .object({ keep_per_label: z.number().int().min(1).max(10_000), max_age_s: z.number().int().min(60), max_bytes: z.number().int().min(0) })
+      .partial()
+      .strict()
+      .optional(),
     /** When true (the default), a job that turns Landlock off is refused. */
     require_landlock: z.boolean().optional(),
     max: z
