@@ -53,16 +53,18 @@ export interface PreparedMounts {
  * Before a launch: POLICY_REFUSED for a label beyond the ceiling;
  * UNENFORCEABLE for "rw" where no idmapped bind can be made or no snapshot
  * store is configured; HOST_BUSY when another job holds an "rw" label; a
- * tree over its budget POLICY_REFUSED — all before anything runs. Then one
+ * tree over its budget POLICY_REFUSED — all before anything runs. `bind`
+ * false: nothing is bound into a sandbox (the idmapping is not probed). Then one
  * snapshot per "rw" label, pruned to the retention afterwards.
  */
-export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: { ceiling: HostCeiling; snapshotsDir?: string | undefined }): PreparedMounts {
+export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: { ceiling: HostCeiling; snapshotsDir?: string | undefined }, options: { bind: boolean } = { bind: true }): PreparedMounts {
   const granted = grantedMounts(job.policy.mounts, ctx.ceiling);
   const rw = granted.filter((g) => g.mode === "rw");
   if (rw.length > 0 && ctx.snapshotsDir === undefined) {
     throw new LeaseholdError("UNENFORCEABLE", "a read-write host path needs the guest's snapshot store, and this guest has none configured; nothing was run", { tier: "guest", details: { field: "mounts" } });
   }
-  for (const g of rw) {
+  // A job that writes through the guest's own path check (fs_write to a label) binds nothing.
+  for (const g of options.bind ? rw : []) {
     const probe = probeIdmappedMount(g.path);
     if (!probe.ok) throw new LeaseholdError("UNENFORCEABLE", `host path ${g.label} (${g.path}) cannot be bound read-write here: ${probe.reason}; nothing was run`, { tier: "guest", details: { field: "mounts", label: g.label } });
   }
