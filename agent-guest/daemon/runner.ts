@@ -31,13 +31,14 @@
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
-import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
+import { checkEgressBeforeResolution, checkResolvedNames, grantedMounts, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../../server/trust/evidence/index";
 import { Scrubber, scrubPair, scrubWindow, windowContext } from "../../server/trust/scrub/index";
 import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
+import { prepareMounts, runRollback, type PreparedMounts } from "./host-paths-run";
 import { agentShellArgv, agentShellEnv, requireAgentShell } from "./shell";
 import type { VerifiedJob } from "./verify-job";
 
@@ -61,6 +62,8 @@ export interface RunnerContext {
   fetchArtifact?: FetchArtifact;
   /** The node binary bundle workers run under (default: this process's). */
   nodePath?: string;
+  /** The guest-private snapshot store (`<state dir>/snapshots`, host-paths-run.ts `snapshotsPath`); "rw" host paths and rollback need it. */
+  snapshotsDir?: string;
   /** Where the host's bash is checked before a shell job (default /bin/bash, which is also what runs); tests point it elsewhere to be a host without bash. */
   agentShellPath?: string;
 }
@@ -348,9 +351,9 @@ export function refusalOutcome(job: Pick<VerifiedJob, "action_id" | "action_hash
   };
 }
 
-async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp): Promise<JobOutcome> {
+async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp, root: string = ctx.ceiling.workspace_root): Promise<JobOutcome> {
   const startedAt = new Date();
-  const ws = Workspace.open(ctx.ceiling.workspace_root);
+  const ws = Workspace.open(root);
   const { content, structured, window } = op(ws, job.arguments);
   let scrubbed: Buffer;
   let report: ReturnType<Scrubber["report"]>;
@@ -465,8 +468,22 @@ export async function runJob(
 ): Promise<JobOutcome> {
   const key = `${job.capability.id}.${job.operation}`;
   const workspaceOp = WORKSPACE_OPS[key];
+  let mounts: PreparedMounts | undefined;
   try {
+    if (key === "workspace.rollback") return rollbackOutcome(job, ctx);
     if (workspaceOp !== undefined) {
+      const labelled = labelPathOf(job);
+      if (labelled !== undefined) {
+        // A host path, not the workspace: the signed policy's mounts decide (fs_write needs the label rw).
+        if (job.operation === "fs_write" && !(job.policy.mounts ?? []).some((m) => m.label === labelled.label && m.mode === "rw")) {
+          throw new LeaseholdError("POLICY_REFUSED", `fs_write to ${labelled.label}: needs the host path read-write, and the signed policy does not give it`, { tier: "guest", details: { field: "mounts", label: labelled.label } });
+        }
+        mounts = prepareMounts(job, ctx, { bind: false });
+        const g = mounts.granted.find((m) => m.label === labelled.label);
+        if (g === undefined) throw new LeaseholdError("POLICY_REFUSED", `${labelled.label}: the signed policy gives no such host path`, { tier: "guest", details: { field: "mounts", label: labelled.label } });
+        const outcome = await runWorkspace({ ...job, arguments: { ...job.arguments, path: labelled.rest } }, ctx, workspaceOp, g.path);
+        return withMounts(outcome, mounts.finish(), ctx);
+      }
       if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
       return await runWorkspace(job, ctx, workspaceOp);
     }
@@ -479,17 +496,22 @@ export async function runJob(
       ? await resolveEgressNames(compiledEgress, { ...(ctx.lookup ? { lookup: ctx.lookup } : {}), ...(ctx.resolveTimeoutMs ? { timeoutMs: ctx.resolveTimeoutMs } : {}) })
       : undefined;
     if (resolution !== undefined) checkResolvedNames(resolution.names, ctx.ceiling);
-    const requested = sandboxPolicyFor(job, ctx, resolution);
+    const requested = { ...sandboxPolicyFor(job, ctx, resolution), host_paths: grantedMounts(job.policy.mounts, ctx.ceiling) };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: resolution?.names ?? [] });
+    // Last before the launch, once everything else passed: rw that cannot be
+    // enforced, a held label or an over-budget tree is refused here; then the snapshot.
+    mounts = prepareMounts(job, ctx);
     options.onLaunch?.();
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
     traceStage(job.action_id, "guest.launch");
     const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     traceStage(job.action_id, "guest.exited");
+    const bound = mounts.finish();
+    result.limitations.push(...bound.limitations);
     // Capture → scrub → cut: the whole capture is scrubbed (a raw capture the
     // launcher cut is scrubbed as possibly ending mid-secret), then cut.
     const { returned } = outputLimits(ctx.ceiling);
@@ -508,6 +530,7 @@ export async function runJob(
       ],
       redactions: pair.report,
       ...(resolution !== undefined ? { resolvedNames: resolution.hosts } : {}),
+      mounts: bound.mounts,
     });
     return {
       kind: "ran",
@@ -516,10 +539,57 @@ export async function runJob(
       structured: {
         ...sandboxReport(job.writesWorkspace, result, { terminalControls: pair.terminalControls }, policy.network),
         ...(resolution !== undefined ? { resolved_names: resolution.hosts } : {}),
+        ...(bound.mounts.length > 0 ? { host_paths: bound.mounts.map((m) => ({ label: m.label, inside: `/host/${m.label}`, mode: m.mode, ...(m.snapshot_id !== undefined ? { snapshot_id: m.snapshot_id } : {}) })) } : {}),
       },
       error: null,
     };
   } catch (error) {
     return refusalOutcome(job, ctx, error);
+  } finally {
+    mounts?.release();
   }
+}
+
+/** `<label>:<relative path>` in an fs_* job's path: a host path the signed policy must give. */
+const LABEL_PATH = /^([a-z][a-z0-9_-]{0,31}):(.*)$/s;
+function labelPathOf(job: VerifiedJob): { label: string; rest: string } | undefined {
+  const m = LABEL_PATH.exec(String(job.arguments["path"] ?? ""));
+  return m === null ? undefined : { label: m[1] as string, rest: m[2] === "" ? "." : (m[2] as string) };
+}
+
+/** A workspace-style outcome re-signed with the host paths it touched. */
+function withMounts(outcome: JobOutcome, bound: ReturnType<PreparedMounts["finish"]>, ctx: RunnerContext): JobOutcome {
+  const envelope: EvidenceEnvelope = {
+    ...outcome.evidence.envelope,
+    mounts: bound.mounts,
+    limitations: [...outcome.evidence.envelope.limitations, ...bound.limitations, "host path operation: the guest's user-space path check ran on the label's directory as its root"],
+  };
+  const snapshot = bound.mounts.find((m) => m.snapshot_id !== undefined)?.snapshot_id;
+  return { ...outcome, evidence: signEvidence(envelope, ctx.hostKey), structured: { ...outcome.structured, ...(snapshot !== undefined ? { snapshot_id: snapshot } : {}) } };
+}
+
+/**
+ * `workspace.rollback`: the guest (root) restores a snapshot into its
+ * label's tree by descriptor, no sandbox launched; the evidence names the
+ * label with its tree digest before and after and the snapshot taken of
+ * the tree it replaced.
+ */
+function rollbackOutcome(job: VerifiedJob, ctx: RunnerContext): JobOutcome {
+  const startedAt = new Date();
+  const r = runRollback(job, ctx);
+  const body = Buffer.from(`${JSON.stringify(r.structured)}\n`);
+  const limitations = ["rollback: done by the guest's own descriptor walk (agent-guest/snapshots), not in a kernel sandbox; no lease was launched"];
+  if (!r.restored.identical) limitations.push(`rollback: the restored tree's digest differs from the snapshot's${r.restored.not_restored.length > 0 ? ` (not made again: ${r.restored.not_restored.slice(0, 8).join(", ")})` : ""}`);
+  const envelope: EvidenceEnvelope = {
+    schema: "leasehold.evidence/1",
+    ...common(job, ctx),
+    state: "observed",
+    artifacts: [{ name: "stdout", sha256: createHash("sha256").update(body).digest("hex"), bytes: body.length, truncated: false }],
+    enforcement: { namespaces: [], bpf: { tier: ctx.tier, attached: false } },
+    mounts: [r.mount],
+    redactions: { count: 0, kinds: [] },
+    timing: { started_at: startedAt.toISOString(), ended_at: new Date().toISOString() },
+    limitations,
+  };
+  return { kind: "ran", streams: { stdout: body, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured: r.structured, error: null };
 }

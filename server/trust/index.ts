@@ -38,6 +38,22 @@ export {
 } from "./job";
 export type { CompiledNetwork, CompiledSandboxPolicy, JobCheck, JobDocument, JobPayload, SignedJob, VerifiedJob } from "./job";
 
+export {
+  CompiledMount,
+  EvidenceMount,
+  HOST_PATH_LABEL_PATTERN,
+  HOST_PATH_MOUNT_DIR,
+  HostPathEntry,
+  HostPathLabel,
+  HostPathMode,
+  HostPathsReport,
+  MAX_HOST_PATHS,
+  MAX_REPORTED_SNAPSHOTS,
+  ROLLBACK_OPERATION,
+  RollbackArguments,
+  SnapshotSummary,
+} from "./host-paths";
+
 export { ENFORCEMENT_TIERS, KERNEL_FEATURES, kernelRequirementsFor, tierSatisfies } from "./kernel-requirements";
 export type { HostEnforcementTier, KernelFeature, KernelRequirements } from "./kernel-requirements";
 

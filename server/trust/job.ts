@@ -12,6 +12,7 @@
  */
 import { sign, verify, type KeyObject } from "node:crypto";
 import { canonicalBytes, canonicalDigest } from "./jcs";
+import type { CompiledMount } from "./host-paths";
 import type { KernelRequirements } from "./kernel-requirements";
 
 export const JOB_SCHEMA = "leasehold.job/1";
@@ -41,6 +42,12 @@ export interface CompiledSandboxPolicy {
   exec_allow: string[];
   /** What the host must enforce; a host short of it refuses with UNENFORCEABLE. */
   requires: KernelRequirements;
+  /**
+   * Host paths the job gets, sorted by label, each bound at `/host/<label>`
+   * (docs/design.md#sandbox). The hub emits the list on every policy it
+   * compiles (empty when none); a policy without the field binds nothing.
+   */
+  mounts?: CompiledMount[];
 }
 
 /**

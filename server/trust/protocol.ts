@@ -14,6 +14,7 @@
  * signature verifies.
  */
 import { z } from "zod";
+import type { HostPathEntry, SnapshotSummary } from "./host-paths";
 
 export const REQUEST_SIGNATURE_SCHEME = "leasehold-host-request/1";
 export const MAX_CLOCK_SKEW_MS = 60_000;
@@ -82,6 +83,10 @@ export interface GuestHealthReport {
   witness: { size: number; failure: string | null };
   accepting_jobs: boolean;
   guest_version: string;
+  /** The host paths the ceiling lists (absent from a guest without host paths; `HostPathsReport` parses both fields). */
+  host_paths?: HostPathEntry[];
+  /** Retained snapshots of "rw" labels, most recent first, at most MAX_REPORTED_SNAPSHOTS. */
+  snapshots?: SnapshotSummary[];
 }
 
 /** The result a guest posts for a job (`POST /api/agent/jobs/<id>/result`). */

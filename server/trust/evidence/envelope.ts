@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { z } from "zod";
+import { EvidenceMount } from "../host-paths";
 import { LeaseholdError, canonicalBytes, canonicalDigest } from "../index";
 
 /**
@@ -123,6 +124,12 @@ export const EvidenceEnvelope = z
       .array(z.object({ name: z.string().min(1).max(253), addresses: z.array(z.string().min(2).max(39)).min(1).max(32) }).strict())
       .max(64)
       .optional(),
+    /**
+     * The host paths bound into the lease (docs/design.md#evidence), sorted by
+     * label; for a "rw" label the tree digest before and after and the
+     * snapshot taken before it ran. Absent when the job had none.
+     */
+    mounts: z.array(EvidenceMount).max(32).optional(),
     redactions: z.object({ count: nonNegInt, kinds: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)).max(64) }).strict(),
     timing: z
       .object({
@@ -201,6 +208,8 @@ export interface LaunchEvidenceInput extends EvidenceCommon {
    * by the digest the guest verified before launch; listed after the outputs.
    */
   inputs?: ReadonlyArray<{ name: string; sha256: string; bytes: number }>;
+  /** The host paths bound into the lease, with the guest's tree digests for "rw" labels. */
+  mounts?: readonly EvidenceMount[];
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -288,6 +297,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
     ...(input.resolvedNames !== undefined && input.resolvedNames.length > 0
       ? { resolved_names: input.resolvedNames.map((n) => ({ name: n.name, addresses: [...n.addresses] })) }
       : {}),
+    ...(input.mounts !== undefined && input.mounts.length > 0 ? { mounts: [...input.mounts].map((m) => ({ ...m })).sort((a, b) => (a.label < b.label ? -1 : 1)) } : {}),
     redactions: { count: input.redactions.count, kinds: [...new Set(input.redactions.kinds)].sort() },
     timing,
     limitations: [...new Set(limitations)],
