@@ -10,7 +10,7 @@
 import { eq } from "drizzle-orm";
 import type { ActionCompletion, ActionOutcome, CompletionWaiter, SubmitOptions } from "./types";
 import type { DatabaseHandle } from "../db";
-import { actions } from "../db/schema";
+import { actions, evidence } from "../db/schema";
 import { LeaseholdError, type ErrorPayload } from "../errors";
 import { isErrorCode } from "../errors";
 import type { RunningIntegrator } from "../ledger/integrate";
@@ -57,6 +57,16 @@ async function receiptFor(handle: DatabaseHandle, entryId: bigint, integrator: R
   }
 }
 
+/** The host's signature over the envelope: kept in the completion, or (completions stored before that) in the evidence row. */
+async function signatureOf(handle: DatabaseHandle, completion: StoredCompletion): Promise<ActionCompletion["evidence"]["signature"]> {
+  let sig = completion.signature;
+  if (sig === undefined) {
+    const [row] = await handle.db.select({ signature: evidence.signature }).from(evidence).where(eq(evidence.jobId, completion.job_id)).limit(1);
+    sig = row?.signature;
+  }
+  return sig === undefined ? null : { alg: "Ed25519", key_id: completion.key_id, sig };
+}
+
 async function summarise(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined, handedOutput?: Record<string, Buffer>): Promise<ActionCompletion> {
   const output = handedOutput ?? (await readJobOutput(handle.db, completion.job_id));
   const env = completion.envelope;
@@ -93,6 +103,7 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
       redactions: env.redactions,
       limitations: env.limitations,
       envelope: env,
+      signature: await signatureOf(handle, completion),
     },
     ledger_entry_id: completion.evidence_entry_id,
     receipt: await receiptFor(handle, BigInt(completion.evidence_entry_id), integrator),

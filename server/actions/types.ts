@@ -147,8 +147,10 @@ export interface ActionCompletion {
     resolved_names?: { name: string; addresses: string[] }[];
     redactions: { count: number; kinds: string[] };
     limitations: string[];
-    /** The signed envelope's content (verify with the host key and the stored signature). */
+    /** The signed envelope's content (verify with the host key and `signature`). */
     envelope: unknown;
+    /** The host's signature over JCS(envelope), as the guest sent it (docs/verify.md); null when it cannot be found. */
+    signature: { alg: "Ed25519"; key_id: string; sig: string } | null;
   };
   /** The evidence/1 ledger entry id. */
   ledger_entry_id: string;

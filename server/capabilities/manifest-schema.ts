@@ -43,6 +43,7 @@ export const RESERVED_OPERATION_NAMES: ReadonlySet<string> = new Set([
   "approval_wait",
   "audit_checkpoint",
   "audit_proof",
+  "host_key",
 ]);
 
 export const TRUST_BOUNDARIES = ["read-only", "host-exec", "static-analysis", "network-egress"] as const;

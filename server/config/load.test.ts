@@ -31,7 +31,7 @@ describe("loadConfig", () => {
           maxConcurrentRequests: 32,
           maxStreams: 8,
           ratePerMinute: 600,
-          sessionIdleS: 1800,
+          sessionIdleS: 600,
           sessionMaxS: 86_400,
           sessionsPerToken: 32,
           maxHeldPerToken: 20,

@@ -122,7 +122,7 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_MAX_CONCURRENT_REQUESTS: wholeNumber(1, 10_000).default(32),
   LEASEHOLD_MCP_MAX_STREAMS: wholeNumber(1, 10_000).default(8),
   LEASEHOLD_MCP_RATE_PER_MINUTE: wholeNumber(1, 10_000_000).default(600),
-  LEASEHOLD_MCP_SESSION_IDLE_S: wholeNumber(1, 30 * 86_400).default(1800),
+  LEASEHOLD_MCP_SESSION_IDLE_S: wholeNumber(1, 30 * 86_400).default(600),
   LEASEHOLD_MCP_SESSION_MAX_S: wholeNumber(1, 365 * 86_400).default(86_400),
   LEASEHOLD_MCP_SESSIONS_PER_TOKEN: wholeNumber(1, 10_000).default(32),
   // Held actions (awaiting a person) one agent token may have at once; beyond it RATE_LIMITED.

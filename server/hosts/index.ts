@@ -6,6 +6,8 @@ export type { EnrolRequest, EnrolResult } from "./enrolment";
 export { bpfSummaryOf, ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
 export type { HostSummary, StoredHostHealth } from "./health";
 export { serveEnrol, serveHealthReport } from "./http";
+export { readHostKey, serveHostKey } from "./host-key";
+export type { HostKeyRecord } from "./host-key";
 export {
   HEADER_HOST,
   HEADER_NONCE,

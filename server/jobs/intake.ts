@@ -160,6 +160,8 @@ export interface StoredCompletion {
   envelope_digest: string;
   envelope: EvidenceEnvelope;
   key_id: string;
+  /** The host's Ed25519 signature (base64) over JCS(envelope); absent on completions stored before it was kept here (it is in the evidence table). */
+  signature?: string;
   structured: Record<string, unknown> | null;
   error: { code: string; message: string; details?: Record<string, unknown> } | null;
 }
@@ -275,6 +277,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       envelope_digest: verified.digest,
       envelope,
       key_id: signed.signature.key_id,
+      signature: signed.signature.sig,
       structured,
       error,
     };

@@ -9,16 +9,20 @@ import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, 
 import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
 import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized, type RpcId } from "./responses";
 import { authInfoFor, createMcpServer } from "./server";
+import { decideSessionCap, type CapSession } from "./session-cap";
 import {
   authenticateWithSession,
-  countLiveSessions,
   deleteSession,
   findSession,
   insertSession,
   liveSessionDigests,
+  markSessionBusy,
+  markSessionIdle,
   newSessionId,
   reclaimExpiredSessions,
+  reclaimIdleSession,
   sessionDigest,
+  tokenSessions,
   touchSession,
   type SessionLookup,
   type StoredSession,
@@ -50,6 +54,17 @@ const MAX_INITIALIZE_PARAMS_BYTES = 16 * 1024;
 /** In-memory copies unused this long are dropped (they are rebuilt on demand). */
 const CACHE_IDLE_MS = 10 * 60_000;
 const SWEEP_EVERY_MS = 30_000;
+/**
+ * A call still in flight after BUSY_MARK_AFTER_MS marks its session busy in
+ * the database for BUSY_MARK_FOR_MS, renewed every BUSY_RENEW_MS, so that
+ * another hub process at the session cap does not close it; quicker calls
+ * write nothing (this process knows its own in-flight calls).
+ */
+const BUSY_MARK_AFTER_MS = 2_000;
+const BUSY_RENEW_MS = 5_000;
+const BUSY_MARK_FOR_MS = 15_000;
+/** Attempts to close an idle session at the cap when a racing process takes the same one first. */
+const CAP_ATTEMPTS = 4;
 
 interface LiveSession {
   digest: string;
@@ -57,6 +72,12 @@ interface LiveSession {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastUsed: number;
+  /** Requests of this session in flight on this process, and since when it has had one. */
+  inFlight: number;
+  busySince: number;
+  stored: Pick<StoredSession, "digest" | "createdAt">;
+  busyTimer: ReturnType<typeof setTimeout> | undefined;
+  markedBusy: boolean;
 }
 
 interface EndpointState {
@@ -179,7 +200,88 @@ async function rebuild(state: EndpointState, sessionId: string, stored: StoredSe
   );
   await initialized.text();
   if (init.status !== 200 || initialized.status !== 202) throw new Error(`session rebuild failed (${init.status}/${initialized.status})`);
-  return { digest: stored.digest, tokenId: stored.tokenId, transport, server, lastUsed: Date.now() };
+  return liveEntry(stored, transport, server, Date.now());
+}
+
+function liveEntry(stored: StoredSession, transport: WebStandardStreamableHTTPServerTransport, server: Server, now: number): LiveSession {
+  return { digest: stored.digest, tokenId: stored.tokenId, transport, server, lastUsed: now, inFlight: 0, busySince: 0, stored, busyTimer: undefined, markedBusy: false };
+}
+
+/**
+ * Counts a request of `session` in flight until the returned function is
+ * called (idempotent). Long ones mark the session busy for other processes.
+ */
+function beginCall(state: EndpointState, session: LiveSession): () => void {
+  const db = state.runtime.database.handle.db;
+  const times = lifetimes(state.runtime.config.mcp);
+  const report = (error: unknown): void => console.error(`leasehold: marking an MCP session busy failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  session.inFlight += 1;
+  if (session.inFlight === 1) {
+    session.busySince = Date.now();
+    const mark = (): void => {
+      session.markedBusy = true;
+      markSessionBusy(db, session.stored as StoredSession, new Date(Date.now() + BUSY_MARK_FOR_MS), times).catch(report);
+      session.busyTimer = setTimeout(mark, BUSY_RENEW_MS);
+      session.busyTimer.unref();
+    };
+    session.busyTimer = setTimeout(mark, BUSY_MARK_AFTER_MS);
+    session.busyTimer.unref();
+  }
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    session.inFlight -= 1;
+    session.lastUsed = Date.now();
+    if (session.inFlight > 0) return;
+    clearTimeout(session.busyTimer);
+    session.busyTimer = undefined;
+    if (session.markedBusy) {
+      session.markedBusy = false;
+      markSessionIdle(db, session.stored as StoredSession, new Date(), times).catch(report);
+    }
+  };
+}
+
+/** The longest one call of a session can stay in flight: the MCP wait budget (tools/actions.ts) and a margin. */
+function callBudgetMs(mcp: McpConfig): number {
+  return (mcp.approvalWaitS + Math.max(mcp.approvalWaitS, 5)) * 1000 + 5_000;
+}
+
+/**
+ * At the per-token cap, closes the least recently used idle session of this
+ * token (session-cap.ts); answers the true wait when every one is busy.
+ * Undefined: there is room now.
+ */
+async function makeRoom(state: EndpointState, token: AgentToken, now: Date): Promise<Response | undefined> {
+  const mcp = state.runtime.config.mcp;
+  const db = state.runtime.database.handle.db;
+  for (let attempt = 0; attempt < CAP_ATTEMPTS; attempt += 1) {
+    const rows = await tokenSessions(db, token.id, now);
+    const stored = new Map(rows.map((r) => [r.digest, r.lastSeenAt]));
+    const sessions: CapSession[] = rows.map((r) => {
+      const local = state.live.get(r.digest);
+      const seen = r.lastSeenAt.getTime();
+      let busyUntilMs: number | null = seen > now.getTime() ? seen : null;
+      if (local !== undefined && local.inFlight > 0) busyUntilMs = Math.max(busyUntilMs ?? 0, local.busySince + callBudgetMs(mcp), now.getTime() + 1_000);
+      return { digest: r.digest, lastUsedMs: Math.max(Math.min(seen, now.getTime()), local?.lastUsed ?? 0), busyUntilMs };
+    });
+    const decision = decideSessionCap(sessions, mcp.sessionsPerToken, now.getTime());
+    if (decision.kind === "room") return undefined;
+    if (decision.kind === "wait") {
+      return rateLimited(
+        `this token has ${mcp.sessionsPerToken} open sessions (the limit) and every one has a call in flight; the soonest can be closed in about ${decision.retryAfterS} s, or end one with DELETE`,
+        decision.retryAfterS,
+      );
+    }
+    if (await reclaimIdleSession(db, decision.digest, stored.get(decision.digest) ?? now, now)) {
+      const cached = state.live.get(decision.digest);
+      if (cached !== undefined) await closeLive(state, cached);
+      await endSessionLeases(state, decision.digest);
+      return undefined;
+    }
+  }
+  return rateLimited(`this token has ${mcp.sessionsPerToken} open sessions (the limit) and others are opening sessions at the same moment; retry`, 1);
 }
 
 async function liveSession(state: EndpointState, sessionId: string, stored: StoredSession, url: string): Promise<LiveSession> {
@@ -342,8 +444,13 @@ async function resolveSession(
 
 async function handlePost(state: EndpointState, request: Request, token: AgentToken, now: Date, found: SessionLookup | undefined): Promise<Response> {
   const mcp = state.runtime.config.mcp;
-  const release = state.requests.acquire(token.id);
-  if (release === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
+  const acquired = state.requests.acquire(token.id);
+  if (acquired === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
+  let endCall: (() => void) | undefined;
+  const release = (): void => {
+    acquired();
+    endCall?.();
+  };
   let handedOver = false;
   try {
     const declared = checkDeclaredLength(request.headers.get("content-length"), mcp.maxBodyBytes);
@@ -372,6 +479,7 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
     } else {
       const resolved = await resolveSession(state, request, token, now, found);
       if (resolved instanceof Response) return resolved;
+      endCall = beginCall(state, resolved.session);
       response = await resolved.session.transport.handleRequest(request, { authInfo: authInfoFor(token), parsedBody: parsed });
     }
     handedOver = true;
@@ -419,9 +527,8 @@ async function initializeSession(state: EndpointState, request: Request, token: 
   if (JSON.stringify({ capabilities, clientInfo }).length > MAX_INITIALIZE_PARAMS_BYTES) {
     return rpcError(400, -32602, "INVALID_ARGUMENT", `Invalid params: initialize capabilities and clientInfo are over ${MAX_INITIALIZE_PARAMS_BYTES} bytes`);
   }
-  if ((await countLiveSessions(db, token.id, now)) >= mcp.sessionsPerToken) {
-    return rateLimited(`this token already has ${mcp.sessionsPerToken} open sessions (the limit); end one with DELETE or let idle ones expire`, 60);
-  }
+  const full = await makeRoom(state, token, now);
+  if (full !== undefined) return full;
   const sessionId = newSessionId();
   const stored = await insertSession(db, { sessionId, tokenId: token.id, protocolVersion: params.protocolVersion, clientInfo, clientCapabilities: capabilities }, lifetimes(mcp), now);
   const transport = newTransport(state, sessionId, stored.digest);
@@ -439,7 +546,7 @@ async function initializeSession(state: EndpointState, request: Request, token: 
     await transport.close().catch(() => undefined);
     return response;
   }
-  state.live.set(stored.digest, { digest: stored.digest, tokenId: token.id, transport, server, lastUsed: now.getTime() });
+  state.live.set(stored.digest, liveEntry(stored, transport, server, now.getTime()));
   return response;
 }
 

@@ -12,11 +12,11 @@ import { checkAccessRow, checkTokenRow, hashTokenSecret, looksLikeAccessToken, l
  * token, and a session answers only to the token that opened it.
  *
  * Every session's start and end is sealed (session/1: opened, closed,
- * expired) in the same transaction as the row change, so the audit log shows
+ * expired, reclaimed) in the same transaction as the row change, so the audit log shows
  * which agent sessions existed when — leases and actions name them.
  */
 
-type SessionEvent = "opened" | "closed" | "expired";
+type SessionEvent = "opened" | "closed" | "expired" | "reclaimed";
 
 async function sealSession(db: Database, event: SessionEvent, digest: string, tokenId: string, time: Date): Promise<void> {
   await appendEntry(db, { type: "session/1", time, action_id: null, actor: hashActor("token", tokenId), data: { event, session_digest: `sha256:${digest}`, channel: "mcp" } });
@@ -57,6 +57,54 @@ export async function countLiveSessions(db: Database, tokenId: string, now: Date
     .from(mcpSessions)
     .where(and(eq(mcpSessions.tokenId, tokenId), gt(mcpSessions.expiresAt, now)));
   return Number(row?.n ?? 0);
+}
+
+/** A token's live sessions as the session cap weighs them (session-cap.ts). */
+export async function tokenSessions(db: Database, tokenId: string, now: Date): Promise<Array<{ digest: string; lastSeenAt: Date }>> {
+  const rows = await db
+    .select({ id: mcpSessions.id, lastSeenAt: mcpSessions.lastSeenAt })
+    .from(mcpSessions)
+    .where(and(eq(mcpSessions.tokenId, tokenId), gt(mcpSessions.expiresAt, now)));
+  return rows.map((r) => ({ digest: r.id, lastSeenAt: new Date(r.lastSeenAt) }));
+}
+
+/**
+ * Closes an idle session to make room under the cap, sealed `reclaimed`.
+ * Only if its stored last-seen time is still at most `seenBy`: a process that
+ * marked it busy since (`markSessionBusy`) moved that time forward, and the
+ * session is left alone. Returns whether it was closed.
+ */
+export async function reclaimIdleSession(db: Database, digest: string, seenBy: Date, now: Date): Promise<boolean> {
+  return db.transaction(async (txRaw) => {
+    const tx = txRaw as unknown as Database;
+    const [row] = await tx
+      .delete(mcpSessions)
+      .where(and(eq(mcpSessions.id, digest), lte(mcpSessions.lastSeenAt, seenBy)))
+      .returning({ tokenId: mcpSessions.tokenId });
+    if (row === undefined) return false;
+    await sealSession(tx, "reclaimed", digest, row.tokenId, now);
+    return true;
+  });
+}
+
+/**
+ * Marks a session busy until `until` for every hub process: its last-seen
+ * time is set ahead to `until` (a time in the future means "a call is in
+ * flight"), and its idle expiry slides from there.
+ */
+export async function markSessionBusy(db: Database, session: StoredSession, until: Date, lifetimes: SessionLifetimes): Promise<void> {
+  await db
+    .update(mcpSessions)
+    .set({ lastSeenAt: until, expiresAt: expiryFor(session.createdAt, until, lifetimes) })
+    .where(eq(mcpSessions.id, session.digest));
+}
+
+/** Ends a busy mark: a last-seen time still in the future comes back to now. */
+export async function markSessionIdle(db: Database, session: StoredSession, now: Date, lifetimes: SessionLifetimes): Promise<void> {
+  await db
+    .update(mcpSessions)
+    .set({ lastSeenAt: now, expiresAt: expiryFor(session.createdAt, now, lifetimes) })
+    .where(and(eq(mcpSessions.id, session.digest), gt(mcpSessions.lastSeenAt, now)));
 }
 
 export async function insertSession(

@@ -29,7 +29,8 @@ import { parseScopeParam, SCOPE_OBSERVE_ANY, SCOPE_WRITE, scopesOf, type OAuthSc
  */
 
 const REQUEST_TTL_MS = 10 * 60_000;
-const CODE_TTL_MS = 60_000;
+/** An authorization code is redeemable this long after the admin approves (unredeemed.ts shows the grant as pending until then). */
+export const CODE_TTL_MS = 60_000;
 /** Undecided requests one client may have open at once (each is a row an unauthenticated link can create). */
 const MAX_PENDING_PER_CLIENT = 20;
 const MAX_STATE_CHARS = 1024;

@@ -11,3 +11,5 @@ export type { OAuthScope } from "./scopes";
 export { DEFAULT_OAUTH_SETTINGS, getOAuthSettings, setOAuthSettings } from "./settings";
 export type { OAuthSettings } from "./settings";
 export { ACCESS_TOKEN_TTL_S, exchangeCode, refreshGrant, revokeOAuthToken } from "./token-service";
+export { listedStatus, unredeemedGrants } from "./unredeemed";
+export type { ListedTokenStatus } from "./unredeemed";

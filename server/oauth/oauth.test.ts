@@ -21,6 +21,8 @@ import { authorizationServerMetadata, challengeParams, mcpResourceUrl, protected
 import { challengeOf } from "./pkce";
 import { setOAuthSettings } from "./settings";
 import { exchangeCode, refreshGrant, revokeOAuthToken } from "./token-service";
+import { listedStatus, unredeemedGrants } from "./unredeemed";
+import { adminCaller } from "../trpc/routers/test-callers";
 
 const HUB = "http://127.0.0.1:8700";
 const OTHER_HUB = "http://127.0.0.1:8800";
@@ -106,6 +108,39 @@ describeEachDatabase("oauth authorization server", (db) => {
     const sealed = (await allEntries(db().handle.db)).filter((e) => e.type === "oauth_grant/1" && e.data.token_id === grantId);
     expect(sealed.map((e) => e.type === "oauth_grant/1" && [e.data.event, e.data.client_kind, e.data.read_only, e.data.scopes])).toEqual([["granted", "registered", false, ["mcp:read", "mcp:write"]]]);
     expect((await listTokens(db().handle.db)).find((t) => t.id === grantId)).toMatchObject({ kind: "oauth", name: "OAuth Test client" });
+  });
+
+  it("an approved consent whose code is not redeemed is listed (tokens page, token list) as pending, expiring with the code — not as an active day-long grant; expired once the code is; active with its lifetime once redeemed", async () => {
+    const c = await client();
+    const { caller } = await adminCaller(db().handle, "owner");
+    const listed = async (at: Date) => {
+      const unredeemed = await unredeemedGrants(db().handle.db);
+      return (await listTokens(db().handle.db)).filter((t) => t.oauthClientId === c.id).map((t) => ({ id: t.id, ...listedStatus(t, unredeemed, at) }));
+    };
+    const before = Date.now();
+    const { code } = await approvedCode(c.id);
+    const [pending] = await listed(new Date());
+    expect(pending?.status).toBe("pending");
+    // The code's minute, not the day the admin granted.
+    expect(pending!.expiresAt!.getTime()).toBeGreaterThanOrEqual(before + 59_000);
+    expect(pending!.expiresAt!.getTime()).toBeLessThanOrEqual(Date.now() + 61_000);
+    const page = (await caller.tokens.list()).tokens.find((t) => t.id === pending!.id);
+    expect(page).toMatchObject({ status: "pending", expiresAt: pending!.expiresAt!.toISOString() });
+    // Past the code's expiry, never redeemed: expired.
+    expect((await listed(new Date(Date.now() + 120_000)))[0]).toMatchObject({ status: "expired", expiresAt: pending!.expiresAt });
+    // Redeemed: the grant with the lifetime the admin chose (a day here).
+    const exchanged = await exchangeCode(db().handle.db, HUB, { clientId: c.id, code, redirectUri: REDIRECT, codeVerifier: VERIFIER, resource: AUDIENCE });
+    expect(exchanged.ok).toBe(true);
+    const [active] = await listed(new Date());
+    expect(active?.status).toBe("active");
+    expect(active!.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 86_000_000);
+    expect((await caller.tokens.list()).tokens.find((t) => t.id === pending!.id)).toMatchObject({ status: "active" });
+    // A pending grant revoked is revoked.
+    const second = await approvedCode(c.id);
+    expect(second.code).not.toBe("");
+    const fresh = (await listed(new Date())).find((t) => t.status === "pending")!;
+    await revokeToken(db().handle.db, fresh.id, "test");
+    expect((await listed(new Date())).find((t) => t.id === fresh.id)?.status).toBe("revoked");
   });
 
   it("a read-only consent, or a request without mcp:write, yields a read-only grant (narrowing only, never widening)", async () => {

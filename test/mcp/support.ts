@@ -100,6 +100,7 @@ export const FULL_TOOLS = [
   "fs_write",
   "health",
   "host_inspect",
+  "host_key",
   "hosts_list",
   "lease_acquire",
   "lease_release",

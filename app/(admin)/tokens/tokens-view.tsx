@@ -95,7 +95,7 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
                 </td>
                 <td data-label="Expires">{t.expiresAt === null ? "never" : new Date(t.expiresAt).toLocaleString()}</td>
                 <td>
-                  {t.status !== "active" ? null : (
+                  {t.status !== "active" && t.status !== "pending" ? null : (
                     <ConfirmAction
                       id={t.id}
                       confirming={confirming}

@@ -1,5 +1,6 @@
 import { knownToolNames } from "../../mcp";
-import { createToken, listTokens, revokeToken, tokenStatus, type AgentToken } from "../../tokens";
+import { listedStatus, unredeemedGrants } from "../../oauth";
+import { createToken, listTokens, revokeToken, type AgentToken } from "../../tokens";
 import { parseCommandArgs, requireFlag, splitSubcommand } from "../args";
 import type { CliContext } from "../context";
 import { EXIT } from "../io";
@@ -52,11 +53,13 @@ export const tokenCommand = {
     }
     if (sub === "list") {
       parseCommandArgs(rest, {});
-      const tokens = await ctx.withDatabase("leasehold token list", ({ handle }) => listTokens(handle.db));
+      const [tokens, unredeemed] = await ctx.withDatabase("leasehold token list", ({ handle }) => Promise.all([listTokens(handle.db), unredeemedGrants(handle.db)]));
       const now = new Date();
       if (tokens.length === 0) ctx.out("no tokens (leasehold token create ... issues one)");
       for (const token of tokens) {
-        ctx.out(`${token.id}  ${tokenStatus(token, now).padEnd(7)}  ${JSON.stringify(neutraliseOneLine(token.name).text)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${token.expiresAt?.toISOString() ?? "never"}${token.kind === "oauth" ? `  oauth client ${token.oauthClientId ?? "(removed)"}` : ""}`);
+        // An approved OAuth consent whose code was never redeemed is `pending`, expiring with the code.
+        const listed = listedStatus(token, unredeemed, now);
+        ctx.out(`${token.id}  ${listed.status.padEnd(7)}  ${JSON.stringify(neutraliseOneLine(token.name).text)}  ${scopeText(token)}  created ${token.createdAt.toISOString()}  expires ${listed.expiresAt?.toISOString() ?? "never"}${token.kind === "oauth" ? `  oauth client ${token.oauthClientId ?? "(removed)"}` : ""}`);
       }
       return EXIT.ok;
     }

@@ -63,8 +63,9 @@ export function shapeOutcome(outcome: ActionOutcome): Record<string, unknown> {
   const result = outcome.result;
   if (outcome.status === "completed" && result !== undefined) {
     shaped.result = { state: result.state, exit: result.exit, output: result.output, structured: result.structured };
-    const { envelope: _envelope, ...evidence } = result.evidence;
-    shaped.evidence = evidence;
+    // The summary, and the host-signed envelope itself so anyone can check the host's signature from the result alone (docs/verify.md).
+    const { envelope, signature, ...summary } = result.evidence;
+    shaped.evidence = signature === null ? summary : { ...summary, signed: { envelope, signature } };
     shaped.ledger_entry_id = result.ledger_entry_id;
     shaped.receipt = result.receipt;
     if (result.receipt === null) shaped.hint = "the evidence entry was not yet in a signed checkpoint; audit_checkpoint and audit_proof show it once integrated";

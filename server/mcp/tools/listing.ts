@@ -1,12 +1,13 @@
 import { computeHostReadiness, computeReadiness, hubCapabilityRegistry, type CapabilityRegistry } from "../../capabilities";
 import { LeaseholdError } from "../../errors";
 import { readHealth } from "../../health/read-health";
+import { readHostKey } from "../../hosts";
 import { cosignaturesAt } from "../../ledger/cosignatures";
 import { addCosignature } from "../../trust/ledger/witness";
 import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
 import { hostVisible, readHostReports } from "./host-reports";
-import { CAPABILITIES_SCHEMA, CHECKPOINT_SCHEMA, HEALTH_SCHEMA, HOSTS_SCHEMA, PROOF_SCHEMA } from "./output-schemas";
-import { auditText, capabilitiesText, healthText, hostsText } from "./text";
+import { CAPABILITIES_SCHEMA, CHECKPOINT_SCHEMA, HEALTH_SCHEMA, HOST_KEY_SCHEMA, HOSTS_SCHEMA, PROOF_SCHEMA } from "./output-schemas";
+import { auditText, capabilitiesText, healthText, hostKeyText, hostsText } from "./text";
 import { PAGING_PROPERTIES, READ_ONLY_ANNOTATIONS, page, type HubTool } from "./tool";
 
 /**
@@ -151,5 +152,25 @@ export const auditProofTool: HubTool = {
   },
 };
 
+export const hostKeyTool: HubTool = {
+  name: "host_key",
+  title: "A host's evidence key",
+  description:
+    "The Ed25519 public key (SPKI PEM) a host signs its evidence envelopes with, its key id (the `key_id` a result's evidence names), and the host/1 ledger entry that sealed it at enrolment (its key_digest is sha256 of the PEM; leaf_index for audit_proof). With these a result's evidence.signed can be verified without the hub (docs/verify.md).",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["host"],
+    properties: { host: { type: "string", minLength: 1, maxLength: 128, description: "The host's name (as a result's `host` names it) or its id." } },
+  },
+  mutating: false,
+  annotations: READ_ONLY_ANNOTATIONS,
+  outputSchema: HOST_KEY_SCHEMA,
+  text: hostKeyText,
+  async run(args, ctx) {
+    return { ...(await readHostKey(ctx.runtime.database.handle.db, String(args.host), ctx.token.hosts)) };
+  },
+};
+
 /** Every tool the hub serves today, in tools/list order. */
-export const HUB_TOOLS: readonly HubTool[] = [healthTool, listCapabilitiesTool, hostsListTool, auditCheckpointTool, auditProofTool];
+export const HUB_TOOLS: readonly HubTool[] = [healthTool, listCapabilitiesTool, hostsListTool, hostKeyTool, auditCheckpointTool, auditProofTool];

@@ -89,6 +89,18 @@ const SUCCESS: Record<string, () => Structured[]> = {
       has_more: true,
     },
   ],
+  host_key: () => {
+    const key = {
+      host: "local",
+      host_id: "40000000-0000-4000-8000-000000000004",
+      removed: false,
+      key_id: `sha256:${"6".repeat(64)}`,
+      public_key_pem: `-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA${"A".repeat(43)}=\n-----END PUBLIC KEY-----\n`,
+      key_digest: `sha256:${"7".repeat(64)}`,
+      ledger: { entry_id: "3", leaf_index: 2, event: "enrolled", entry: `{"action_id":null,"data":{"event":"enrolled","key_digest":"sha256:${"7".repeat(64)}"},"type":"host/1"}` },
+    };
+    return [key, { ...key, host: "web-1", removed: true, ledger: { ...key.ledger, leaf_index: null, event: "key_rotated" } }, { ...key, host: "web-2", ledger: null }];
+  },
   audit_checkpoint: () => [{ origin: "o", verifier_key: "v", tree_size: 6, root_hash: "cm9vdA==", created_at: NOW, checkpoint: "o\n6\ncm9vdA==\n\n— o sig\n", cosignatures: [{ line: "— w sig" }] }],
   audit_proof: () => [{ leaf_index: 2, tree_size: 6, leaf_hash: "aA==", proof: ["aA==", "aQ=="], checkpoint: "o\n6\nr\n\n— o sig\n" }],
   approval_status: () => [
@@ -210,6 +222,23 @@ describe("every tool's outputSchema accepts its results and the hub's errors, th
     ];
     results.set("run_command", bad.map((sandbox) => toolSuccess({ ...shapeOutcome({ ...base, decision: "observe_scope" }), sandbox })));
     for (let i = 0; i < bad.length; i += 1) await expect(call("run_command", i), JSON.stringify(bad[i])).rejects.toThrow(/does not match the tool's output schema/);
+  });
+
+  it("the client rejects an error result whose code is not a stable code, whose text is over its bound, or whose tier is unknown; toolError keeps within them", async () => {
+    const base = toolError(new LeaseholdError("NOT_FOUND", "gone"));
+    const bad = [{ code: "SOMETHING_ELSE" }, { message: "m".repeat(5000) }, { hint: "h".repeat(2000) }, { tier: "moon" }];
+    results.set("health", bad.map((change) => ({ ...base, structuredContent: { ...base.structuredContent, ...change } })));
+    for (let i = 0; i < bad.length; i += 1) await expect(call("health", i), Object.keys(bad[i]!)[0]).rejects.toThrow(/does not match the tool's output schema/);
+    // The hub's own error results are cut to the bounds, and a detail of another type is not lifted.
+    const long = toolError(new LeaseholdError("INVALID_ARGUMENT", "x".repeat(10_000), { hint: "y".repeat(5_000), details: { action_id: 7, reasons: "not a list", lease_id: "l" } }));
+    results.set("health", [long]);
+    const got = await call("health", 0);
+    const structured = got.structuredContent as Record<string, unknown>;
+    expect((structured.message as string).length).toBeLessThanOrEqual(4096);
+    expect((structured.hint as string).length).toBeLessThanOrEqual(1024);
+    expect(structured).not.toHaveProperty("action_id");
+    expect(structured).not.toHaveProperty("reasons");
+    expect(structured).toMatchObject({ lease_id: "l", details: { action_id: 7, reasons: "not a list" } });
   });
 
   it("the client rejects a result that lacks a field its schema requires, success or error (the schemas constrain)", async () => {

@@ -1,3 +1,6 @@
+import { ACTIVATIONS } from "../../capabilities";
+import { ERROR_CODES } from "../../errors";
+
 /**
  * Output schemas (JSON Schema, the subset draft-07 and 2020-12 read alike)
  * for every tool's `structuredContent`, listed in tools/list. Clients check
@@ -7,41 +10,68 @@
  * (`withErrorResult`). Objects stay open (no `additionalProperties: false`):
  * a field added later must not turn an older client's calls into failures;
  * what is listed is required and typed.
+ *
+ * Portable to clients that map tool schemas onto a single-`type` dialect
+ * (the Inspector's `--strict` check, schema-lint.ts): every node constrains
+ * (no bare `{}` or `true`), no `type` is an array — a value that may be null
+ * is `anyOf` one typed branch and `{type: "null"}` — and the error object's
+ * fields are an enum of the stable codes and bounded strings.
  */
 
 export type JsonSchema = Record<string, unknown>;
 
 const string = { type: "string" } as const;
-const nullableString = { type: ["string", "null"] } as const;
 const integer = { type: "integer" } as const;
 const boolean = { type: "boolean" } as const;
 const stringList = { type: "array", items: string } as const;
+const anyObject = { type: "object" } as const;
+
+/** A value that is `schema` or null (null carries meaning: not measured, not decided, not yet integrated). */
+function nullable(schema: JsonSchema): JsonSchema {
+  return { anyOf: [schema, { type: "null" }] };
+}
+const nullableString = nullable(string);
 
 function object(properties: Record<string, JsonSchema>, required: readonly string[] = Object.keys(properties), extra: JsonSchema = {}): JsonSchema {
   return { type: "object", properties, required: [...required], ...extra };
 }
 
-/** The error object of result.ts `toolError`: `{code, message, retryable, hint}`, what an agent acts on next lifted to the top. */
+/** Bounds of the error object's text (result.ts `toolError` cuts longer text to them). */
+export const ERROR_MESSAGE_MAX = 4096;
+export const ERROR_HINT_MAX = 1024;
+/** The most characters (or items) a field lifted from `details` may have to be lifted. */
+export const LIFTED_MAX = 256;
+const ERROR_TIERS = ["hub", "guest", "kernel", "ledger", "database", "config"] as const;
+const shortString = (maxLength: number) => ({ type: "string", maxLength }) as const;
+
+/**
+ * The error object of result.ts `toolError`: `{code, message, retryable,
+ * hint}`, what an agent acts on next lifted to the top (only when it has the
+ * type listed here: result.ts checks).
+ */
 export const ERROR_RESULT_SCHEMA: JsonSchema = object(
   {
-    code: { type: "string", pattern: "^[A-Z][A-Z_]*$", description: "A stable error code (server/errors)." },
-    message: string,
+    code: { type: "string", enum: Object.keys(ERROR_CODES), description: "A stable error code (docs/design.md#errors)." },
+    message: shortString(ERROR_MESSAGE_MAX),
     retryable: boolean,
-    hint: string,
-    tier: string,
-    details: { type: "object" },
-    action_id: { description: "A held or refused action's id: continue with approval_wait." },
-    approval_id: {},
-    risk: {},
-    reasons: {},
-    deadline: {},
-    holder: {},
-    holder_id: {},
-    lease_id: {},
-    expires_at: {},
+    hint: shortString(ERROR_HINT_MAX),
+    tier: { type: "string", enum: [...ERROR_TIERS] },
+    details: anyObject,
+    action_id: { type: "string", maxLength: LIFTED_MAX, description: "A held or refused action's id: continue with approval_wait." },
+    approval_id: shortString(LIFTED_MAX),
+    risk: { type: "string", maxLength: LIFTED_MAX, description: "The held action's risk level." },
+    reasons: { type: "array", items: anyObject, maxItems: LIFTED_MAX },
+    deadline: shortString(LIFTED_MAX),
+    holder: shortString(LIFTED_MAX),
+    holder_id: shortString(LIFTED_MAX),
+    lease_id: shortString(LIFTED_MAX),
+    expires_at: shortString(LIFTED_MAX),
   },
   ["code", "message", "retryable", "hint"],
 );
+
+/** The lifted fields' types, for result.ts: a value of another type stays only in `details`. */
+export const LIFTED_FIELD_TYPES = { action_id: "string", approval_id: "string", risk: "string", reasons: "array", deadline: "string", holder: "string", holder_id: "string", lease_id: "string", expires_at: "string" } as const;
 
 /** What tools/list shows: the tool's own result, or an error result. */
 export function withErrorResult(success: JsonSchema): JsonSchema {
@@ -61,13 +91,9 @@ const OUTPUT = object({
 
 const COMPLETION = object({
   state: string,
-  exit: {
-    type: ["object", "null"],
-    properties: { code: { type: ["integer", "null"] }, signal: nullableString, timed_out: boolean, oom_killed: boolean },
-    required: ["code", "signal", "timed_out"],
-  },
+  exit: nullable(object({ code: nullable(integer), signal: nullableString, timed_out: boolean, oom_killed: boolean }, ["code", "signal", "timed_out"])),
   output: OUTPUT,
-  structured: { type: ["object", "null"] },
+  structured: nullable(anyObject),
 });
 
 const EVIDENCE = object(
@@ -84,15 +110,23 @@ const EVIDENCE = object(
     resolved_names: { type: "array", items: object({ name: string, addresses: stringList }) },
     redactions: object({ count: integer, kinds: stringList }),
     limitations: stringList,
+    signed: object(
+      {
+        envelope: { type: "object", description: "The evidence envelope (leasehold.evidence/1) exactly as the host signed it." },
+        signature: object({
+          alg: { type: "string", const: "Ed25519" },
+          key_id: { type: "string", description: "sha256: of the host's raw 32-byte public key (host_key)." },
+          sig: { type: "string", description: "base64 Ed25519 signature over the RFC 8785 (JCS) bytes of envelope." },
+        }),
+      },
+      ["envelope", "signature"],
+      { description: "The host-signed envelope, verifiable with the host's key alone (docs/verify.md)." },
+    ),
   },
   ["digest", "key_id", "state", "tier", "worker_digest", "redactions", "limitations"],
 );
 
-const RECEIPT = {
-  type: ["object", "null"],
-  properties: { leaf_index: integer, tree_size: integer, inclusion_proof: stringList, checkpoint: string },
-  required: ["leaf_index", "tree_size", "inclusion_proof", "checkpoint"],
-} as const;
+const RECEIPT = nullable(object({ leaf_index: integer, tree_size: integer, inclusion_proof: stringList, checkpoint: string }));
 
 /** actions.ts `shapeOutcome`: every capability operation and approval_wait. */
 export const ACTION_OUTCOME_SCHEMA: JsonSchema = object(
@@ -137,12 +171,8 @@ export const APPROVAL_STATUS_SCHEMA: JsonSchema = object({
   risk: RISK,
   decision: nullableString,
   created_at: string,
-  approval: {
-    type: ["object", "null"],
-    properties: { approval_id: string, state: string, deadline: string, decided_at: nullableString, reason: nullableString },
-    required: ["approval_id", "state", "deadline", "decided_at", "reason"],
-  },
-  error: { type: ["object", "null"], properties: { code: string, message: string }, required: ["code", "message"] },
+  approval: nullable(object({ approval_id: string, state: string, deadline: string, decided_at: nullableString, reason: nullableString })),
+  error: nullable(object({ code: string, message: string })),
   hint: string,
 });
 
@@ -157,7 +187,7 @@ export const HEALTH_SCHEMA: JsonSchema = object({
   ledger: object({
     origin: string,
     key: string,
-    head: { type: ["object", "null"], properties: { size: integer, root: string, checkpoint_age_s: { type: "number" } }, required: ["size", "root", "checkpoint_age_s"] },
+    head: nullable(object({ size: integer, root: string, checkpoint_age_s: { type: "number" } })),
     integrator: object({ state: string, detail: nullableString }),
     appends: object({ accepted: integer, failed: integer, slow: integer }),
   }),
@@ -171,12 +201,12 @@ export const CAPABILITIES_SCHEMA: JsonSchema = object({
       {
         id: string,
         version: string,
-        activation: {},
+        activation: { type: "string", enum: [...ACTIVATIONS] },
         active: boolean,
         status: string,
         operations: { type: "array", items: object({ name: string, mutating: boolean, description: string }) },
         worker_digest: nullableString,
-        readiness: { type: ["object", "null"], properties: { capability: string, state: string, hosts: { type: "array" } }, required: ["state"] },
+        readiness: nullable(object({ capability: string, state: string, hosts: { type: "array" } }, ["state"])),
       },
       ["id", "version", "active", "status", "operations", "worker_digest", "readiness"],
     ),
@@ -206,6 +236,16 @@ export const CHECKPOINT_SCHEMA: JsonSchema = object({
   created_at: string,
   checkpoint: string,
   cosignatures: { type: "array", items: { type: "object" } },
+});
+
+export const HOST_KEY_SCHEMA: JsonSchema = object({
+  host: string,
+  host_id: string,
+  removed: boolean,
+  key_id: string,
+  public_key_pem: string,
+  key_digest: string,
+  ledger: nullable(object({ entry_id: string, leaf_index: nullable(integer), event: { type: "string", enum: ["enrolled", "key_rotated"] }, entry: string })),
 });
 
 export const PROOF_SCHEMA: JsonSchema = object({ leaf_index: integer, tree_size: integer, leaf_hash: string, proof: stringList, checkpoint: string });

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toErrorPayload, type ErrorCode } from "../../errors";
+import { ERROR_HINT_MAX, ERROR_MESSAGE_MAX, LIFTED_FIELD_TYPES, LIFTED_MAX } from "./output-schemas";
 import { errorText } from "./text";
 
 /**
@@ -20,7 +21,15 @@ const DEFAULT_HINTS: Partial<Record<ErrorCode, string>> = {
   WORKSPACE_FULL: "free space or inodes in the host's workspace (details give its size and use), or ask the host's operator to raise workspace_max_bytes; nothing was written",
 };
 
-const LIFTED_DETAILS = ["action_id", "approval_id", "risk", "reasons", "deadline", "holder", "holder_id", "lease_id", "expires_at"] as const;
+/** Text cut to `max` characters (the error object's schema bounds it; the whole text stays in the server's log). */
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function liftable(value: unknown, type: "string" | "array"): boolean {
+  if (type === "array") return Array.isArray(value) && value.length <= LIFTED_MAX && value.every((v) => typeof v === "object" && v !== null && !Array.isArray(v));
+  return typeof value === "string" && value.length <= LIFTED_MAX;
+}
 
 export function toolSuccess(structured: Record<string, unknown>, text?: (structured: Record<string, unknown>) => string): CallToolResult {
   return { content: [{ type: "text", text: text === undefined ? JSON.stringify(structured) : text(structured) }], structuredContent: structured };
@@ -30,15 +39,16 @@ export function toolError(error: unknown): CallToolResult {
   const payload = toErrorPayload(error);
   const structured: Record<string, unknown> = {
     code: payload.code,
-    message: payload.message,
+    message: bounded(payload.message, ERROR_MESSAGE_MAX),
     retryable: payload.retryable,
-    hint: payload.hint ?? DEFAULT_HINTS[payload.code] ?? "",
+    hint: bounded(payload.hint ?? DEFAULT_HINTS[payload.code] ?? "", ERROR_HINT_MAX),
   };
   if (payload.tier !== undefined) structured.tier = payload.tier;
   if (payload.details !== undefined) {
     structured.details = payload.details;
     // What an agent acts on next is also at the top: the held action's id, risk and deadline; a lease's holder.
-    for (const key of LIFTED_DETAILS) if (payload.details[key] !== undefined) structured[key] = payload.details[key];
+    // Only a value of the type and size the error schema lists is lifted (a guest's details could hold anything); it stays in `details` either way.
+    for (const [key, type] of Object.entries(LIFTED_FIELD_TYPES)) if (liftable(payload.details[key], type)) structured[key] = payload.details[key];
   }
   return { isError: true, content: [{ type: "text", text: errorText(structured) }], structuredContent: structured };
 }

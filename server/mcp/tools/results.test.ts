@@ -20,7 +20,7 @@ const dispatched: ActionOutcome = {
 };
 
 describe("tool result shapes", () => {
-  it("a completed action carries output, exit, the evidence summary (not the whole envelope) and the ledger receipt", () => {
+  it("a completed action carries output, exit, the evidence summary with the host-signed envelope, and the ledger receipt", () => {
     const shaped = shapeOutcome({
       ...dispatched,
       status: "completed",
@@ -29,7 +29,7 @@ describe("tool result shapes", () => {
         exit: { code: 0, signal: null, timed_out: false, oom_killed: false },
         output: { stdout: "hi\n", stderr: "", stdout_bytes: 3, stderr_bytes: 0, stdout_truncated: false, stderr_truncated: false },
         structured: null,
-        evidence: { digest: `sha256:${"2".repeat(64)}`, key_id: "k1", state: "completed", tier: "A", worker_digest: `sha256:${"3".repeat(64)}`, redactions: { count: 0, kinds: [] }, limitations: [], envelope: { big: true } },
+        evidence: { digest: `sha256:${"2".repeat(64)}`, key_id: "k1", state: "completed", tier: "A", worker_digest: `sha256:${"3".repeat(64)}`, redactions: { count: 0, kinds: [] }, limitations: [], envelope: { big: true }, signature: { alg: "Ed25519", key_id: "k1", sig: "c2ln" } },
         ledger_entry_id: "42",
         receipt: { leaf_index: 41, tree_size: 50, inclusion_proof: ["aGFzaA=="], checkpoint: "hub\n50\nroot\n" },
       },
@@ -42,7 +42,9 @@ describe("tool result shapes", () => {
       receipt: { leaf_index: 41, tree_size: 50, checkpoint: "hub\n50\nroot\n" },
       ledger_entry_id: "42",
     });
+    // The envelope once, in its signed form (as the guest sent it), not beside the summary.
     expect(shaped.evidence).not.toHaveProperty("envelope");
+    expect(shaped.evidence).toMatchObject({ key_id: "k1", signed: { envelope: { big: true }, signature: { alg: "Ed25519", key_id: "k1", sig: "c2ln" } } });
     expect(shaped.hint).toMatch(/audit_proof/);
   });
 

@@ -56,6 +56,7 @@ export function completed(stdout: string, overrides: Partial<NonNullable<ActionO
         redactions: { count: 0, kinds: [] },
         limitations: ["the OOM counter was read from the lease's cgroup"],
         envelope: { big: true },
+        signature: { alg: "Ed25519", key_id: "k".repeat(43), sig: Buffer.alloc(64, 1).toString("base64") },
       },
       ledger_entry_id: "1234",
       receipt: {

@@ -204,6 +204,12 @@ export function hostsText(s: Json): string {
 }
 
 /** A checkpoint and a proof are data to verify, not to read: a line of what it is, then the JSON itself. */
+export function hostKeyText(s: Json): string {
+  const ledger = s.ledger as Json | null;
+  const sealed = ledger === null ? "no host/1 entry found in the log for this key" : `sealed by host/1 ${str(ledger.event)} (entry ${str(ledger.entry_id)}, leaf ${ledger.leaf_index === null ? "not yet integrated" : str(ledger.leaf_index)})`;
+  return `host ${str(s.host)}${s.removed === true ? " (removed)" : ""}: evidence key ${str(s.key_id)}, ${sealed}\nthe PEM and the entry's bytes are in structuredContent; docs/verify.md checks a result with them`;
+}
+
 export function auditText(summary: string): (s: Json) => string {
   return (s) => `${summary}\n${JSON.stringify(s)}`;
 }

@@ -8,21 +8,23 @@ import { z } from "zod";
 import { ROLES, listAdmins } from "../../admins";
 import { LeaseholdError } from "../../errors";
 import { clientSettings, knownToolNames } from "../../mcp";
-import { listOAuthClients } from "../../oauth";
-import { createToken, listTokens, parseExpiry, revokeToken, tokenStatus, type AgentToken } from "../../tokens";
+import { listedStatus, listOAuthClients, unredeemedGrants } from "../../oauth";
+import { createToken, listTokens, parseExpiry, revokeToken, type AgentToken } from "../../tokens";
 import { createRouter, roleProcedure } from "../init";
 import { channel } from "./channel";
 
 const scopeList = z.array(z.string().min(1).max(128)).max(64).nullable();
 
-function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>, clients: ReadonlyMap<string, string> = new Map()) {
+function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>, clients: ReadonlyMap<string, string> = new Map(), unredeemed: ReadonlyMap<string, Date> = new Map()) {
+  // An approved OAuth consent whose code was never redeemed is `pending`, expiring with the code (server/oauth/unredeemed.ts).
+  const listed = listedStatus(token, unredeemed, now);
   return {
     id: token.id,
     name: token.name,
     // `oauth`: a grant an admin consented to for an OAuth client (server/oauth); scoped and revoked like the others.
     kind: token.kind,
     client: token.oauthClientId === null ? null : { id: token.oauthClientId, name: clients.get(token.oauthClientId) ?? null },
-    status: tokenStatus(token, now),
+    status: listed.status,
     readOnly: token.readOnly,
     observe: token.observe,
     tools: token.tools,
@@ -30,7 +32,7 @@ function shown(token: AgentToken, now: Date, names: ReadonlyMap<string, string>,
     // Browser-made tokens record the admin's id; CLI-made ones record "cli".
     createdBy: names.get(token.createdBy) ?? token.createdBy,
     createdAt: token.createdAt.toISOString(),
-    expiresAt: token.expiresAt?.toISOString() ?? null,
+    expiresAt: listed.expiresAt?.toISOString() ?? null,
     revokedAt: token.revokedAt?.toISOString() ?? null,
   };
 }
@@ -39,11 +41,11 @@ export const tokensRouter = createRouter({
   list: roleProcedure(ROLES.owner).query(({ ctx }) =>
     channel(async () => {
       const db = ctx.runtime.database.handle.db;
-      const [tokens, admins, clients] = await Promise.all([listTokens(db), listAdmins(db), listOAuthClients(db)]);
+      const [tokens, admins, clients, unredeemed] = await Promise.all([listTokens(db), listAdmins(db), listOAuthClients(db), unredeemedGrants(db)]);
       const names = new Map(admins.map((a) => [a.id, a.username]));
       const clientNames = new Map(clients.map((c) => [c.id, c.name]));
       const now = new Date();
-      return { tokens: tokens.map((t) => shown(t, now, names, clientNames)), knownTools: knownToolNames() };
+      return { tokens: tokens.map((t) => shown(t, now, names, clientNames, unredeemed)), knownTools: knownToolNames() };
     }),
   ),
   create: roleProcedure(ROLES.owner, { reauth: true })
