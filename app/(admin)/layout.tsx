@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { AdminRole } from "../../server/admins";
+import type { AdminRole } from "~/server/admins";
 import { AdminNav, type NavItem } from "../_components/admin-nav";
 import { requireAdminPage } from "../_lib/session";
 

@@ -6,7 +6,7 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Code, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "~/server/text/terminal";
 import { useDecisions } from "./decide";
 import type { HeldAction } from "./types";
 

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
-import { describeFailure, verifyExport, type VerifyReport } from "../../../server/ledger/verify";
+import { describeFailure, verifyExport, type VerifyReport } from "~/server/ledger/verify";
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
