@@ -24,8 +24,14 @@ export default async function AdminLayout({ children }: { children: ReactNode })
   await requireAdminPage();
   return (
     <>
+      {/* The first Tab stop: past the navigation to the page's own content. */}
+      <a className="skip-link" href="#main">
+        Skip to main content
+      </a>
       <AdminNav sections={SECTIONS} />
-      <main>{children}</main>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </>
   );
 }

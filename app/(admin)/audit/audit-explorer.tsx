@@ -33,7 +33,7 @@ export function ExportButton() {
       const response = await fetch(EXPORT_URL, { cache: "no-store", headers: sessionBindingHeaders() });
       if (!response.ok) {
         const payload = (await response.json().catch(() => null)) as { code?: string; message?: string } | null;
-        throw new Error(payload?.code !== undefined ? `${payload.code}: ${payload.message ?? ""}` : `export download failed (HTTP ${response.status})`);
+        throw new Error(payload?.message !== undefined ? payload.message : `export download failed (HTTP ${response.status})`);
       }
       const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "leasehold-ledger.jsonl";
       const url = URL.createObjectURL(await response.blob());
@@ -131,7 +131,7 @@ export function VerifyCard() {
       const response = await fetch(EXPORT_URL, { cache: "no-store", headers: sessionBindingHeaders() });
       if (!response.ok || response.body === null) {
         const payload = (await response.json().catch(() => null)) as { code?: string; message?: string } | null;
-        throw new Error(payload?.code !== undefined ? `${payload.code}: ${payload.message ?? ""}` : `export download failed (HTTP ${response.status})`);
+        throw new Error(payload?.message !== undefined ? payload.message : `export download failed (HTTP ${response.status})`);
       }
       const header = Number(response.headers.get("x-leasehold-entries"));
       const total = Number.isSafeInteger(header) && header >= 0 ? header : null;
