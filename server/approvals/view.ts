@@ -216,7 +216,7 @@ export function networkInWords(network: unknown): string {
 
 /**
  * As whom and with what reach: every held action runs in the sandbox as the
- * lease's own unprivileged uid (docs/design.md#sandbox); a mutating operation
+ * lease's own unprivileged uid (docs/design.md#enforcement); a mutating operation
  * holds the host's write lease (workspace read-write), anything else an
  * observe lease (read-only).
  */
