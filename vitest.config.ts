@@ -1,3 +1,5 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { givenSeed } from "./tools/lib/test-seed.mjs";
 
@@ -14,6 +16,8 @@ const seed = givenSeed();
 
 // Unit and database tests. Browser tests are Playwright's (e2e/), not vitest's.
 export default defineConfig({
+  // The `~/` alias of tsconfig.json (`paths`): the repository root.
+  resolve: { alias: { "~": path.dirname(fileURLToPath(import.meta.url)) } },
   test: {
     include: ["server/**/*.test.ts", "common/**/*.test.ts", "tools/**/*.test.ts", "test/**/*.test.ts", "native/**/*.test.ts", "agent-guest/**/*.test.ts"],
     exclude: ["node_modules/**", "e2e/**", ".next/**", "dist/**"],

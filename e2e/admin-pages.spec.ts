@@ -46,7 +46,8 @@ test("tokens: the owner re-authenticates, sees the secret once with its MCP sett
   await expect(page.getByLabel("Your password", { exact: true })).toBeFocused();
   await page.getByLabel("Your password", { exact: true }).fill("not-my-password");
   await prompt.getByRole("button", { name: "Confirm" }).click();
-  await expect(prompt.locator(".state-error")).toContainText("FORBIDDEN: the password is wrong");
+  await expect(prompt.locator(".state-error")).toContainText("The password is wrong");
+  await expect(prompt.locator(".state-error")).not.toContainText("FORBIDDEN");
   await expect(page.getByTestId("token-created")).toHaveCount(0);
   await page.getByLabel("Your password", { exact: true }).fill(owner.password);
   await prompt.getByRole("button", { name: "Confirm" }).click();
@@ -193,9 +194,13 @@ test("hosts: host local is online with the tier its guest reported, the BPF obje
   // Enrol a host: the re-authenticated owner gets a one-time code fed on stdin, never in the guest's argv.
   await page.getByLabel("Host name").fill("web-1");
   await page.getByRole("button", { name: "Mint enrolment code" }).click();
-  const command = (await page.getByTestId("enrol-result").locator("pre").textContent()) ?? "";
-  expect(command).toMatch(/^printf '%s\\n' 'lhe_[a-z2-7]+' \| leasehold-guest enrol --hub http:\/\/\S+$/);
+  // Four steps that work on a fresh host: build, the ceiling file, enrol (code on stdin), run — with the checkout's own executable.
+  await expect(page.getByTestId("enrol-result").locator("ol.enrol-steps > li")).toHaveCount(4);
+  const command = (await page.getByTestId("enrol-step-3").locator("pre").textContent()) ?? "";
+  expect(command).toMatch(/^printf '%s\\n' 'lhe_[a-z2-7]+' \| node bin\/leasehold-guest\.mjs enrol --hub http:\/\/\S+$/);
   expect(command.split(" | ")[1]).not.toContain("lhe_");
+  await expect(page.getByTestId("enrol-step-2").locator("pre")).toContainText('"exec_dirs"');
+  await expect(page.getByTestId("enrol-step-4").locator("pre")).toHaveText("node bin/leasehold-guest.mjs run --ceiling /etc/leasehold/ceiling.json");
   await screenshots(page, "hosts-enrol");
   await client.close();
 });

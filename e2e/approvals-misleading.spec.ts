@@ -10,6 +10,7 @@ import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs, type Account } from "./support/admins";
 import { connectAgent, runCommand, structured, type Agent } from "./support/mcp-agent";
+import { allowSimilarButton, openItem } from "./support/queue";
 
 const STATE = path.join("test-results", ".misleading-owner.json");
 // Several agents, a held action each, and a batch clean-up per test: more than the default minute on a shared machine.
@@ -48,7 +49,8 @@ async function denyAll(page: Page, markers: readonly string[]) {
   for (const m of markers) await card(page, m).getByRole("checkbox").check();
   await page.getByLabel("Reason (needed to deny)").fill("e2e clean-up");
   await page.getByRole("button", { name: `Deny selected (${markers.length})` }).click();
-  for (const m of markers) await expect(card(page, m)).toHaveCount(0);
+  // Each row stays in place as its outcome.
+  for (const m of markers) await expect(card(page, m)).toHaveAttribute("data-outcome", "denied");
 }
 
 test("H1: select all leaves out high and critical; a batch with a high item asks a separate confirmation naming it, listing every item first", async ({ page }) => {
@@ -93,7 +95,7 @@ test("H1: select all leaves out high and critical; a batch with a high item asks
   await expect(confirm).toBeVisible();
   await expect(confirm).toContainText("1 action at high risk or above");
   await expect(confirm).toContainText(commands.high);
-  await expect(confirm.getByRole("button", { name: "Yes, approve run_command on local (high) with the rest" })).toBeVisible();
+  await expect(confirm.getByRole("button", { name: `Yes, approve \`${commands.high}\` on local (high) with the rest` })).toBeVisible();
   await expect(page.getByRole("button", { name: "Approve selected (2)" })).toBeDisabled();
   // Nothing was sent by the first press: both are still waiting.
   await expect(card(page, m.medium)).toBeVisible();
@@ -114,11 +116,14 @@ test("H2: bidi override and zero-width space show as escapes in the allow-simila
   const command = `find . -maxdepth 0 -exec echo ${mk} ftm\u202eexe.sh r\u200bm {} +`;
   const agent = await connectAgent("bidi");
   const call = runCommand(agent, command).catch(() => undefined);
-  const item = card(page, mk);
-  await expect(item).toBeVisible();
+  const item = await openItem(card(page, mk));
   await expect(item.locator("pre.approval-command")).toContainText("ftm⟨U+202E⟩exe.sh r⟨U+200B⟩m");
+  // The row's heading and the names of its controls carry the command, escaped the same way.
+  await expect(item.getByRole("heading", { level: 2 })).toContainText("ftm⟨U+202E⟩exe.sh r⟨U+200B⟩m");
+  await expect(item.getByRole("checkbox", { name: /ftm⟨U\+202E⟩exe\.sh r⟨U\+200B⟩m/ })).toBeVisible();
+  expect(await item.getByRole("heading", { level: 2 }).textContent()).not.toMatch(/[\u200b\u202e]/u);
   await expect(item).toContainText("text.invisible-characters");
-  await item.getByRole("button", { name: "Approve and allow similar…" }).click();
+  await allowSimilarButton(item).click();
   const form = item.getByRole("form", { name: "Proposed grant" });
   const pattern = form.getByLabel(/Pattern/);
   await expect(pattern).toHaveValue(String.raw`find \. -maxdepth 0 -exec echo ${mk} ftm\u202eexe\.sh r\u200bm \{\} \+`);
@@ -175,8 +180,7 @@ test("a 4,800-character command: its risky tail is in view on the card without s
   expect(command.length).toBeGreaterThan(4000);
   const agent = await connectAgent("long");
   const call = runCommand(agent, command).catch(() => undefined);
-  const item = card(page, mk);
-  await expect(item).toBeVisible();
+  const item = await openItem(card(page, mk));
   const box = item.getByTestId("approval-command");
   await expect(item.getByTestId("approval-command-note")).toContainText(`${command.length.toLocaleString("en-US")} characters`);
   // The risky parts: the download and the shell it is piped to, the last thing in the command.

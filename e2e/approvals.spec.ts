@@ -10,6 +10,7 @@ import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
 import { connectAgent, runCommand, structured } from "./support/mcp-agent";
+import { allowSimilarButton, approveButton, denyButton, openItem } from "./support/queue";
 
 let n = 0;
 /** A command that is medium risk, cheap, succeeds, and prints a unique marker. */
@@ -57,8 +58,7 @@ test.describe("as an approver", () => {
     const agent = await connectAgent("approve");
     const { command, marker } = heldCommand();
     const call = runCommand(agent, command);
-    const item = card(page, marker);
-    await expect(item).toBeVisible();
+    const item = await openItem(card(page, marker));
     await expect(item.locator("pre.approval-command")).toHaveText(command);
     await expect(item.locator("pre.approval-command mark.risky").first()).toContainText("chmod");
     await expect(item).toContainText(`token ${agent.tokenName}`);
@@ -69,13 +69,15 @@ test.describe("as an approver", () => {
     await expect(item).toContainText(/sha256:[0-9a-f]{64}/);
     await page.screenshot({ path: "test-results/approvals-1280.png", fullPage: true });
 
-    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    await approveButton(item).click();
     const result = structured(await call);
     expect(result["status"], JSON.stringify(result)).toBe("completed");
     expect(result["decision"]).toBe("approved");
     expect(JSON.stringify(result["result"])).toContain(`"stdout":"${marker}\\n"`);
-    await expect(item).toHaveCount(0);
-    await expect(page.getByTestId("approvals-message")).toContainText("Approved run_command on local");
+    // The row stays in place and turns into the outcome, linked to the action's page.
+    await expect(item.getByTestId("approval-outcome")).toContainText("completed, exit 0");
+    await expect(item.getByRole("link", { name: /view/ })).toHaveAttribute("href", /^\/actions\/[0-9a-f-]{36}$/);
+    await expect(page.getByTestId("approvals-message")).toContainText(`Approved \`${command}\` on local`);
     await agent.close();
   });
 
@@ -110,10 +112,10 @@ test.describe("as an approver", () => {
     await expect(item).toBeVisible();
     await expect.poll(async () => (await shown()).length).toBe(1);
     const [note] = await shown();
-    expect(note?.title).toBe("Approval needed: run_command on local");
+    expect(note?.title).toBe(`Approval needed: \`${command}\` on local`);
     expect(note?.body).toContain(`medium risk, requested by ${agent.tokenName}`);
     expect(note?.tag).toBe(await item.getAttribute("id"));
-    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    await approveButton(await openItem(item)).click();
     expect(structured(await call)["status"]).toBe("completed");
     await agent.close();
   });
@@ -123,9 +125,8 @@ test.describe("as an approver", () => {
     const agent = await connectAgent("deny");
     const { command, marker } = heldCommand();
     const call = runCommand(agent, command);
-    const item = card(page, marker);
-    await expect(item).toBeVisible();
-    await item.getByRole("button", { name: "Deny…" }).click();
+    const item = await openItem(card(page, marker));
+    await denyButton(item).click();
     const confirm = item.getByRole("button", { name: "Confirm deny" });
     await expect(confirm).toBeDisabled();
     await item.getByLabel(/Reason for denying/).fill("not during the freeze");
@@ -134,7 +135,7 @@ test.describe("as an approver", () => {
     expect(result.isError).toBe(true);
     expect(structured(result)["code"]).toBe("APPROVAL_DENIED");
     expect(String(structured(result)["message"])).toContain("not during the freeze");
-    await expect(item).toHaveCount(0);
+    await expect(item.getByTestId("approval-outcome")).toContainText("denied");
     await agent.close();
   });
 
@@ -143,9 +144,8 @@ test.describe("as an approver", () => {
     const agent = await connectAgent("similar");
     const { command, marker } = heldCommand("similar");
     const call = runCommand(agent, command);
-    const item = card(page, marker);
-    await expect(item).toBeVisible();
-    await item.getByRole("button", { name: "Approve and allow similar…" }).click();
+    const item = await openItem(card(page, marker));
+    await allowSimilarButton(item).click();
     const form = item.getByRole("form", { name: "Proposed grant" });
     await expect(form.getByLabel(/Pattern/)).toHaveValue(`chmod -f 600 lh-${marker}; echo ${marker}`);
     await expect(form.getByLabel("Uses")).toHaveValue("3");
@@ -157,6 +157,7 @@ test.describe("as an approver", () => {
     const approved = structured(await call);
     expect(approved["decision"], JSON.stringify(approved)).toBe("approved");
     await expect(page.getByTestId("approvals-message")).toContainText("created grant");
+    await expect(page.getByTestId("approvals-message")).toContainText("the next 2 similar runs on local will skip a person");
     expect(leaseholdCli(["grant", "list"])).toContain(marker);
 
     // The next identical call: covered by the grant, no person.
@@ -166,9 +167,8 @@ test.describe("as an approver", () => {
     // Other options: held again.
     const widened = `chmod -f 644 lh-${marker}; echo ${marker}`;
     const otherCall = runCommand(agent, widened);
-    const otherItem = page.locator("article.approval", { hasText: widened });
-    await expect(otherItem).toBeVisible();
-    await otherItem.getByRole("button", { name: "Deny…" }).click();
+    const otherItem = await openItem(page.locator("article.approval", { hasText: widened }));
+    await denyButton(otherItem).click();
     await otherItem.getByLabel(/Reason for denying/).fill("other options");
     await otherItem.getByRole("button", { name: "Confirm deny" }).click();
     expect(structured(await otherCall)["code"]).toBe("APPROVAL_DENIED");
@@ -227,7 +227,7 @@ test("auditor: no approvals page and no approve button, and the procedure refuse
   await expect(page.getByRole("link", { name: "Approvals" })).toHaveCount(0);
   await page.goto("/approvals");
   await expect(page).not.toHaveURL(/\/approvals/);
-  await expect(page.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await expect(page.getByRole("button", { name: /^Approve/ })).toHaveCount(0);
   const statuses = await page.evaluate(async () => {
     // As the page itself calls: with the session's binding secret (else every call is 401, whatever the role).
     const bound = { "x-leasehold-session-binding": window.localStorage.getItem("leasehold.session-binding") ?? "" };
@@ -257,13 +257,12 @@ test.describe("on a phone", () => {
     const agent = await connectAgent("phone");
     const { command, marker } = heldCommand("phone");
     const call = runCommand(agent, command);
-    const item = card(page, marker);
-    await expect(item).toBeVisible();
+    const item = await openItem(card(page, marker));
     await expect(item.locator("pre.approval-command mark.risky").first()).toBeVisible();
     // Nothing wider than the screen: the page does not scroll sideways.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: "test-results/approvals-390.png", fullPage: true });
-    await item.getByRole("button", { name: "Approve", exact: true }).click();
+    await approveButton(item).click();
     const result = structured(await call);
     expect(result["status"], JSON.stringify(result)).toBe("completed");
     await agent.close();

@@ -13,6 +13,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
 import { connectAgent, runCommand, structured } from "./support/mcp-agent";
+import { allowSimilarButton, openItem } from "./support/queue";
 
 test.describe.configure({ timeout: 180_000 });
 
@@ -56,7 +57,7 @@ test("allow similar on a high action: the approval and the grant are signed with
   const item = page.locator("article.approval", { hasText: mk });
   await expect(item).toBeVisible({ timeout: 30_000 });
   await expect(item.locator(".badge.risk-high").first()).toBeVisible();
-  await item.getByRole("button", { name: "Approve and allow similar…" }).click();
+  await allowSimilarButton(await openItem(item)).click();
   const form = item.getByRole("form", { name: "Proposed grant" });
   await expect(form.getByLabel("Up to risk")).toHaveValue("high");
   await form.getByLabel("Uses").fill("2");
@@ -65,7 +66,7 @@ test("allow similar on a high action: the approval and the grant are signed with
   await expect(form.getByTestId("grant-passkey-note")).toContainText("this grant is signed by it once, over its whole scope");
   await page.screenshot({ path: "test-results/allow-similar-passkey-1280.png", fullPage: true });
   await form.getByRole("button", { name: "Approve and sign grant with passkey" }).click();
-  await expect(page.getByText(/created grant [0-9a-f]{8} \(2 uses, signed with your passkey\)/)).toBeVisible();
+  await expect(page.getByTestId("approvals-message")).toContainText(/created grant [0-9a-f]{8}, signed with your passkey: the next 2 similar runs on local will skip a person/);
   const first = structured(await call);
   expect(first["decision"], JSON.stringify(first)).toBe("approved");
 

@@ -14,6 +14,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
 import { connectAgent, structured } from "./support/mcp-agent";
+import { approveButton, openItem } from "./support/queue";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 async function virtualAuthenticator(page: Page): Promise<void> {
@@ -139,11 +140,11 @@ test("register a passkey, sign in with it, approve a high command with it; verif
   }
   expect(cliRefusal).toContain("needs a passkey signature");
   await page.screenshot({ path: "test-results/passkeys-approval-1280.png", fullPage: true });
-  await item.getByRole("button", { name: "Approve with passkey" }).click();
+  await approveButton(await openItem(item), { passkey: true }).click();
   const result = structured(await call);
   expect(result["status"], JSON.stringify(result)).toBe("completed");
   expect(result["decision"]).toBe("approved");
-  await expect(item).toHaveCount(0);
+  await expect(item.getByTestId("approval-outcome")).toContainText("completed, exit 0");
   await agent.close();
   // The action page checks the stored assertion against the registered key, as `leasehold verify` does.
   await page.goto(`/actions/${String(result["action_id"])}`);

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { AdminRole } from "../../server/admins";
+import type { AdminRole } from "~/server/admins";
 import { AdminNav, type NavItem } from "../_components/admin-nav";
 import { requireAdminPage } from "../_lib/session";
 
@@ -24,8 +24,14 @@ export default async function AdminLayout({ children }: { children: ReactNode })
   await requireAdminPage();
   return (
     <>
+      {/* The first Tab stop: past the navigation to the page's own content. */}
+      <a className="skip-link" href="#main">
+        Skip to main content
+      </a>
       <AdminNav sections={SECTIONS} />
-      <main>{children}</main>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { HealthPanel } from "../_components/health-panel";
 import { PageHeader } from "../_components/ui";
-import { ROLES } from "../../server/admins";
+import { ROLES } from "~/server/admins";
 import { requireAdminPage } from "../_lib/session";
 import { DashboardCharts, DashboardFigures } from "./_dashboard/dashboard";
 

@@ -15,7 +15,7 @@
 import { startAuthentication, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useCallback } from "react";
-import { needsPasskey } from "../../server/passkeys/challenge";
+import { needsPasskey } from "~/server/passkeys/challenge";
 import { useTRPC } from "./trpc";
 
 export interface PasskeySignable {

@@ -49,10 +49,22 @@ export function useReauth(): { ask: (retry: () => void) => void; prompt: ReactNo
         <h2 className="card-title" id="reauth-title">
           Confirm your password
         </h2>
-        <form onSubmit={submit}>
+        <form
+          onSubmit={submit}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.stopPropagation();
+              close();
+            }
+          }}
+        >
           <p className="hint">This change needs a fresh proof that it is you.</p>
           <label htmlFor="reauth-password">Your password</label>
-          <input id="reauth-password" ref={input} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+          <input id="reauth-password" ref={input} type="password" autoComplete="current-password" required value={password} onChange={(e) => {
+              setPassword(e.target.value);
+              // A refusal answers the password that was sent; once it changes, the old error no longer applies.
+              if (reauth.isError) reauth.reset();
+            }} />
           <div className="form-row">
             <button className="primary" type="submit" disabled={reauth.isPending}>
               {reauth.isPending ? "Checking…" : "Confirm"}

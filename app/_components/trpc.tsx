@@ -4,7 +4,7 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@ta
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
-import type { AppRouter } from "../../server/trpc";
+import type { AppRouter } from "~/server/trpc";
 import { isSignedOut } from "../_lib/errors";
 import { sessionBindingHeaders } from "../_lib/session-binding";
 

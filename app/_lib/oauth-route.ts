@@ -1,6 +1,6 @@
-import { getHubRuntime } from "../../server/hub/runtime";
-import { knownToolNames } from "../../server/mcp";
-import { oauthContext, type OAuthContext } from "../../server/oauth";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { knownToolNames } from "~/server/mcp";
+import { oauthContext, type OAuthContext } from "~/server/oauth";
 
 /** An OAuth endpoint's route handler: server/oauth does the work; a failure is an RFC 6749 `server_error`, never a stack. */
 export function oauthRoute(name: string, handler: (request: Request, ctx: OAuthContext) => Promise<Response>): (request: Request) => Promise<Response> {

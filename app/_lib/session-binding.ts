@@ -6,7 +6,7 @@
  * it as a header. localStorage rather than sessionStorage so a second tab of
  * the same hub works; sign-out removes it.
  */
-import { SESSION_BINDING_HEADER } from "../../server/admins/binding-header";
+import { SESSION_BINDING_HEADER } from "~/server/admins/binding-header";
 
 const KEY = "leasehold.session-binding";
 

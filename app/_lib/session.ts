@@ -9,9 +9,9 @@
  */
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
-import { pageShellSession, type AdminRole, type AdminSession } from "../../server/admins";
-import { getHubRuntime } from "../../server/hub/runtime";
-import { servedSecurely } from "../../server/trpc/init";
+import { pageShellSession, type AdminRole, type AdminSession } from "~/server/admins";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { servedSecurely } from "~/server/trpc/init";
 
 export async function currentAdmin(): Promise<AdminSession | undefined> {
   const runtime = await getHubRuntime();

@@ -7,7 +7,7 @@ import { useTRPC } from "../_components/trpc";
 import { ErrorState } from "../_components/ui";
 import { errorText } from "../_lib/errors";
 import { storeSessionBinding } from "../_lib/session-binding";
-import { safeNext } from "../../server/http/safe-next";
+import { safeNext } from "~/server/http/safe-next";
 
 /** After sign-in only a path on this page's own origin is followed (server/http/safe-next.ts: no open redirect). */
 function nextPath(next: string | undefined): string {

@@ -286,8 +286,10 @@ export interface ApprovalListing {
   requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
   /** The MCP session the request came from (the digest the MCP layer keeps; shown through `sessionLabel`). */
   session_id: string | null;
-  /** The prepared action in full: `arguments` and the compiled `policy`. */
-  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown> };
+  /** Four-eyes for critical: the admin who gave the first approval (null until then). */
+  first_approved_by: string | null;
+  /** The prepared action in full: `arguments`, the compiled `policy`, whether the operation is `mutating`. */
+  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
 }
 
 export interface ApprovalPage {
@@ -385,6 +387,7 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
     deadline: approval.deadline.toISOString(),
     requested_at: approval.createdAt.toISOString(),
     first_approved_at: approval.firstApprovedAt === null ? null : approval.firstApprovedAt.toISOString(),
+    first_approved_by: approval.firstApprovedBy,
     channel: action.channel,
     requester: requesterOf(action, tokenName, adminName),
     session_id: action.sessionId,
@@ -393,7 +396,7 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
 }
 
 /** An approval without its prepared action: what leaves the hub for a browser (no raw env or stdin). */
-export type ApprovalSummary = Omit<ApprovalListing, "prepared" | "session_id">;
+export type ApprovalSummary = Omit<ApprovalListing, "prepared" | "session_id" | "first_approved_by">;
 
 /**
  * Approvals (pending by default), in fair order (see `pageApprovals`), at
@@ -404,7 +407,7 @@ export type ApprovalSummary = Omit<ApprovalListing, "prepared" | "session_id">;
  */
 export async function listApprovals(db: Database, options: { state?: ApprovalState | "all"; limit?: number } = {}): Promise<ApprovalSummary[]> {
   const page = await pageApprovals(db, { state: options.state, limit: options.limit ?? APPROVAL_PAGE.maxLimit });
-  return page.items.map(({ prepared: _prepared, session_id: _session, ...summary }) => summary);
+  return page.items.map(({ prepared: _prepared, session_id: _session, first_approved_by: _first, ...summary }) => summary);
 }
 
 /**

@@ -137,3 +137,39 @@ describe("approval view: egress allow-lists with names", () => {
     expect(renderApproval(v).join("\n")).toContain('network {"mode":"egress","egress":["10.20.0.0/16:5432","api.example.test:443"]}');
   });
 });
+
+describe("approval view: reach, folded arguments, risky env entries", () => {
+  it("says as whom and with what reach from the compiled policy: lease user, workspace mode, network in words, limits", () => {
+    const base = view({ command: "make" });
+    const policy = { timeout_s: 300, memory_bytes: 2 ** 30, pids_limit: 512, network: { mode: "none" } };
+    const built = buildApprovalView({ ...base, prepared: { ...base.prepared, mutating: true, policy } });
+    expect(built.reach.map((r) => r.text)).toEqual(["runs as an unprivileged lease user", "workspace read-write", "no network", "1 GiB / 512 procs / 300 s"]);
+    const net = buildApprovalView({ ...base, prepared: { ...base.prepared, mutating: false, policy: { ...policy, memory_bytes: 512 * 2 ** 20, network: { mode: "egress", egress: ["api.example.test:443", "10.0.0.0/8:5432"] } } } });
+    expect(net.reach.map((r) => r.text)).toEqual(["runs as an unprivileged lease user", "workspace read-only", "network only to api.example.test:443, 10.0.0.0/8:5432", "512 MiB / 512 procs / 300 s"]);
+  });
+
+  it("hostile: an egress rule or unknown network shape with control characters is shown escaped, never as words it does not say", () => {
+    const base = view({ command: "x" });
+    const odd = buildApprovalView({ ...base, prepared: { ...base.prepared, policy: { network: { mode: "egress", egress: ["a\u202eb:443"] } } } });
+    expect(odd.reach.find((r) => r.key === "network")?.text).toBe("network only to a⟨U+202E⟩b:443");
+    const unknown = buildApprovalView({ ...base, prepared: { ...base.prepared, policy: { network: { mode: "open" } } } });
+    expect(unknown.reach.find((r) => r.key === "network")?.text).toBe('network {"mode":"open"}');
+  });
+
+  it("folds idempotency_key away from the other arguments (the CLI still prints it) and flags reasons below the hold threshold", () => {
+    const command = "rm -rf ./build; ls";
+    const built = buildApprovalView(view({ command, idempotency_key: "k1", depth: 2 }, [reason("high", "command.deletes", command, "rm -rf ./build"), reason("read_only", "command.reads", command, "ls")]));
+    expect(built.other).toEqual([{ name: "depth", json: "2" }]);
+    expect(built.folded).toEqual([{ name: "idempotency_key", json: '"k1"' }]);
+    expect(built.reasons.map((r) => [r.rule, r.raises_risk])).toEqual([["command.deletes", true], ["command.reads", false]]);
+  });
+
+  it("names the env entries a risk-raising reason is about, not a read-only one nor a name that only starts the same", () => {
+    const env = { LD_PRELOAD: "/tmp/x.so", LD_PRELOAD_EXTRA: "1", LANG: "C" };
+    const reasons: RiskReason[] = [
+      { level: "high", rule: "env.executes", message: "environment variable LD_PRELOAD: loads code into every program", span: { start: 0, end: 0, line: 1, column: 1 } },
+      { level: "read_only", rule: "env.presentational", message: "environment variable LANG only sets the locale", span: { start: 0, end: 0, line: 1, column: 1 } },
+    ];
+    expect(buildApprovalView(view({ command: "ls", env }, reasons)).risky_env).toEqual(["LD_PRELOAD"]);
+  });
+});

@@ -99,8 +99,8 @@ export interface ApprovalView {
   reasons: RiskReason[];
   requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
   sessionId: string | null;
-  /** The stored prepared action (`arguments`, `policy`). */
-  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown> };
+  /** The stored prepared action (`arguments`, `policy`, whether the operation is `mutating`). */
+  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
 }
 
 /** Stdin (or fs_write content) as a person sees it: size, digest, and a scrubbed preview. */
@@ -157,7 +157,19 @@ export interface PreparedActionView {
   network: string | null;
   /** Every other prepared argument as JSON (visible-safe). */
   other: Array<{ name: string; json: string }>;
-  reasons: Array<{ level: string; rule: string; message: string; line: number | null; column: number | null; snippet: string | null; snippet_cut: boolean }>;
+  /** Arguments that change nothing the workload does (`idempotency_key`), as JSON: a browser folds them away. */
+  folded: Array<{ name: string; json: string }>;
+  /**
+   * As whom and with what reach the action runs, one short phrase per fact,
+   * from the compiled policy: the lease user, the workspace mode, the network
+   * in words, the cgroup limits and timeout. A list so that more facts (host
+   * paths) join as items.
+   */
+  reach: Array<{ key: string; text: string }>;
+  /** Names of env entries a reason that raises the risk is about (shown highlighted like risky command spans). */
+  risky_env: string[];
+  /** `raises_risk`: the reason is at or above the hold threshold (anything above read_only is held); the rest only list what was seen. */
+  reasons: Array<{ level: string; rule: string; message: string; line: number | null; column: number | null; snippet: string | null; snippet_cut: boolean; raises_risk: boolean }>;
 }
 
 function until(deadline: Date, now: Date): string {
@@ -173,6 +185,62 @@ export function sessionLabel(sessionId: string | null): string {
 }
 
 const SHOWN_APART = new Set(["host", "command", "code", "cwd", "env", "stdin", "timeout_s", "language", "content"]);
+/** Arguments that only name the request (a retry continues the same action): nothing a person weighs. */
+const FOLDED = new Set(["idempotency_key"]);
+
+/** 1 GiB, 512 MiB, 300 KiB: binary units, as the ceiling file writes them. */
+export function bytesInWords(bytes: number): string {
+  const units: Array<[string, number]> = [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]];
+  for (const [unit, size] of units) {
+    if (bytes >= size) {
+      const value = bytes / size;
+      return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+    }
+  }
+  return `${bytes} B`;
+}
+
+/** The compiled network policy in words: "no network", or where the workload may connect. */
+export function networkInWords(network: unknown): string {
+  const n = network as { mode?: unknown; egress?: unknown } | null | undefined;
+  if (n === null || n === undefined || n.mode === "none") return "no network";
+  if (n.mode === "egress" && Array.isArray(n.egress)) {
+    const rules = n.egress.filter((r): r is string => typeof r === "string").map((r) => escapeForTerminal(r));
+    if (rules.length === 0) return "no network";
+    const shown = rules.slice(0, 4).join(", ");
+    return `network only to ${shown}${rules.length > 4 ? ` and ${rules.length - 4} more` : ""}`;
+  }
+  // An unknown shape is shown as it is, never guessed into words.
+  return `network ${escapeForTerminal(JSON.stringify(network))}`;
+}
+
+/**
+ * As whom and with what reach: every held action runs in the sandbox as the
+ * lease's own unprivileged uid (docs/design.md#enforcement); a mutating operation
+ * holds the host's write lease (workspace read-write), anything else an
+ * observe lease (read-only).
+ */
+export function reachOf(prepared: { mutating?: unknown; policy?: Record<string, unknown> }): Array<{ key: string; text: string }> {
+  const policy = prepared.policy ?? {};
+  const num = (key: string): number | null => (typeof policy[key] === "number" ? (policy[key] as number) : null);
+  const items: Array<{ key: string; text: string }> = [{ key: "user", text: "runs as an unprivileged lease user" }];
+  if (typeof prepared.mutating === "boolean") items.push({ key: "workspace", text: prepared.mutating ? "workspace read-write" : "workspace read-only" });
+  items.push({ key: "network", text: networkInWords(policy["network"]) });
+  const memory = num("memory_bytes");
+  const pids = num("pids_limit");
+  const timeout = num("timeout_s");
+  const limits = [memory === null ? null : bytesInWords(memory), pids === null ? null : `${pids} procs`, timeout === null ? null : `${timeout} s`].filter((x): x is string => x !== null);
+  if (limits.length > 0) items.push({ key: "limits", text: limits.join(" / ") });
+  return items;
+}
+
+/** Env entries named by a reason that raises the risk (server/policy/risk/environment.ts: "environment variable NAME …"). */
+function riskyEnvNames(env: Record<string, unknown>, reasons: readonly RiskReason[]): string[] {
+  return Object.keys(env)
+    .filter((name) => reasons.some((r) => r.level !== "read_only" && r.rule.startsWith("env.") && (r.message.startsWith(`environment variable ${name} `) || r.message.startsWith(`environment variable ${name}:`))))
+    .sort()
+    .map((name) => escapeForTerminal(name));
+}
 
 function dataPreview(value: string): DataPreview {
   const bytes = Buffer.byteLength(value, "utf8");
@@ -244,8 +312,13 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
     timeout: { enforced_s: typeof policy["timeout_s"] === "number" ? policy["timeout_s"] : null, asked_s: typeof args["timeout_s"] === "number" ? args["timeout_s"] : null },
     network: policy["network"] === undefined ? null : escapeForTerminal(JSON.stringify(policy["network"])),
     other: Object.entries(args)
-      .filter(([name]) => !SHOWN_APART.has(name))
+      .filter(([name]) => !SHOWN_APART.has(name) && !FOLDED.has(name))
       .map(([name, value]) => ({ name: escapeForTerminal(name), json: escapeForTerminal(JSON.stringify(value) ?? "undefined") })),
+    folded: Object.entries(args)
+      .filter(([name]) => FOLDED.has(name))
+      .map(([name, value]) => ({ name: escapeForTerminal(name), json: escapeForTerminal(JSON.stringify(value) ?? "undefined") })),
+    reach: reachOf(view.prepared),
+    risky_env: "env" in args ? riskyEnvNames((args["env"] ?? {}) as Record<string, unknown>, view.reasons) : [],
     reasons: view.reasons.map((reason) => {
       const spanned = reason.span.end > reason.span.start;
       const inside = spanned && source.length >= reason.span.end;
@@ -257,6 +330,7 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
         column: spanned ? reason.span.column : null,
         snippet: inside ? escapeForTerminal(source.slice(reason.span.start, Math.min(reason.span.end, reason.span.start + 80))) : null,
         snippet_cut: inside && reason.span.end - reason.span.start > 80,
+        raises_risk: reason.level !== "read_only",
       };
     }),
   };
@@ -309,7 +383,7 @@ export function renderApproval(input: ApprovalView, now = new Date()): string[] 
   const timeout = view.timeout.enforced_s === null ? "?" : `${view.timeout.enforced_s} s`;
   const network = view.network === null ? "" : `  network ${view.network}`;
   lines.push(`  timeout: ${timeout}${view.timeout.asked_s === null ? "" : ` (asked ${view.timeout.asked_s} s)`}${network}`);
-  for (const { name, json } of view.other) lines.push(`  ${name}: ${json}`);
+  for (const { name, json } of [...view.other, ...view.folded]) lines.push(`  ${name}: ${json}`);
   lines.push(`  reasons (${view.reasons.length}):`);
   for (const reason of view.reasons) {
     const at = reason.line === null ? "" : ` at ${reason.line}:${reason.column}`;

@@ -50,6 +50,8 @@ export type {
   RuntimeManifestSource,
 } from "./registry";
 export { BUILTIN_MANIFESTS } from "./builtin";
+export { capabilityConsequence } from "./consequence";
+export type { CapabilityConsequence } from "./consequence";
 
 export {
   READINESS_STATES,

@@ -3,6 +3,8 @@ export { authenticateHostRequest } from "./auth";
 export type { AuthenticatedHost, HostAuthResult } from "./auth";
 export { DEFAULT_ENROL_CODE_TTL_MS, ENROL_CODE_PREFIX, createEnrolCode, enrolCommand, enrolHost, publicUrlNote } from "./enrolment";
 export type { EnrolRequest, EnrolResult } from "./enrolment";
+export { HOST_CEILING_PATH, ceilingTemplate, enrolSteps } from "./enrol-steps";
+export type { EnrolStep } from "./enrol-steps";
 export { bpfSummaryOf, ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
 export type { HostSummary, StoredHostHealth } from "./health";
 export { serveEnrol, serveHealthReport } from "./http";

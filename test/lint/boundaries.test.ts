@@ -20,6 +20,7 @@ const RULE = "leasehold/import-boundaries";
 const PLACED: Record<string, string> = {
   "hub-imports-guest.ts": "server/hosts",
   "app-imports-guest.tsx": "app",
+  "app-imports-guest-by-alias.tsx": "app/(admin)",
   "hub-imports-contract.ts": "server/hosts",
   "guest-imports-db.ts": "agent-guest/daemon",
   "guest-imports-contract.ts": "agent-guest/daemon",
@@ -59,6 +60,10 @@ describe("hub ⇄ guest import boundaries (leasehold/import-boundaries on fixtur
 
   it("refuses the web app under app/ importing the guest", () => {
     expect(errors.get("app-imports-guest.tsx")).toEqual([expect.stringMatching(/may not import agent-guest\/cli: the hub imports nothing of the guest/)]);
+  });
+
+  it("refuses the web app importing the guest through the ~/ alias", () => {
+    expect(errors.get("app-imports-guest-by-alias.tsx")).toEqual([expect.stringMatching(/may not import agent-guest\/cli: the hub imports nothing of the guest/)]);
   });
 
   it("refuses the guest importing the hub's database", () => {

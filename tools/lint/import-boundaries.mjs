@@ -1,7 +1,8 @@
 // A local ESLint rule: imports may not cross the folder boundaries the
 // architecture draws (server/trust/README.md). It resolves each relative
-// import against the importing file, so `../../server/db` and
-// `../db` are judged by where they land, not by how they are spelled.
+// import against the importing file, and the `~/` alias (tsconfig.json
+// `paths`) against the checkout's root, so `../../server/db`, `../db` and
+// `~/server/db` are judged by where they land, not by how they are spelled.
 //
 // Options (one object):
 //   forbidden: folders (repo-relative, "" = the whole checkout) an import must not land in
@@ -45,8 +46,9 @@ const rule = {
     function check(node, source) {
       if (source === null || source === undefined || typeof source.value !== "string") return;
       const spec = source.value;
-      if (spec.startsWith(".") || spec.startsWith("/")) {
-        const target = path.relative(ROOT, path.resolve(path.dirname(filename), spec)).split(path.sep).join("/");
+      if (spec.startsWith(".") || spec.startsWith("/") || spec.startsWith("~/")) {
+        const resolved = spec.startsWith("~/") ? path.resolve(ROOT, spec.slice(2)) : path.resolve(path.dirname(filename), spec);
+        const target = path.relative(ROOT, resolved).split(path.sep).join("/");
         if (forbidden.some((f) => inside(target, f)) && !allowed.some((a) => inside(target, a))) {
           context.report({ node: source, messageId: "crossesFolder", data: { file, target, reason } });
         }

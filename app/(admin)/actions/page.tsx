@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import { ROLES } from "../../../server/admins";
+import { ROLES } from "~/server/admins";
 import { Loading, PageHeader } from "../../_components/ui";
 import { requireAdminPage } from "../../_lib/session";
 import { ActionsList } from "./actions-list";

@@ -1,28 +1,16 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent as ReactKeyboardEvent } from "react";
 import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Code, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "~/server/text/terminal";
 import { useDecisions } from "./decide";
+import { ReachLine } from "./reach-line";
+import { CONFIRM_RISKS, commandLabel, commandPreview, requesterText, timeLeft } from "./summary";
 import type { HeldAction } from "./types";
-
-/** "4m 05s left", or "deadline passed". */
-export function timeLeft(deadline: string, nowMs: number): string {
-  const ms = Date.parse(deadline) - nowMs;
-  if (ms <= 0) return "deadline passed";
-  const s = Math.ceil(ms / 1000);
-  return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s left`;
-}
-
-function requesterText(item: HeldAction): string {
-  const r = item.requester;
-  const name = r.name ?? r.id ?? "?";
-  return r.kind === "token" ? `token ${name}` : r.kind === "admin" ? `admin ${name}` : "unknown requester";
-}
 
 /** Beyond this many characters the command is shown collapsed: both ends and every risky span, the quiet middle elided. */
 export const COLLAPSE_AT = 600;
@@ -74,9 +62,12 @@ function Subject({ subject }: { subject: NonNullable<HeldAction["subject"]> }) {
           </button>
         </p>
       ) : null}
+      {/* Focusable, so a command taller than its box scrolls from the keyboard too. */}
       <pre
         className={`code-block approval-command${collapsed ? " collapsed" : ""}`}
         data-testid="approval-command"
+        role="group"
+        tabIndex={0}
         aria-label={`${subject.name}${subject.language ? ` (${subject.language})` : ""}, risky parts highlighted`}
       >
         {pieces.map((piece, i) =>
@@ -118,7 +109,7 @@ function DataRow({ label, data }: { label: string; data: HeldAction["stdin"] }) 
   );
 }
 
-function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone: (text: string) => void; onCancel: () => void }) {
+function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone: (text: string, state: string) => void; onCancel: () => void }) {
   const trpc = useTRPC();
   const { approveAndAllowSimilar, pending, grantNeedsPasskey } = useDecisions();
   const { ask, prompt } = useReauth();
@@ -154,7 +145,8 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
         cwd: form.cwd,
       });
       onDone(
-        `Approved ${item.operation} on ${item.host ?? "?"} and created grant ${result.grant.id.slice(0, 8)} (${result.grant.usesRemaining} uses${result.grant.passkeySigned ? ", signed with your passkey" : ""}).`,
+        `Approved ${commandLabel(item)} and created grant ${result.grant.id.slice(0, 8)}${result.grant.passkeySigned ? ", signed with your passkey" : ""}: the next ${result.grant.usesRemaining} similar run${result.grant.usesRemaining === 1 ? "" : "s"} on ${p.host} will skip a person (until ${new Date(result.grant.expiresAt).toLocaleTimeString()}).`,
+        result.approval.state,
       );
     } catch (e) {
       // A grant needs a fresh password proof; nothing was approved yet, so ask and send the same again.
@@ -164,7 +156,17 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
   };
   return (
     <>
-      <form className="grant-form" onSubmit={(e) => void submit(e)} aria-label="Proposed grant">
+      <form
+        className="grant-form"
+        onSubmit={(e) => void submit(e)}
+        aria-label="Proposed grant"
+        onKeyDown={(e) => {
+          if (e.key === "Escape" && !pending) {
+            e.stopPropagation();
+            onCancel();
+          }
+        }}
+      >
         <p className="hint">
           The narrowest grant for this action: host <strong>{p.host}</strong>, operation <strong>{p.tool}</strong>, exactly this {item.subject?.name ?? "subject"}, this
           environment, stdin and working directory. Edit it, then confirm.
@@ -243,185 +245,350 @@ function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone
   );
 }
 
-export function ApprovalCard({
+/**
+ * Which form an item has open: none, the deny reason, the grant proposal, or
+ * the keyboard's second step for high and critical; `approve` asks the item
+ * to approve now (the keyboard's `a` below high).
+ */
+export type ItemMode = "idle" | "deny" | "similar" | "confirm" | "approve";
+
+/** What a decision made here led to, for the row that stays in place of the held action. */
+export interface Decided {
+  decision: "approved" | "denied";
+  text: string;
+}
+
+function Reasons({ reasons }: { reasons: HeldAction["reasons"] }) {
+  const shown = reasons.filter((r) => r.raises_risk);
+  const folded = reasons.filter((r) => !r.raises_risk);
+  const line = (r: HeldAction["reasons"][number], i: number) => (
+    <li key={i}>
+      <RiskBadge level={r.level} /> <Code>{r.rule}</Code>
+      {r.line === null ? "" : ` at ${r.line}:${r.column}`}
+      {r.snippet === null ? null : (
+        <>
+          {" "}
+          {/* Only reasons that raise the risk are marked, as in the command above. */}
+          {r.raises_risk ? (
+            <mark className="risky">
+              {r.snippet}
+              {r.snippet_cut ? "…" : ""}
+            </mark>
+          ) : (
+            <Code>
+              {r.snippet}
+              {r.snippet_cut ? "…" : ""}
+            </Code>
+          )}
+        </>
+      )}{" "}
+      — {r.message}
+    </li>
+  );
+  return (
+    <>
+      <ul className="approval-reasons">{shown.map(line)}</ul>
+      {folded.length === 0 ? null : (
+        <details className="approval-folded">
+          <summary>
+            {folded.length} more seen, none of {folded.length === 1 ? "it" : "them"} above read-only
+          </summary>
+          <ul className="approval-reasons">{folded.map(line)}</ul>
+        </details>
+      )}
+    </>
+  );
+}
+
+/**
+ * One held action in the dense queue: a row (risk, command's first ~80
+ * characters with risky spans marked, host, requester, deadline) that
+ * expands in place to the whole prepared action, its reach and the decision
+ * buttons. Every name a control or heading carries includes the command.
+ */
+export function ApprovalItem({
   item,
   nowMs,
   selected,
   onSelect,
+  expanded,
+  onToggle,
+  mode,
+  setMode,
+  onDecided,
   onMessage,
 }: {
   item: HeldAction;
   nowMs: number;
   selected: boolean;
   onSelect: (on: boolean) => void;
+  expanded: boolean;
+  onToggle: (open: boolean) => void;
+  mode: ItemMode;
+  setMode: (mode: ItemMode) => void;
+  /** A decision was recorded: the parent keeps the row and moves focus on. */
+  onDecided: (decided: Decided) => void;
   onMessage: (text: string) => void;
 }) {
   const { approveOne, denyOne, pending, needsPasskey } = useDecisions();
-  const [mode, setMode] = useState<"idle" | "deny" | "similar">("idle");
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
+  const label = commandLabel(item);
   const titleId = `approval-title-${item.approval_id}`;
-  const where = `${item.operation} on ${item.host ?? "?"}`;
+  const bodyId = `approval-body-${item.approval_id}`;
+  const preview = commandPreview(item);
+  const passkey = needsPasskey(item);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const waitingForSecond = item.first_approved_by_you;
 
-  const run = async (fn: () => Promise<unknown>, done: string) => {
+  useEffect(() => {
+    if (mode === "confirm") confirmRef.current?.focus();
+    if (mode === "approve") {
+      setMode("idle");
+      if (!waitingForSecond) void approve();
+    }
+  }, [mode]);
+
+  const approve = async () => {
     setError(null);
     try {
-      await fn();
-      onMessage(done);
+      const result = await approveOne(item);
+      setMode("idle");
+      if (result.state === "pending") {
+        // Four-eyes: this was the first of two approvals; the item stays held for a second approver.
+        onMessage(`First approval recorded for ${label}: a second, different approver must approve it.`);
+        return;
+      }
+      onDecided({ decision: "approved", text: `Approved ${label}.` });
+    } catch (e) {
+      setError(e instanceof Error && e.name === "NotAllowedError" ? "The browser or authenticator cancelled the passkey signature; nothing was approved." : errorText(e));
+    }
+  };
+  const deny = async () => {
+    setError(null);
+    try {
+      await denyOne(item, reason.trim());
+      setMode("idle");
+      onDecided({ decision: "denied", text: `Denied ${label}.` });
     } catch (e) {
       setError(errorText(e));
     }
   };
+  const closeOnEscape = (e: ReactKeyboardEvent) => {
+    if (e.key !== "Escape" || pending) return;
+    e.stopPropagation();
+    setMode("idle");
+    document.getElementById(titleId)?.focus();
+  };
 
   return (
-    <article className={`card approval risk-border-${item.risk}`} id={item.approval_id} data-action-id={item.action_id} data-requested-at={item.requested_at} aria-labelledby={titleId}>
-      <header className="approval-head">
-        <input type="checkbox" className="approval-select" aria-label={`Select ${where}`} checked={selected} onChange={(e) => onSelect(e.target.checked)} />
-        <h2 className="card-title" id={titleId}>
-          {where}
+    <article
+      className={`approval risk-border-${item.risk}${expanded ? " expanded" : ""}`}
+      id={item.approval_id}
+      data-action-id={item.action_id}
+      data-requested-at={item.requested_at}
+      data-risk={item.risk}
+      aria-labelledby={titleId}
+    >
+      <div className="approval-row">
+        <h2 className="approval-heading">
+          <button type="button" className="approval-toggle" id={titleId} aria-expanded={expanded} aria-controls={bodyId} onClick={() => onToggle(!expanded)}>
+            <RiskBadge level={item.risk} />
+            <span className="approval-preview">
+              {item.subject === null ? (
+                item.operation
+              ) : (
+                <code className="code">
+                  {preview.pieces.map((p, i) =>
+                    p.risky ? (
+                      <mark key={i} className="risky">
+                        {p.text}
+                      </mark>
+                    ) : (
+                      <span key={i}>{p.text}</span>
+                    ),
+                  )}
+                  {preview.cut ? "…" : ""}
+                </code>
+              )}
+            </span>
+            <span className="approval-host">on {item.host ?? "?"}</span>
+          </button>
         </h2>
-        <RiskBadge level={item.risk} />
+        <span className="approval-requester">{requesterText(item)}</span>
         <span className="approval-deadline" title={`deadline ${item.deadline}`}>
           {timeLeft(item.deadline, nowMs)}
         </span>
-      </header>
-      <p className="muted approval-who">
-        Requested by <strong>{requesterText(item)}</strong> · {item.session} · via {item.channel} · {new Date(item.requested_at).toLocaleTimeString()}
-      </p>
+        <input type="checkbox" className="approval-select" aria-label={`Select ${label}`} checked={selected} onChange={(e) => onSelect(e.target.checked)} />
+      </div>
       {item.first_approved_at === null ? null : (
         <p className="approval-first" data-testid="approval-first">
-          Approved once at {new Date(item.first_approved_at).toLocaleTimeString()}: four-eyes is on for critical actions, so a second, different approver must approve it.
+          First approval recorded at {new Date(item.first_approved_at).toLocaleTimeString()}
+          {waitingForSecond ? " (yours)" : ""}: four-eyes is on for critical actions, so a second, different approver must approve it.
         </p>
       )}
-      {item.subject === null ? null : <Subject subject={item.subject} />}
-      <dl className="approval-details">
-        <dt>Host</dt>
-        <dd>{item.host ?? "?"}</dd>
-        {item.cwd === null ? null : (
-          <>
-            <dt>Working directory</dt>
+      {!expanded ? null : (
+        <div className="approval-body" id={bodyId}>
+          <p className="muted approval-who">
+            Requested by <strong>{requesterText(item)}</strong> · {item.session} · via {item.channel} · {new Date(item.requested_at).toLocaleTimeString()}
+          </p>
+          <ReachLine items={item.reach} />
+          {item.subject === null ? null : <Subject subject={item.subject} />}
+          <dl className="approval-details">
+            <dt>Host</dt>
+            <dd>{item.host ?? "?"}</dd>
+            {item.cwd === null ? null : (
+              <>
+                <dt>Working directory</dt>
+                <dd>
+                  <Code>{item.cwd}</Code>
+                </dd>
+              </>
+            )}
+            {item.env === null ? null : (
+              <>
+                <dt>Environment</dt>
+                <dd>
+                  {item.env.length === 0 ? (
+                    "none"
+                  ) : (
+                    <ul className="approval-env">
+                      {item.env.map((e, i) => (
+                        <li key={i}>
+                          {e.name !== "" && item.risky_env.includes(e.name) ? (
+                            <mark className="risky code">{`${e.name}=${e.value}`}</mark>
+                          ) : (
+                            <Code>{e.name === "" ? e.value : `${e.name}=${e.value}`}</Code>
+                          )}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </dd>
+              </>
+            )}
+            <DataRow label="Stdin" data={item.stdin} />
+            <DataRow label="Content" data={item.content} />
+            <dt>Timeout</dt>
             <dd>
-              <Code>{item.cwd}</Code>
+              {item.timeout.enforced_s === null ? "?" : `${item.timeout.enforced_s} s`}
+              {item.timeout.asked_s === null ? "" : ` (asked ${item.timeout.asked_s} s)`}
             </dd>
-          </>
-        )}
-        {item.env === null ? null : (
-          <>
-            <dt>Environment</dt>
-            <dd>
-              {item.env.length === 0 ? (
-                "none"
-              ) : (
-                <ul className="approval-env">
-                  {item.env.map((e, i) => (
-                    <li key={i}>
-                      <Code>{e.name === "" ? e.value : `${e.name}=${e.value}`}</Code>
-                    </li>
-                  ))}
-                </ul>
-              )}
-            </dd>
-          </>
-        )}
-        <DataRow label="Stdin" data={item.stdin} />
-        <DataRow label="Content" data={item.content} />
-        <dt>Timeout</dt>
-        <dd>
-          {item.timeout.enforced_s === null ? "?" : `${item.timeout.enforced_s} s`}
-          {item.timeout.asked_s === null ? "" : ` (asked ${item.timeout.asked_s} s)`}
-          {item.network === null ? null : (
-            <>
-              {" "}
-              · network <Code>{item.network}</Code>
-            </>
-          )}
-        </dd>
-        {item.other.map((o) => (
-          <div key={o.name} className="contents">
-            <dt>{o.name}</dt>
-            <dd>
-              <Code>{o.json}</Code>
-            </dd>
-          </div>
-        ))}
-        <dt>Why it was held</dt>
-        <dd>
-          <ul className="approval-reasons">
-            {item.reasons.map((r, i) => (
-              <li key={i}>
-                <RiskBadge level={r.level} /> <Code>{r.rule}</Code>
-                {r.line === null ? "" : ` at ${r.line}:${r.column}`}
-                {r.snippet === null ? null : (
-                  <>
-                    {" "}
-                    {/* Only reasons that raise the risk are marked, as in the command above. */}
-                    {r.level === "read_only" ? (
-                      <Code>
-                        {r.snippet}
-                        {r.snippet_cut ? "…" : ""}
-                      </Code>
-                    ) : (
-                      <mark className="risky">
-                        {r.snippet}
-                        {r.snippet_cut ? "…" : ""}
-                      </mark>
-                    )}
-                  </>
-                )}{" "}
-                — {r.message}
-              </li>
+            {item.other.map((o) => (
+              <div key={o.name} className="contents">
+                <dt>{o.name}</dt>
+                <dd>
+                  <Code>{o.json}</Code>
+                </dd>
+              </div>
             ))}
-          </ul>
-        </dd>
-        <dt>Action</dt>
-        <dd>
-          <Code>{item.action_id}</Code>
-        </dd>
-        <dt>Action hash</dt>
-        <dd>
-          <Code>{item.action_hash}</Code>
-        </dd>
-      </dl>
+            <dt>Why it was held</dt>
+            <dd>
+              <Reasons reasons={item.reasons} />
+            </dd>
+          </dl>
+          <details className="approval-folded">
+            <summary>Action id, hash{item.folded.length === 0 ? "" : " and request key"}</summary>
+            <dl className="approval-details">
+              <dt>Action</dt>
+              <dd>
+                <Code>{item.action_id}</Code>
+              </dd>
+              <dt>Action hash</dt>
+              <dd>
+                <Code>{item.action_hash}</Code>
+              </dd>
+              {item.folded.map((o) => (
+                <div key={o.name} className="contents">
+                  <dt>{o.name}</dt>
+                  <dd>
+                    <Code>{o.json}</Code>
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          </details>
 
-      {mode === "deny" ? (
-        <form
-          className="approval-deny"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void run(() => denyOne(item, reason.trim()), `Denied ${where}.`);
-          }}
-        >
-          <label htmlFor={`deny-reason-${item.approval_id}`}>Reason for denying (the agent receives it)</label>
-          <input id={`deny-reason-${item.approval_id}`} required value={reason} onChange={(e) => setReason(e.target.value)} autoFocus />
-          <div className="form-row">
-            <button type="submit" className="danger" disabled={pending || reason.trim().length === 0}>
-              Confirm deny
-            </button>
-            <button type="button" onClick={() => setMode("idle")}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : mode === "similar" ? (
-        <AllowSimilarForm item={item} onDone={onMessage} onCancel={() => setMode("idle")} />
-      ) : (
-        <div className="form-row approval-actions">
-          <button type="button" className="primary" disabled={pending} onClick={() => void run(() => approveOne(item), `Approved ${where}.`)}>
-            {needsPasskey(item) ? "Approve with passkey" : "Approve"}
-          </button>
-          <button type="button" className="danger" disabled={pending} onClick={() => setMode("deny")}>
-            Deny…
-          </button>
-          {item.risk === "critical" ? (
-            <span className="hint">Critical actions are never covered by a grant.</span>
+          {mode === "deny" ? (
+            <form
+              className="approval-deny"
+              onKeyDown={closeOnEscape}
+              onSubmit={(e) => {
+                e.preventDefault();
+                void deny();
+              }}
+            >
+              <label htmlFor={`deny-reason-${item.approval_id}`}>Reason for denying {label} (the agent receives it)</label>
+              <input id={`deny-reason-${item.approval_id}`} required value={reason} onChange={(e) => setReason(e.target.value)} autoFocus />
+              <div className="form-row">
+                <button type="submit" className="danger" disabled={pending || reason.trim().length === 0}>
+                  Confirm deny
+                </button>
+                <button type="button" onClick={() => setMode("idle")}>
+                  Cancel
+                </button>
+              </div>
+            </form>
+          ) : mode === "similar" ? (
+            <AllowSimilarForm
+              item={item}
+              onDone={(text, state) => {
+                setMode("idle");
+                if (state === "pending") onMessage(text);
+                else onDecided({ decision: "approved", text });
+              }}
+              onCancel={() => {
+                setMode("idle");
+                document.getElementById(titleId)?.focus();
+              }}
+            />
+          ) : mode === "confirm" ? (
+            <div className="approval-confirm approval-actions" role="group" aria-labelledby={`confirm-${item.approval_id}`} onKeyDown={closeOnEscape} data-testid="approval-confirm">
+              <p id={`confirm-${item.approval_id}`}>
+                <strong>
+                  Approve {label} at {item.risk} risk?
+                </strong>
+              </p>
+              <div className="form-row">
+                <button ref={confirmRef} type="button" className="danger" disabled={pending} onClick={() => void approve()}>
+                  Yes, approve{passkey ? " with passkey" : ""}
+                </button>
+                <button type="button" onClick={() => setMode("idle")}>
+                  Back
+                </button>
+              </div>
+            </div>
           ) : (
-            <button type="button" disabled={pending} onClick={() => setMode("similar")}>
-              Approve and allow similar…
-            </button>
+            <div className="form-row approval-actions">
+              <button
+                type="button"
+                className="primary"
+                disabled={pending || waitingForSecond}
+                aria-label={waitingForSecond ? `First approval recorded: ${label} waits for a second approver` : passkey ? `Approve with passkey: ${label}` : `Approve ${label}`}
+                onClick={() => void approve()}
+              >
+                {waitingForSecond ? "First approval recorded" : passkey ? "Approve with passkey" : "Approve"}
+              </button>
+              <button type="button" className="danger" disabled={pending} aria-label={`Deny ${label}…`} onClick={() => setMode("deny")}>
+                Deny…
+              </button>
+              {item.risk === "critical" ? (
+                <span className="hint">Critical actions are never covered by a grant.</span>
+              ) : (
+                <button type="button" disabled={pending} aria-label={`Approve and allow similar: ${label}…`} onClick={() => setMode("similar")}>
+                  Approve and allow similar…
+                </button>
+              )}
+            </div>
           )}
+          {error === null ? null : <ErrorState>{error}</ErrorState>}
         </div>
       )}
-      {error === null ? null : <ErrorState>{error}</ErrorState>}
     </article>
   );
+}
+
+/** Asks the keyboard's second step for high and critical items; approves the rest at once. */
+export function approveNeedsConfirmation(item: Pick<HeldAction, "risk">): boolean {
+  return CONFIRM_RISKS.has(item.risk);
 }

@@ -13,7 +13,7 @@
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
-import { needsPasskey } from "../../../server/passkeys/challenge";
+import { needsPasskey } from "~/server/passkeys/challenge";
 import { usePasskeyApproval, usePasskeyGrant } from "../../_components/passkeys";
 import { useTRPC } from "../../_components/trpc";
 import type { HeldAction } from "./types";

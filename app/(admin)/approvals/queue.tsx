@@ -1,12 +1,14 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../_components/trpc";
 import { Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { ApprovalCard } from "./approval-card";
+import { ApprovalItem, approveNeedsConfirmation, type Decided, type ItemMode } from "./approval-card";
 import { useDecisions } from "./decide";
+import { OutcomeRow } from "./outcome-row";
+import { commandLabel, queueOrder } from "./summary";
 import type { BatchResult, HeldAction } from "./types";
 
 /**
@@ -74,7 +76,7 @@ function useHeldNotifications(items: readonly HeldAction[] | undefined) {
     if (before === null || permission !== "granted") return;
     for (const item of items) {
       if (before.has(item.approval_id)) continue;
-      const n = new Notification(`Approval needed: ${item.operation} on ${item.host ?? "?"}`, {
+      const n = new Notification(`Approval needed: ${commandLabel(item)}`, {
         body: `${item.risk} risk, requested by ${item.requester.name ?? "?"}. Open Leasehold to decide.`,
         tag: item.approval_id,
       });
@@ -86,6 +88,19 @@ function useHeldNotifications(items: readonly HeldAction[] | undefined) {
   }, [items, permission]);
   const ask = async () => setPermission(await Notification.requestPermission());
   return { permission, ask };
+}
+
+/** Keys the queue answers when focus is not in a text field. */
+const SHORTCUTS = new Set(["j", "k", "a", "d", "Escape"]);
+
+function typing(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (el === null || typeof el.closest !== "function") return false;
+  return el.isContentEditable || el.closest("input:not([type=checkbox]), textarea, select") !== null;
+}
+
+function toggleOf(id: string): HTMLElement | null {
+  return document.getElementById(`approval-title-${id}`);
 }
 
 export function ApprovalsQueue() {
@@ -105,6 +120,13 @@ export function ApprovalsQueue() {
   const [batchError, setBatchError] = useState<string | null>(null);
   const [now, setNow] = useState(() => Date.now());
   const notifications = useHeldNotifications(list.data?.items);
+  // Rows open in place; at most one form (deny, grant, confirmation) is open at a time.
+  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const [form, setForm] = useState<{ id: string; mode: ItemMode } | null>(null);
+  // Decisions made on this page: the row stays where it was and shows the outcome.
+  const [decided, setDecided] = useState<Map<string, { item: HeldAction; decided: Decided }>>(new Map());
+  const [linked, setLinked] = useState<string | null>(null);
+  const emptyRef = useRef<HTMLParagraphElement>(null);
 
   // Deadlines count down against the hub's clock, not the browser's.
   const skew = useMemo(() => (list.data === undefined ? 0 : Date.parse(list.data.server_time) - list.dataUpdatedAt), [list.data, list.dataUpdatedAt]);
@@ -113,7 +135,27 @@ export function ApprovalsQueue() {
     return () => clearInterval(timer);
   }, []);
 
-  const items = useMemo(() => list.data?.items ?? [], [list.data]);
+  // A link from the webhook or a notification (/approvals#<approval id>) puts its item first, open.
+  useEffect(() => {
+    const read = () => {
+      const id = decodeURIComponent(window.location.hash.slice(1));
+      if (id.length === 0) return;
+      setLinked(id);
+      setExpanded((current) => new Set(current).add(id));
+    };
+    read();
+    window.addEventListener("hashchange", read);
+    return () => window.removeEventListener("hashchange", read);
+  }, []);
+
+  // Held items, most dangerous and soonest first; the linked one leads.
+  const items = useMemo(() => [...(list.data?.items ?? [])].sort((a, b) => (a.approval_id === linked ? -1 : b.approval_id === linked ? 1 : queueOrder(a, b))), [list.data, linked]);
+  // Every row shown: held ones and, in their place, those decided here.
+  const rows = useMemo(() => {
+    const held = new Set(items.map((i) => i.approval_id));
+    const gone = [...decided.values()].filter((d) => !held.has(d.item.approval_id)).map((d) => d.item);
+    return [...items, ...gone].sort((a, b) => (a.approval_id === linked ? -1 : b.approval_id === linked ? 1 : queueOrder(a, b)));
+  }, [items, decided, linked]);
   // A selection never outlives its item (decided elsewhere, expired).
   const present = useMemo(() => new Set(items.map((i) => i.approval_id)), [items]);
   const chosen = items.filter((i) => selected.has(i.approval_id));
@@ -124,16 +166,13 @@ export function ApprovalsQueue() {
   const [confirmedHigh, setConfirmedHigh] = useState<string | null>(null);
   const confirming = chosenHigh.length > 0 && confirmedHigh === highKey;
 
-  // A link from the webhook or a notification (/approvals#<approval id>) scrolls to its item once it is there.
+  // The linked item scrolls into view once it is there.
   const jumped = useRef(false);
   useEffect(() => {
-    if (jumped.current || items.length === 0 || typeof window === "undefined") return;
-    const id = decodeURIComponent(window.location.hash.slice(1));
-    if (id && present.has(id)) {
-      document.getElementById(id)?.scrollIntoView({ block: "start" });
-      jumped.current = true;
-    }
-  }, [items, present]);
+    if (jumped.current || linked === null || !present.has(linked)) return;
+    document.getElementById(linked)?.scrollIntoView({ block: "start" });
+    jumped.current = true;
+  }, [linked, present]);
 
   const select = (id: string, on: boolean) =>
     setSelected((current) => {
@@ -142,6 +181,69 @@ export function ApprovalsQueue() {
       else next.delete(id);
       return next;
     });
+
+  const toggle = (id: string, open: boolean) =>
+    setExpanded((current) => {
+      const next = new Set(current);
+      if (open) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  /** After a decision focus goes to the next held item (or the one before, or the empty-queue note): never to the page's body. */
+  const focusAfter = useCallback(
+    (id: string) => {
+      const held = items.filter((i) => i.approval_id !== id && !decided.has(i.approval_id));
+      const at = items.findIndex((i) => i.approval_id === id);
+      const next = held.find((i) => items.indexOf(i) > at) ?? [...held].reverse().find((i) => items.indexOf(i) < at);
+      requestAnimationFrame(() => {
+        const target = next === undefined ? emptyRef.current : toggleOf(next.approval_id);
+        target?.focus();
+      });
+    },
+    [items, decided],
+  );
+
+  const onDecided = (item: HeldAction, result: Decided) => {
+    setDecided((current) => new Map(current).set(item.approval_id, { item, decided: result }));
+    setMessage(result.text);
+    setForm(null);
+    focusAfter(item.approval_id);
+  };
+
+  // j/k move between held items; a approves (high and critical after a second step); d opens the deny form; Escape closes a form.
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!SHORTCUTS.has(event.key) || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.key !== "Escape" && typing(event.target)) return;
+      const open = items.filter((i) => !decided.has(i.approval_id));
+      const row = (document.activeElement as HTMLElement | null)?.closest?.("article.approval");
+      const at = row ? open.findIndex((i) => i.approval_id === row.id) : -1;
+      const current = at >= 0 ? open[at] : undefined;
+      if (event.key === "Escape") {
+        if (form === null) return;
+        const id = form.id;
+        setForm(null);
+        toggleOf(id)?.focus();
+        event.preventDefault();
+        return;
+      }
+      if (event.key === "j" || event.key === "k") {
+        if (open.length === 0) return;
+        const next = event.key === "j" ? open[at < 0 ? 0 : Math.min(open.length - 1, at + 1)] : open[at < 0 ? 0 : Math.max(0, at - 1)];
+        if (next !== undefined) toggleOf(next.approval_id)?.focus();
+        event.preventDefault();
+        return;
+      }
+      if (current === undefined) return;
+      event.preventDefault();
+      toggle(current.approval_id, true);
+      if (event.key === "d") setForm({ id: current.approval_id, mode: "deny" });
+      else setForm({ id: current.approval_id, mode: approveNeedsConfirmation(current) ? "confirm" : "approve" });
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [items, decided, form]);
 
   const decideSelected = async (decision: "approve" | "deny") => {
     setBatchError(null);
@@ -157,30 +259,30 @@ export function ApprovalsQueue() {
       setBatchResults(results);
       setSelected(new Set());
       const ok = results.filter((r) => r.ok).length;
+      setDecided((current) => {
+        const next = new Map(current);
+        for (const r of results) {
+          const item = chosen.find((i) => i.approval_id === r.approvalId);
+          if (r.ok && r.state !== "pending" && item !== undefined) next.set(item.approval_id, { item, decided: { decision: decision === "approve" ? "approved" : "denied", text: "" } });
+        }
+        return next;
+      });
       setMessage(`${decision === "approve" ? "Approved" : "Denied"} ${ok} of ${results.length} selected.`);
     } catch (e) {
       setBatchError(errorText(e));
     }
   };
 
+  const held = items.filter((i) => !decided.has(i.approval_id));
   return (
     <div className="approvals">
-      <div className="approvals-toolbar">
-        <p className="muted" aria-live="polite" data-testid="approvals-summary">
-          {list.data === undefined
-            ? " "
-            : list.data.total === 0
-              ? "Nothing is waiting."
-              : `${list.data.total} waiting from ${list.data.by_requester.length} requester(s): ${list.data.by_requester.map((r) => `${r.requester.name ?? "?"} ${r.count}`).join(", ")}`}
-        </p>
-        {notifications.permission === "default" ? (
-          <button type="button" onClick={() => void notifications.ask()}>
-            Notify me of new held actions
-          </button>
-        ) : notifications.permission === "granted" ? (
-          <span className="hint">Notifications on while this page is open.</span>
-        ) : null}
-      </div>
+      <p className="muted approvals-summary" aria-live="polite" data-testid="approvals-summary" tabIndex={-1} ref={emptyRef}>
+        {list.data === undefined
+          ? " "
+          : list.data.total === 0
+            ? "Nothing is waiting."
+            : `${list.data.total} waiting from ${list.data.by_requester.length} requester(s): ${list.data.by_requester.map((r) => `${r.requester.name ?? "?"} ${r.count}`).join(", ")}`}
+      </p>
       {message === null ? null : (
         <p role="status" className="approvals-message" data-testid="approvals-message">
           {message}
@@ -211,7 +313,7 @@ export function ApprovalsQueue() {
               </ul>
               <div className="form-row">
                 <button type="button" className="danger" disabled={pending} onClick={() => void decideSelected("approve")}>
-                  Yes, approve {chosenHigh.map((i) => `${i.operation} on ${i.host ?? "?"} (${i.risk})`).join(", ")} with the rest
+                  Yes, approve {chosenHigh.map((i) => `${commandLabel(i)} (${i.risk})`).join(", ")} with the rest
                 </button>
                 <button type="button" onClick={() => setConfirmedHigh(null)}>
                   Back
@@ -240,20 +342,42 @@ export function ApprovalsQueue() {
           Some selected actions were not decided:{" "}
           {batchResults
             .filter((r) => !r.ok)
-            .map((r) => (r.ok ? "" : `${r.approvalId.slice(0, 8)} ${r.error.code}`))
-            .join(", ")}
+            .map((r) => (r.ok ? "" : `${r.approvalId.slice(0, 8)}: ${r.error.message}`))
+            .join("; ")}
         </ErrorState>
       )}
       {list.isPending ? (
         <Loading what="held actions" />
       ) : list.isError && list.data === undefined ? (
         <ErrorState>{errorText(list.error)}</ErrorState>
-      ) : items.length === 0 ? (
+      ) : rows.length === 0 ? (
         <EmptyState>No held actions. New ones appear here on their own.</EmptyState>
       ) : (
         <>
           {list.isError ? <ErrorState>Not refreshed: {errorText(list.error)}</ErrorState> : null}
-          <div className="form-row approvals-select-all">
+          <div className="approvals-list" id="queue">
+            {rows.map((item) => {
+              const done = decided.get(item.approval_id);
+              return done !== undefined ? (
+                <OutcomeRow key={item.approval_id} item={item} decided={done.decided} />
+              ) : (
+                <ApprovalItem
+                  key={item.approval_id}
+                  item={item}
+                  nowMs={now + skew}
+                  selected={selected.has(item.approval_id)}
+                  onSelect={(on) => select(item.approval_id, on)}
+                  expanded={expanded.has(item.approval_id)}
+                  onToggle={(open) => toggle(item.approval_id, open)}
+                  mode={form?.id === item.approval_id ? form.mode : "idle"}
+                  setMode={(mode) => setForm(mode === "idle" ? null : { id: item.approval_id, mode })}
+                  onDecided={(result) => onDecided(item, result)}
+                  onMessage={setMessage}
+                />
+              );
+            })}
+          </div>
+          <div className="approvals-toolbar">
             <label className="inline">
               <input
                 type="checkbox"
@@ -263,37 +387,39 @@ export function ApprovalsQueue() {
               />{" "}
               Select all below high risk on this page
             </label>
-            {selectable.length < items.length ? (
+            {selectable.length < held.length ? (
               <span className="hint" data-testid="select-all-excluded">
-                {items.length - selectable.length} high or critical {items.length - selectable.length === 1 ? "action is" : "actions are"} never selected by this: choose each one itself.
+                {held.length - selectable.length} high or critical {held.length - selectable.length === 1 ? "action is" : "actions are"} never selected by this: choose each one itself.
               </span>
             ) : null}
           </div>
-          {items.map((item) => (
-            <ApprovalCard
-              key={item.approval_id}
-              item={item}
-              nowMs={now + skew}
-              selected={selected.has(item.approval_id)}
-              onSelect={(on) => select(item.approval_id, on)}
-              onMessage={setMessage}
-            />
-          ))}
-          {offset === 0 && !list.data.has_more ? null : (
+          {offset === 0 && list.data?.has_more !== true ? null : (
             <nav className="form-row" aria-label="Pages">
               <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
                 Previous
               </button>
               <span className="muted">
-                {offset + 1}–{offset + items.length} of {list.data.total}
+                {offset + 1}–{offset + items.length} of {list.data?.total ?? 0}
               </span>
-              <button type="button" disabled={!list.data.has_more} onClick={() => setOffset(offset + PAGE)}>
+              <button type="button" disabled={list.data?.has_more !== true} onClick={() => setOffset(offset + PAGE)}>
                 Next
               </button>
             </nav>
           )}
         </>
       )}
+      <div className="approvals-toolbar">
+        <p className="hint" id="approvals-keys">
+          Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous, <kbd>Enter</kbd> open, <kbd>a</kbd> approve (high and critical ask once more), <kbd>d</kbd> deny, <kbd>Esc</kbd> close a form.
+        </p>
+        {notifications.permission === "default" ? (
+          <button type="button" onClick={() => void notifications.ask()}>
+            Notify me of new held actions
+          </button>
+        ) : notifications.permission === "granted" ? (
+          <span className="hint">Notifications on while this page is open.</span>
+        ) : null}
+      </div>
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "../../../server/trpc";
+import type { AppRouter } from "~/server/trpc";
 
 type Outputs = inferRouterOutputs<AppRouter>;
 /** One page of the queue, as `approvals.list` returns it. */

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Fragment, useId, useState, type FormEvent } from "react";
-import type { AuditEntryFilter, AuditEntryRow } from "../../../server/audit/explorer";
+import type { AuditEntryFilter, AuditEntryRow } from "~/server/audit/explorer";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";

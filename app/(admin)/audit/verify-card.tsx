@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
-import { describeFailure, verifyExport, type VerifyReport } from "../../../server/ledger/verify";
+import { describeFailure, verifyExport, type VerifyReport } from "~/server/ledger/verify";
 import { Badge, Card, Code, ErrorState } from "../../_components/ui";
 import { sessionBindingHeaders } from "../../_lib/session-binding";
 import { EXPORT_URL, exportFailure } from "./export";

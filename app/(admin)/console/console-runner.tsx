@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
-import { neutraliseTerminalText } from "../../../server/text/terminal";
+import { neutraliseTerminalText } from "~/server/text/terminal";
 import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";

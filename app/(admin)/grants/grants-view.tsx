@@ -14,7 +14,7 @@ import { needsReauth, useReauth } from "../../_components/reauth-prompt";
 import { useTRPC } from "../../_components/trpc";
 import { Card, Code, EmptyState, ErrorState, Loading, RiskBadge } from "../../_components/ui";
 import { errorText } from "../../_lib/errors";
-import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "../../../server/text/terminal";
+import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "~/server/text/terminal";
 
 /**
  * A grant's text as a person must read it: patterns, env and cwd may come

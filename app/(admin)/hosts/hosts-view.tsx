@@ -166,10 +166,22 @@ function EnrolHost() {
           <p>
             One-time code for <strong>{enrol.data.name}</strong>, valid until {new Date(enrol.data.expiresAt).toLocaleString()}. It is shown only now: only its SHA-256 is stored.
           </p>
-          <p className="hint">Run on the host, as root. The code goes in on standard input (never as an argument, where every local user could read it); setting LEASEHOLD_ENROL_CODE works too.</p>
-          <Code block>{enrol.data.command}</Code>
+          <p className="hint">
+            On the host, as root, in a copy of this Leasehold checkout (the executables run only code built there). The code goes in on standard input, never as an
+            argument, where every local user could read it.
+          </p>
+          <ol className="enrol-steps">
+            {enrol.data.steps.map((step, i) => (
+              <li key={i} data-testid={`enrol-step-${i + 1}`}>
+                <p>{step.title}</p>
+                <pre className="code-block" tabIndex={0} aria-label={`Step ${i + 1}: ${step.title}`}>
+                  {step.command}
+                </pre>
+                <CopyButton text={step.command} label={`Copy step ${i + 1}`} />
+              </li>
+            ))}
+          </ol>
           <div className="form-row">
-            <CopyButton text={enrol.data.command} label="Copy command" />
             <button type="button" onClick={() => enrol.reset()}>
               Done
             </button>
@@ -180,7 +192,17 @@ function EnrolHost() {
         <form onSubmit={submit} className="inline-form">
           <div>
             <label htmlFor="enrol-name">Host name</label>
-            <input id="enrol-name" required pattern="[a-z0-9][a-z0-9._\-]{0,62}" value={name} onChange={(e) => setName(e.target.value)} aria-describedby="enrol-name-hint" />
+            <input
+              id="enrol-name"
+              required
+              pattern="[a-z0-9][a-z0-9._\-]{0,62}"
+              value={name}
+              onChange={(e) => {
+                setName(e.target.value);
+                if (enrol.isError) enrol.reset();
+              }}
+              aria-describedby="enrol-name-hint"
+            />
             <p className="hint" id="enrol-name-hint">
               Lower-case letters, digits, . _ -. Re-enrolling an existing name rotates its key.
             </p>
@@ -207,10 +229,23 @@ function Capabilities({ owner }: { owner: boolean }) {
   const queryClient = useQueryClient();
   const caps = useQuery(trpc.hosts.capabilities.queryOptions());
   const { ask, prompt } = useReauth();
-  const toggle = useMutation(trpc.hosts.setCapabilityEnabled.mutationOptions({ onSuccess: () => void queryClient.invalidateQueries({ queryKey: trpc.hosts.capabilities.queryKey() }) }));
+  const [confirming, setConfirming] = useState<{ id: string; enabled: boolean } | null>(null);
+  const toggle = useMutation(
+    trpc.hosts.setCapabilityEnabled.mutationOptions({
+      onSuccess: () => {
+        setConfirming(null);
+        void queryClient.invalidateQueries({ queryKey: trpc.hosts.capabilities.queryKey() });
+      },
+    }),
+  );
   const change = (id: string, enabled: boolean) => {
     const input = { id, enabled };
     toggle.mutate(input, { onError: (error) => (needsReauth(error) ? ask(() => toggle.mutate(input)) : undefined) });
+  };
+  // A switch is asked for first, with what it does; an earlier failure no longer applies to it.
+  const propose = (id: string, enabled: boolean) => {
+    toggle.reset();
+    setConfirming({ id, enabled });
   };
   return (
     <Card title="Capabilities">
@@ -253,12 +288,29 @@ function Capabilities({ owner }: { owner: boolean }) {
                     {c.status === "not_enabled" ? <> <Badge tone="neutral">not enabled</Badge></> : null}
                     {c.activation === "opt-in" && c.status === "active" ? <> <Badge tone="info">enabled</Badge></> : null}
                     {owner && c.activation === "opt-in" ? (
-                      <>
-                        {" "}
-                        <button type="button" onClick={() => change(c.id, c.status !== "active")} disabled={toggle.isPending} aria-label={`${c.status === "active" ? "Disable" : "Enable"} ${c.id}`}>
-                          {c.status === "active" ? "Disable" : "Enable"}
-                        </button>
-                      </>
+                      confirming?.id === c.id ? (
+                        <div className="capability-confirm" role="group" aria-labelledby={`capability-consequence-${c.id}`} data-testid={`capability-confirm-${c.id}`}>
+                          <p id={`capability-consequence-${c.id}`}>
+                            <strong>{confirming.enabled ? `Enable ${c.id}?` : `Disable ${c.id}?`}</strong>{" "}
+                            {c.consequence === null ? null : confirming.enabled ? c.consequence.enable : c.consequence.disable}
+                          </p>
+                          <div className="form-row tight">
+                            <button type="button" className={confirming.enabled ? "danger" : undefined} disabled={toggle.isPending} onClick={() => change(c.id, confirming.enabled)}>
+                              {confirming.enabled ? `Yes, enable ${c.id}` : `Yes, disable ${c.id}`}
+                            </button>
+                            <button type="button" onClick={() => setConfirming(null)}>
+                              Keep as it is
+                            </button>
+                          </div>
+                        </div>
+                      ) : (
+                        <>
+                          {" "}
+                          <button type="button" onClick={() => propose(c.id, c.status !== "active")} disabled={toggle.isPending} aria-label={`${c.status === "active" ? "Disable" : "Enable"} ${c.id}…`}>
+                            {c.status === "active" ? "Disable…" : "Enable…"}
+                          </button>
+                        </>
+                      )
                     ) : null}
                   </td>
                   <td data-label="Readiness">{c.readiness === null ? "—" : <Badge tone={READY_TONE[c.readiness.state] ?? "neutral"}>{c.readiness.state}</Badge>}</td>

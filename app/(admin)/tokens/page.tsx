@@ -1,4 +1,4 @@
-import { ROLES } from "../../../server/admins";
+import { ROLES } from "~/server/admins";
 import { PageHeader } from "../../_components/ui";
 import { requireAdminPage } from "../../_lib/session";
 import { TokensView } from "./tokens-view";

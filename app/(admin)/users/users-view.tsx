@@ -136,7 +136,7 @@ export function UsersView({ self }: { self: string }) {
                       <td>
                         {isSelf || u.disabled ? null : (
                           <span className="form-row tight">
-                            <button type="button" onClick={() => guarded(reset, { name: u.username })} aria-label={`Reset the password of ${u.username}`}>
+                            <button type="button" onClick={() => guarded(reset, { name: u.username })} aria-label={`Reset password of ${u.username}`}>
                               Reset password
                             </button>
                             <button type="button" className="danger" onClick={() => guarded(disable, { name: u.username })} aria-label={`Disable ${u.username}`}>

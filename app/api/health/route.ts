@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../server/hub/runtime";
-import { serveHealth } from "../../../server/health/serve-health";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveHealth } from "~/server/health/serve-health";
 
 export const dynamic = "force-dynamic";
 

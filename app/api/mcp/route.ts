@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../server/hub/runtime";
-import { serveMcp } from "../../../server/mcp";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveMcp } from "~/server/mcp";
 
 // MCP Streamable HTTP (docs/design.md#mcp). Everything — auth, Origin,
 // limits, sessions — happens in server/mcp; this file only hands the request over.

@@ -1,8 +1,8 @@
 import { redirect } from "next/navigation";
-import { ROLES } from "../../../server/admins";
-import { getHubRuntime } from "../../../server/hub/runtime";
-import { knownToolNames } from "../../../server/mcp";
-import { beginAuthorization, DEFAULT_GRANT_LIFETIME_S, GRANT_LIFETIMES_S, oauthContext, SCOPE_MEANING } from "../../../server/oauth";
+import { ROLES } from "~/server/admins";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { knownToolNames } from "~/server/mcp";
+import { beginAuthorization, DEFAULT_GRANT_LIFETIME_S, GRANT_LIFETIMES_S, oauthContext, SCOPE_MEANING } from "~/server/oauth";
 import { Badge, Card, ErrorState } from "../../_components/ui";
 import { currentAdmin } from "../../_lib/session";
 import { ConsentForm } from "./consent-form";

@@ -59,7 +59,8 @@ export const approvalsRouter = createRouter({
       channel(async () => {
         const page = await pageApprovals(ctx.runtime.database.handle.db, { state: "pending", offset: input?.offset ?? 0, limit: input?.limit ?? APPROVAL_PAGE.defaultLimit });
         return {
-          items: page.items.map((item) => buildApprovalView(approvalViewOf(item))),
+          // Four-eyes: whether this admin gave the first approval (their second one is refused), never who did.
+          items: page.items.map((item) => ({ ...buildApprovalView(approvalViewOf(item)), first_approved_by_you: item.first_approved_by === ctx.session.adminId })),
           total: page.total,
           offset: page.offset,
           limit: page.limit,

@@ -9,8 +9,8 @@
  */
 import { z } from "zod";
 import { ROLES } from "../../admins";
-import { computeHostReadiness, computeReadiness, setCapabilityEnabled } from "../../capabilities";
-import { HOST_NAME_PATTERN, createEnrolCode, enrolCommand, listHostSummaries, publicUrlNote } from "../../hosts";
+import { capabilityConsequence, computeHostReadiness, computeReadiness, setCapabilityEnabled } from "../../capabilities";
+import { HOST_NAME_PATTERN, createEnrolCode, enrolCommand, enrolSteps, listHostSummaries, publicUrlNote } from "../../hosts";
 import { hashActor } from "../../ledger/entry";
 import { listActiveLeases, revokeLease } from "../../leases";
 import { readHostReports } from "../../mcp/tools/host-reports";
@@ -57,7 +57,7 @@ export const hostsRouter = createRouter({
       channel(async () => {
         const publicUrl = ctx.runtime.config.publicUrl;
         const result = await createEnrolCode(ctx.runtime.database.handle.db, { name: input.name, ttlMs: input.ttlMinutes * 60_000, actor: hashActor("admin", ctx.session.adminId) });
-        return { name: result.name, expiresAt: result.expiresAt.toISOString(), code: result.code, command: enrolCommand(publicUrl, result.code), note: publicUrlNote(publicUrl) };
+        return { name: result.name, expiresAt: result.expiresAt.toISOString(), code: result.code, command: enrolCommand(publicUrl, result.code), steps: enrolSteps(publicUrl, result.code), note: publicUrlNote(publicUrl) };
       }),
     ),
   breakLease: roleProcedure(ROLES.owner)
@@ -76,7 +76,7 @@ export const hostsRouter = createRouter({
       return registry.list().map((c) => {
         const manifest = registry.get(c.id)?.manifest;
         const readiness = manifest === undefined ? null : computeReadiness(manifest, reports, { now });
-        return { ...c, readiness };
+        return { ...c, readiness, consequence: manifest === undefined ? null : capabilityConsequence(manifest) };
       });
     }),
   ),

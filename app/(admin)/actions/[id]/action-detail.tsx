@@ -2,10 +2,10 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { neutraliseTerminalText } from "../../../../server/text/terminal";
-import { useTRPC } from "../../../_components/trpc";
-import { Badge, Card, Code, EmptyState, ErrorState, Loading, PageHeader, RiskBadge } from "../../../_components/ui";
-import { errorText } from "../../../_lib/errors";
+import { neutraliseTerminalText } from "~/server/text/terminal";
+import { useTRPC } from "~/app/_components/trpc";
+import { Badge, Card, Code, EmptyState, ErrorState, Loading, PageHeader, RiskBadge } from "~/app/_components/ui";
+import { errorText } from "~/app/_lib/errors";
 import { DECISION_LABEL, DECISION_TONE, formatTime } from "../../_dashboard/labels";
 
 /** Text from the envelope (a process name is the workload's choice), control characters shown as visible escapes. */

@@ -1,5 +1,5 @@
-import { ROLES } from "../../../../server/admins";
-import { requireAdminPage } from "../../../_lib/session";
+import { ROLES } from "~/server/admins";
+import { requireAdminPage } from "~/app/_lib/session";
 import { ActionDetailView } from "./action-detail";
 
 export default async function ActionPage({ params }: { params: Promise<{ id: string }> }) {

@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../../server/hub/runtime";
-import { serveEnrol } from "../../../../server/hosts/http";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveEnrol } from "~/server/hosts/http";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
-import { serveAuditExport } from "../../../../server/audit/export-http";
-import { getHubRuntime } from "../../../../server/hub/runtime";
+import { serveAuditExport } from "~/server/audit/export-http";
+import { getHubRuntime } from "~/server/hub/runtime";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
-import { getHubRuntime } from "../../../../server/hub/runtime";
-import { bodyRefusalResponse, jsonObjectOf, readBoundedBody } from "../../../../server/http/body";
-import { receiveCosignature } from "../../../../server/ledger/http";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { bodyRefusalResponse, jsonObjectOf, readBoundedBody } from "~/server/http/body";
+import { receiveCosignature } from "~/server/ledger/http";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../../server/hub/runtime";
-import { serveLogKey } from "../../../../server/ledger/http";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveLogKey } from "~/server/ledger/http";
 
 export const dynamic = "force-dynamic";
 

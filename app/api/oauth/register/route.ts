@@ -1,5 +1,5 @@
-import { handleRegistrationRequest, preflight } from "../../../../server/oauth";
-import { oauthRoute } from "../../../_lib/oauth-route";
+import { handleRegistrationRequest, preflight } from "~/server/oauth";
+import { oauthRoute } from "~/app/_lib/oauth-route";
 
 // OAuth register endpoint: server/oauth/http.ts does everything.
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
-import { handleTokenRequest, preflight } from "../../../../server/oauth";
-import { oauthRoute } from "../../../_lib/oauth-route";
+import { handleTokenRequest, preflight } from "~/server/oauth";
+import { oauthRoute } from "~/app/_lib/oauth-route";
 
 // OAuth token endpoint: server/oauth/http.ts does everything.
 export const dynamic = "force-dynamic";

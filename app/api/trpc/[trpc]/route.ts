@@ -1,7 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { bodyRefusalResponse, checkSameOrigin, readBoundedBody } from "../../../../server/http";
-import { getHubRuntime } from "../../../../server/hub/runtime";
-import { appRouter, createTrpcContext } from "../../../../server/trpc";
+import { bodyRefusalResponse, checkSameOrigin, readBoundedBody } from "~/server/http";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { appRouter, createTrpcContext } from "~/server/trpc";
 
 export const dynamic = "force-dynamic";
 

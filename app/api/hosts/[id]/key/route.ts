@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../../../server/hub/runtime";
-import { serveHostKey } from "../../../../../server/hosts/host-key";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveHostKey } from "~/server/hosts/host-key";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
-import { getHubRuntime } from "../../../../../../server/hub/runtime";
-import { serveResult } from "../../../../../../server/jobs/http";
+import { getHubRuntime } from "~/server/hub/runtime";
+import { serveResult } from "~/server/jobs/http";
 
 export const dynamic = "force-dynamic";
 
