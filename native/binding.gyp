@@ -17,7 +17,7 @@
       "type": "executable",
       "sources": [
         "src/helper.c", "src/util.c", "src/user.c", "src/mount.c", "src/net.c", "src/netlink.c",
-        "src/caps.c", "src/landlock.c", "src/seccomp.c", "src/init.c"
+        "src/caps.c", "src/landlock.c", "src/seccomp.c", "src/init.c", "src/hostpath.c"
       ],
       "cflags": ["-Wall", "-Wextra", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-Wno-format-truncation"],
       "cflags_c": ["-std=gnu11"],

@@ -103,6 +103,8 @@ function configBuffer(policy: SandboxPolicy, uid: number, nofile: number): Buffe
     if ((d === "/usr/local" || d.startsWith("/usr/local/")) && !policy.ro_binds.includes(d) && existsSync(d)) put("ro", d);
   }
   for (const r of ll.fs) put(r.access === "rw" ? "ll_rw" : "ll_ro", r.path);
+  // The path goes last: it is the rest of the record, spaces and all.
+  for (const h of policy.host_paths) put("hp", `${h.mode} ${h.owner?.uid ?? "-"} ${h.owner?.gid ?? "-"} ${h.label} ${h.path}`);
   // An egress lease's helper leaves TCP connect to the BPF allow-list (landlock.c) and ignores these.
   for (const p of ll.tcp_connect) put("tcp_connect", p);
   for (const p of ll.tcp_bind) put("tcp_bind", p);

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { parseEgressRule, type AddressEgressRule } from "../server/trust/egress";
+import { HostPathLabel } from "../server/trust/host-paths";
 
 /** An address rule (CIDR:port) in canonical text; a name rule is resolved by the guest before it reaches a sandbox. */
 export function parseAddressRule(text: string): AddressEgressRule | undefined {
@@ -17,6 +18,8 @@ const absPath = z.string().min(1).max(4096).refine((s) => s.startsWith("/") && n
   message: "must be an absolute path without '..' or NUL",
 });
 const MiB = 1024 * 1024;
+/** A host uid/gid (not -1, which the kernel reads as "unchanged"). */
+const hostId = z.number().int().min(0).max(2 ** 32 - 2);
 
 /** An address egress rule in its one canonical spelling (server/trust/egress.ts), e.g. "10.0.0.0/8:443".
  * Always with a prefix: a name rule is resolved by the guest before launch, never passed here. */
@@ -83,6 +86,20 @@ export const SandboxPolicy = z
     exec_allow: z.array(absPath).max(64).default(["/usr/bin", "/bin"]),
     /** extra host paths bound read-only at the same path inside */
     ro_binds: z.array(absPath).max(64).default([]),
+    /** host directories bound at /host/<label> (native/README.md "Host paths"): opened by the helper
+     * without following any symlink, "ro" read-only, "rw" through an idmapped mount so that what the
+     * workload writes belongs on the host to `owner` (absent: the opened directory's own owner); each gets
+     * a Landlock rule of its mode */
+    host_paths: z
+      .array(
+        z
+          .object({ label: HostPathLabel, path: absPath.refine((p) => p !== "/", { message: "must not be /" }), mode: z.enum(["ro", "rw"]), owner: z.object({ uid: hostId, gid: hostId }).strict().optional() })
+          .strict()
+          .refine((h) => h.mode === "rw" || h.owner === undefined, { message: "an ro host path has no owner" }),
+      )
+      .max(32)
+      .refine((h) => new Set(h.map((e) => e.label)).size === h.length, { message: "each label once" })
+      .default([]),
     landlock: z
       .object({
         required: z.boolean().default(true),

@@ -61,6 +61,10 @@ export interface LaunchResult {
   /** The lease's network path: null for network "none" (loopback only). Optional in the type only so
    * results recorded before it existed still type-check; launch() always sets it. */
   network?: LeaseNetwork | null;
+  /** Host paths bound at /host/<label>, each with the mount options read back from the lease's
+   * mountinfo (the helper refuses to start a workload whose options lack what its mode needs).
+   * Optional in the type only so results recorded before it existed still type-check. */
+  host_paths?: Array<{ label: string; mode: "ro" | "rw"; options: string[] }>;
   /** Counters read after the run; each null when it could not be read (a line in `limitations` names the file). */
   cgroup_stats: {
     oom_kill: number | null; memory_failcnt: number | null; memory_max_usage: number | null; pids_events_max: number | null;
@@ -125,6 +129,19 @@ function parseReadback(text: string): Map<string, string> {
     if (i > 0) m.set(line.slice(0, i), line.slice(i + 1).trim());
   }
   return m;
+}
+
+/** "K hp <label> <options>" lines, in the policy's order; a label not read back is not listed. */
+function hostPathsOf(readback: string, policy: SandboxPolicy): NonNullable<LaunchResult["host_paths"]> {
+  const read = new Map<string, string[]>();
+  for (const line of readback.split("\n")) {
+    const m = /^hp ([a-z][a-z0-9_-]{0,31}) (\S+)$/.exec(line);
+    if (m) read.set(m[1] as string, (m[2] as string).split(","));
+  }
+  return policy.host_paths.flatMap((h) => {
+    const options = read.get(h.label);
+    return options === undefined ? [] : [{ label: h.label, mode: h.mode, options }];
+  });
 }
 
 const hostNs = new Map<string, string>();
@@ -204,6 +221,7 @@ export function launchResult(native: NativeResult, run: LaunchRun): LaunchResult
       cpu_ms: Math.round(native.cpuUserMs + native.cpuSysMs),
     },
     enforcement: enforcementOf(rb, cg, memsw, nofileRead),
+    host_paths: hostPathsOf(native.readback, run.policy),
     network,
     cgroup_stats: cgroupStatsOf(cg),
     withdrawal: { verified_empty: cg.withdrawnEmpty, removed: cg.withdrawnRemoved },

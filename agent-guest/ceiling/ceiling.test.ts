@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
 import type { SandboxPolicy } from "../../native/index";
-import { checkEgressBeforeResolution, intersectPolicy, loadCeiling, parseCeiling, type HostCeiling } from "./index";
+import { checkEgressBeforeResolution, checkHostPaths, grantedMounts, intersectPolicy, loadCeiling, parseCeiling, type HostCeiling } from "./index";
 
 const MiB = 1024 * 1024;
 
@@ -37,6 +37,7 @@ function job(over: Partial<SandboxPolicy> = {}): SandboxPolicy {
     stderr_max_bytes: MiB,
     exec_allow: ["/usr/bin", "/bin"],
     ro_binds: [],
+    host_paths: [],
     landlock: { required: true, min_abi: 1, fs: [], tcp_connect: [], tcp_bind: [], scope: true },
     ...over,
   };
@@ -247,5 +248,59 @@ describe("workspace bound fields", () => {
     ["the fields inside max (strict)", { max: { ...ceilingJson.max, workspace_max_bytes: 8 * MiB } }],
   ])("refuse %s (CONFIG_INVALID)", (_name, over) => {
     expect(thrownBy(() => parseCeiling({ ...ceilingJson, ...over })).code).toBe("CONFIG_INVALID");
+  });
+});
+
+describe("host paths", () => {
+  const withPaths = parseCeiling({
+    ...ceilingJson,
+    host_paths: [
+      { label: "logs", path: "/var/log", mode: "ro" },
+      { label: "app", path: "/srv/app", mode: "rw", owner: { uid: 1000, gid: 1000 }, max_bytes: 64 * MiB, max_inodes: 1000 },
+    ],
+  });
+
+  it("lists labelled paths; none by default", () => {
+    expect(ceiling.host_paths).toBeUndefined();
+    expect(withPaths.host_paths?.map((h) => `${h.label}:${h.path}:${h.mode}`)).toEqual(["logs:/var/log:ro", "app:/srv/app:rw"]);
+  });
+
+  it.each<[string, unknown[], RegExp]>([
+    ["a label listed twice", [{ label: "logs", path: "/var/log", mode: "ro" }, { label: "logs", path: "/srv/logs", mode: "ro" }], /label logs is listed twice/],
+    ["the filesystem root", [{ label: "root", path: "/", mode: "ro" }], /host_paths\.0\.path/],
+    ["a path inside the workspace root", [{ label: "ws", path: "/srv/leasehold/work/job-1", mode: "rw", owner: { uid: 1, gid: 1 } }], /overlaps the workspace root/],
+    ["a path around the workspace root", [{ label: "srv", path: "/srv/leasehold", mode: "ro" }], /overlaps the workspace root/],
+    ["an unnormalised path", [{ label: "logs", path: "/var//log", mode: "ro" }], /host_paths\.0\.path/],
+    ["a bad label", [{ label: "Logs", path: "/var/log", mode: "ro" }], /host_paths\.0\.label/],
+    ["33 entries", Array.from({ length: 33 }, (_, i) => ({ label: `l${i}`, path: `/data/${i}`, mode: "ro" })), /host_paths/],
+  ])("refuses a ceiling with %s (CONFIG_INVALID)", (_why, hostPaths, message) => {
+    const e = thrownBy(() => parseCeiling({ ...ceilingJson, host_paths: hostPaths }));
+    expect(e.code).toBe("CONFIG_INVALID");
+    expect(e.message).toMatch(message);
+  });
+
+  it("grants listed labels within their mode, sorted, with the ceiling's owner for rw only", () => {
+    expect(checkHostPaths([{ label: "logs", path: "/var/log", mode: "ro" }, { label: "app", path: "/srv/app", mode: "rw" }], withPaths)).toEqual([
+      { label: "app", path: "/srv/app", mode: "rw", owner: { uid: 1000, gid: 1000 } },
+      { label: "logs", path: "/var/log", mode: "ro" },
+    ]);
+    expect(checkHostPaths([{ label: "app", path: "/srv/app", mode: "ro" }], withPaths)).toEqual([{ label: "app", path: "/srv/app", mode: "ro" }]);
+    expect(grantedMounts(undefined, withPaths)).toEqual([]);
+  });
+
+  it.each<[string, { label: string; path: string; mode: "ro" | "rw" }[], RegExp]>([
+    ["an unlisted label", [{ label: "etc", path: "/etc", mode: "ro" }], /etc is not a host path label/],
+    ["a path other than the ceiling's", [{ label: "logs", path: "/var/log/nginx", mode: "ro" }], /logs names \/var\/log\/nginx, but the host ceiling's logs is \/var\/log/],
+    ["rw on a label listed ro", [{ label: "logs", path: "/var/log", mode: "rw" }], /logs asks for rw, but the host ceiling lists logs ro/],
+    ["a label asked twice", [{ label: "logs", path: "/var/log", mode: "ro" }, { label: "logs", path: "/var/log", mode: "ro" }], /names label logs twice/],
+  ])("refuses %s with POLICY_REFUSED naming the label, nothing clamped", (_why, mounts, message) => {
+    const e = thrownBy(() => checkHostPaths(mounts, withPaths));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.message).toMatch(message);
+    expect(thrownBy(() => intersectPolicy(job({ host_paths: mounts.map((m) => ({ ...m, ...(m.mode === "rw" ? { owner: { uid: 1000, gid: 1000 } } : {}) })) }), withPaths, { tier: "A" })).code).toBe("POLICY_REFUSED");
+  });
+
+  it("refuses every label on a ceiling that lists none", () => {
+    expect(thrownBy(() => checkHostPaths([{ label: "logs", path: "/var/log", mode: "ro" }], ceiling)).message).toMatch(/logs is not a host path label/);
   });
 });

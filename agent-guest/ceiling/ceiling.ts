@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { LeaseholdError, MAX_EGRESS_RULE_LENGTH, egressRuleAllowedBy, hostEgressRule, parseEgressRule, type EgressRule } from "../../server/trust";
+import { HostPathEntry, LeaseholdError, MAX_EGRESS_RULE_LENGTH, MAX_HOST_PATHS, egressRuleAllowedBy, hostEgressRule, parseEgressRule, type CompiledMount, type EgressRule } from "../../server/trust";
 import type { SandboxPolicy } from "../../native/index";
 
 /**
@@ -51,6 +51,7 @@ const absPath = z
     message: "must be a normalised absolute path (no '.', '..', '//' or trailing '/')",
   });
 const port = z.number().int().min(1).max(65535);
+const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(`${dir}/`);
 /** The one spelling of server/trust/egress.ts: what a job's compiled policy carries. */
 const EGRESS_FORMAT = "<ipv4>/<len>:<port> or [<ipv6>/<len>]:<port> (RFC 5952 lower case, host bits clear) or <name>:<port> (lower-case RFC 1123 host name)";
 const egressText = z.string().max(MAX_EGRESS_RULE_LENGTH).refine((text) => parseEgressRule(text) !== undefined, { message: `must be ${EGRESS_FORMAT}` });
@@ -76,6 +77,22 @@ export const HostCeiling = z
     egress: z.array(egressText).max(256),
     /** Ports a job may bind (Landlock tcp_bind). Absent: none. */
     tcp_bind_ports: z.array(port).max(64).optional(),
+    /**
+     * Host directories a job may be given at `/host/<label>`, each with the
+     * most it may get ("ro" or "rw"), the owner its writes belong to and the
+     * budget its tree must fit (docs/design.md#ceiling). Absent: none.
+     */
+    host_paths: z.array(HostPathEntry).max(MAX_HOST_PATHS).optional(),
+    /**
+     * How many snapshots of "rw" host paths the guest keeps: per label by
+     * count, and all by age and total bytes (docs/design.md#snapshots); each
+     * label's newest is always kept. Absent fields: 10, 30 days, 16 GiB.
+     */
+    snapshots: z
+      .object({ keep_per_label: z.number().int().min(1).max(10_000), max_age_s: z.number().int().min(60), max_bytes: z.number().int().min(0) })
+      .partial()
+      .strict()
+      .optional(),
     /** When true (the default), a job that turns Landlock off is refused. */
     require_landlock: z.boolean().optional(),
     max: z
@@ -91,7 +108,20 @@ export const HostCeiling = z
       })
       .strict(),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    (c.host_paths ?? []).forEach((h, i) => {
+      if (seen.has(h.label)) ctx.addIssue({ code: "custom", path: ["host_paths", i, "label"], message: `label ${h.label} is listed twice` });
+      seen.add(h.label);
+      // A host path inside the workspace would bypass the workspace's own
+      // lease rules; one around it would hand a job every other job's files
+      // and the workspace image's mount.
+      if (within(h.path, c.workspace_root) || within(c.workspace_root, h.path)) {
+        ctx.addIssue({ code: "custom", path: ["host_paths", i, "path"], message: `${h.path} overlaps the workspace root ${c.workspace_root}` });
+      }
+    });
+  });
 export type HostCeiling = z.infer<typeof HostCeiling>;
 
 /** The host's enforcement tier (docs/design.md#tiers): A BPF-LSM, B cgroup-BPF + exec kill, C Landlock + seccomp + empty netns. */
@@ -163,14 +193,48 @@ function beyond(field: string, message: string, asked: unknown, allowed: unknown
   });
 }
 
-const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(`${dir}/`);
-
 function checkPath(field: string, p: string, dirs: readonly string[]): void {
   if (!dirs.some((d) => within(p, d))) beyond(field, `= ${p} is outside the host ceiling`, p, dirs);
 }
 
 function checkMax(field: string, asked: number, allowed: number): void {
   if (!(asked <= allowed)) beyond(field, `= ${asked} exceeds the host ceiling maximum ${allowed}`, asked, allowed);
+}
+
+/** A host path as the sandbox gets it: the ceiling's entry with the mode the job was given. */
+export interface GrantedHostPath {
+  label: string;
+  path: string;
+  mode: "ro" | "rw";
+  owner?: { uid: number; gid: number };
+}
+
+/**
+ * The host paths a job asks for, against the ceiling: each label must be
+ * listed, with the same path, and "rw" only where the ceiling allows "rw";
+ * otherwise POLICY_REFUSED naming the label. A label asked twice is refused
+ * too (one mount per label). Returns the granted entries sorted by label,
+ * carrying the ceiling's owner for "rw".
+ */
+export function checkHostPaths(mounts: readonly { label: string; path: string; mode: "ro" | "rw" }[], ceiling: HostCeiling): GrantedHostPath[] {
+  const listed = new Map((ceiling.host_paths ?? []).map((h) => [h.label, h]));
+  const seen = new Set<string>();
+  const granted = mounts.map((m, i) => {
+    const field = `mounts[${i}]`;
+    if (seen.has(m.label)) beyond(field, `names label ${m.label} twice`, m.label, [...listed.keys()]);
+    seen.add(m.label);
+    const entry = listed.get(m.label);
+    if (entry === undefined) beyond(field, `= ${m.label} is not a host path label of the host ceiling`, m.label, [...listed.keys()]);
+    if (m.path !== entry.path) beyond(field, `= ${m.label} names ${m.path}, but the host ceiling's ${m.label} is ${entry.path}`, m.path, entry.path);
+    if (m.mode === "rw" && entry.mode !== "rw") beyond(field, `= ${m.label} asks for rw, but the host ceiling lists ${m.label} ro`, m.mode, entry.mode);
+    return { label: m.label, path: entry.path, mode: m.mode, ...(m.mode === "rw" && entry.owner !== undefined ? { owner: { ...entry.owner } } : {}) };
+  });
+  return granted.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+}
+
+/** The compiled policy's mounts (absent: none) against the ceiling: `checkHostPaths`. */
+export function grantedMounts(mounts: readonly CompiledMount[] | undefined, ceiling: HostCeiling): GrantedHostPath[] {
+  return checkHostPaths(mounts ?? [], ceiling);
 }
 
 /** A job's name rule with the addresses the guest resolved it to (agent-guest/egress). */
@@ -262,6 +326,7 @@ export function intersectPolicy(job: SandboxPolicy, ceiling: HostCeiling, host: 
   if (host.guestWorkdir === undefined || job.workdir !== host.guestWorkdir) checkPath("workdir", job.workdir, [ceiling.workspace_root]);
   job.exec_allow.forEach((d, i) => checkPath(`exec_allow[${i}]`, d, ceiling.exec_dirs));
   job.ro_binds.forEach((d, i) => checkPath(`ro_binds[${i}]`, d, readable));
+  checkHostPaths(job.host_paths, ceiling);
 
   checkMax("memory_bytes", job.memory_bytes, ceiling.max.memory_bytes);
   checkMax("cpus", job.cpus, ceiling.max.cpus);

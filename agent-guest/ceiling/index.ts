@@ -1,2 +1,2 @@
-export { HostCeiling, loadCeiling, parseCeiling, intersectPolicy, checkEgressBeforeResolution, checkResolvedNames, DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_INODES } from "./ceiling";
-export type { HostTier, ResolvedName } from "./ceiling";
+export { HostCeiling, loadCeiling, parseCeiling, intersectPolicy, checkEgressBeforeResolution, checkResolvedNames, checkHostPaths, grantedMounts, DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_INODES } from "./ceiling";
+export type { GrantedHostPath, HostTier, ResolvedName } from "./ceiling";

@@ -23,6 +23,7 @@ import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
+import { reportedSnapshots, snapshotsPath } from "./host-paths-run";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
 import { verifySignedJob } from "./verify-job";
@@ -107,6 +108,7 @@ export class GuestDaemon {
       workerDigest: m.digest,
       workerStore: workerStorePath(this.options.stateDir),
       jobsDir: jobsPath(this.options.stateDir),
+      snapshotsDir: snapshotsPath(this.options.stateDir),
       installedBundles: installed,
       // The job's input comes from the hub over this guest's signed connection, checked range by range and whole.
       fetchArtifact: (jobId, ref, fd) => fetchJobArtifact(this.client, jobId, ref, fd, { signal: this.stop.signal }),
@@ -115,7 +117,7 @@ export class GuestDaemon {
 
   async reportHealth(): Promise<void> {
     if (this.measured === undefined) return;
-    await this.client.request("POST", "/api/agent/health", healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting));
+    await this.client.request("POST", "/api/agent/health", healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting, reportedSnapshots(snapshotsPath(this.options.stateDir))));
   }
 
   /** Mounts the bounded workspace (throws, and nothing runs, when it cannot); then runs until `shutdown()`; then unmounts it. */

@@ -23,7 +23,7 @@ const RUNNER_DIGEST = `sha256:${"2".repeat(64)}`;
 const ceiling = parseCeiling({ version: 1, workspace_root: "/srv/ws", exec_dirs: ["/usr/bin"], egress: [], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 60_000, output_bytes: 8 << 20, tmpfs_bytes: 64 << 20, tmpfs_inodes: 4096 } });
 
 function measured(bundles: Measured["bundles"]): Measured {
-  return { tier: "C", bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" }, self_test: "pass", self_test_detail: "", digest: RUNNER_DIGEST, bundles, agent_shell: null };
+  return { tier: "C", bpf: null, ceiling: summariseCeiling(ceiling), host_paths: [], kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" }, self_test: "pass", self_test_detail: "", digest: RUNNER_DIGEST, bundles, agent_shell: null };
 }
 
 function shipApkStatic(workersDir: string): string {
@@ -74,5 +74,16 @@ describe("health report: bundle capabilities", () => {
     fs.writeFileSync(path.join(entry, "worker.mjs"), "process.exit(0)\n");
     expect(installShippedBundles(store, workers)["apk-static"]).toEqual({ digest, version: "1.0.0", detail: null });
     expect(fs.readFileSync(path.join(entry, "worker.mjs"), "utf8")).toBe('console.log("{}")\n');
+  });
+});
+
+describe("health report host paths", () => {
+  it("reports the ceiling's host paths whole and the snapshots given, most recent first as given", () => {
+    const withPaths = parseCeiling({ version: 1, workspace_root: "/srv/ws", exec_dirs: ["/usr/bin"], egress: [], host_paths: [{ label: "logs", path: "/var/log", mode: "ro" }], max: { memory_bytes: 1 << 30, cpus: 2, pids: 512, timeout_ms: 60_000, output_bytes: 8 << 20, tmpfs_bytes: 64 << 20, tmpfs_inodes: 4096 } });
+    const snapshot = { id: "s1", label: "app", created_at: new Date(0).toISOString(), bytes: 3, files: 1, tree_digest: `sha256:${"a".repeat(64)}` };
+    const report = healthReport({ ...measured({}), host_paths: withPaths.host_paths ?? [] }, { size: 0, failure: null }, true, [snapshot]);
+    expect(report.host_paths).toEqual([{ label: "logs", path: "/var/log", mode: "ro" }]);
+    expect(report.snapshots).toEqual([snapshot]);
+    expect(healthReport(measured({}), { size: 0, failure: null }, true).host_paths).toEqual([]);
   });
 });

@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HELPER_PATH, bpfStatus, launch, probeKernel, type BpfStatus, type KernelProbe } from "../../native/index";
-import type { GuestHealthReport, HostCeilingSummary } from "../../server/trust";
+import { MAX_REPORTED_SNAPSHOTS, type GuestHealthReport, type HostCeilingSummary, type HostPathEntry, type SnapshotSummary } from "../../server/trust";
 import { projectPath } from "../../common/paths";
 import type { HostCeiling } from "../ceiling/index";
 import { BUNDLE_CAPABILITIES, type InstalledBundle } from "./bundle-run";
@@ -59,11 +59,17 @@ export function summariseCeiling(ceiling: HostCeiling): HostCeilingSummary {
   return { workspace_max_bytes: ceiling.workspace_max_bytes, memory_bytes, cpus, pids, timeout_ms, output_bytes, exec_dirs: ceiling.exec_dirs.length, egress_rules: ceiling.egress.length };
 }
 
+function hostPathsOf(ceiling: HostCeiling): HostPathEntry[] {
+  return (ceiling.host_paths ?? []).map((h) => structuredClone(h));
+}
+
 export interface Measured {
   tier: "A" | "B" | "C" | null;
   /** The BPF loader's verdict (null when it could not be asked: the probe failed first). */
   bpf: BpfStatus | null;
   ceiling: HostCeilingSummary;
+  /** The ceiling's host paths as listed (docs/design.md#ceiling), reported whole: the hub shows and checks labels against them. */
+  host_paths: HostPathEntry[];
   kernel_features: string[];
   probe: KernelProbe | { error: string };
   self_test: "pass" | "fail";
@@ -87,7 +93,7 @@ export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record
   try {
     probe = probeKernel();
   } catch (error) {
-    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest, bundles, agent_shell: agentShell };
+    return { tier: null, bpf: null, ceiling: summariseCeiling(ceiling), host_paths: hostPathsOf(ceiling), kernel_features: [], probe: { error: String(error) }, self_test: "fail", self_test_detail: String(error), digest, bundles, agent_shell: agentShell };
   }
   // workspace_root is the bounded workspace the daemon mounted before measuring (workspace/volume.ts).
   const features = new Set<string>();
@@ -122,7 +128,7 @@ export async function measureHost(ceiling: HostCeiling, bundles: Readonly<Record
     bpf = { tier: "C", object_sha256: null, detail: `BPF loader failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   // The sandbox self-test gates every tier; the BPF tier says how much more than C this host enforces.
-  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest, bundles, agent_shell: agentShell };
+  return { tier: selfTest === "pass" ? bpf.tier : null, bpf, ceiling: summariseCeiling(ceiling), host_paths: hostPathsOf(ceiling), kernel_features: [...features].sort(), probe, self_test: selfTest, self_test_detail: detail, digest, bundles, agent_shell: agentShell };
 }
 
 /** Capabilities whose operations run agent shell text: not ready on a host without bash (shell.ts). */
@@ -139,7 +145,8 @@ function workerReport(w: (typeof WORKERS)[number], m: Measured): GuestHealthRepo
   return { ...w, version: b.version, digest: b.digest, self_test: m.self_test };
 }
 
-export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean): GuestHealthReport {
+/** `snapshots`: the retained snapshots, most recent first (agent-guest/snapshots), at most MAX_REPORTED_SNAPSHOTS are sent. */
+export function healthReport(m: Measured, witness: { size: number; failure: string | null }, accepting: boolean, snapshots: readonly SnapshotSummary[] = []): GuestHealthReport {
   return {
     tier: m.tier,
     kernel_features: m.kernel_features,
@@ -148,5 +155,7 @@ export function healthReport(m: Measured, witness: { size: number; failure: stri
     witness,
     accepting_jobs: accepting,
     guest_version: GUEST_VERSION,
+    host_paths: m.host_paths,
+    snapshots: snapshots.slice(0, MAX_REPORTED_SNAPSHOTS).map((s) => ({ ...s })),
   };
 }

@@ -38,6 +38,7 @@ import { Scrubber, scrubPair, scrubWindow, windowContext } from "../../server/tr
 import { traceStage } from "../../common/trace/stage";
 import { Workspace } from "../workspace/index";
 import { BUNDLED, artifactRefOf, fillArtifact, makeJobDirectory, readWorkerResult, verifiedBundleFor, type BundleOperation, type FetchArtifact } from "./bundle-run";
+import { prepareMounts, runRollback, type PreparedMounts } from "./host-paths-run";
 import { agentShellArgv, agentShellEnv, requireAgentShell } from "./shell";
 import type { VerifiedJob } from "./verify-job";
 
@@ -61,6 +62,8 @@ export interface RunnerContext {
   fetchArtifact?: FetchArtifact;
   /** The node binary bundle workers run under (default: this process's). */
   nodePath?: string;
+  /** The guest-private snapshot store (`<state dir>/snapshots`, host-paths-run.ts `snapshotsPath`); "rw" host paths and rollback need it. */
+  snapshotsDir?: string;
   /** Where the host's bash is checked before a shell job (default /bin/bash, which is also what runs); tests point it elsewhere to be a host without bash. */
   agentShellPath?: string;
 }
@@ -465,7 +468,9 @@ export async function runJob(
 ): Promise<JobOutcome> {
   const key = `${job.capability.id}.${job.operation}`;
   const workspaceOp = WORKSPACE_OPS[key];
+  let mounts: PreparedMounts | undefined;
   try {
+    if (key === "workspace.rollback") return rollbackOutcome(job, ctx);
     if (workspaceOp !== undefined) {
       if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
       return await runWorkspace(job, ctx, workspaceOp);
@@ -479,7 +484,10 @@ export async function runJob(
       ? await resolveEgressNames(compiledEgress, { ...(ctx.lookup ? { lookup: ctx.lookup } : {}), ...(ctx.resolveTimeoutMs ? { timeoutMs: ctx.resolveTimeoutMs } : {}) })
       : undefined;
     if (resolution !== undefined) checkResolvedNames(resolution.names, ctx.ceiling);
-    const requested = sandboxPolicyFor(job, ctx, resolution);
+    // Labels beyond the ceiling, rw that cannot be enforced, a held label or
+    // an over-budget tree are refused here, before the snapshot and the launch.
+    mounts = prepareMounts(job, ctx);
+    const requested = { ...sandboxPolicyFor(job, ctx, resolution), host_paths: mounts.granted };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
@@ -490,6 +498,8 @@ export async function runJob(
     traceStage(job.action_id, "guest.launch");
     const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     traceStage(job.action_id, "guest.exited");
+    const bound = mounts.finish();
+    result.limitations.push(...bound.limitations);
     // Capture → scrub → cut: the whole capture is scrubbed (a raw capture the
     // launcher cut is scrubbed as possibly ending mid-secret), then cut.
     const { returned } = outputLimits(ctx.ceiling);
@@ -508,6 +518,7 @@ export async function runJob(
       ],
       redactions: pair.report,
       ...(resolution !== undefined ? { resolvedNames: resolution.hosts } : {}),
+      mounts: bound.mounts,
     });
     return {
       kind: "ran",
@@ -516,10 +527,39 @@ export async function runJob(
       structured: {
         ...sandboxReport(job.writesWorkspace, result, { terminalControls: pair.terminalControls }, policy.network),
         ...(resolution !== undefined ? { resolved_names: resolution.hosts } : {}),
+        ...(bound.mounts.length > 0 ? { host_paths: bound.mounts.map((m) => ({ label: m.label, inside: `/host/${m.label}`, mode: m.mode, ...(m.snapshot_id !== undefined ? { snapshot_id: m.snapshot_id } : {}) })) } : {}),
       },
       error: null,
     };
   } catch (error) {
     return refusalOutcome(job, ctx, error);
+  } finally {
+    mounts?.release();
   }
+}
+
+/**
+ * `workspace.rollback`: the guest (root) restores a snapshot into its
+ * label's tree by descriptor, no sandbox launched; the evidence names the
+ * label with its tree digest before and after and the snapshot taken of
+ * the tree it replaced.
+ */
+function rollbackOutcome(job: VerifiedJob, ctx: RunnerContext): JobOutcome {
+  const startedAt = new Date();
+  const r = runRollback(job, ctx);
+  const body = Buffer.from(`${JSON.stringify(r.structured)}\n`);
+  const limitations = ["rollback: done by the guest's own descriptor walk (agent-guest/snapshots), not in a kernel sandbox; no lease was launched"];
+  if (!r.restored.identical) limitations.push(`rollback: the restored tree's digest differs from the snapshot's${r.restored.not_restored.length > 0 ? ` (not made again: ${r.restored.not_restored.slice(0, 8).join(", ")})` : ""}`);
+  const envelope: EvidenceEnvelope = {
+    schema: "leasehold.evidence/1",
+    ...common(job, ctx),
+    state: "observed",
+    artifacts: [{ name: "stdout", sha256: createHash("sha256").update(body).digest("hex"), bytes: body.length, truncated: false }],
+    enforcement: { namespaces: [], bpf: { tier: ctx.tier, attached: false } },
+    mounts: [r.mount],
+    redactions: { count: 0, kinds: [] },
+    timing: { started_at: startedAt.toISOString(), ended_at: new Date().toISOString() },
+    limitations,
+  };
+  return { kind: "ran", streams: { stdout: body, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured: r.structured, error: null };
 }

@@ -92,7 +92,7 @@ describe("agent shell: one dialect", () => {
   it("health: without bash, shell and egress-shell report not_run with the reason and the hub finds them not ready; the other workers are unaffected", () => {
     const ceiling = testRunnerContext(ws).ceiling;
     const m: Measured = {
-      tier: "B", bpf: null, ceiling: summariseCeiling(ceiling), kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" },
+      tier: "B", bpf: null, ceiling: summariseCeiling(ceiling), host_paths: [], kernel_features: ALL_FEATURES, probe: { error: "not probed in this test" },
       self_test: "pass", self_test_detail: "", digest: `sha256:${"2".repeat(64)}`, bundles: {}, agent_shell: agentShellProblem(join(ws, "missing")),
     };
     const workers = healthReport(m, { size: 0, failure: null }, true).workers;

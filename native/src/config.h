@@ -9,6 +9,21 @@
 /* Where the workspace appears inside, whatever `cwd` is. */
 #define LH_WORKSPACE "/work"
 
+/* Where host paths appear inside, one directory per label. */
+#define LH_HOST_DIR "/host"
+#define LH_MAX_HOST_PATHS 32
+
+struct lh_host_path {
+  int rw;                     /* 1: writable, through an idmapped mount */
+  int owner_of_path;          /* 1: the owner is the opened directory's own */
+  uid_t owner_uid;            /* rw: what the lease uid is mapped to on disk */
+  gid_t owner_gid;
+  const char *label;          /* [a-z][a-z0-9_-]{0,31} */
+  const char *path;           /* absolute host path */
+  int fd;                     /* O_PATH, opened without following symlinks */
+  int userns_fd;              /* rw: the idmapping's user namespace; -1 for ro */
+};
+
 struct sandbox_config {
   uid_t lease_uid;
   gid_t lease_gid;
@@ -30,6 +45,7 @@ struct sandbox_config {
   const char *cgroup_v2;                            /* lease's v2 directory */
   int cgroup_v2_limits;                             /* 1: the v2 directory carries memory/pids/cpu */
   const char *ro_binds[LH_MAX_ITEMS]; int n_ro_binds;
+  struct lh_host_path host_paths[LH_MAX_HOST_PATHS]; int n_host_paths;
   const char *ll_ro[LH_MAX_ITEMS]; int n_ll_ro;
   const char *ll_rw[LH_MAX_ITEMS]; int n_ll_rw;
   const char *ll_exec[LH_MAX_ITEMS]; int n_ll_exec;

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "caps.h"
+#include "hostpath.h"
 #include "config.h"
 #include "init.h"
 #include "landlock.h"
@@ -168,6 +169,7 @@ static void apply_record(const char *k, char *v, int last) {
     if (cfg.n_cgroup_procs >= 8) fail("config", E2BIG, "too many cgroups");
     cfg.cgroup_procs[cfg.n_cgroup_procs++] = v;
   } else if (!strcmp(k, "ro")) PUSH(cfg.ro_binds, cfg.n_ro_binds, v);
+  else if (!strcmp(k, "hp")) hostpath_parse(&cfg, v);
   else if (!strcmp(k, "ll_ro")) PUSH(cfg.ll_ro, cfg.n_ll_ro, v);
   else if (!strcmp(k, "ll_rw")) PUSH(cfg.ll_rw, cfg.n_ll_rw, v);
   else if (!strcmp(k, "ll_exec")) PUSH(cfg.ll_exec, cfg.n_ll_exec, v);
@@ -355,6 +357,8 @@ static _Noreturn void sandbox_pid1(void) {
   setup_newroot(&cfg);
   close(cfg.workdir_fd);
   for (int i = 0; i < cfg.n_ro_binds; i++) close(cfg.ro_bind_fds[i]);
+  hostpath_close_all(&cfg);
+  hostpath_readback(&cfg);
   if (sethostname(cfg.hostname, strlen(cfg.hostname)) < 0) fail("uts", errno, "sethostname");
   setup_loopback();
   int memfd_locked = lock_memfd_noexec(); /* needs host root: before the identity drop */
@@ -397,8 +401,12 @@ static _Noreturn void sandbox_pid1(void) {
   run_init(w, &fwd);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   reset_signals();
+  if (argc == 3 && !strcmp(argv[1], "--probe-idmap")) {
+    if (getuid() != 0 || geteuid() != 0) _exit(125);
+    hostpath_probe_idmap(argv[2]);
+  }
   if (getuid() != 0 || geteuid() != 0) fail("helper", EPERM, "leasehold-sandbox must start as root");
   read_config();
   join_v1_cgroups();
@@ -420,6 +428,9 @@ int main(void) {
   } else {
     enter_private_netns();
   }
+  /* Before the new pid namespace: the idmap holder children must stay in
+   * ours, where /proc names them. The clones are detached: nothing shows. */
+  hostpath_open_all(&cfg);
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (unshare(flags) < 0) fail("namespaces", errno, "unshare(mnt,pid,ipc,uts,cgroup)");
   /* This process is small and single-threaded: a plain fork is cheap and

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -140,6 +141,13 @@ int apply_landlock(const struct sandbox_config *cfg, const char *interpreter) {
   const uint64_t rw_shared = rw & ~(LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO);
   add_path_rule(ruleset, LH_WORKSPACE, cfg->workdir_ro ? ro : rw_shared, handled, 1);
   for (int i = 0; i < cfg->n_ro_binds; i++) add_path_rule(ruleset, cfg->ro_binds[i], ro, handled, 1);
+  /* Host paths get their mode's rule (never a socket or FIFO: the host's
+   * own services would share it). The mount's own flags hold the same. */
+  for (int i = 0; i < cfg->n_host_paths; i++) {
+    char inside[64];
+    snprintf(inside, sizeof inside, LH_HOST_DIR "/%s", cfg->host_paths[i].label);
+    add_path_rule(ruleset, inside, cfg->host_paths[i].rw ? rw_shared : ro, handled, 1);
+  }
   for (int i = 0; i < cfg->n_ll_ro; i++) add_path_rule(ruleset, cfg->ll_ro[i], ro, handled, 1);
   for (int i = 0; i < cfg->n_ll_rw; i++) add_path_rule(ruleset, cfg->ll_rw[i], rw_shared, handled, 1);
   for (int i = 0; i < cfg->n_ll_exec; i++) add_path_rule(ruleset, cfg->ll_exec[i], ro | LL_FS_EXECUTE, handled, 1);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: UNLICENSED */
 #define _GNU_SOURCE
 #include "mount.h"
+#include "hostpath.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -273,6 +274,7 @@ void setup_newroot(const struct sandbox_config *cfg) {
   }
 
   if (usr_local) restrict_mount(NEWROOT "/usr/local", MOUNT_ATTR_RDONLY);
+  hostpath_attach_all(cfg, NEWROOT);
 
   /* Always at /work: `cwd` is only chdir'ed to (a sub-directory need not
    * exist on the root tmpfs). An observe lease gets the kernel's read-only

@@ -136,6 +136,13 @@ int main(int argc, char **argv) {
   if (IS("remount_rw")) return res(mount(NULL, "/usr", NULL, MS_REMOUNT | MS_BIND, NULL));
   if (IS("umount_proc")) return res(umount2("/proc", MNT_DETACH));
   if (IS("umount_work")) return res(umount2("/work", 0));
+  /* against a path given as arg (a host path's /host/<label>) */
+  if (IS("remount_rw_at")) return res(mount(NULL, arg, NULL, MS_REMOUNT | MS_BIND, NULL));
+  if (IS("umount_at")) return res(umount2(arg, MNT_DETACH));
+  if (IS("setattr_rw_at")) {
+    struct { unsigned long long set, clr, prop, userns; } a = {0, 0x1 /* MOUNT_ATTR_RDONLY */, 0, 0};
+    return res(syscall(SYS_mount_setattr, AT_FDCWD, arg, 0, &a, sizeof a));
+  }
   if (IS("fsopen")) return res(syscall(SYS_fsopen, "tmpfs", 0));
   if (IS("open_tree")) return res(syscall(SYS_open_tree, AT_FDCWD, "/usr", 1 /*CLONE*/));
   if (IS("move_mount")) return res(syscall(SYS_move_mount, AT_FDCWD, "/work", AT_FDCWD, "/tmp", 0));

@@ -1,0 +1,149 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeIdmappedMount } from "../../native/index";
+import { verifyEvidence, type EvidenceEnvelope } from "../../server/trust/evidence/index";
+import { createPublicKey } from "node:crypto";
+import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
+import { testRunnerContext } from "../../test/support/runner-context";
+import { parseCeiling } from "../ceiling/index";
+import { listSnapshots, openDirNoFollow, walkTree } from "../snapshots/index";
+import { runJob, type RunnerContext } from "./runner";
+import type { VerifiedJob } from "./verify-job";
+
+/**
+ * Host paths through the runner: the signed policy's labels against the
+ * ceiling, the bind at /host/<label>, the snapshot before an rw job, the
+ * evidence's mounts, a rollback back to the snapshot and HOST_BUSY for a
+ * second writer of the same label.
+ */
+
+// Under the native tests' root: a directory the lease uid can traverse (not a 0700 mkdtemp in /tmp).
+const ROOT = process.env["LEASEHOLD_NATIVE_TEST_ROOT"] ?? "/tmp/leasehold-native-test";
+let ctx: RunnerContext;
+const OWNER = 4321;
+
+fs.mkdirSync(ROOT, { recursive: true, mode: 0o755 });
+const idmap = probeIdmappedMount(ROOT);
+const idmapSkip = idmap.ok ? "" : ` (skipped: idmapped mounts probed absent here: ${idmap.reason})`;
+// Named at collection time: the refusal table below spells these paths.
+const base = fs.mkdtempSync(path.join(ROOT, "runner-hp-"));
+const logs = path.join(base, "log");
+const app = path.join(base, "app");
+
+beforeAll(() => {
+  fs.chmodSync(base, 0o755);
+  const ws = path.join(base, "ws");
+  for (const d of [ws, logs, app]) fs.mkdirSync(d, { mode: 0o755 });
+  fs.writeFileSync(path.join(logs, "nginx.log"), "GET / 200\n", { mode: 0o644 });
+  fs.writeFileSync(path.join(app, "index.html"), "<h1>v1</h1>\n", { mode: 0o644 });
+  fs.chownSync(app, OWNER, OWNER);
+  fs.chownSync(path.join(app, "index.html"), OWNER, OWNER);
+  const stateDir = path.join(base, "state");
+  fs.mkdirSync(stateDir, { mode: 0o700 });
+  ctx = testRunnerContext(ws, { snapshotsDir: path.join(stateDir, "snapshots") });
+  ctx.ceiling = parseCeiling({
+    ...ctx.ceiling,
+    host_paths: [
+      { label: "logs", path: logs, mode: "ro" },
+      { label: "app", path: app, mode: "rw", max_bytes: 1 << 20, max_inodes: 100 },
+      { label: "tiny", path: app, mode: "rw", max_bytes: 4, max_inodes: 100 },
+    ],
+  });
+});
+afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+
+function shellJob(command: string, mounts: Array<{ label: string; path: string; mode: "ro" | "rw" }>, id = "j"): VerifiedJob {
+  return testVerifiedJob({ job_id: id, mutating: true, arguments: { host: "local", command, env: {}, stdin: "" }, policy: { ...testShellPolicy(), mounts } });
+}
+
+const envelopeOf = (outcome: Awaited<ReturnType<typeof runJob>>): EvidenceEnvelope => {
+  const v = verifyEvidence(outcome.evidence, createPublicKey(ctx.hostKey));
+  if (!v.ok) throw new Error(`evidence does not verify: ${JSON.stringify(v)}`);
+  return outcome.evidence.envelope;
+};
+const digestOf = (dir: string) => {
+  const fd = openDirNoFollow(dir);
+  try {
+    return walkTree(fd, { max_bytes: 1 << 20, max_inodes: 100 }).digest;
+  } finally {
+    fs.closeSync(fd);
+  }
+};
+
+describe("runner: host paths", () => {
+  it("reads a host log through an ro label; the evidence lists the mount without digests", async () => {
+    const outcome = await runJob(shellJob("cat /host/logs/nginx.log", [{ label: "logs", path: logs, mode: "ro" }]), ctx);
+    expect(outcome.error).toBeNull();
+    expect(outcome.streams.stdout.toString()).toBe("GET / 200\n");
+    expect(envelopeOf(outcome).mounts).toEqual([{ label: "logs", path: logs, mode: "ro" }]);
+  });
+
+  it.each<[string, Array<{ label: string; path: string; mode: "ro" | "rw" }>, RegExp]>([
+    ["an unlisted label", [{ label: "etc", path: "/etc", mode: "ro" }], /etc is not a host path label/],
+    ["rw on an ro label", [{ label: "logs", path: logs, mode: "rw" }], /logs asks for rw/],
+    ["a path other than the ceiling's", [{ label: "logs", path: "/var/log", mode: "ro" }], /the host ceiling's logs is/],
+  ])("refuses %s with POLICY_REFUSED before anything runs", async (_why, mounts, message) => {
+    let launched = false;
+    const outcome = await runJob(shellJob("echo RAN", mounts), ctx, { onLaunch: () => (launched = true) });
+    expect(outcome.kind).toBe("refused");
+    expect(`${outcome.error?.code}: ${outcome.error?.message}`).toMatch(new RegExp(`^POLICY_REFUSED: .*${message.source}`));
+    expect(launched).toBe(false);
+  });
+
+  it.skipIf(!idmap.ok)(`a label over its budget is refused before anything runs, and no snapshot is kept${idmapSkip}`, async () => {
+    let launched = false;
+    const before = listSnapshots(ctx.snapshotsDir as string).length;
+    const outcome = await runJob(shellJob("echo RAN > /host/tiny/x", [{ label: "tiny", path: app, mode: "rw" }]), ctx, { onLaunch: () => (launched = true) });
+    expect(outcome.error?.code).toBe("POLICY_REFUSED");
+    expect(outcome.error?.message).toMatch(/more than 4 bytes/);
+    expect(launched).toBe(false);
+    expect(listSnapshots(ctx.snapshotsDir as string).length).toBe(before);
+    expect(fs.existsSync(path.join(app, "x"))).toBe(false);
+  });
+
+  it.skipIf(!idmap.ok)(`writes under an rw label change the host file as its owner; the snapshot taken first is rolled back byte-identically${idmapSkip}`, async () => {
+    const original = digestOf(app);
+    const rw = [{ label: "app", path: app, mode: "rw" as const }];
+    const outcome = await runJob(shellJob("echo '<h1>v2</h1>' > /host/app/index.html && echo new > /host/app/added.txt && ln -s /etc/shadow /host/app/shadow", rw), ctx);
+    expect(outcome.error).toBeNull();
+    expect(fs.readFileSync(path.join(app, "index.html"), "utf8")).toBe("<h1>v2</h1>\n");
+    expect(fs.statSync(path.join(app, "added.txt")).uid).toBe(OWNER);
+    const mount = envelopeOf(outcome).mounts?.[0];
+    expect(mount).toMatchObject({ label: "app", mode: "rw", tree_before: original, snapshot_id: expect.stringMatching(/^s/) });
+    expect(mount?.tree_after).toBe(digestOf(app));
+    expect(mount?.tree_after).not.toBe(original);
+    expect(listSnapshots(ctx.snapshotsDir as string).map((s) => s.id)).toContain(mount?.snapshot_id);
+
+    const rollback = await runJob(
+      testVerifiedJob({ job_id: "rb", capability: { id: "workspace", version: "1.0.0" }, operation: "rollback", mutating: true, arguments: { label: "app", snapshot_id: mount?.snapshot_id }, policy: { ...testShellPolicy(), mounts: rw } }),
+      ctx,
+    );
+    expect(rollback.error).toBeNull();
+    expect(rollback.structured).toMatchObject({ label: "app", tree_digest: original, snapshot_tree_digest: original, identical: true, not_restored: [] });
+    expect(digestOf(app)).toBe(original);
+    expect(fs.existsSync(path.join(app, "shadow"))).toBe(false);
+    expect(fs.readFileSync(path.join(app, "index.html"), "utf8")).toBe("<h1>v1</h1>\n");
+    expect(envelopeOf(rollback).mounts).toEqual([{ label: "app", path: app, mode: "rw", tree_before: mount?.tree_after, tree_after: original, snapshot_id: rollback.structured?.["undo_snapshot_id"] }]);
+  });
+
+  it.skipIf(!idmap.ok)(`a second concurrent job on the same rw label gets HOST_BUSY on the guest; an ro job beside it runs${idmapSkip}`, async () => {
+    const rw = [{ label: "app", path: app, mode: "rw" as const }];
+    const first = runJob(shellJob("sleep 1", rw, "first"), ctx);
+    const second = await runJob(shellJob("echo RAN", rw, "second"), ctx);
+    const reader = await runJob(shellJob("cat /host/logs/nginx.log", [{ label: "logs", path: logs, mode: "ro" }], "reader"), ctx);
+    expect(second.error?.code).toBe("HOST_BUSY");
+    expect(second.error?.message).toMatch(/app/);
+    expect(reader.error).toBeNull();
+    expect((await first).error).toBeNull();
+    expect((await runJob(shellJob("true", rw, "third"), ctx)).error).toBeNull();
+  });
+
+  it("rollback of a snapshot this guest does not hold is NOT_FOUND; of a label the policy does not give rw, POLICY_REFUSED", async () => {
+    const rb = (args: Record<string, unknown>, mounts: Array<{ label: string; path: string; mode: "ro" | "rw" }>) =>
+      runJob(testVerifiedJob({ capability: { id: "workspace", version: "1.0.0" }, operation: "rollback", mutating: true, arguments: args, policy: { ...testShellPolicy(), mounts } }), ctx);
+    expect((await rb({ label: "app", snapshot_id: "s0-00000000" }, [{ label: "app", path: app, mode: "rw" }])).error?.code).toBe("NOT_FOUND");
+    expect((await rb({ label: "app", snapshot_id: "s0-00000000" }, [{ label: "app", path: app, mode: "ro" }])).error?.code).toBe("POLICY_REFUSED");
+    expect((await rb({ label: "app", snapshot_id: "../../etc" }, [{ label: "app", path: app, mode: "rw" }])).error?.code).toBe("INVALID_ARGUMENT");
+  });
+});

@@ -1,0 +1,130 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { thrownBy } from "../../test/support/refusals";
+import { holdLabels, listSnapshots, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, openDirNoFollow } from "./index";
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), "lh-snapshots-"));
+afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+const BUDGET = { max_bytes: 64 << 20, max_inodes: 10_000 };
+let n = 0;
+const fresh = () => {
+  const d = path.join(base, `t${n++}`);
+  fs.mkdirSync(path.join(d, "store"), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(d, "app"));
+  return { store: path.join(d, "store"), app: path.join(d, "app") };
+};
+
+/** A small app tree: files with owners and modes, a sub-directory, a relative link, a FIFO. */
+function seed(app: string): void {
+  fs.writeFileSync(path.join(app, "config.txt"), "version=1\n");
+  fs.chmodSync(path.join(app, "config.txt"), 0o640);
+  fs.chownSync(path.join(app, "config.txt"), 4321, 4322);
+  fs.mkdirSync(path.join(app, "lib"));
+  fs.writeFileSync(path.join(app, "lib", "a.js"), "module.exports = 1;\n");
+  fs.writeFileSync(path.join(app, "lib", "big.bin"), Buffer.alloc(3 << 20, 7));
+  fs.symlinkSync("lib/a.js", path.join(app, "current"));
+  execFileSync("mkfifo", [path.join(app, "pipe")]);
+}
+
+const digestOf = (dir: string) => {
+  const fd = openDirNoFollow(dir);
+  try {
+    return walkTree(fd, BUDGET).digest;
+  } finally {
+    fs.closeSync(fd);
+  }
+};
+
+describe("snapshots", () => {
+  it("snapshots a tree (a planted FIFO recorded, never opened) and restores it byte-identically after edits, deletions and additions", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const before = digestOf(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    expect(snap.tree_digest).toBe(before);
+    expect(snap.entries.find((e) => e.path === "pipe")).toMatchObject({ type: "fifo" });
+    expect(snap.entries.find((e) => e.path === "current")).toMatchObject({ type: "symlink", target: "lib/a.js" });
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    fs.rmSync(path.join(app, "lib"), { recursive: true });
+    fs.writeFileSync(path.join(app, "new.txt"), "added\n");
+    fs.rmSync(path.join(app, "pipe"));
+    expect(digestOf(app)).not.toBe(before);
+    const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
+    expect(restored).toEqual({ tree_digest: before, identical: true, not_restored: [] });
+    expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
+    expect(fs.statSync(path.join(app, "config.txt"))).toMatchObject({ uid: 4321, gid: 4322 });
+    expect(fs.lstatSync(path.join(app, "pipe")).isFIFO()).toBe(true);
+  });
+
+  it("hostile: a link to /etc/shadow planted in the tree is recorded as a link, never read; on rollback links left by the workload are removed, never followed", () => {
+    const { store, app } = fresh();
+    seed(app);
+    fs.symlinkSync("/etc/shadow", path.join(app, "shadow"));
+    const shadowBefore = fs.statSync("/etc/shadow");
+    const shadowBytes = fs.readFileSync("/etc/shadow");
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    const entry = snap.entries.find((e) => e.path === "shadow");
+    expect(entry).toMatchObject({ type: "symlink", target: "/etc/shadow", size: 0 });
+    expect(entry?.sha256).toBeUndefined();
+    // The workload replaces a directory and a file with links out of the tree.
+    fs.rmSync(path.join(app, "lib"), { recursive: true });
+    fs.symlinkSync("/etc", path.join(app, "lib"));
+    fs.rmSync(path.join(app, "config.txt"));
+    fs.symlinkSync("/etc/shadow", path.join(app, "config.txt"));
+    const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
+    expect(restored.identical).toBe(true);
+    expect(fs.lstatSync(path.join(app, "lib")).isDirectory()).toBe(true);
+    expect(fs.lstatSync(path.join(app, "config.txt")).isFile()).toBe(true);
+    const shadowAfter = fs.statSync("/etc/shadow");
+    expect([shadowAfter.ino, shadowAfter.mode, shadowAfter.uid, shadowAfter.mtimeMs]).toEqual([shadowBefore.ino, shadowBefore.mode, shadowBefore.uid, shadowBefore.mtimeMs]);
+    expect(fs.readFileSync("/etc/shadow").equals(shadowBytes)).toBe(true);
+    expect(fs.readdirSync("/etc").length).toBeGreaterThan(5);
+  });
+
+  it.each([
+    ["bytes", { max_bytes: 1 << 20, max_inodes: 10_000 }, /more than 1048576 bytes/],
+    ["entries", { max_bytes: 64 << 20, max_inodes: 3 }, /more than 3 entries/],
+  ])("refuses a tree over its budget (%s) with POLICY_REFUSED and keeps nothing of it", (_what, budget, message) => {
+    const { store, app } = fresh();
+    seed(app);
+    const e = thrownBy(() => takeSnapshot(store, "app", app, budget));
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.message).toMatch(message);
+    expect(fs.readdirSync(store)).toEqual([]);
+  });
+
+  it("refuses a label path that is, or passes through, a symlink", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const link = path.join(path.dirname(app), "app-link");
+    fs.symlinkSync(app, link);
+    expect(thrownBy(() => takeSnapshot(store, "app", link, BUDGET)).message).toMatch(/symlink/);
+    expect(thrownBy(() => takeSnapshot(store, "app", path.join(link, "lib"), BUDGET)).message).toMatch(/symlink/);
+  });
+
+  it("lists most recent first, and prunes by count per label, age and total bytes, always keeping each label's newest", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const t0 = Date.parse("2026-01-01T00:00:00Z");
+    const ids = [0, 1, 2, 3].map((i) => takeSnapshot(store, "app", app, BUDGET, new Date(t0 + i * 60_000)).id);
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([...ids].reverse());
+    expect(pruneSnapshots(store, { keep_per_label: 3, max_age_s: 1e9, max_bytes: 1e12 }, new Date(t0 + 600_000))).toEqual([ids[0]]);
+    expect(pruneSnapshots(store, { keep_per_label: 10, max_age_s: 150, max_bytes: 1e12 }, new Date(t0 + 4 * 60_000))).toEqual([ids[1]]);
+    expect(pruneSnapshots(store, { keep_per_label: 10, max_age_s: 1, max_bytes: 1 }, new Date(t0 + 1e9))).toEqual([ids[2]]);
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([ids[3]]);
+  });
+
+  it("a second holder of a rw label gets HOST_BUSY until the first releases it", () => {
+    const release = holdLabels(["app"], "job-1");
+    const e = thrownBy(() => holdLabels(["logs2", "app"], "job-2"));
+    expect(e.code).toBe("HOST_BUSY");
+    expect(e.message).toMatch(/app/);
+    // all or none: job-2 did not keep logs2 either
+    holdLabels(["logs2"], "job-3")();
+    release();
+    holdLabels(["app"], "job-2")();
+  });
+});
