@@ -82,6 +82,7 @@ const EVIDENCE = object(
     denials: { type: "array" },
     denials_dropped: integer,
     resolved_names: { type: "array", items: object({ name: string, addresses: stringList }) },
+    mounts: { type: "array", items: object({ label: string, path: string, mode: { type: "string", enum: ["ro", "rw"] }, tree_before: string, tree_after: string, snapshot_id: string }, ["label", "path", "mode"]) },
     redactions: object({ count: integer, kinds: stringList }),
     limitations: stringList,
   },
