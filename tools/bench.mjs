@@ -38,6 +38,8 @@ const BENCHES = [
   { name: "launch", file: "native/bench/launch.bench.ts", needs: ["root"], env: (q) => ({ BENCH_N: q ? "50" : "200" }) },
   { name: "egress", file: "native/bench/egress.bench.ts", needs: ["root"], env: (q) => ({ BENCH_N: q ? "15" : "50" }) },
   { name: "bpf", file: "native/bench/bpf.bench.ts", needs: ["root"], env: (q) => (q ? { BENCH_ROUNDS: "2", BENCH_N: "100" } : {}) },
+  // 1 GiB / 10,000 files by default: needs ~3 GiB free under /tmp/leasehold-bench while it runs.
+  { name: "snapshots", file: "agent-guest/bench/snapshots.bench.ts", needs: ["root"], env: (q) => (q ? { BENCH_MB: "64", BENCH_FILES: "1000", BENCH_ROUNDS: "2", BENCH_N: "10" } : {}) },
   { name: "scrub", file: "server/trust/scrub/bench/scrub.bench.ts", needs: [], env: (q) => (q ? { BENCH_MB: "8", BENCH_SECRETLINT_MB: "1" } : {}) },
   { name: "apk-worker", file: "agent-guest/workers/apk-static/bench/apk.bench.ts", needs: [] },
   // Rates the legit (false-hold) and must-hold corpora with the risk gate and three peer models: seconds, no quick mode needed.

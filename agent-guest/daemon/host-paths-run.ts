@@ -11,7 +11,7 @@ import path from "node:path";
 import { probeIdmappedMount } from "../../native/index";
 import { LeaseholdError, RollbackArguments, type EvidenceMount, type HostPathEntry } from "../../server/trust";
 import { grantedMounts, type GrantedHostPath, type HostCeiling } from "../ceiling/index";
-import { DEFAULT_RETENTION, holdLabels, listSnapshots, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget } from "../snapshots/index";
+import { DEFAULT_RETENTION, holdLabels, knownFrom, listSnapshots, manifestEntries, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** A label's tree budget when the ceiling names none: the workspace's defaults. */
@@ -32,10 +32,11 @@ export function budgetOf(entry: HostPathEntry): TreeBudget {
   return { max_bytes: entry.max_bytes ?? DEFAULT_HOST_PATH_MAX_BYTES, max_inodes: entry.max_inodes ?? DEFAULT_HOST_PATH_MAX_INODES };
 }
 
-function digestNow(hostPath: string, budget: TreeBudget): `sha256:${string}` {
+/** The tree's digest now; files whose stamp the snapshot hashed are not read again (tree.ts `stamp`). */
+function digestNow(hostPath: string, budget: TreeBudget, before: readonly TreeEntry[]): `sha256:${string}` {
   const fd = openDirNoFollow(hostPath);
   try {
-    return walkTree(fd, budget).digest;
+    return walkTree(fd, budget, { known: knownFrom(before) }).digest;
   } finally {
     fs.closeSync(fd);
   }
@@ -53,26 +54,28 @@ export interface PreparedMounts {
  * Before a launch: POLICY_REFUSED for a label beyond the ceiling;
  * UNENFORCEABLE for "rw" where no idmapped bind can be made or no snapshot
  * store is configured; HOST_BUSY when another job holds an "rw" label; a
- * tree over its budget POLICY_REFUSED — all before anything runs. Then one
+ * tree over its budget POLICY_REFUSED — all before anything runs. `bind`
+ * false: nothing is bound into a sandbox (the idmapping is not probed). Then one
  * snapshot per "rw" label, pruned to the retention afterwards.
  */
-export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: { ceiling: HostCeiling; snapshotsDir?: string | undefined }): PreparedMounts {
+export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: { ceiling: HostCeiling; snapshotsDir?: string | undefined }, options: { bind: boolean } = { bind: true }): PreparedMounts {
   const granted = grantedMounts(job.policy.mounts, ctx.ceiling);
   const rw = granted.filter((g) => g.mode === "rw");
   if (rw.length > 0 && ctx.snapshotsDir === undefined) {
     throw new LeaseholdError("UNENFORCEABLE", "a read-write host path needs the guest's snapshot store, and this guest has none configured; nothing was run", { tier: "guest", details: { field: "mounts" } });
   }
-  for (const g of rw) {
+  // A job that writes through the guest's own path check (fs_write to a label) binds nothing.
+  for (const g of options.bind ? rw : []) {
     const probe = probeIdmappedMount(g.path);
     if (!probe.ok) throw new LeaseholdError("UNENFORCEABLE", `host path ${g.label} (${g.path}) cannot be bound read-write here: ${probe.reason}; nothing was run`, { tier: "guest", details: { field: "mounts", label: g.label } });
   }
   const release = holdLabels(rw.map((g) => g.label), job.job_id);
-  const taken = new Map<string, { id: string; digest: `sha256:${string}`; budget: TreeBudget }>();
+  const taken = new Map<string, { id: string; digest: `sha256:${string}`; budget: TreeBudget; entries: TreeEntry[] }>();
   try {
     for (const g of rw) {
       const budget = budgetOf(entryOf(ctx.ceiling, g.label));
       const snap = takeSnapshot(ctx.snapshotsDir as string, g.label, g.path, budget);
-      taken.set(g.label, { id: snap.id, digest: snap.tree_digest as `sha256:${string}`, budget });
+      taken.set(g.label, { id: snap.id, digest: snap.tree_digest as `sha256:${string}`, budget, entries: manifestEntries(snap) });
     }
     if (rw.length > 0) pruneSnapshots(ctx.snapshotsDir as string, retentionOf(ctx.ceiling));
   } catch (error) {
@@ -89,7 +92,7 @@ export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: 
         if (t === undefined) return { label: g.label, path: g.path, mode: g.mode };
         const out: EvidenceMount = { label: g.label, path: g.path, mode: g.mode, tree_before: t.digest, snapshot_id: t.id };
         try {
-          out.tree_after = digestNow(g.path, t.budget);
+          out.tree_after = digestNow(g.path, t.budget, t.entries);
         } catch (error) {
           limitations.push(`host path ${g.label}: tree digest after the job not taken (${error instanceof Error ? error.message : String(error)})`);
         }

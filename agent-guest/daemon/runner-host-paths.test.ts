@@ -146,4 +146,31 @@ describe("runner: host paths", () => {
     expect((await rb({ label: "app", snapshot_id: "s0-00000000" }, [{ label: "app", path: app, mode: "ro" }])).error?.code).toBe("POLICY_REFUSED");
     expect((await rb({ label: "app", snapshot_id: "../../etc" }, [{ label: "app", path: app, mode: "rw" }])).error?.code).toBe("INVALID_ARGUMENT");
   });
+
+  const fsJob = (operation: string, args: Record<string, unknown>, mounts: Array<{ label: string; path: string; mode: "ro" | "rw" }>) =>
+    testVerifiedJob({ capability: { id: "workspace", version: "1.0.0" }, operation, mutating: operation === "fs_write", arguments: { host: "local", ...args }, policy: { ...testShellPolicy(), mounts } });
+
+  it("fs_read and fs_list take label:path under the signed policy's mounts, and refuse escapes and ungranted labels", async () => {
+    const ro = [{ label: "logs", path: logs, mode: "ro" as const }];
+    const read = await runJob(fsJob("fs_read", { path: "logs:nginx.log" }, ro), ctx);
+    expect(read.error).toBeNull();
+    expect(read.streams.stdout.toString()).toBe("GET / 200\n");
+    expect(envelopeOf(read).mounts).toEqual([{ label: "logs", path: logs, mode: "ro" }]);
+    const list = await runJob(fsJob("fs_list", { path: "logs:" }, ro), ctx);
+    expect(JSON.parse(list.streams.stdout.toString()).map((e: { name: string }) => e.name)).toEqual(["nginx.log"]);
+    expect((await runJob(fsJob("fs_read", { path: "logs:../app/index.html" }, ro), ctx)).error?.message).toMatch(/\.\./);
+    expect((await runJob(fsJob("fs_read", { path: "app:index.html" }, ro), ctx)).error?.code).toBe("POLICY_REFUSED");
+    expect((await runJob(fsJob("fs_write", { path: "logs:x", content: "x" }, ro), ctx)).error?.code).toBe("POLICY_REFUSED");
+    expect(fs.existsSync(path.join(logs, "x"))).toBe(false);
+  });
+
+  it("fs_write to an rw label snapshots the tree first and records both digests", async () => {
+    const before = digestOf(app);
+    const outcome = await runJob(fsJob("fs_write", { path: "app:notes/todo.txt", content: "ship it\n" }, [{ label: "app", path: app, mode: "rw" }]), ctx);
+    expect(outcome.error).toBeNull();
+    expect(fs.readFileSync(path.join(app, "notes", "todo.txt"), "utf8")).toBe("ship it\n");
+    const mount = envelopeOf(outcome).mounts?.[0];
+    expect(mount).toMatchObject({ label: "app", mode: "rw", tree_before: before, tree_after: digestOf(app) });
+    expect(outcome.structured?.["snapshot_id"]).toBe(mount?.snapshot_id);
+  });
 });

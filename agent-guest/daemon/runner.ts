@@ -351,9 +351,9 @@ export function refusalOutcome(job: Pick<VerifiedJob, "action_id" | "action_hash
   };
 }
 
-async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp): Promise<JobOutcome> {
+async function runWorkspace(job: VerifiedJob, ctx: RunnerContext, op: WorkspaceOp, root: string = ctx.ceiling.workspace_root): Promise<JobOutcome> {
   const startedAt = new Date();
-  const ws = Workspace.open(ctx.ceiling.workspace_root);
+  const ws = Workspace.open(root);
   const { content, structured, window } = op(ws, job.arguments);
   let scrubbed: Buffer;
   let report: ReturnType<Scrubber["report"]>;
@@ -472,6 +472,18 @@ export async function runJob(
   try {
     if (key === "workspace.rollback") return rollbackOutcome(job, ctx);
     if (workspaceOp !== undefined) {
+      const labelled = labelPathOf(job);
+      if (labelled !== undefined) {
+        // A host path, not the workspace: the signed policy's mounts decide (fs_write needs the label rw).
+        if (job.operation === "fs_write" && !(job.policy.mounts ?? []).some((m) => m.label === labelled.label && m.mode === "rw")) {
+          throw new LeaseholdError("POLICY_REFUSED", `fs_write to ${labelled.label}: needs the host path read-write, and the signed policy does not give it`, { tier: "guest", details: { field: "mounts", label: labelled.label } });
+        }
+        mounts = prepareMounts(job, ctx, { bind: false });
+        const g = mounts.granted.find((m) => m.label === labelled.label);
+        if (g === undefined) throw new LeaseholdError("POLICY_REFUSED", `${labelled.label}: the signed policy gives no such host path`, { tier: "guest", details: { field: "mounts", label: labelled.label } });
+        const outcome = await runWorkspace({ ...job, arguments: { ...job.arguments, path: labelled.rest } }, ctx, workspaceOp, g.path);
+        return withMounts(outcome, mounts.finish(), ctx);
+      }
       if (job.mutating && !job.writesWorkspace) throw new LeaseholdError("POLICY_REFUSED", `${key} writes the workspace but the job holds no exclusive lease`, { tier: "guest", details: { field: "lease" } });
       return await runWorkspace(job, ctx, workspaceOp);
     }
@@ -536,6 +548,24 @@ export async function runJob(
   } finally {
     mounts?.release();
   }
+}
+
+/** `<label>:<relative path>` in an fs_* job's path: a host path the signed policy must give. */
+const LABEL_PATH = /^([a-z][a-z0-9_-]{0,31}):(.*)$/s;
+function labelPathOf(job: VerifiedJob): { label: string; rest: string } | undefined {
+  const m = LABEL_PATH.exec(String(job.arguments["path"] ?? ""));
+  return m === null ? undefined : { label: m[1] as string, rest: m[2] === "" ? "." : (m[2] as string) };
+}
+
+/** A workspace-style outcome re-signed with the host paths it touched. */
+function withMounts(outcome: JobOutcome, bound: ReturnType<PreparedMounts["finish"]>, ctx: RunnerContext): JobOutcome {
+  const envelope: EvidenceEnvelope = {
+    ...outcome.evidence.envelope,
+    mounts: bound.mounts,
+    limitations: [...outcome.evidence.envelope.limitations, ...bound.limitations, "host path operation: the guest's user-space path check ran on the label's directory as its root"],
+  };
+  const snapshot = bound.mounts.find((m) => m.snapshot_id !== undefined)?.snapshot_id;
+  return { ...outcome, evidence: signEvidence(envelope, ctx.hostKey), structured: { ...outcome.structured, ...(snapshot !== undefined ? { snapshot_id: snapshot } : {}) } };
 }
 
 /**

@@ -127,4 +127,35 @@ describe("snapshots", () => {
     release();
     holdLabels(["app"], "job-2")();
   });
+
+  it("hostile: a file rewritten in place with the same size and its old mtime put back is still seen as changed (ctime) and restored", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const before = digestOf(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    const file = path.join(app, "lib", "a.js");
+    const st = fs.statSync(file);
+    fs.writeFileSync(file, "module.exports = 2;\n"); // same length
+    fs.utimesSync(file, st.atime, st.mtime);
+    expect(fs.statSync(file).size).toBe(st.size);
+    const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
+    expect(restored.identical).toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toBe("module.exports = 1;\n");
+    expect(digestOf(app)).toBe(before);
+  });
+
+  it("a later snapshot shares the unchanged files' stored bytes and copies the changed one; each restores its own tree", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const first = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    const second = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")));
+    const dataOf = (m: typeof first, p: string) => path.join(store, m.id, "data", String(m.entries.find((e) => e.path === p)?.data));
+    expect(fs.statSync(dataOf(second, "lib/big.bin")).ino).toBe(fs.statSync(dataOf(first, "lib/big.bin")).ino);
+    expect(fs.statSync(dataOf(second, "config.txt")).ino).not.toBe(fs.statSync(dataOf(first, "config.txt")).ino);
+    expect(restoreSnapshot(store, readManifest(store, first.id), app, BUDGET).identical).toBe(true);
+    expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
+    expect(restoreSnapshot(store, readManifest(store, second.id), app, BUDGET).tree_digest).toBe(second.tree_digest);
+    expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=2\n");
+  });
 });

@@ -20,7 +20,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { LeaseholdError, SnapshotSummary } from "../../server/trust";
-import { fdPath, hashFile, openChild, openDirNoFollow, sortedNames, treeDigest, walkTree, type TreeBudget, type TreeEntry } from "./tree";
+import { fdPath, hashFile, openChild, openDirNoFollow, sortedNames, stampOf, treeDigest, walkTree, type TreeBudget, type TreeEntry } from "./tree";
 
 const C = fs.constants;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
@@ -39,6 +39,7 @@ const Entry = z
     sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     target: z.string().max(4096).optional(),
     rdev: z.number().int().min(0).optional(),
+    stamp: z.string().max(128).optional(),
     data: z.number().int().min(0).optional(),
   })
   .strict();
@@ -130,6 +131,7 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
   const id = newSnapshotId(now.getTime());
   const tmp = path.join(store, `.tmp-${id}`);
   fs.mkdirSync(path.join(tmp, "data"), { recursive: true, mode: 0o700 });
+  const previous = previousFiles(store, label, hostPath);
   const rootFd = openDirNoFollow(hostPath);
   try {
     let n = 0;
@@ -138,7 +140,19 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
       file: (entry, fd) => {
         const i = n++;
         dataOf.set(entry.path, i);
-        return copyInto(fd, path.join(tmp, "data", String(i)), method);
+        const dest = path.join(tmp, "data", String(i));
+        // Unchanged since the label's last snapshot (same stamp): share its stored bytes, which
+        // nothing ever writes to, instead of copying them again.
+        const prior = entry.stamp === undefined ? undefined : previous.get(entry.stamp);
+        if (prior !== undefined) {
+          try {
+            fs.linkSync(prior.data, dest);
+            return prior.sha256;
+          } catch {
+            // pruned meanwhile: copy
+          }
+        }
+        return copyInto(fd, dest, method);
       },
     });
     const manifest: SnapshotManifest = {
@@ -162,6 +176,19 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
   } finally {
     fs.closeSync(rootFd);
   }
+}
+
+/** The label's newest snapshot of this path: its files by stamp, with where their bytes are stored. */
+function previousFiles(store: string, label: string, hostPath: string): Map<string, { sha256: string; data: string }> {
+  const out = new Map<string, { sha256: string; data: string }>();
+  const newest = listSnapshots(store).find((s) => s.label === label);
+  if (newest === undefined) return out;
+  const m = readManifest(store, newest.id);
+  if (m.path !== hostPath) return out;
+  for (const e of m.entries) {
+    if (e.stamp !== undefined && e.sha256 !== undefined && e.data !== undefined) out.set(e.stamp, { sha256: e.sha256, data: path.join(store, m.id, "data", String(e.data)) });
+  }
+  return out;
 }
 
 export function readManifest(store: string, id: string): SnapshotManifest {
@@ -216,33 +243,68 @@ export function pruneSnapshots(store: string, retention: Retention, now = new Da
 
 /** Removes everything inside the held directory by descriptor; no link is followed, no mount point crossed. */
 function clearDirectory(dirFd: number, rel: string, dev: number): void {
+  for (const name of sortedNames(dirFd, rel)) removeEntry(dirFd, name, rel === "" ? name : `${rel}/${name}`, dev);
+}
+
+function removeEntry(dirFd: number, name: string, shown: string, dev: number): void {
+  const st = fs.lstatSync(fdPath(dirFd, name));
+  if (st.dev !== dev) throw new LeaseholdError("POLICY_REFUSED", `rollback: ${shown} is a mount point inside the tree; nothing past it is touched`, { tier: "guest" });
+  if (st.isDirectory()) {
+    const child = openChild(dirFd, name, st, O_DIR, shown);
+    try {
+      clearDirectory(child, shown, dev);
+    } finally {
+      fs.closeSync(child);
+    }
+    fs.rmdirSync(fdPath(dirFd, name));
+  } else {
+    // unlink removes the name, whatever it is (a symlink is removed, not followed).
+    fs.unlinkSync(fdPath(dirFd, name));
+  }
+}
+
+/** Whether the entry found is the one the snapshot recorded, untouched since (files: the same stamp, owner and mode). */
+function unchanged(want: ManifestEntry, dirFd: number, name: string, st: fs.BigIntStats): boolean {
+  const mode = Number(st.mode & 0o7777n);
+  const same = (t: string) => want.type === t && want.uid === Number(st.uid) && want.gid === Number(st.gid);
+  if (st.isDirectory()) return want.type === "directory";
+  if (st.isFile()) return same("file") && want.mode === mode && want.stamp === stampOf(st);
+  if (st.isSymbolicLink()) return same("symlink") && fs.readlinkSync(fdPath(dirFd, name)) === want.target;
+  if (st.isFIFO()) return same("fifo") && want.mode === mode;
+  if (st.isCharacterDevice() || st.isBlockDevice()) return same(st.isCharacterDevice() ? "char_device" : "block_device") && want.mode === mode && want.rdev === Number(st.rdev);
+  return false;
+}
+
+/** Removes, by descriptor, every entry the snapshot does not hold as it is now; keeps (and descends into) the rest. */
+function pruneToSnapshot(dirFd: number, rel: string, dev: number, want: ReadonlyMap<string, ManifestEntry>): void {
   for (const name of sortedNames(dirFd, rel)) {
     const shown = rel === "" ? name : `${rel}/${name}`;
-    const st = fs.lstatSync(fdPath(dirFd, name));
-    if (st.dev !== dev) throw new LeaseholdError("POLICY_REFUSED", `rollback: ${shown} is a mount point inside the tree; nothing past it is touched`, { tier: "guest" });
+    const st = fs.lstatSync(fdPath(dirFd, name), { bigint: true });
+    const w = want.get(shown);
+    if (Number(st.dev) !== dev || w === undefined || !unchanged(w, dirFd, name, st)) {
+      removeEntry(dirFd, name, shown, dev);
+      continue;
+    }
     if (st.isDirectory()) {
-      const child = openChild(dirFd, name, st, O_DIR, shown);
+      const child = openChild(dirFd, name, fs.lstatSync(fdPath(dirFd, name)), O_DIR, shown);
       try {
-        clearDirectory(child, shown, dev);
+        pruneToSnapshot(child, shown, dev, want);
       } finally {
         fs.closeSync(child);
       }
-      fs.rmdirSync(fdPath(dirFd, name));
-    } else {
-      // unlink removes the name, whatever it is (a symlink is removed, not followed).
-      fs.unlinkSync(fdPath(dirFd, name));
     }
   }
 }
 
-function copyOut(dataFile: string, destFd: number, method: CopyMethod): void {
+/** The stored bytes into the new file; returns their sha256 hex (hashed while copying, or, for a reflink, of the clone). */
+function copyOut(dataFile: string, destFd: number, method: CopyMethod): string {
   if (method === "reflink") {
     fs.copyFileSync(dataFile, fdPath(destFd), fs.constants.COPYFILE_FICLONE_FORCE);
-    return;
+    return hashFile(destFd);
   }
   const src = fs.openSync(dataFile, C.O_RDONLY | C.O_NOFOLLOW);
   try {
-    hashFile(src, (chunk) => writeAll(destFd, chunk));
+    return hashFile(src, (chunk) => writeAll(destFd, chunk));
   } finally {
     fs.closeSync(src);
   }
@@ -275,9 +337,12 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
   if (manifest.path !== hostPath) throw new LeaseholdError("POLICY_REFUSED", `snapshot ${manifest.id} is of ${manifest.path}, not ${hostPath}`, { tier: "guest" });
   const rootFd = openDirNoFollow(hostPath);
   const notRestored: string[] = [];
+  // Stamps of files known to hold given bytes: kept ones (from the snapshot) and the ones made here.
+  const known = new Map<string, string>();
+  for (const e of manifest.entries) if (e.stamp !== undefined && e.sha256 !== undefined) known.set(e.stamp, e.sha256);
   try {
     const rootSt = fs.fstatSync(rootFd);
-    clearDirectory(rootFd, "", rootSt.dev);
+    pruneToSnapshot(rootFd, "", rootSt.dev, new Map(manifest.entries.map((e) => [e.path, e])));
     const stack: Array<{ path: string; fd: number }> = [{ path: "", fd: rootFd }];
     const parentOf = (p: string) => {
       const dir = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "";
@@ -296,19 +361,27 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
         const parent = parentOf(e.path);
         const name = e.path.slice(e.path.lastIndexOf("/") + 1);
         const at = fdPath(parent, name);
+        let present: fs.Stats | null = null;
+        try {
+          present = fs.lstatSync(at);
+        } catch {
+          present = null;
+        }
+        if (present !== null && e.type !== "directory") continue; // kept by pruneToSnapshot: unchanged
         if (e.type === "directory") {
-          fs.mkdirSync(at, 0o700);
+          if (present === null) fs.mkdirSync(at, 0o700);
           const st = fs.lstatSync(at);
           const fd = openChild(parent, name, st, O_DIR, e.path);
           fs.fchownSync(fd, e.uid, e.gid);
           fs.fchmodSync(fd, e.mode);
           stack.push({ path: e.path, fd });
         } else if (e.type === "file") {
-          const fd = fs.openSync(at, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+          const fd = fs.openSync(at, C.O_RDWR | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
           try {
-            copyOut(path.join(store, manifest.id, "data", String(e.data)), fd, manifest.method);
+            const sha = copyOut(path.join(store, manifest.id, "data", String(e.data)), fd, manifest.method);
             fs.fchownSync(fd, e.uid, e.gid);
             fs.fchmodSync(fd, e.mode);
+            known.set(stampOf(fs.fstatSync(fd, { bigint: true })), sha);
           } finally {
             fs.closeSync(fd);
           }
@@ -324,7 +397,8 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
     } finally {
       while (stack.length > 1) fs.closeSync((stack.pop() as { fd: number }).fd);
     }
-    const after = walkTree(rootFd, { max_bytes: Math.max(budget.max_bytes, manifest.bytes), max_inodes: Math.max(budget.max_inodes, manifest.entries.length) });
+    // Files with a known stamp are not read again: their bytes were hashed when kept or made.
+    const after = walkTree(rootFd, { max_bytes: Math.max(budget.max_bytes, manifest.bytes), max_inodes: Math.max(budget.max_inodes, manifest.entries.length) }, { known: (entry) => (entry.stamp === undefined ? undefined : known.get(entry.stamp)) });
     return { tree_digest: after.digest, identical: after.digest === manifest.tree_digest, not_restored: notRestored };
   } finally {
     fs.closeSync(rootFd);
@@ -334,4 +408,9 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
 /** The digest of a manifest's own entries (a stored snapshot checked against its recorded digest). */
 export function manifestDigest(m: SnapshotManifest): `sha256:${string}` {
   return treeDigest(m.entries.map(({ data: _data, ...e }) => e as TreeEntry));
+}
+
+/** The snapshot's entries as a walk's `known` hook: stamps whose bytes it hashed. */
+export function manifestEntries(m: SnapshotManifest): TreeEntry[] {
+  return m.entries.map(({ data: _data, ...e }) => e as TreeEntry);
 }

@@ -39,6 +39,13 @@ export interface TreeEntry {
   target?: string;
   /** devices: st_rdev */
   rdev?: number;
+  /**
+   * regular files: "<dev>:<ino>:<ctime ns>:<size>" when walked. Not in the
+   * digest. The kernel sets ctime on every change to a file's bytes or
+   * attributes, and only a clock change (root) can set it back, so the same
+   * stamp means the same content as when the file was last hashed.
+   */
+  stamp?: string;
 }
 
 export interface TreeBudget {
@@ -157,6 +164,19 @@ export function treeDigest(entries: readonly TreeEntry[]): `sha256:${string}` {
 export interface WalkHooks {
   /** Called for each regular file with its open descriptor (positioned at 0); returns its sha256 hex. */
   file?: (entry: Omit<TreeEntry, "sha256">, fd: number) => string;
+  /** Before a regular file is opened: its sha256 hex when a file of the same stamp was hashed already (it is then not opened). */
+  known?: (entry: Omit<TreeEntry, "sha256">) => string | undefined;
+}
+
+/** `known` for a walk: the stamps → sha256 of an earlier walk's entries. */
+export function knownFrom(entries: readonly TreeEntry[]): (entry: Omit<TreeEntry, "sha256">) => string | undefined {
+  const byStamp = new Map<string, string>();
+  for (const e of entries) if (e.stamp !== undefined && e.sha256 !== undefined) byStamp.set(e.stamp, e.sha256);
+  return (entry) => (entry.stamp === undefined ? undefined : byStamp.get(entry.stamp));
+}
+
+export function stampOf(st: fs.BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.ctimeNs}:${st.size}`;
 }
 
 /**
@@ -191,7 +211,10 @@ export function walkTree(rootFd: number, budget: TreeBudget, hooks: WalkHooks = 
         files++;
         const fd = openChild(dirFd, name, st, O_FILE, path);
         try {
-          entry.sha256 = hooks.file ? hooks.file(entry, fd) : hashFile(fd);
+          // The stamp of the opened inode: what is hashed (or taken as known) is this file.
+          entry.stamp = stampOf(fs.fstatSync(fd, { bigint: true }));
+          const known = hooks.known?.(entry);
+          entry.sha256 = known ?? (hooks.file ? hooks.file(entry, fd) : hashFile(fd));
         } finally {
           fs.closeSync(fd);
         }

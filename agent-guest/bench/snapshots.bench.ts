@@ -1,0 +1,151 @@
+// Host path snapshots and the launch cost of host paths, same run.
+//
+// 1. A tree of BENCH_FILES files totalling BENCH_MB MiB (default 10,000 and
+//    1024) in 100 directories; each round, alternating: `cp -a` of the tree
+//    (the baseline, exit status checked), the label's first snapshot
+//    (agent-guest/snapshots: descriptor walk, digest, FICLONE or a bounded
+//    copy), then what a job does (a tenth of the files rewritten, a tenth
+//    deleted), the next snapshot (unchanged files shared by stamp), and a
+//    restore of the first, checked byte-identical by a full re-read of the
+//    tree outside the timing. Goal: snapshot ≤ 0.2× `cp -a`, restore ≤ 0.5×.
+// 2. /bin/true launched through the native sandbox with no host path, one
+//    "ro" label and one "rw" label (idmapped), alternating, each checked
+//    (exit 0, no output).
+// Run: npx tsx agent-guest/bench/snapshots.bench.ts  (BENCH_MB, BENCH_FILES, BENCH_ROUNDS, BENCH_N)
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildNative } from "../../native/build.mjs";
+import { launch, probeIdmappedMount, type SandboxPolicyInput } from "../../native/index";
+import { assertLaunched } from "../../native/bench/checked-launch";
+import { reportBench } from "../../tools/lib/bench-report";
+import { openDirNoFollow, readManifest, restoreSnapshot, storeReflinks, takeSnapshot, walkTree } from "../snapshots/index";
+
+buildNative({ quiet: true });
+const MB = Number(process.env.BENCH_MB ?? 1024);
+const FILES = Number(process.env.BENCH_FILES ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const N = Number(process.env.BENCH_N ?? 30);
+const DIRS = 100;
+
+fs.mkdirSync("/tmp/leasehold-bench", { recursive: true, mode: 0o755 });
+const base = fs.mkdtempSync("/tmp/leasehold-bench/snap-");
+fs.chmodSync(base, 0o755);
+const tree = path.join(base, "app");
+const store = path.join(base, "store");
+fs.mkdirSync(store, { mode: 0o700 });
+const budget = { max_bytes: MB * 1024 * 1024 + 1, max_inodes: FILES + DIRS + 1 };
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] as number; };
+const p50 = (xs: number[]) => median(xs);
+
+function timed(fn: () => void): number {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+}
+
+/** `cp -a`, its exit status checked: a copy that failed is not a sample. */
+function cpA(from: string, to: string): void {
+  const r = spawnSync("cp", ["-a", from, to], { stdio: ["ignore", "ignore", "pipe"] });
+  if (r.status !== 0) throw new Error(`cp -a ${from} ${to} exited ${r.status ?? r.signal}: ${r.stderr.toString().slice(0, 300)}`);
+}
+
+function digestOf(dir: string): string {
+  const fd = openDirNoFollow(dir);
+  try {
+    return walkTree(fd, budget).digest;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+try {
+  // The tree: FILES files of equal size in DIRS directories, incompressible bytes.
+  const each = Math.floor((MB * 1024 * 1024) / FILES);
+  fs.mkdirSync(tree, { mode: 0o755 });
+  for (let d = 0; d < DIRS; d++) fs.mkdirSync(path.join(tree, `d${d}`));
+  const chunk = randomBytes(each + 4096);
+  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`), chunk.subarray(i % 4096, (i % 4096) + each));
+  const original = digestOf(tree);
+
+  const cp: number[] = [];
+  const snap: number[] = [];
+  const incremental: number[] = [];
+  const restore: number[] = [];
+  const other = randomBytes(each);
+  for (let r = 0; r < ROUNDS; r++) {
+    const copy = path.join(base, `copy-${r}`);
+    cp.push(timed(() => cpA(tree, copy)));
+    fs.rmSync(copy, { recursive: true, force: true });
+    let id = "";
+    snap.push(timed(() => { id = takeSnapshot(store, "app", tree, budget).id; }));
+    // What a job does: rewrites a tenth of the files and deletes another tenth; the next job's snapshot is incremental.
+    for (let i = 0; i < FILES; i += 10) fs.writeFileSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`), other);
+    for (let i = 5; i < FILES; i += 10) fs.rmSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`));
+    let next = "";
+    incremental.push(timed(() => { next = takeSnapshot(store, "app", tree, budget).id; }));
+    let identical = false;
+    restore.push(timed(() => { identical = restoreSnapshot(store, readManifest(store, id), tree, budget).identical; }));
+    if (!identical || digestOf(tree) !== original) throw new Error("restore was not byte-identical: not a sample");
+    for (const s of [id, next]) fs.rmSync(path.join(store, s), { recursive: true, force: true });
+  }
+  const method = storeReflinks(store) ? "reflink (FICLONE)" : "copy (no FICLONE on this file system)";
+
+  // Launch overhead of host paths.
+  const wd = fs.mkdtempSync("/tmp/leasehold-bench/wd-");
+  const logs = path.join(base, "logs");
+  fs.mkdirSync(logs, { mode: 0o755 });
+  fs.writeFileSync(path.join(logs, "a.log"), "x\n");
+  const pol: SandboxPolicyInput = { argv: ["/bin/true"], workdir: wd, memory_bytes: 128 << 20, cpus: 1, pids_max: 32, timeout_ms: 10_000, env: { PATH: "/usr/bin:/bin" } };
+  const idmap = probeIdmappedMount(logs);
+  const variants: Array<[string, SandboxPolicyInput]> = [
+    ["no host path", pol],
+    ["one ro label", { ...pol, host_paths: [{ label: "logs", path: logs, mode: "ro" }] }],
+    ...(idmap.ok ? [["one rw label (idmapped)", { ...pol, host_paths: [{ label: "app", path: logs, mode: "rw" }] }] as [string, SandboxPolicyInput]] : []),
+  ];
+  for (const [name, p] of variants) for (let i = 0; i < 3; i++) assertLaunched(name, await launch(p));
+  const times = variants.map(() => [] as number[]);
+  for (let i = 0; i < N; i++) {
+    for (let v = 0; v < variants.length; v++) {
+      const t = performance.now();
+      const res = await launch((variants[v] as [string, SandboxPolicyInput])[1]);
+      (times[v] as number[]).push(performance.now() - t);
+      assertLaunched((variants[v] as [string, SandboxPolicyInput])[0], res);
+    }
+  }
+  fs.rmSync(wd, { recursive: true, force: true });
+
+  const c = median(cp), s = median(snap), inc = median(incremental), rs = median(restore);
+  const lines = [
+    `host path snapshots — ${new Date().toISOString()}, ${FILES} files, ${MB} MiB in ${DIRS} directories, ${ROUNDS} rounds (medians), store: ${method}; ${os.cpus().length} cores, load ${os.loadavg()[0]?.toFixed(2)}, kernel ${os.release()}`,
+    "",
+    "| step | median | ÷ `cp -a` | goal |",
+    "|---|---|---|---|",
+    `| \`cp -a\` of the tree (baseline) | ${c.toFixed(0)} ms | 1.00 | — |`,
+    `| first snapshot of the label (walk + digest + copy of every file) | ${s.toFixed(0)} ms | ${(s / c).toFixed(2)} | ≤ 0.2 |`,
+    `| next snapshot, after a job rewrote a tenth and deleted a tenth (unchanged files shared by stamp) | ${inc.toFixed(0)} ms | ${(inc / c).toFixed(2)} | ≤ 0.2 |`,
+    `| restore of the first snapshot over that (changed entries only + digest check by stamp) | ${rs.toFixed(0)} ms | ${(rs / c).toFixed(2)} | ≤ 0.5 |`,
+    "",
+    `launch of /bin/true, ${N} runs each, alternating${idmap.ok ? "" : ` (rw not measured: ${idmap.reason})`}:`,
+    "",
+    "| variant | p50 | p90 | − none p50 |",
+    "|---|---|---|---|",
+    ...variants.map(([name], v) => {
+      const xs = times[v] as number[];
+      const sorted = [...xs].sort((a, b) => a - b);
+      return `| ${name} | ${p50(xs).toFixed(2)} ms | ${(sorted[Math.floor(0.9 * sorted.length)] as number).toFixed(2)} ms | ${v === 0 ? "—" : `+${(p50(xs) - p50(times[0] as number[])).toFixed(2)} ms`} |`;
+    }),
+  ];
+  console.log(lines.join("\n"));
+  reportBench("snapshots", { files: FILES, mib: MB, rounds: ROUNDS, runs: N, method, markdown: lines.join("\n") }, [
+    { name: "cp -a of the tree, median", value: c, unit: "ms" },
+    { name: "first snapshot, median", value: s, unit: "ms", baseline: "cp -a of the tree, median", ratio: s / c, goal: "≤ 0.2× cp -a" },
+    { name: "incremental snapshot (a fifth changed), median", value: inc, unit: "ms", baseline: "cp -a of the tree, median", ratio: inc / c, goal: "≤ 0.2× cp -a" },
+    { name: "restore, median", value: rs, unit: "ms", baseline: "cp -a of the tree, median", ratio: rs / c, goal: "≤ 0.5× cp -a" },
+    ...variants.map(([name], v) => ({ name: `launch p50, ${name}`, value: p50(times[v] as number[]), unit: "ms", ...(v === 0 ? {} : { baseline: "launch p50, no host path", ratio: p50(times[v] as number[]) / p50(times[0] as number[]) }) })),
+  ]);
+} finally {
+  fs.rmSync(base, { recursive: true, force: true });
+}
