@@ -121,7 +121,9 @@ export interface RollbackOutcome {
  * held for the length (HOST_BUSY to another writer).
  */
 export function runRollback(job: Pick<VerifiedJob, "job_id" | "policy" | "arguments">, ctx: { ceiling: HostCeiling; snapshotsDir?: string | undefined }): RollbackOutcome {
-  const args = RollbackArguments.safeParse(job.arguments);
+  // The prepared action may still name its host and idempotency key; the operation's own arguments are the rest.
+  const { host: _host, idempotency_key: _key, ...own } = job.arguments;
+  const args = RollbackArguments.safeParse(own);
   if (!args.success) throw new LeaseholdError("INVALID_ARGUMENT", `rollback: ${args.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
   const { label, snapshot_id } = args.data;
   const granted = grantedMounts(job.policy.mounts, ctx.ceiling);

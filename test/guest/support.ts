@@ -34,7 +34,7 @@ export function guestDeps(handle: DatabaseHandle, dataDir: string): PipelineDeps
 }
 
 /** A root-owned 0644 ceiling file (the guest refuses anything else). */
-export function writeCeiling(dir: string, workspace: string, overrides: { memory_bytes?: number; egress?: string[] } = {}): string {
+export function writeCeiling(dir: string, workspace: string, overrides: { memory_bytes?: number; egress?: string[]; host_paths?: unknown[] } = {}): string {
   fs.mkdirSync(workspace, { recursive: true, mode: 0o755 });
   const file = path.join(dir, "ceiling.json");
   const ceiling = {
@@ -42,6 +42,7 @@ export function writeCeiling(dir: string, workspace: string, overrides: { memory
     workspace_root: workspace,
     exec_dirs: ["/bin", "/sbin", "/usr/bin", "/usr/sbin"],
     egress: overrides.egress ?? [],
+    ...(overrides.host_paths === undefined ? {} : { host_paths: overrides.host_paths }),
     max: { memory_bytes: overrides.memory_bytes ?? 1 << 30, cpus: 2, pids: 512, timeout_ms: 3600_000, output_bytes: 8 << 20, tmpfs_bytes: 256 << 20, tmpfs_inodes: 65_536 },
   };
   fs.writeFileSync(file, JSON.stringify(ceiling), { mode: 0o644 });
@@ -142,23 +143,33 @@ export async function queueRawJob(
   db: Database,
   key: JobKey,
   host: { id: string; name: string },
-  input: { command: string; network?: { mode: "none" } | { mode: "egress"; egress: string[] }; leaseMode?: "exclusive" | "observe"; mutate?: (doc: Record<string, unknown>) => void; mutateSigned?: (doc: Record<string, unknown>) => void },
+  input: {
+    command: string;
+    network?: { mode: "none" } | { mode: "egress"; egress: string[] };
+    leaseMode?: "exclusive" | "observe";
+    mutate?: (doc: Record<string, unknown>) => void;
+    mutateSigned?: (doc: Record<string, unknown>) => void;
+    /** The compiled policy's host paths (docs/design.md#ceiling). */
+    mounts?: Array<{ label: string; path: string; mode: "ro" | "rw" }>;
+    /** Another operation than shell.run_command (e.g. workspace.rollback) with its own arguments. */
+    operation?: { capability: string; name: string; arguments: Record<string, unknown> };
+  },
 ): Promise<{ actionId: string; jobId: string }> {
-  const policy = testShellPolicy(input.network);
+  const policy = { ...testShellPolicy(input.network), ...(input.mounts === undefined ? {} : { mounts: input.mounts }) };
   const action = {
     schema: "leasehold.action/1",
-    operation: "run_command",
-    capability: { id: "shell", version: "1.0.0" },
+    operation: input.operation?.name ?? "run_command",
+    capability: { id: input.operation?.capability ?? "shell", version: "1.0.0" },
     mutating: true,
     host,
-    arguments: { host: host.name, command: input.command, cwd: ".", env: {}, stdin: "" },
+    arguments: input.operation?.arguments ?? { host: host.name, command: input.command, cwd: ".", env: {}, stdin: "" },
     policy,
   };
   const actionId = randomUUID();
   const jobId = randomUUID();
   const hash = canonicalDigest(action);
   const deadline = new Date(Date.now() + 120_000);
-  await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: "run_command", capabilityId: "shell", hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
+  await db.insert(actions).values({ id: actionId, channel: "console", callerKey: "admin:test", operation: action.operation, capabilityId: action.capability.id, hostId: host.id, actionHash: hash, prepared: action, riskLevel: "low", state: "dispatched" });
   const document = { schema: "leasehold.job/1" as const, job_id: jobId, action_id: actionId, action_hash: hash, host_id: host.id, action, payload: {} as never, deadline: deadline.toISOString(), key_id: key.keyId, lease: { id: randomUUID(), mode: input.leaseMode ?? "exclusive" } };
   input.mutateSigned?.(document as unknown as Record<string, unknown>);
   const signed = signJob(document, key);

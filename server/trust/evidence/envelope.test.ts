@@ -286,3 +286,35 @@ describe("egress leases: tier, BPF object, denials and resolved names", () => {
     ).toThrow(LeaseholdError);
   });
 });
+
+describe("host paths in the envelope", () => {
+  const build = (mounts: Parameters<typeof buildLaunchEvidence>[0]["mounts"]) =>
+    buildLaunchEvidence({
+      action_id: "act_1",
+      action_hash: HASH,
+      host_id: "local",
+      producer: { capability: "shell", version: "1.0.0", worker_digest: `sha256:${"cd".repeat(32)}` },
+      launch: readback(),
+      bpf: { tier: "C", attached: false },
+      artifacts: [],
+      redactions: { count: 0, kinds: [] },
+      ...(mounts === undefined ? {} : { mounts }),
+    });
+
+  it("lists the mounts sorted by label, rw with its digests and snapshot; none: no field", () => {
+    const d = `sha256:${"1".repeat(64)}`;
+    const e = build([
+      { label: "logs", path: "/var/log", mode: "ro" },
+      { label: "app", path: "/srv/app", mode: "rw", tree_before: d, tree_after: d, snapshot_id: "s1-abc" },
+    ]);
+    expect(e.mounts?.map((m) => m.label)).toEqual(["app", "logs"]);
+    expect(e.mounts?.[0]).toEqual({ label: "app", path: "/srv/app", mode: "rw", tree_before: d, tree_after: d, snapshot_id: "s1-abc" });
+    expect("mounts" in build(undefined)).toBe(false);
+    expect("mounts" in build([])).toBe(false);
+  });
+
+  it("refuses a malformed tree digest or an unknown mount field", () => {
+    expect(() => build([{ label: "app", path: "/srv/app", mode: "rw", tree_before: "sha256:nothex" }])).toThrow(/mounts/);
+    expect(() => build([{ label: "app", path: "/srv/app", mode: "rw", follow: true } as never])).toThrow(/mounts/);
+  });
+});
