@@ -161,11 +161,15 @@ type Normaliser = (args: Record<string, unknown>) => PreparedArguments;
  * An adapter from a table of per-operation normalisers. The table is data:
  * adding an operation adds a row, not a branch.
  */
-export function createTableAdapter(
-  capability: string,
-  normalisers: Readonly<Record<string, Normaliser>>,
-  labelOnlyWrites: (operation: string, prepared: PreparedArguments) => boolean = () => false,
-): CapabilityAdapter {
+/** Per-operation facts a table adapter may add about host path labels (docs/design.md#host-paths). */
+export interface HostPathHooks {
+  /** The operation writes only host path labels, never the workspace. */
+  labelOnlyWrites?: (operation: string, prepared: PreparedArguments) => boolean;
+  /** Labels the operation needs beyond its `mounts` argument (a rollback: the label it restores, rw). */
+  impliedMounts?: (operation: string, prepared: PreparedArguments) => MountRequest[];
+}
+
+export function createTableAdapter(capability: string, normalisers: Readonly<Record<string, Normaliser>>, hooks: HostPathHooks = {}): CapabilityAdapter {
   const table = new Map(Object.entries(normalisers));
   return {
     capability,
@@ -177,8 +181,12 @@ export function createTableAdapter(
       }
       return normalise({ ...args });
     },
-    sandboxRequest: (_operation, prepared) => narrowingFrom(prepared),
-    writesWorkspace: (operation, prepared) => operation.mutating && !labelOnlyWrites(operation.name, prepared),
+    sandboxRequest: (operation, prepared) => {
+      const narrowing = narrowingFrom(prepared);
+      const implied = hooks.impliedMounts?.(operation.name, prepared) ?? [];
+      return implied.length === 0 ? narrowing : { ...narrowing, mounts: normaliseMounts(narrowing.mounts, implied) };
+    },
+    writesWorkspace: (operation, prepared) => operation.mutating && hooks.labelOnlyWrites?.(operation.name, prepared) !== true,
     jobPayload: defaultJobPayload,
   };
 }
@@ -248,9 +256,13 @@ export const workspaceAdapter = createTableAdapter("workspace", {
     if (path === "." || path.endsWith(":.")) invalidArgument("path", "must name a file, not the workspace root or a label's root");
     return { ...withMounts(args, implied), path, encoding };
   },
-  // The label restored is the one mount the job gets, read-write: the guest restores it in place.
-  rollback: (args) => ({ ...args, mounts: normaliseMounts(undefined, [{ label: String(args["label"]), mode: "rw" }]) }),
-}, (operation, prepared) => operation === "rollback" || (operation === "fs_write" && splitLabelPath("path", prepared["path"]).label !== null));
+  rollback: (args) => ({ ...args }),
+}, {
+  labelOnlyWrites: (operation, prepared) => operation === "rollback" || (operation === "fs_write" && splitLabelPath("path", prepared["path"]).label !== null),
+  // The label restored is the one mount a rollback job gets, read-write: the guest restores it in place.
+  // It is policy, not an argument: the job's arguments stay exactly {label, snapshot_id} (with host).
+  impliedMounts: (operation, prepared) => (operation === "rollback" ? [{ label: String(prepared["label"]), mode: "rw" }] : []),
+});
 
 export const hostAdapter = createTableAdapter("host", { host_inspect: (args) => ({ ...args }) });
 
