@@ -195,13 +195,19 @@ describeEachDatabase("host paths in the pipeline", (db) => {
     expect(released.map((l) => [l.mode, l.releaseReason])).toEqual([["exclusive", "released"]]);
   });
 
-  it("rollback: rated high naming the host path and snapshot, held for a person even with a matching grant, dispatched after approval as operation rollback with the label mounted rw", async () => {
+  it("rollback: rated high naming the host path and snapshot, held for a person even with a matching grant, refused without a passkey at the threshold, dispatched after approval as operation rollback with the label mounted rw", async () => {
     const d = db().handle.db;
     const deps = testDeps(db().handle);
     const admin = await insertAdmin(d);
     const host = await hostWith(d, HOST_PATHS, [SNAPSHOT]);
     await createGrant(d, admin, { tool: "rollback", host: host.name, maxRisk: "high", uses: 5, expiresAt: new Date(Date.now() + 60_000) }, PASSKEY_OFF);
     const caller = await insertToken(d);
+    // At the default passkey threshold (high) a rollback is approved only with a passkey signature, like any held high action.
+    const pending = await rejectionOf(submit(deps, caller, "rollback", { host: host.name, label: "app", snapshot_id: "snap-1", idempotency_key: "rb-1" }));
+    const settings = { publicUrl: "http://localhost:8700", host: "localhost", port: 8700, passkeyApprovalRisk: "high" as const };
+    const unsigned = await rejectionOf(approve(d, String(pending.details?.["action_id"]), { id: admin.id, username: admin.username }, null, { passkey: { settings } }));
+    expect(unsigned.code).toBe("FORBIDDEN");
+    expect(unsigned.message).toMatch(/approving a high-risk action needs a passkey signature/);
     const { actionId, resumed } = await heldThenApproved(deps, d, admin, caller, "rollback", { host: host.name, label: "app", snapshot_id: "snap-1" });
     const outcome = await resumed;
     expect(outcome).toMatchObject({ status: "dispatched", decision: "approved", grant_id: null, risk: { level: "high" } });
