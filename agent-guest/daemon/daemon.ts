@@ -24,6 +24,7 @@ import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { healthReport, measureHost, type Measured } from "./health";
 import { reportedSnapshots, snapshotsPath } from "./host-paths-run";
+import { sweepPartialSnapshots } from "../snapshots/index";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
 import { verifySignedJob } from "./verify-job";
@@ -145,6 +146,8 @@ export class GuestDaemon {
     for (const [capability, b] of Object.entries(this.bundles)) this.log(`worker ${capability}: ${b.digest ?? `not ready (${b.detail})`}`);
     const swept = sweepJobDirectories(jobsPath(this.options.stateDir));
     if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in ${jobsPath(this.options.stateDir)}`);
+    const partial = sweepPartialSnapshots(snapshotsPath(this.options.stateDir));
+    if (partial > 0) this.log(`removed ${partial} half-built snapshot${partial === 1 ? "" : "s"} a previous run left in ${snapshotsPath(this.options.stateDir)}`);
     this.measured = await measureHost(this.ceiling, this.bundles);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());

@@ -31,7 +31,7 @@
 import { createHash, type KeyObject } from "node:crypto";
 import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
-import { checkEgressBeforeResolution, checkResolvedNames, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
+import { checkEgressBeforeResolution, checkResolvedNames, grantedMounts, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
 import { buildLaunchEvidence, buildRefusalEvidence, signEvidence, type BpfReadback, type EvidenceEnvelope, type SignedEvidence } from "../../server/trust/evidence/index";
 import { Scrubber, scrubPair, scrubWindow, windowContext } from "../../server/trust/scrub/index";
@@ -496,14 +496,14 @@ export async function runJob(
       ? await resolveEgressNames(compiledEgress, { ...(ctx.lookup ? { lookup: ctx.lookup } : {}), ...(ctx.resolveTimeoutMs ? { timeoutMs: ctx.resolveTimeoutMs } : {}) })
       : undefined;
     if (resolution !== undefined) checkResolvedNames(resolution.names, ctx.ceiling);
-    // Labels beyond the ceiling, rw that cannot be enforced, a held label or
-    // an over-budget tree are refused here, before the snapshot and the launch.
-    mounts = prepareMounts(job, ctx);
-    const requested = { ...sandboxPolicyFor(job, ctx, resolution), host_paths: mounts.granted };
+    const requested = { ...sandboxPolicyFor(job, ctx, resolution), host_paths: grantedMounts(job.policy.mounts, ctx.ceiling) };
     const parsed = SandboxPolicy.safeParse(requested);
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `sandbox policy: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, { tier: "guest" });
     // Refuse, never clamp: the sandbox gets the job's policy only if it lies within the ceiling.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: resolution?.names ?? [] });
+    // Last before the launch, once everything else passed: rw that cannot be
+    // enforced, a held label or an over-budget tree is refused here; then the snapshot.
+    mounts = prepareMounts(job, ctx);
     options.onLaunch?.();
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).

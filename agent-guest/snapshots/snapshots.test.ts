@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { thrownBy } from "../../test/support/refusals";
-import { holdLabels, listSnapshots, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, openDirNoFollow } from "./index";
+import { holdLabels, listSnapshots, pruneSnapshots, readManifest, restoreSnapshot, sweepPartialSnapshots, takeSnapshot, walkTree, openDirNoFollow } from "./index";
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "lh-snapshots-"));
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
@@ -157,5 +157,15 @@ describe("snapshots", () => {
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
     expect(restoreSnapshot(store, readManifest(store, second.id), app, BUDGET).tree_digest).toBe(second.tree_digest);
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=2\n");
+  });
+
+  it("a half-built snapshot a killed guest left is never listed, and the start-up sweep removes it", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const kept = takeSnapshot(store, "app", app, BUDGET);
+    fs.mkdirSync(path.join(store, ".tmp-s0-deadbeef", "data"), { recursive: true });
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([kept.id]);
+    expect(sweepPartialSnapshots(store)).toBe(1);
+    expect(fs.readdirSync(store)).toEqual([kept.id]);
   });
 });

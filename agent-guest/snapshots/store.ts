@@ -220,6 +220,22 @@ export function listSnapshots(store: string): SnapshotSummary[] {
   return out.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1));
 }
 
+/**
+ * Removes snapshots a previous run left half-built (`.tmp-<id>`, never
+ * listed). Only before the first job: during jobs another label's snapshot
+ * may be building there. Returns how many.
+ */
+export function sweepPartialSnapshots(store: string): number {
+  if (!fs.existsSync(store)) return 0;
+  let n = 0;
+  for (const name of fs.readdirSync(store)) {
+    if (!name.startsWith(".tmp-")) continue;
+    fs.rmSync(path.join(store, name), { recursive: true, force: true });
+    n++;
+  }
+  return n;
+}
+
 /** Removes snapshots beyond the retention; returns the ids removed. The newest of each label is always kept. */
 export function pruneSnapshots(store: string, retention: Retention, now = new Date()): string[] {
   const all = listSnapshots(store);
