@@ -100,6 +100,8 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
       // What the kernel refused is the agent's business too: it tells a misbehaving workload from a closed network.
       ...(env.enforcement?.bpf?.denials === undefined ? {} : { denials: env.enforcement.bpf.denials, denials_dropped: env.enforcement.bpf.denials_dropped ?? 0 }),
       ...(env.resolved_names === undefined ? {} : { resolved_names: env.resolved_names }),
+      // Host paths the lease had, with the tree digests and snapshot id of each rw label (what a rollback names).
+      ...(env.mounts === undefined ? {} : { mounts: env.mounts }),
       redactions: env.redactions,
       limitations: env.limitations,
       envelope: env,

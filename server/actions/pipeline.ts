@@ -40,7 +40,8 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
-import { artifactArgumentNames, capabilityEgressConfiguration, compileSandboxPolicy, validateArguments, type OperationResolution } from "../capabilities";
+import { artifactArgumentNames, capabilityEgressConfiguration, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
+import { hostPathsOf } from "../hosts/health";
 import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
 import { actions, agentTokens, approvals, hosts, jobs } from "../db/schema";
@@ -52,7 +53,7 @@ import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { notifyOthersAtCommit } from "../jobs/notify";
 import { jobTopic, wake } from "../jobs/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
-import { acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
+import { acquireLabelLeases, acquireLabelLeasesInTransaction, acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decideCall, type DecisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
@@ -220,6 +221,8 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
 
   // 4 prepare
   const prepared = await step(trace, "prepare", async () => {
+    // Host paths and snapshots as the host's guest last reported them (docs/design.md#host-paths).
+    const hostPaths = hostPathsOf(host.health);
     const resolved = await resolveArtifactArguments(db, caller, resolution.operation.input_schema, args, settings.artifacts);
     const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, resolved);
     // Read per action (not cached), so a change by any hub process applies to the next action.
@@ -231,7 +234,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
       // Token rows carry no sandbox limits yet; when they do, they join here as a scope.
       scopes: [],
       request: resolution.adapter.sandboxRequest(resolution.operation, preparedArguments),
+      host: { name: host.name, hostPaths: hostPaths.host_paths },
     });
+    checkSnapshotReference(host.name, preparedArguments, hostPaths.snapshots);
     const action = {
       schema: PREPARED_ACTION_SCHEMA,
       operation: resolution.operation.name,
@@ -255,7 +260,7 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
 
   // 5 assess
   const verdict = await step(trace, "assess", () =>
-    assessActionRisk({ capability: resolution.manifest.id, operation: resolution.operation, prepared: prepared.action.arguments, customRules: deps.customRiskRules }),
+    assessActionRisk({ capability: resolution.manifest.id, operation: resolution.operation, prepared: prepared.action.arguments, customRules: deps.customRiskRules, mounts: prepared.action.policy.mounts }),
   );
 
   const path = decideCall({
@@ -265,8 +270,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     observeCapable: resolution.operation.observe_scope === true,
     // A hub-only argument (never sent to the worker), in the prepared arguments so action_hash covers it.
     writeLeaseRequested: prepared.action.arguments["lease"] === "write",
+    writesHostPaths: rwLabels(prepared.action.policy).length > 0,
   });
-  const mode = leaseModeFor(resolution.operation.mutating, verdict.level, path);
+  const mode = leaseModeFor(resolution.adapter.writesWorkspace(resolution.operation, prepared.action.arguments), verdict.level, path);
 
   // A grant use is spent only on an action that can take its lease now: when another session holds
   // the host exclusively and a grant would allow this call, it gets HOST_BUSY (retryable) and the use
@@ -604,18 +610,24 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
   await step(trace, "dispatch", () => assertSubmitterActive(db, row));
 
   // 8 lease
-  const prepared = row.prepared as { mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: unknown; capability: { id: string } };
+  const prepared = row.prepared as { operation: string; mutating: boolean; host: { id: string; name: string }; arguments: Record<string, unknown>; policy: { mounts?: CompiledMount[] }; capability: { id: string } };
   // The mode this action needs (a holder's exclusive lease may cover it): it is what the job carries.
-  const mode = leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined);
-  const lease = await step(trace, "lease", () =>
-    acquireLease(db, {
-      hostId: prepared.host.id,
-      mode,
-      holder: leaseHolderOf(caller),
-      timings: { ttlMs: settingsOf(deps).leaseTtlMs, idleMs: settingsOf(deps).leaseIdleMs },
-      actionId: row.id,
-    }),
-  );
+  const mode = leaseModeFor(writesWorkspace(deps, prepared), row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined);
+  const timings = { ttlMs: settingsOf(deps).leaseTtlMs, idleMs: settingsOf(deps).leaseIdleMs };
+  const lease = await step(trace, "lease", () => acquireLease(db, { hostId: prepared.host.id, mode, holder: leaseHolderOf(caller), timings, actionId: row.id }));
+  // Each rw host path label is this holder's alone while the job may write it; a label another holder
+  // has gives HOST_BUSY, and the host lease this call took for nothing is given back.
+  const labels = rwLabels(prepared.policy);
+  if (labels.length > 0) {
+    await step(trace, "lease", async () => {
+      try {
+        await acquireLabelLeases(db, { hostId: prepared.host.id, labels, holder: leaseHolderOf(caller), timings, actionId: row.id });
+      } catch (error) {
+        if (lease.acquired) await releaseLease(db, lease.lease.id, leaseHolderOf(caller));
+        throw error;
+      }
+    });
+  }
 
   traceStage(row.id, "hub.leased");
   // 9 dispatch
@@ -664,9 +676,20 @@ function leaseHolderOf(caller: Caller): LeaseHolder {
   return { ownerKind: caller.kind, ownerId: caller.kind === "token" ? caller.tokenId : caller.adminId, sessionId: caller.sessionId, description: callerDescription(caller) };
 }
 
-export function leaseModeFor(mutatingOperation: boolean, risk: RiskLevel, path?: DecisionPath): LeaseMode {
+export function leaseModeFor(writesWorkspace: boolean, risk: RiskLevel, path?: DecisionPath): LeaseMode {
   if (path === "observe_scope") return "observe";
-  return mutatingOperation && risk !== "read_only" ? "exclusive" : "observe";
+  return writesWorkspace && risk !== "read_only" ? "exclusive" : "observe";
+}
+
+/** Whether a stored prepared action may write the workspace (its adapter says; a mutating operation does unless it writes only labels). */
+function writesWorkspace(deps: PipelineDeps, prepared: { operation: string; mutating: boolean; arguments: Record<string, unknown> }): boolean {
+  const resolution = deps.registry.resolveOperation(prepared.operation);
+  return prepared.mutating && resolution.adapter.writesWorkspace(resolution.operation, prepared.arguments);
+}
+
+/** The host path labels a compiled policy mounts read-write: each needs its label lease (docs/design.md#leases). */
+export function rwLabels(policy: { mounts?: readonly CompiledMount[] }): string[] {
+  return (policy.mounts ?? []).filter((mount) => mount.mode === "rw").map((mount) => mount.label);
 }
 
 /** What the caller is told about the lease its action ran under, and why that lease. */
@@ -797,6 +820,14 @@ async function dispatchWithDecision(deps: PipelineDeps, caller: Caller, tx: Data
   const lease = await acquireLeaseInTransaction(tx, {
     hostId: prepared.host.id,
     mode: "observe",
+    holder: leaseHolderOf(caller),
+    timings: { ttlMs: settings.leaseTtlMs, idleMs: settings.leaseIdleMs },
+    actionId: row.id,
+  });
+  // A grant-allowed write to a host path label only: its label lease joins the same commit.
+  await acquireLabelLeasesInTransaction(tx, {
+    hostId: prepared.host.id,
+    labels: rwLabels((row.prepared as { policy: { mounts?: CompiledMount[] } }).policy),
     holder: leaseHolderOf(caller),
     timings: { ttlMs: settings.leaseTtlMs, idleMs: settings.leaseIdleMs },
     actionId: row.id,

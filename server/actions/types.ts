@@ -1,3 +1,4 @@
+import type { EvidenceMount } from "../trust/host-paths";
 import type { ArtifactLimits } from "../artifacts";
 import type { CapabilityRegistry, Manifest, OperationDeclaration } from "../capabilities";
 import type { DatabaseHandle } from "../db";
@@ -145,6 +146,8 @@ export interface ActionCompletion {
     denials_dropped?: number;
     /** Egress names the guest resolved for the lease, with the addresses the sandbox got. */
     resolved_names?: { name: string; addresses: string[] }[];
+    /** Host paths bound into the lease (the signed envelope's list): for a rw label, tree digests before and after and the snapshot taken first. */
+    mounts?: readonly EvidenceMount[];
     redactions: { count: number; kinds: string[] };
     limitations: string[];
     /** The signed envelope's content (verify with the host key and `signature`). */

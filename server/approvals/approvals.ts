@@ -19,6 +19,8 @@ import { and, asc, eq, or, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
 import type { Database, DatabaseHandle } from "../db";
 import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema";
+import { hostPathsOf } from "../hosts/health";
+import type { HostPathEntry } from "../trust/host-paths";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor } from "../ledger/entry";
@@ -290,6 +292,8 @@ export interface ApprovalListing {
   first_approved_by: string | null;
   /** The prepared action in full: `arguments`, the compiled `policy`, whether the operation is `mutating`. */
   prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
+  /** The host paths the host last reported (owner and budget of each label the policy mounts), null when none. */
+  host_paths: HostPathEntry[] | null;
 }
 
 export interface ApprovalPage {
@@ -340,7 +344,7 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
     .where(stateFilter(state))
     .as("ranked");
   const rows = await db
-    .select({ approval: approvals, action: actions, host: hosts.name, tokenName: agentTokens.name, adminName: adminUsers.username, turn: ranked.turn })
+    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username, turn: ranked.turn })
     .from(ranked)
     .innerJoin(approvals, eq(approvals.id, ranked.approvalId))
     .innerJoin(actions, eq(actions.id, approvals.actionId))
@@ -363,7 +367,7 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
     .sort((a, b) => b.count - a.count || String(a.requester.name).localeCompare(String(b.requester.name)));
   const total = byRequester.reduce((sum, r) => sum + r.count, 0);
   return {
-    items: rows.map(({ approval, action, host, tokenName, adminName }) => listingOf(approval, action, host, tokenName, adminName)),
+    items: rows.map(({ approval, action, host, hostHealth, tokenName, adminName }) => listingOf(approval, action, host, hostHealth, tokenName, adminName)),
     total,
     offset,
     limit,
@@ -372,7 +376,7 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
   };
 }
 
-function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, host: string | null, tokenName: string | null, adminName: string | null): ApprovalListing {
+function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, host: string | null, hostHealth: unknown, tokenName: string | null, adminName: string | null): ApprovalListing {
   return {
     id: approval.id,
     action_id: action.id,
@@ -392,6 +396,7 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
     requester: requesterOf(action, tokenName, adminName),
     session_id: action.sessionId,
     prepared: (action.prepared ?? {}) as ApprovalListing["prepared"],
+    host_paths: hostPathsOf(hostHealth).host_paths,
   };
 }
 
@@ -431,7 +436,7 @@ export async function showApproval(db: Database, id: string): Promise<ApprovalLi
   if (found === undefined) throw new LeaseholdError("NOT_FOUND", `no approval or held action ${id}`, { tier: "hub", hint: "leasehold approvals list shows approval and action ids" });
   if (found.state === "pending" && found.deadline.getTime() <= Date.now()) await expireApproval(db, found.id);
   const [row] = await db
-    .select({ approval: approvals, action: actions, host: hosts.name, tokenName: agentTokens.name, adminName: adminUsers.username })
+    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username })
     .from(approvals)
     .innerJoin(actions, eq(actions.id, approvals.actionId))
     .leftJoin(hosts, eq(hosts.id, actions.hostId))
@@ -439,7 +444,7 @@ export async function showApproval(db: Database, id: string): Promise<ApprovalLi
     .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
     .where(eq(approvals.id, found.id));
   if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${id}`, { tier: "hub" });
-  return listingOf(row.approval, row.action, row.host, row.tokenName, row.adminName);
+  return listingOf(row.approval, row.action, row.host, row.hostHealth, row.tokenName, row.adminName);
 }
 
 export interface WaitOptions {

@@ -32,6 +32,7 @@ import { digestOf } from "../ledger/entry";
 import { escapeInvisible } from "../text";
 import type { RiskReason } from "../policy/risk";
 import type { ApprovalListing } from "./approvals";
+import { ROLLBACK_OPERATION, type HostPathEntry } from "../trust/host-paths";
 
 export const STDIN_PREVIEW_CHARS = 200;
 
@@ -101,6 +102,8 @@ export interface ApprovalView {
   sessionId: string | null;
   /** The stored prepared action (`arguments`, `policy`, whether the operation is `mutating`). */
   prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
+  /** The host paths the host last reported: who a rw label's files belong to. Absent or null: unknown. */
+  hostPaths?: readonly HostPathEntry[] | null;
 }
 
 /** Stdin (or fs_write content) as a person sees it: size, digest, and a scrubbed preview. */
@@ -155,6 +158,12 @@ export interface PreparedActionView {
   timeout: { enforced_s: number | null; asked_s: number | null };
   /** The compiled network policy as JSON (visible-safe), or null. */
   network: string | null;
+  /**
+   * What each host path the policy mounts becomes for the job, one sentence
+   * each ("/srv/app becomes writable as uid 1000, gid 1000 (label app)"),
+   * sorted by label; empty when none.
+   */
+  host_paths: Array<{ label: string; path: string; mode: string; text: string }>;
   /** Every other prepared argument as JSON (visible-safe). */
   other: Array<{ name: string; json: string }>;
   /** Arguments that change nothing the workload does (`idempotency_key`), as JSON: a browser folds them away. */
@@ -184,7 +193,7 @@ export function sessionLabel(sessionId: string | null): string {
   return sessionId === null ? "no session" : `session ${digestOf(sessionId).slice(7, 15)}`;
 }
 
-const SHOWN_APART = new Set(["host", "command", "code", "cwd", "env", "stdin", "timeout_s", "language", "content"]);
+const SHOWN_APART = new Set(["host", "command", "code", "cwd", "env", "stdin", "timeout_s", "language", "content", "mounts"]);
 /** Arguments that only name the request (a retry continues the same action): nothing a person weighs. */
 const FOLDED = new Set(["idempotency_key"]);
 
@@ -240,6 +249,30 @@ function riskyEnvNames(env: Record<string, unknown>, reasons: readonly RiskReaso
     .filter((name) => reasons.some((r) => r.level !== "read_only" && r.rule.startsWith("env.") && (r.message.startsWith(`environment variable ${name} `) || r.message.startsWith(`environment variable ${name}:`))))
     .sort()
     .map((name) => escapeForTerminal(name));
+}
+
+/**
+ * The policy's mounts as sentences. A rw label's files belong on the host to
+ * the label's owner from the host's report (or the directory's own owner
+ * when it names none); a rollback says which snapshot replaces the tree.
+ */
+export function hostPathLines(operation: string, args: Record<string, unknown>, policy: Record<string, unknown>, reported: readonly HostPathEntry[] | null | undefined): PreparedActionView["host_paths"] {
+  const mounts = Array.isArray(policy["mounts"]) ? (policy["mounts"] as Array<{ label?: unknown; path?: unknown; mode?: unknown }>) : [];
+  return mounts.map((mount) => {
+    const label = escapeForTerminal(String(mount.label));
+    const path = escapeForTerminal(String(mount.path));
+    const mode = mount.mode === "rw" ? "rw" : "ro";
+    const entry = reported?.find((candidate) => candidate.label === mount.label);
+    const owner = entry?.owner === undefined ? "as the directory's owner on the host" : `as uid ${entry.owner.uid}, gid ${entry.owner.gid}`;
+    const budget = entry?.max_bytes === undefined ? "" : `, snapshot budget ${entry.max_bytes} bytes`;
+    const text =
+      operation === ROLLBACK_OPERATION
+        ? `${path} is restored to snapshot ${escapeForTerminal(String(args["snapshot_id"]))}, replacing everything written since (label ${label})`
+        : mode === "rw"
+          ? `${path} becomes writable ${owner} (label ${label}; snapshotted before the job runs${budget})`
+          : `${path} becomes readable (label ${label})`;
+    return { label, path, mode, text };
+  });
 }
 
 function dataPreview(value: string): DataPreview {
@@ -311,6 +344,7 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
     content: "content" in args ? dataPreview(asText(args["content"])) : null,
     timeout: { enforced_s: typeof policy["timeout_s"] === "number" ? policy["timeout_s"] : null, asked_s: typeof args["timeout_s"] === "number" ? args["timeout_s"] : null },
     network: policy["network"] === undefined ? null : escapeForTerminal(JSON.stringify(policy["network"])),
+    host_paths: hostPathLines(view.operation, args, policy, view.hostPaths),
     other: Object.entries(args)
       .filter(([name]) => !SHOWN_APART.has(name) && !FOLDED.has(name))
       .map(([name, value]) => ({ name: escapeForTerminal(name), json: escapeForTerminal(JSON.stringify(value) ?? "undefined") })),
@@ -383,6 +417,10 @@ export function renderApproval(input: ApprovalView, now = new Date()): string[] 
   const timeout = view.timeout.enforced_s === null ? "?" : `${view.timeout.enforced_s} s`;
   const network = view.network === null ? "" : `  network ${view.network}`;
   lines.push(`  timeout: ${timeout}${view.timeout.asked_s === null ? "" : ` (asked ${view.timeout.asked_s} s)`}${network}`);
+  if (view.host_paths.length > 0) {
+    lines.push(`  host paths (${view.host_paths.length}):`);
+    for (const mount of view.host_paths) lines.push(`    ${mount.text}`);
+  }
   for (const { name, json } of [...view.other, ...view.folded]) lines.push(`  ${name}: ${json}`);
   lines.push(`  reasons (${view.reasons.length}):`);
   for (const reason of view.reasons) {
@@ -413,5 +451,6 @@ export function approvalViewOf(a: ApprovalListing): ApprovalView {
     requester: a.requester,
     sessionId: a.session_id,
     prepared: a.prepared,
+    hostPaths: a.host_paths,
   };
 }

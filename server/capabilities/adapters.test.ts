@@ -28,6 +28,42 @@ function code(run: () => unknown): string {
   return "none";
 }
 
+describe("host path arguments in the built-in adapters", () => {
+  const prepareOnly = (name: string, args: Record<string, unknown>) => {
+    const { operation, adapter } = registry.resolveOperation(name);
+    const validated = validateArguments(operation, args);
+    if (!validated.ok) throw new Error(JSON.stringify(validated.issues));
+    const prepared = adapter.prepareArguments(operation, validated.value);
+    return { prepared, request: adapter.sandboxRequest(operation, prepared), writesWorkspace: adapter.writesWorkspace(operation, prepared) };
+  };
+
+  it("spell mounts one way: bare labels as ro, sorted by label, an empty list as none (so they hash alike)", () => {
+    const a = prepareOnly("run_command", { host: "h", command: "ls", mounts: [{ label: "logs", mode: "ro" }, { label: "app", mode: "rw" }] }).prepared;
+    const b = prepareOnly("run_command", { host: "h", command: "ls", mounts: [{ label: "app", mode: "rw" }, "logs"] }).prepared;
+    expect(a).toEqual(b);
+    expect(a["mounts"]).toEqual([{ label: "app", mode: "rw" }, { label: "logs", mode: "ro" }]);
+    expect(prepareOnly("run_command", { host: "h", command: "ls", mounts: [] }).prepared).toEqual(prepareOnly("run_command", { host: "h", command: "ls" }).prepared);
+  });
+
+  it("a label path implies its label with the mode its operation needs, merged upwards with mounts; only label-only writes spare the workspace lease", () => {
+    const read = prepareOnly("fs_read", { host: "h", path: "logs:./nginx//error.log" });
+    expect(read.prepared).toMatchObject({ path: "logs:nginx/error.log", mounts: [{ label: "logs", mode: "ro" }] });
+    expect(read.request.mounts).toEqual([{ label: "logs", mode: "ro" }]);
+    const write = prepareOnly("fs_write", { host: "h", path: "app:index.html", content: "x", mounts: ["app"] });
+    expect(write.prepared["mounts"]).toEqual([{ label: "app", mode: "rw" }]);
+    expect(write.writesWorkspace).toBe(false);
+    expect(prepareOnly("fs_write", { host: "h", path: "index.html", content: "x" }).writesWorkspace).toBe(true);
+    expect(prepareOnly("run_command", { host: "h", command: "ls", mounts: [{ label: "app", mode: "rw" }] }).writesWorkspace).toBe(true);
+  });
+
+  it("a rollback's arguments stay {host, label, snapshot_id}; its rw label is policy", () => {
+    const rollback = prepareOnly("rollback", { host: "h", label: "app", snapshot_id: "snap-1" });
+    expect(rollback.prepared).toEqual({ host: "h", label: "app", snapshot_id: "snap-1" });
+    expect(rollback.request.mounts).toEqual([{ label: "app", mode: "rw" }]);
+    expect(rollback.writesWorkspace).toBe(false);
+  });
+});
+
 describe("built-in adapters", () => {
   it("fill run_command defaults explicitly and sort env keys", () => {
     const { prepared } = prepare("run_command", { host: "h", command: "env", env: { ZED: "1", ALPHA: "2", MID: "3" } });

@@ -14,6 +14,7 @@ import { normaliseEgressRules, parseEgressRule } from "../trust/egress";
 import type { Manifest, OperationDeclaration } from "./manifest-schema";
 import { JOB_PAYLOAD_SCHEMA, type CompiledSandboxPolicy, type JobPayload } from "../trust/job";
 import type { SandboxNarrowing } from "./policy-compile";
+import { normaliseMounts, splitLabelPath, type MountMode, type MountRequest } from "./host-mounts";
 
 /** Arguments after schema validation and adapter normalisation. Plain JSON. */
 export type PreparedArguments = Record<string, unknown>;
@@ -43,6 +44,14 @@ export interface CapabilityAdapter {
   prepareArguments(operation: OperationDeclaration, args: Record<string, unknown>): PreparedArguments;
   /** The request's narrowing of the sandbox, taken from prepared arguments. */
   sandboxRequest(operation: OperationDeclaration, prepared: PreparedArguments): SandboxNarrowing;
+  /**
+   * Whether a mutating operation may write the host workspace (and so needs
+   * the host's exclusive lease when it is risky). False only for an
+   * operation whose writes all go to host path labels (`fs_write` to a
+   * `label:` path, `rollback`): those take each label's lease instead
+   * (docs/design.md#leases).
+   */
+  writesWorkspace(operation: OperationDeclaration, prepared: PreparedArguments): boolean;
   jobPayload(input: JobPayloadInput): JobPayload;
 }
 
@@ -81,6 +90,25 @@ export function normaliseWorkspacePath(field: string, value: unknown): string {
   return segments.length === 0 ? "." : segments.join("/");
 }
 
+/**
+ * A workspace path or a host path label path (`logs:nginx/access.log`),
+ * lexically canonical either way; a label path's label is returned with the
+ * mode the operation needs of it. The relative part follows the workspace
+ * path rules ("logs:" and "logs:." are the label's root).
+ */
+export function normaliseOperationPath(field: string, value: unknown, mode: MountMode): { path: string; implied: MountRequest[] } {
+  const split = splitLabelPath(field, value);
+  if (split.label === null) return { path: normaliseWorkspacePath(field, value), implied: [] };
+  return { path: `${split.label}:${normaliseWorkspacePath(field, split.relative)}`, implied: [{ label: split.label, mode }] };
+}
+
+/** `mounts` (and a path's implied label) in one canonical spelling; left out when empty, so no mounts and `[]` hash alike. */
+function withMounts(args: Record<string, unknown>, implied: readonly MountRequest[] = []): Record<string, unknown> {
+  const { mounts: _given, ...rest } = args;
+  const mounts = normaliseMounts(args["mounts"], implied);
+  return mounts.length === 0 ? rest : { ...rest, mounts };
+}
+
 function sortedRecord(value: unknown): Record<string, string> {
   const entries = Object.entries((value ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const result: Record<string, string> = {};
@@ -104,11 +132,12 @@ function narrowingFrom(prepared: PreparedArguments): SandboxNarrowing {
   const narrowing: SandboxNarrowing = {};
   if (typeof prepared["timeout_s"] === "number") narrowing.timeout_s = prepared["timeout_s"];
   if (Array.isArray(prepared["egress"])) narrowing.egress = prepared["egress"] as string[];
+  if (Array.isArray(prepared["mounts"])) narrowing.mounts = prepared["mounts"] as MountRequest[];
   return narrowing;
 }
 
 /** Arguments that are hub-only or became policy; the worker never sees them. */
-const NOT_FOR_WORKER: ReadonlySet<string> = new Set(["host", "idempotency_key", "timeout_s", "egress", "lease"]);
+const NOT_FOR_WORKER: ReadonlySet<string> = new Set(["host", "idempotency_key", "timeout_s", "egress", "lease", "mounts"]);
 
 function defaultJobPayload({ manifest, operation, prepared, policy }: JobPayloadInput): JobPayload {
   const workerArguments: Record<string, unknown> = {};
@@ -132,7 +161,15 @@ type Normaliser = (args: Record<string, unknown>) => PreparedArguments;
  * An adapter from a table of per-operation normalisers. The table is data:
  * adding an operation adds a row, not a branch.
  */
-export function createTableAdapter(capability: string, normalisers: Readonly<Record<string, Normaliser>>): CapabilityAdapter {
+/** Per-operation facts a table adapter may add about host path labels (docs/design.md#host-paths). */
+export interface HostPathHooks {
+  /** The operation writes only host path labels, never the workspace. */
+  labelOnlyWrites?: (operation: string, prepared: PreparedArguments) => boolean;
+  /** Labels the operation needs beyond its `mounts` argument (a rollback: the label it restores, rw). */
+  impliedMounts?: (operation: string, prepared: PreparedArguments) => MountRequest[];
+}
+
+export function createTableAdapter(capability: string, normalisers: Readonly<Record<string, Normaliser>>, hooks: HostPathHooks = {}): CapabilityAdapter {
   const table = new Map(Object.entries(normalisers));
   return {
     capability,
@@ -144,7 +181,12 @@ export function createTableAdapter(capability: string, normalisers: Readonly<Rec
       }
       return normalise({ ...args });
     },
-    sandboxRequest: (_operation, prepared) => narrowingFrom(prepared),
+    sandboxRequest: (operation, prepared) => {
+      const narrowing = narrowingFrom(prepared);
+      const implied = hooks.impliedMounts?.(operation.name, prepared) ?? [];
+      return implied.length === 0 ? narrowing : { ...narrowing, mounts: normaliseMounts(narrowing.mounts, implied) };
+    },
+    writesWorkspace: (operation, prepared) => operation.mutating && hooks.labelOnlyWrites?.(operation.name, prepared) !== true,
     jobPayload: defaultJobPayload,
   };
 }
@@ -162,7 +204,7 @@ export function createPassthroughAdapter(capability: string, operations: readonl
 // Built-in adapters.
 
 const prepareCommand: Normaliser = (args) => ({
-  ...args,
+  ...withMounts(args),
   cwd: normaliseWorkspacePath("cwd", args["cwd"] ?? "."),
   env: sortedRecord(args["env"]),
   stdin: args["stdin"] ?? "",
@@ -186,28 +228,40 @@ export const FS_READ_DEFAULT_LIMIT = 65_536;
 export const FS_LIST_DEFAULT_LIMIT = 50;
 
 export const workspaceAdapter = createTableAdapter("workspace", {
-  fs_read: (args) => ({
-    ...args,
-    path: normaliseWorkspacePath("path", args["path"]),
-    offset: args["offset"] ?? 0,
-    limit: args["limit"] ?? FS_READ_DEFAULT_LIMIT,
-    encoding: args["encoding"] ?? "utf8",
-  }),
-  fs_list: (args) => ({
-    ...args,
-    path: normaliseWorkspacePath("path", args["path"]),
-    offset: args["offset"] ?? 0,
-    limit: args["limit"] ?? FS_LIST_DEFAULT_LIMIT,
-  }),
+  fs_read: (args) => {
+    const { path, implied } = normaliseOperationPath("path", args["path"], "ro");
+    return {
+      ...withMounts(args, implied),
+      path,
+      offset: args["offset"] ?? 0,
+      limit: args["limit"] ?? FS_READ_DEFAULT_LIMIT,
+      encoding: args["encoding"] ?? "utf8",
+    };
+  },
+  fs_list: (args) => {
+    const { path, implied } = normaliseOperationPath("path", args["path"], "ro");
+    return {
+      ...withMounts(args, implied),
+      path,
+      offset: args["offset"] ?? 0,
+      limit: args["limit"] ?? FS_LIST_DEFAULT_LIMIT,
+    };
+  },
   fs_write: (args) => {
     const encoding = args["encoding"] ?? "utf8";
     if (encoding === "base64" && !BASE64_PATTERN.test(String(args["content"]))) {
       invalidArgument("content", "is not canonical base64 (RFC 4648, padded, no whitespace)");
     }
-    const path = normaliseWorkspacePath("path", args["path"]);
-    if (path === ".") invalidArgument("path", "must name a file, not the workspace root");
-    return { ...args, path, encoding };
+    const { path, implied } = normaliseOperationPath("path", args["path"], "rw");
+    if (path === "." || path.endsWith(":.")) invalidArgument("path", "must name a file, not the workspace root or a label's root");
+    return { ...withMounts(args, implied), path, encoding };
   },
+  rollback: (args) => ({ ...args }),
+}, {
+  labelOnlyWrites: (operation, prepared) => operation === "rollback" || (operation === "fs_write" && splitLabelPath("path", prepared["path"]).label !== null),
+  // The label restored is the one mount a rollback job gets, read-write: the guest restores it in place.
+  // It is policy, not an argument: the job's arguments stay exactly {label, snapshot_id} (with host).
+  impliedMounts: (operation, prepared) => (operation === "rollback" ? [{ label: String(prepared["label"]), mode: "rw" }] : []),
 });
 
 export const hostAdapter = createTableAdapter("host", { host_inspect: (args) => ({ ...args }) });

@@ -38,7 +38,7 @@ describe("built-in manifests", () => {
     expect(summary).toEqual([
       ["shell", "host-exec", "required", ["run_command:mutating"]],
       ["code", "host-exec", "optional", ["run_code:mutating"]],
-      ["workspace", "host-exec", "required", ["fs_read:read-only", "fs_list:read-only", "fs_write:mutating"]],
+      ["workspace", "host-exec", "required", ["fs_read:read-only", "fs_list:read-only", "fs_write:mutating", "rollback:mutating"]],
       ["host", "read-only", "required", ["host_inspect:read-only"]],
       ["egress-shell", "network-egress", "opt-in", ["run_command_net:mutating"]],
       ["apk-static", "static-analysis", "optional", ["apk_inspect:read-only", "apk_preflight:read-only"]],
@@ -54,12 +54,13 @@ describe("built-in manifests", () => {
 
   it.each([
     // The table in docs/design.md#operations plus `lease` ("write"), the hub-only opt-out of the observe scope (server/policy/decide.ts).
-    ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "lease", "idempotency_key"], ["host", "command"]],
+    ["run_command", ["host", "command", "cwd", "env", "stdin", "timeout_s", "lease", "mounts", "idempotency_key"], ["host", "command"]],
     ["run_command_net", ["host", "command", "cwd", "env", "stdin", "timeout_s", "egress", "idempotency_key"], ["host", "command"]],
     ["run_code", ["host", "language", "code", "stdin", "timeout_s", "idempotency_key"], ["host", "language", "code"]],
-    ["fs_read", ["host", "path", "offset", "limit", "encoding"], ["host", "path"]],
-    ["fs_list", ["host", "path", "offset", "limit"], ["host", "path"]],
-    ["fs_write", ["host", "path", "content", "encoding", "idempotency_key"], ["host", "path", "content"]],
+    ["fs_read", ["host", "path", "mounts", "offset", "limit", "encoding"], ["host", "path"]],
+    ["fs_list", ["host", "path", "mounts", "offset", "limit"], ["host", "path"]],
+    ["fs_write", ["host", "path", "mounts", "content", "encoding", "idempotency_key"], ["host", "path", "content"]],
+    ["rollback", ["host", "label", "snapshot_id", "idempotency_key"], ["host", "label", "snapshot_id"]],
     ["host_inspect", ["host"], ["host"]],
     ["apk_inspect", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
     ["apk_preflight", ["host", "artifact", "timeout_s"], ["host", "artifact"]],
@@ -89,6 +90,31 @@ describe("built-in argument bounds", () => {
     expect(accepts("fs_list", { host: "web-1", path: "." })).toBe(true);
     expect(accepts("fs_write", { host: "web-1", path: "a.txt", content: "", encoding: "base64" })).toBe(true);
     expect(accepts("host_inspect", { host: "web-1" })).toBe(true);
+  });
+
+  it("accepts host path labels as bare strings (read-only) or {label, mode}", () => {
+    expect(accepts("run_command", { ...command, mounts: ["logs", { label: "app", mode: "rw" }] })).toBe(true);
+    expect(accepts("fs_read", { host: "web-1", path: "logs:nginx/access.log", mounts: ["app"] })).toBe(true);
+    expect(accepts("rollback", { host: "web-1", label: "app", snapshot_id: "snap-20261206-1" })).toBe(true);
+  });
+
+  it.each([
+    ["an upper-case label", ["Logs"]],
+    ["a label with a slash", ["logs/x"]],
+    ["a label starting with a digit", ["1logs"]],
+    ["a 33-character label", ["l".repeat(33)]],
+    ["an unknown mode", [{ label: "app", mode: "rwx" }]],
+    ["a mode without a label", [{ mode: "ro" }]],
+    ["a label object without its mode", [{ label: "app" }]],
+    ["an extra field", [{ label: "app", mode: "ro", path: "/etc" }]],
+    ["a number", [7]],
+    ["33 labels", Array.from({ length: 33 }, (_, i) => `l${i}`)],
+  ])("refuses mounts with %s", (_what, mounts) => {
+    expect(accepts("run_command", { ...command, mounts })).toBe(false);
+  });
+
+  it.each(["", "../x", "snap shot", "-x", "Snap-1", "s".repeat(65)])("refuses the snapshot id %j", (snapshot_id) => {
+    expect(accepts("rollback", { host: "web-1", label: "app", snapshot_id })).toBe(false);
   });
 
   it("bounds the command at 64 KiB", () => {

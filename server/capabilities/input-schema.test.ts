@@ -147,6 +147,15 @@ describe("checkInputSchema (the subset gate)", () => {
     ["format", root({ a: { type: "string", maxLength: 9, format: "email" } }), "/properties/a/format"],
     ["anyOf", root({ a: { type: "string", maxLength: 1, anyOf: [] } }), "/properties/a/anyOf"],
     ["a title", root({}, { title: "x" }), "/title"],
+    ["oneOf", root({ a: { oneOf: [{ type: "string", maxLength: 1 }, { type: "boolean" }] } }), "/properties/a/type"],
+    ["oneOf beside a type", root({ a: { type: "string", maxLength: 1, oneOf: [] } }), "/properties/a/oneOf"],
+    ["anyOf with one branch", root({ a: { anyOf: [{ type: "boolean" }] } }), "/properties/a/anyOf"],
+    ["anyOf with five branches", root({ a: { anyOf: [{ type: "boolean" }, { type: "string", maxLength: 1 }, { type: "integer", minimum: 0, maximum: 1 }, { type: "array", items: { type: "boolean" }, maxItems: 1 }, { type: "object", additionalProperties: false }] } }), "/properties/a/anyOf"],
+    ["anyOf branches of one type (a value could match both)", root({ a: { anyOf: [{ type: "string", maxLength: 1 }, { type: "string", enum: ["xy"] }] } }), "/properties/a/anyOf/1/type"],
+    ["anyOf directly inside anyOf", root({ a: { anyOf: [{ type: "boolean" }, { anyOf: [{ type: "string", maxLength: 1 }, { type: "integer", minimum: 0, maximum: 1 }] }] } }), "/properties/a/anyOf/1"],
+    ["a keyword beside anyOf", root({ a: { anyOf: [{ type: "boolean" }, { type: "string", maxLength: 1 }], maxLength: 3 } }), "/properties/a/maxLength"],
+    ["an anyOf branch outside the subset", root({ a: { anyOf: [{ type: "boolean" }, { type: "string" }] } }), "/properties/a/anyOf/1/maxLength"],
+    ["an anyOf root", { anyOf: [{ type: "boolean" }, { type: "string", maxLength: 1 }] }, ""],
   ])("refuses %s", (_label, schema, path) => {
     expect(paths(schema)).toContain(path);
   });
@@ -161,6 +170,24 @@ describe("checkInputSchema (the subset gate)", () => {
     const properties: Record<string, unknown> = {};
     for (let i = 0; i < 64; i += 1) properties[`p${i}`] = { type: "array", items: { type: "array", items: { type: "array", items: { type: "boolean" }, maxItems: 1 }, maxItems: 1 }, maxItems: 1 };
     expect(checkInputSchema(root(properties)).some((issue) => issue.message.includes("nodes"))).toBe(true);
+  });
+
+  it("accepts anyOf of schemas of different types, and validates each value against the branch of its type", () => {
+    const label = { type: "string", maxLength: 8, pattern: "^[a-z]+$" };
+    const schema = root({ mounts: { type: "array", maxItems: 2, items: { anyOf: [label, { type: "object", additionalProperties: false, required: ["label", "mode"], properties: { label, mode: { type: "string", enum: ["ro", "rw"] } } }] } } });
+    expect(checkInputSchema(schema)).toEqual([]);
+    const op = { name: "mounting", input_schema: schema };
+    expect(validateArguments(op, { mounts: ["logs", { label: "app", mode: "rw" }] }).ok).toBe(true);
+    expect(validateArguments(op, { mounts: [{ label: "app", mode: "rwx" }] }).ok).toBe(false);
+    expect(validateArguments(op, { mounts: ["Logs"] }).ok).toBe(false);
+    expect(validateArguments(op, { mounts: [true] }).ok).toBe(false);
+  });
+
+  it("counts maxBytes in the anyOf branch a value took", () => {
+    const op = { name: "bytes", input_schema: root({ a: { anyOf: [{ type: "string", maxLength: 4, maxBytes: 4 }, { type: "boolean" }] } }) };
+    expect(validateArguments(op, { a: "abcd" }).ok).toBe(true);
+    expect(validateArguments(op, { a: "ééé" })).toEqual({ ok: false, issues: [{ path: "/a", message: "is 6 bytes as UTF-8; the limit is 4 bytes (maxBytes)" }] });
+    expect(validateArguments(op, { a: true }).ok).toBe(true);
   });
 
   it("patternProblem accepts grouped alternation and escaped characters", () => {

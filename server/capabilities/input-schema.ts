@@ -31,11 +31,17 @@
  *              `^[0-9a-f]{64}$`), none required: `validateArguments` demands
  *              exactly one, and the pipeline's prepare step turns either into
  *              `{sha256, bytes}` naming a stored artifact (server/artifacts)
+ * - `anyOf`:   2..4 subset schemas of pairwise different `type`s, and nothing
+ *              but `description` beside it (a node with `anyOf` has no
+ *              `type`); never at the root, never directly inside another
+ *              `anyOf`. Different types mean a value matches at most one
+ *              branch, so validation and the byte limits have one answer:
+ *              `mounts: ["logs", {"label": "app", "mode": "rw"}]`
  * - `description` (≤ 1024 characters) on any node
  * The root is a record object with `additionalProperties: false`. No `number`
  * (the prepared action is hashed as JCS and floats buy nothing here), no
  * `null`, no `default` (defaults are applied by adapters, visibly), no
- * `$ref`, no combinators, no `format`.
+ * `$ref`, no other combinator (`oneOf`, `allOf`, `not`), no `format`.
  *
  * Known differences from a full JSON Schema validator, all in the stricter
  * direction: string lengths count UTF-16 code units (JSON Schema counts code
@@ -53,7 +59,11 @@ export type InputSchemaNode =
   | BooleanSchemaNode
   | ArraySchemaNode
   | RecordSchemaNode
-  | MapSchemaNode;
+  | MapSchemaNode
+  | AnyOfSchemaNode;
+
+/** The node types a value can have; an `anyOf` node has none of its own. */
+export type TypedSchemaNode = Exclude<InputSchemaNode, AnyOfSchemaNode>;
 
 interface NodeBase {
   description?: string;
@@ -97,6 +107,10 @@ export interface MapSchemaNode extends NodeBase {
   /** Σ bytes of `KEY=VALUE\0` over the entries (Leasehold keyword, checked by `validateArguments`). */
   maxTotalBytes?: number;
 }
+/** One of a few schemas of different types (`string | {label, mode}`). */
+export interface AnyOfSchemaNode extends NodeBase {
+  anyOf: TypedSchemaNode[];
+}
 /** What an operation's `input_schema` is once it has passed the gate. */
 export type OperationInputSchema = RecordSchemaNode;
 
@@ -113,12 +127,13 @@ export const INPUT_SCHEMA_LIMITS = {
   maxItems: 1024,
   maxMapProperties: 256,
   maxDescriptionLength: 1024,
+  maxAnyOfBranches: 4,
 } as const;
 
 /** Property names in record schemas: the same safe identifiers as operation names. */
 const PROPERTY_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
-const ALLOWED_KEYWORDS: Record<InputSchemaNode["type"], ReadonlySet<string>> = {
+const ALLOWED_KEYWORDS: Record<TypedSchemaNode["type"], ReadonlySet<string>> = {
   string: new Set(["type", "description", "minLength", "maxLength", "pattern", "enum", "maxBytes"]),
   integer: new Set(["type", "description", "minimum", "maximum"]),
   boolean: new Set(["type", "description"]),
@@ -218,6 +233,10 @@ function checkNode(node: unknown, path: (string | number)[], depth: number, stat
     issue("expected a JSON Schema object");
     return;
   }
+  if (node["anyOf"] !== undefined) {
+    checkAnyOfNode(node, path, depth, state, issue);
+    return;
+  }
   const type = node["type"];
   if (type !== "string" && type !== "integer" && type !== "boolean" && type !== "array" && type !== "object") {
     issue('"type" must be one of string, integer, boolean, array, object (a single type)', [...path, "type"]);
@@ -251,6 +270,55 @@ function checkNode(node: unknown, path: (string | number)[], depth: number, stat
 }
 
 type IssueFn = (message: string, at?: (string | number)[]) => void;
+
+/**
+ * `anyOf` is kept to branches of different types so that a value picks its
+ * branch by its JSON type alone: no value is valid two ways, zod's union
+ * error names the one branch that applied, and `byteLimitProblems` knows
+ * which branch's limits to count.
+ */
+function checkAnyOfNode(node: Record<string, unknown>, path: (string | number)[], depth: number, state: WalkState, issue: IssueFn): void {
+  for (const key of Object.keys(node)) {
+    if (key !== "anyOf" && key !== "description") issue(`keyword "${key}" is not allowed beside "anyOf" (only "description")`, [...path, key]);
+  }
+  if (path.length === 0) issue('the root cannot be an "anyOf"');
+  const description = node["description"];
+  if (description !== undefined && (typeof description !== "string" || description.length > INPUT_SCHEMA_LIMITS.maxDescriptionLength)) {
+    issue(`"description" must be a string of at most ${INPUT_SCHEMA_LIMITS.maxDescriptionLength} characters`, [...path, "description"]);
+  }
+  const branches = node["anyOf"];
+  if (!Array.isArray(branches) || branches.length < 2 || branches.length > INPUT_SCHEMA_LIMITS.maxAnyOfBranches) {
+    issue(`"anyOf" must list 2..${INPUT_SCHEMA_LIMITS.maxAnyOfBranches} schemas`, [...path, "anyOf"]);
+    return;
+  }
+  const seen = new Set<unknown>();
+  branches.forEach((branch: unknown, index) => {
+    const at = [...path, "anyOf", index];
+    if (isPlainObject(branch) && branch["anyOf"] !== undefined) {
+      issue('"anyOf" cannot nest directly inside "anyOf"', at);
+      return;
+    }
+    const type = isPlainObject(branch) ? branch["type"] : undefined;
+    if (seen.has(type)) issue(`"anyOf" branches must have different types; ${String(type)} appears twice`, [...at, "type"]);
+    seen.add(type);
+    checkNode(branch, at, depth + 1, state);
+  });
+}
+
+/** JSON Schema's name for a JSON value's type (`integer` for a safe integer), for picking an `anyOf` branch. */
+function jsonTypeOf(value: unknown): string {
+  if (Array.isArray(value)) return "array";
+  if (value === null) return "null";
+  if (typeof value === "number") return Number.isSafeInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+/** The branch of `node` a value of this JSON type validates against (the node itself when it is not an `anyOf`). */
+export function branchFor(node: InputSchemaNode, value: unknown): TypedSchemaNode | undefined {
+  if (!("anyOf" in node)) return node;
+  const type = jsonTypeOf(value);
+  return node.anyOf.find((branch) => branch.type === type);
+}
 
 function checkStringNode(node: Record<string, unknown>, path: (string | number)[], issue: IssueFn): void {
   const { minLength, maxLength, pattern } = node;
@@ -516,7 +584,9 @@ function nonJsonProblem(value: unknown, path: (string | number)[], depth: number
  * 1 MiB (LH_MAX_CONFIG / pipe-max-size) — a request past either must be
  * refused here, naming the limit, not fail on the host as UNENFORCEABLE.
  */
-function byteLimitProblems(node: InputSchemaNode, value: unknown, path: string[], issues: ArgumentIssue[]): void {
+function byteLimitProblems(schema: InputSchemaNode, value: unknown, path: string[], issues: ArgumentIssue[]): void {
+  const node = branchFor(schema, value);
+  if (node === undefined) return;
   if (node.type === "object" && node.additionalProperties === false && node.artifact === true && isPlainObject(value)) {
     const given = ["base64", "sha256"].filter((name) => value[name] !== undefined);
     if (given.length !== 1) issues.push({ path: toJsonPointer(path), message: `must give exactly one of base64 and sha256 (got ${given.length === 0 ? "neither" : "both"})` });

@@ -41,6 +41,7 @@ describe("capability policy", () => {
       pids_limit: 128,
       timeout_s: 60,
       exec_allow: ["/bin", "/usr/bin"],
+      mounts: [],
       requires: {
         min_tier: "C",
         kernel_features: [
@@ -181,5 +182,25 @@ describe("compileSandboxPolicy: capability ∩ scopes ∩ request", () => {
     const ceiling = capabilityPolicy(shellLike, "demo_run")[field];
     expect(compileSandboxPolicy({ manifest: shellLike, operation: "demo_run", request: { [field]: ceiling - 1 } })[field]).toBe(ceiling - 1);
     expect(refusal(() => compileSandboxPolicy({ manifest: shellLike, operation: "demo_run", request: { [field]: ceiling + 1 } })).details).toMatchObject({ field });
+  });
+
+  describe("host path mounts", () => {
+    const host = { name: "web-1", hostPaths: [{ label: "logs", path: "/var/log", mode: "ro" as const }, { label: "app", path: "/srv/app", mode: "rw" as const }] };
+
+    it("compiles each requested label to the ceiling's path, sorted by label", () => {
+      const policy = compileSandboxPolicy({ manifest: shellLike, operation: "demo_run", host, request: { mounts: [{ label: "logs", mode: "ro" }, { label: "app", mode: "rw" }] } });
+      expect(policy.mounts).toEqual([{ label: "app", path: "/srv/app", mode: "rw" }, { label: "logs", path: "/var/log", mode: "ro" }]);
+    });
+
+    it.each([
+      ["an unlisted label", { label: "etc", mode: "ro" as const }, host, /lists no host path labelled etc/],
+      ["rw on a ro label", { label: "logs", mode: "rw" as const }, host, /lists logs \(\/var\/log\) read-only/],
+      ["any label on a host that reports none", { label: "logs", mode: "ro" as const }, { name: "web-2", hostPaths: null }, /host web-2 reports no host paths/],
+    ])("refuses %s with POLICY_REFUSED naming the label, never narrowing it", (_what, mount, target, message) => {
+      const error = refusal(() => compileSandboxPolicy({ manifest: shellLike, operation: "demo_run", host: target, request: { mounts: [mount] } }));
+      expect(error.code).toBe("POLICY_REFUSED");
+      expect(error.message).toMatch(message);
+      expect(error.details).toMatchObject({ field: "mounts", label: mount.label });
+    });
   });
 });

@@ -17,6 +17,10 @@
  *   `POLICY_REFUSED` naming the field — never silently capped, so a caller
  *   never believes it got something it did not.
  *
+ * - Host paths (`mounts`, from the request's `mounts` and `label:` paths)
+ *   are checked against the host ceiling's `host_paths` from the host's last
+ *   health report and refused, never narrowed (server/capabilities/host-mounts.ts).
+ *
  * The result is integers and canonical strings only, arrays sorted, ready to
  * go into the hub-signed job. The guest intersects it once more with the
  * host's own ceiling and refuses with UNENFORCEABLE what it cannot enforce.
@@ -32,6 +36,7 @@ import {
 import { COMPILED_POLICY_SCHEMA, type CompiledNetwork, type CompiledSandboxPolicy } from "../trust/job";
 import { kernelRequirementsFor } from "../trust/kernel-requirements";
 import type { Manifest } from "./manifest-schema";
+import { compileMounts, type HostPathCeiling, type MountRequest } from "./host-mounts";
 import { parseCpusToMillis, parseSizeToBytes } from "./sandbox-values";
 
 // The compiled policy's shape is part of the signed job: server/trust/job.ts.
@@ -47,6 +52,8 @@ export interface SandboxNarrowing {
   pids_limit?: number;
   /** Canonical egress rules; each must lie inside what the capability allows. */
   egress?: readonly string[];
+  /** Host path labels with their modes (sorted, from `mounts` and `label:` paths); compiled against the host's ceiling. */
+  mounts?: readonly MountRequest[];
 }
 
 export interface SandboxScope {
@@ -62,6 +69,11 @@ export interface CompileSandboxPolicyInput {
   configuredEgress?: { name: string; egress: readonly string[] } | null;
   scopes?: readonly SandboxScope[];
   request?: SandboxNarrowing;
+  /**
+   * The host the policy is for and the host paths its guest last reported
+   * (null: it reported none). Needed only when the request asks for mounts.
+   */
+  host?: { name: string; hostPaths: readonly HostPathCeiling[] | null };
 }
 
 const NUMERIC_FIELDS = ["timeout_s", "memory_bytes", "tmpfs_tmp_bytes", "cpu_millis", "pids_limit"] as const;
@@ -107,6 +119,7 @@ export function capabilityPolicy(manifest: Manifest, operation: string): Compile
     pids_limit: sandbox.pids_limit,
     timeout_s: sandbox.timeout_s,
     exec_allow: [...sandbox.exec_allow].sort(),
+    mounts: [],
     requires: kernelRequirementsFor(network.mode === "none" ? "none" : { egress: network.egress }),
   };
 }
@@ -178,6 +191,18 @@ export function compileSandboxPolicy(input: CompileSandboxPolicyInput): Compiled
       );
     }
     egress = normaliseEgressRules(requested);
+  }
+
+  const mounts = request.mounts ?? [];
+  if (mounts.length > 0) {
+    const declared = input.manifest.operations.find((candidate) => candidate.name === input.operation);
+    policy.mounts = compileMounts({
+      host: input.host?.name ?? "(unknown)",
+      operation: input.operation,
+      mutating: declared?.mutating === true,
+      requested: mounts,
+      hostPaths: input.host?.hostPaths ?? null,
+    });
   }
 
   // Narrowed to nothing is no network at all: an empty namespace, enforceable in every tier.

@@ -78,6 +78,7 @@ describe("built-in registry", () => {
       "fs_read",
       "fs_write",
       "host_inspect",
+      "rollback",
       "run_code",
       "run_command",
     ]);

@@ -7,6 +7,7 @@ import { approvalsCommand } from "./commands/approvals";
 import { grantCommand } from "./commands/grant";
 import { hostCommand } from "./commands/host";
 import { leaseCommand } from "./commands/lease";
+import { snapshotCommand } from "./commands/snapshot";
 import { capabilityCommand } from "./commands/capability";
 import { migrateCommand } from "./commands/migrate";
 import { startCommand } from "./commands/start";
@@ -28,7 +29,7 @@ export interface CliCommand {
 }
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand, ledgerCommand, exportCommand, verifyCommand, tokenCommand, mcpConfigCommand, adminCommand, approvalsCommand, grantCommand, hostCommand, leaseCommand, capabilityCommand];
+export const COMMANDS: readonly CliCommand[] = [startCommand, migrateCommand, ledgerCommand, exportCommand, verifyCommand, tokenCommand, mcpConfigCommand, adminCommand, approvalsCommand, grantCommand, hostCommand, leaseCommand, snapshotCommand, capabilityCommand];
 
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -18,6 +18,7 @@ import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
 import type { GuestHealthReport, HostCeilingSummary } from "../trust/protocol";
+import { HostPathEntry, SnapshotSummary, HostPathsReport, MAX_REPORTED_SNAPSHOTS } from "../trust/host-paths";
 
 export interface StoredHostHealth {
   report: HostReport;
@@ -27,6 +28,10 @@ export interface StoredHostHealth {
   guest_version: string;
   /** The address the hub's server saw this report come from (see HEADER_PEER); null when unknown. */
   seen_from?: string | null;
+  /** The host paths the guest's ceiling lists; null (or absent, in rows stored before) when the report listed none. */
+  host_paths?: HostPathEntry[] | null;
+  /** The guest's retained snapshots of "rw" labels, most recent first. */
+  snapshots?: SnapshotSummary[];
 }
 
 function invalid(message: string): never {
@@ -48,6 +53,12 @@ export function parseHealthReport(body: unknown): GuestHealthReport {
   if (r.witness.failure !== null && typeof r.witness.failure !== "string") invalid("witness.failure must be a string or null");
   if (typeof r.accepting_jobs !== "boolean" || typeof r.guest_version !== "string") invalid("accepting_jobs and guest_version are required");
   if (typeof r.probe !== "object" || r.probe === null || JSON.stringify(r.probe).length > 16_384) invalid("probe must be a small object");
+  if (r.host_paths !== undefined || r.snapshots !== undefined) {
+    const parsed = HostPathsReport.safeParse({ host_paths: r.host_paths ?? [], snapshots: r.snapshots ?? [] });
+    if (!parsed.success) invalid(`host_paths/snapshots: ${parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; ").slice(0, 500)}`);
+    const labels = parsed.data.host_paths.map((entry) => entry.label);
+    if (new Set(labels).size !== labels.length) invalid("host_paths lists a label twice");
+  }
   return r as GuestHealthReport;
 }
 
@@ -75,6 +86,8 @@ export async function storeHealthReport(db: Database, host: AuthenticatedHost, b
     accepting_jobs: r.accepting_jobs,
     guest_version: r.guest_version.slice(0, 64),
     seen_from: peerAddress(seen.peer),
+    host_paths: r.host_paths === undefined ? null : r.host_paths,
+    snapshots: r.snapshots ?? [],
   };
   await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
@@ -105,6 +118,24 @@ export function ceilingSummaryOf(probe: unknown): HostCeilingSummary | null {
     out[field] = value;
   }
   return out as unknown as HostCeilingSummary;
+}
+
+/** What a host reported of its host paths: null `host_paths` when it listed none. */
+export interface HostPathsView {
+  host_paths: HostPathEntry[] | null;
+  snapshots: SnapshotSummary[];
+}
+
+/**
+ * The host paths and snapshots in a stored health row, re-parsed (a row
+ * stored by another hub version is not trusted to have today's shape): a
+ * malformed list reads as none, which refuses every mount (fail closed).
+ */
+export function hostPathsOf(health: unknown): HostPathsView {
+  const stored = (health ?? {}) as { host_paths?: unknown; snapshots?: unknown };
+  const paths = stored.host_paths === undefined || stored.host_paths === null ? null : HostPathEntry.array().max(32).safeParse(stored.host_paths);
+  const snapshots = SnapshotSummary.array().max(MAX_REPORTED_SNAPSHOTS).safeParse(stored.snapshots ?? []);
+  return { host_paths: paths === null || !paths.success ? null : paths.data, snapshots: snapshots.success ? snapshots.data : [] };
 }
 
 /** The BPF loader's verdict as the guest reported it in its probe (agent-guest/daemon/health.ts, native bpfStatus()). */
@@ -139,6 +170,9 @@ export interface HostSummary {
   ceiling: HostCeilingSummary | null;
   /** The tier's BPF object and the loader's detail (null when the guest did not report them). */
   bpf: HostBpfSummary | null;
+  /** The host paths its ceiling lists (null: none reported) and its recent snapshots. */
+  host_paths: HostPathEntry[] | null;
+  snapshots: SnapshotSummary[];
 }
 
 /** Every enrolled host with what its guest last said (for hub health and the CLI). */
@@ -158,6 +192,7 @@ export async function listHostSummaries(db: Database, now = Date.now()): Promise
       guest_version: typeof health.guest_version === "string" ? health.guest_version : null,
       ceiling: ceilingSummaryOf(health.probe),
       bpf: bpfSummaryOf(health.probe),
+      ...hostPathsOf(health),
     };
   });
 }

@@ -2,8 +2,12 @@
 export {
   DEFAULT_LEASE_IDLE_MS,
   DEFAULT_LEASE_TTL_MS,
+  acquireLabelLeases,
+  acquireLabelLeasesInTransaction,
   acquireLease,
   acquireLeaseInTransaction,
+  labelLeaseMode,
+  leaseLabel,
   exclusiveConflict,
   lapseIdleLeases,
   listActiveLeases,
@@ -13,4 +17,4 @@ export {
   releaseSessionLeases,
   revokeLease,
 } from "./leases";
-export type { AcquireLeaseInput, LeaseHolder, LeaseListing, LeaseMode, LeaseRow, LeaseTimings } from "./leases";
+export type { AcquireLabelLeasesInput, AcquireLeaseInput, LeaseHolder, LeaseListing, LeaseMode, LeaseRow, LeaseTimings } from "./leases";

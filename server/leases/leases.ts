@@ -10,6 +10,14 @@
  * an idle deadline that each use pushes forward; a lease past either has
  * lapsed. Ending a session releases its leases; an admin may revoke any.
  *
+ * - a host path label (`label:<name>` in the mode column) — exclusive per
+ *   label on one host: the lease a `rw` mount of that label needs, taken
+ *   beside the host lease (docs/design.md#host-paths). Another holder's `rw`
+ *   of the same label gets HOST_BUSY naming the label; other labels, the
+ *   host's own leases and other hosts are unaffected. The scope is spelt in
+ *   `mode` because the table has no scope column; sealed as lease/1 with
+ *   scope `label`, mode `exclusive` and the label.
+ *
  * Concurrency contract: every change to a host's leases runs in one
  * transaction that first locks the host's row (`SELECT … FOR NO KEY UPDATE`), so
  * two hub processes cannot both grant an exclusive lease. Every change
@@ -25,6 +33,18 @@ import { appendEntry } from "../ledger/append";
 import { digestOf, hashActor, type ActorKind } from "../ledger/entry";
 
 export type LeaseMode = "exclusive" | "observe";
+
+const LABEL_MODE_PREFIX = "label:";
+
+/** The stored mode of a host path label's lease. */
+export function labelLeaseMode(label: string): string {
+  return `${LABEL_MODE_PREFIX}${label}`;
+}
+
+/** The host path label a lease row is for, or null for a host lease. */
+export function leaseLabel(lease: Pick<LeaseRow, "mode">): string | null {
+  return lease.mode.startsWith(LABEL_MODE_PREFIX) ? lease.mode.slice(LABEL_MODE_PREFIX.length) : null;
+}
 export type LeaseRow = typeof leases.$inferSelect;
 type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
@@ -62,6 +82,7 @@ async function sealLease(
   actor: { kind: ActorKind; id: string },
   actionId: string | null,
 ): Promise<void> {
+  const label = leaseLabel(lease);
   await appendEntry(db, {
     type: "lease/1",
     time: new Date(),
@@ -70,8 +91,7 @@ async function sealLease(
     data: {
       lease_id: lease.id,
       host_id: lease.hostId,
-      scope: "host",
-      mode: lease.mode as LeaseMode,
+      ...(label === null ? { scope: "host", mode: lease.mode as LeaseMode } : { scope: "label", mode: "exclusive", label }),
       event,
       session_digest: sessionDigest(lease.sessionId),
       expires_at: lease.expiresAt.toISOString(),
@@ -121,12 +141,21 @@ export function opaqueHolderId(lease: Pick<LeaseRow, "ownerKind" | "ownerId" | "
 function hostBusy(holder: LeaseRow): LeaseholdError {
   const holderId = opaqueHolderId(holder);
   const ends = holder.idleExpiresAt < holder.expiresAt ? holder.idleExpiresAt : holder.expiresAt;
-  return new LeaseholdError("HOST_BUSY", `host is leased exclusively by another holder (${holderId}) until ${ends.toISOString()} at the latest (refused by a hub check)`, {
+  const label = leaseLabel(holder);
+  const what = label === null ? "host is leased exclusively" : `host path label ${label} on this host is leased read-write`;
+  return new LeaseholdError("HOST_BUSY", `${what} by another holder (${holderId}) until ${ends.toISOString()} at the latest (refused by a hub check)`, {
     tier: "hub",
     retryable: true,
     hint: "retry after the holder's lease is released, lapses when idle, or an admin breaks it (leasehold lease break)",
     // No token or admin name here: the holder id is opaque; admins see names in `leasehold lease list`.
-    details: { holder_id: holderId, mode: holder.mode, expires_at: holder.expiresAt.toISOString(), idle_expires_at: holder.idleExpiresAt.toISOString(), ends_at: ends.toISOString() },
+    details: {
+      holder_id: holderId,
+      mode: label === null ? holder.mode : "exclusive",
+      ...(label === null ? {} : { label }),
+      expires_at: holder.expiresAt.toISOString(),
+      idle_expires_at: holder.idleExpiresAt.toISOString(),
+      ends_at: ends.toISOString(),
+    },
   });
 }
 
@@ -230,6 +259,80 @@ async function acquireLocked(tx: Tx, input: AcquireLeaseInput): Promise<{ lease:
   if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
   await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
   return { lease, acquired: true };
+}
+
+export interface AcquireLabelLeasesInput {
+  hostId: string;
+  /** Host path labels mounted read-write; each gets its own exclusive lease. */
+  labels: readonly string[];
+  holder: LeaseHolder;
+  timings?: LeaseTimings;
+  actionId?: string | null;
+}
+
+/**
+ * Takes (or reuses) the holder's exclusive lease on each host path label,
+ * all or none: HOST_BUSY naming the first label another holder has, and
+ * then no label is taken. Reuse pushes the idle deadline forward as for host
+ * leases. Runs in its own transaction; `acquireLabelLeasesInTransaction`
+ * joins the caller's.
+ */
+export async function acquireLabelLeases(db: Database, input: AcquireLabelLeasesInput): Promise<LeaseRow[]> {
+  if (input.labels.length === 0) return [];
+  return db.transaction((tx) => acquireLabelsLocked(tx, input));
+}
+
+export async function acquireLabelLeasesInTransaction(tx: Database, input: AcquireLabelLeasesInput): Promise<LeaseRow[]> {
+  if (input.labels.length === 0) return [];
+  return acquireLabelsLocked(tx as unknown as Tx, input);
+}
+
+async function acquireLabelsLocked(tx: Tx, input: AcquireLabelLeasesInput): Promise<LeaseRow[]> {
+  const ttlMs = input.timings?.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const idleMs = input.timings?.idleMs ?? DEFAULT_LEASE_IDLE_MS;
+  const now = new Date();
+  await lockHost(tx, input.hostId);
+  await lapseOnHost(tx, input.hostId, now);
+  const active = await tx
+    .select()
+    .from(leases)
+    .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
+    .orderBy(leases.createdAt);
+  // Every label is checked before any is taken: a busy label leaves nothing behind.
+  for (const label of input.labels) {
+    const other = active.find((lease) => lease.mode === labelLeaseMode(label) && !sameHolder(lease, input.holder));
+    if (other !== undefined && !active.some((lease) => lease.mode === labelLeaseMode(label) && sameHolder(lease, input.holder))) throw hostBusy(other);
+  }
+  const taken: LeaseRow[] = [];
+  for (const label of [...new Set(input.labels)].sort()) {
+    const mode = labelLeaseMode(label);
+    const own = active.find((lease) => lease.mode === mode && sameHolder(lease, input.holder));
+    if (own !== undefined) {
+      const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
+      const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
+      taken.push(touched ?? own);
+      continue;
+    }
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    const [lease] = await tx
+      .insert(leases)
+      .values({
+        hostId: input.hostId,
+        mode,
+        ownerKind: input.holder.ownerKind,
+        ownerId: input.holder.ownerId,
+        sessionId: input.holder.sessionId,
+        description: input.holder.description,
+        createdAt: now,
+        expiresAt,
+        idleExpiresAt: new Date(Math.min(now.getTime() + idleMs, expiresAt.getTime())),
+      })
+      .returning();
+    if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
+    await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
+    taken.push(lease);
+  }
+  return taken;
 }
 
 /**
@@ -336,6 +439,8 @@ export interface LeaseListing {
   host: string;
   mode: string;
   holder_id: string;
+  /** The host path label of a label lease (mode `exclusive`), else null. */
+  label: string | null;
   /** e.g. `agent token "ci" (session 3f2a…)` — admins only. */
   holder: string;
   created_at: string;
@@ -355,7 +460,8 @@ export async function listActiveLeases(db: Database, options: { limit?: number }
   return rows.map(({ lease, host }) => ({
     id: lease.id,
     host,
-    mode: lease.mode,
+    mode: leaseLabel(lease) === null ? lease.mode : "exclusive",
+    label: leaseLabel(lease),
     holder_id: opaqueHolderId(lease),
     holder: lease.description || `${lease.ownerKind} ${lease.ownerId}`,
     created_at: lease.createdAt.toISOString(),

@@ -77,8 +77,10 @@ export const ENTRY_DATA = {
   "lease/1": z.strictObject({
     lease_id: id,
     host_id: id,
-    scope: z.enum(["host", "workspace"]),
+    // `label`: the exclusive lease on one host path label (server/leases), named in `label`.
+    scope: z.enum(["host", "workspace", "label"]),
     mode: z.enum(["exclusive", "observe"]),
+    label: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/).optional(),
     event: z.enum(["acquired", "renewed", "released", "lapsed", "revoked"]),
     session_digest: digest.nullable(),
     expires_at: timestamp.nullable(),

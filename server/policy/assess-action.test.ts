@@ -70,3 +70,35 @@ describe("text.invisible-characters: what a person cannot see is never auto-allo
     expect(verdict.reasons.find((r) => r.rule === "text.invisible-characters")?.span.start).toBe(10);
   });
 });
+
+describe("host paths in the verdict", () => {
+  beforeAll(async () => {
+    await initShellRisk();
+  });
+  const shell = { name: "run_command", mutating: true };
+  const app = { label: "app", path: "/srv/app", mode: "rw" as const };
+  const logs = { label: "logs", path: "/var/log", mode: "ro" as const };
+
+  it("a rw label raises a read-only command to medium naming the host path; a ro label only names what becomes readable", () => {
+    const plain = assessActionRiskSync({ capability: "shell", operation: shell, prepared: { command: "ls" }, mounts: [logs] });
+    expect(plain.level).toBe("read_only");
+    expect(plain.reasons.map((r) => r.message)).toContain("host path /var/log (label logs) becomes readable");
+    const rw = assessActionRiskSync({ capability: "shell", operation: shell, prepared: { command: "ls" }, mounts: [app, logs] });
+    expect(rw.level).toBe("medium");
+    expect(rw.reasons[0]).toMatchObject({ level: "medium", rule: "host_path.rw", message: "host path /srv/app (label app) becomes writable; the guest snapshots it before the job runs" });
+    // Only raises: a critical command stays critical.
+    expect(assessActionRiskSync({ capability: "shell", operation: shell, prepared: { command: "rm -rf / --no-preserve-root" }, mounts: [app] }).level).toBe("critical");
+  });
+
+  it("rollback is high whatever it restores, naming the path and snapshot", () => {
+    const verdict = assessActionRiskSync({ capability: "workspace", operation: { name: "rollback", mutating: true }, prepared: { label: "app", snapshot_id: "snap-1" }, mounts: [app] });
+    expect(verdict.level).toBe("high");
+    expect(verdict.reasons).toEqual([expect.objectContaining({ rule: "host_path.rollback", message: "restores host path /srv/app (label app) to snapshot snap-1: everything written there since is replaced" })]);
+  });
+
+  it("fs_write to a label path says it writes under that label, and the rw mount raises it to medium", () => {
+    const verdict = assessActionRiskSync({ capability: "workspace", operation: { name: "fs_write", mutating: true }, prepared: { path: "app:index.html", content: "x" }, mounts: [app] });
+    expect(verdict.level).toBe("medium");
+    expect(verdict.reasons.map((r) => r.message)).toContain("writes a file under host path label app");
+  });
+});

@@ -15,9 +15,15 @@
  * - `egress-shell` is at least `medium` (it reaches the network);
  * - `run_code` is at least `medium`; bash code is also parsed as shell;
  * - `fs_write` (any mutating workspace operation) is at least `low`;
- * - a mutating operation of a capability with no assessor is `high`.
+ * - a mutating operation of a capability with no assessor is `high`;
+ * - every host path the policy mounts is named in a reason (docs/design.md#host-paths):
+ *   a `rw` label raises the action to at least `medium`, naming the host path
+ *   that becomes writable; `rollback` is always `high` (it replaces the
+ *   label's tree) and is held for a person (server/policy/decide.ts).
  */
-import type { OperationDeclaration } from "../capabilities";
+import type { CompiledMount, OperationDeclaration } from "../capabilities";
+import { ROLLBACK_OPERATION } from "../trust/host-paths";
+import { ROLLBACK_RULE } from "./risk/host-paths";
 import { assessShellRiskSync, compareRisk, initShellRisk, maxRisk, type CustomRiskRule, type RiskLevel, type RiskReason, type RiskVerdict } from "./risk";
 import { envFindings } from "./risk/environment";
 import { invisibleCharacterReasons } from "./risk/invisible";
@@ -27,6 +33,8 @@ export interface ActionRiskInput {
   operation: Pick<OperationDeclaration, "name" | "mutating">;
   prepared: Record<string, unknown>;
   customRules?: readonly CustomRiskRule[];
+  /** The host paths the compiled policy binds (policy `mounts`). */
+  mounts?: readonly CompiledMount[];
 }
 
 type Assessor = (input: ActionRiskInput) => RiskReason[];
@@ -73,6 +81,27 @@ const shell: Assessor = (input) => [
   ...cwdReasons(input.prepared),
 ];
 
+
+/** One reason per mounted host path: what becomes readable, or writable (at least medium). */
+function mountReasons(mounts: readonly CompiledMount[] | undefined): RiskReason[] {
+  return (mounts ?? []).map((mount) =>
+    mount.mode === "rw"
+      ? floor("medium", "host_path.rw", `host path ${mount.path} (label ${mount.label}) becomes writable; the guest snapshots it before the job runs`)
+      : floor("read_only", "host_path.ro", `host path ${mount.path} (label ${mount.label}) becomes readable`),
+  );
+}
+
+function workspaceReasons(input: ActionRiskInput): RiskReason[] {
+  if (input.operation.name === ROLLBACK_OPERATION) {
+    const mount = input.mounts?.[0];
+    const where = mount === undefined ? `label ${String(input.prepared["label"])}` : `host path ${mount.path} (label ${mount.label})`;
+    return [floor("high", ROLLBACK_RULE, `restores ${where} to snapshot ${String(input.prepared["snapshot_id"])}: everything written there since is replaced`)];
+  }
+  const path = input.prepared["path"];
+  const label = typeof path === "string" && /^[a-z][a-z0-9_-]{0,31}:/.test(path) ? path.slice(0, path.indexOf(":")) : null;
+  return [floor("low", "workspace.write", label === null ? "writes a file in the host workspace" : `writes a file under host path label ${label}`)];
+}
+
 const ASSESSORS: Readonly<Record<string, Assessor>> = {
   shell,
   "egress-shell": (input) => [...shell(input), floor("medium", "network.egress", "the command may reach the network (egress allow-list)")],
@@ -83,7 +112,7 @@ const ASSESSORS: Readonly<Record<string, Assessor>> = {
     reasons.push(...envReasons(input.prepared), ...stdinReasons(input.prepared), ...cwdReasons(input.prepared));
     return reasons;
   },
-  workspace: () => [floor("low", "workspace.write", "writes a file in the host workspace")],
+  workspace: workspaceReasons,
 };
 
 export async function assessActionRisk(input: ActionRiskInput): Promise<RiskVerdict> {
@@ -98,10 +127,13 @@ export async function assessActionRisk(input: ActionRiskInput): Promise<RiskVerd
  */
 export function assessActionRiskSync(input: ActionRiskInput): RiskVerdict {
   if (!input.operation.mutating) {
-    return { level: "read_only", reasons: [floor("read_only", "operation.read-only", `${input.operation.name} is declared read-only by its manifest`)] };
+    // A read-only operation never gets a rw label (compileMounts refuses it), so its mounts only add what becomes readable.
+    return { level: "read_only", reasons: [floor("read_only", "operation.read-only", `${input.operation.name} is declared read-only by its manifest`), ...mountReasons(input.mounts)] };
   }
   const assessor = ASSESSORS[input.capability];
   const reasons = assessor === undefined ? [floor("high", "capability.unassessed", `no risk analysis for capability ${input.capability}; mutating operations default to high`)] : assessor(input);
+  // A rollback's one rw mount is the label it restores, already named by its own reason.
+  if (input.operation.name !== ROLLBACK_OPERATION) reasons.push(...mountReasons(input.mounts));
   reasons.push(...invisibleCharacterReasons(input.prepared));
   const level = reasons.reduce<RiskLevel>((acc, reason) => maxRisk(acc, reason.level), "read_only");
   return { level, reasons: [...reasons].sort((a, b) => compareRisk(b.level, a.level) || a.span.start - b.span.start) };

@@ -46,4 +46,12 @@ describe("decideCall (observe scope)", () => {
   it("a call asking for a write lease takes the judged path (rating, grant or hold)", () => {
     for (const level of LEVELS) expect(decideCall({ ...base, level, writeLeaseRequested: true })).toBe(decisionPath(level, base.reasons));
   });
+
+  it("a call that mounts a host path rw takes the judged path even with observe any (the observe lease keeps only the workspace read-only)", () => {
+    for (const level of LEVELS) expect(decideCall({ ...base, level, writesHostPaths: true })).toBe(decisionPath(level, base.reasons));
+  });
+
+  it("a rollback verdict (host_path.rollback) is held for a person at every level a grant could otherwise cover", () => {
+    for (const level of ["low", "medium", "high"] as const) expect(decisionPath(level, [{ rule: "host_path.rollback" }])).toBe("hold");
+  });
 });

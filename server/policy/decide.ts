@@ -14,6 +14,7 @@
  * it and decided by the table as before.
  */
 import type { RiskLevel } from "./risk";
+import { ROLLBACK_RULE } from "./risk/host-paths";
 
 export type DecisionPath = "auto_allow" | "observe_scope" | "grant_or_hold" | "hold";
 
@@ -37,10 +38,16 @@ const DECISIONS: Readonly<Record<RiskLevel, Exclude<DecisionPath, "observe_scope
  */
 const UNANALYSED_RULES: ReadonlySet<string> = new Set(["parse.error", "parse.too-deep", "analysis.budget"]);
 
+/**
+ * Verdicts a person must decide whatever grants exist: a rollback replaces a
+ * host path's tree with an older one (docs/design.md#host-paths).
+ */
+const PERSON_ONLY_RULES: ReadonlySet<string> = new Set([ROLLBACK_RULE]);
+
 /** The table's decision for a verdict, with no observe scope. */
 export function decisionPath(level: RiskLevel, reasons: ReadonlyArray<{ rule: string }> = []): Exclude<DecisionPath, "observe_scope"> {
   const path = DECISIONS[level];
-  return path === "grant_or_hold" && reasons.some((r) => UNANALYSED_RULES.has(r.rule)) ? "hold" : path;
+  return path === "grant_or_hold" && reasons.some((r) => UNANALYSED_RULES.has(r.rule) || PERSON_ONLY_RULES.has(r.rule)) ? "hold" : path;
 }
 
 export interface DecisionInput {
@@ -56,6 +63,11 @@ export interface DecisionInput {
   observeCapable: boolean;
   /** The call asked for a write lease (`lease: "write"`): the judged path, writes kept. */
   writeLeaseRequested: boolean;
+  /**
+   * The call mounts a host path read-write. The observe lease keeps the
+   * workspace read-only, not a rw host path, so such a call is always judged.
+   */
+  writesHostPaths?: boolean;
 }
 
 /**
@@ -66,6 +78,6 @@ export interface DecisionInput {
 export function decideCall(input: DecisionInput): DecisionPath {
   const judged = decisionPath(input.level, input.reasons);
   if (judged === "auto_allow") return judged;
-  if (input.observe === "any" && input.observeCapable && !input.writeLeaseRequested) return "observe_scope";
+  if (input.observe === "any" && input.observeCapable && !input.writeLeaseRequested && input.writesHostPaths !== true) return "observe_scope";
   return judged;
 }

@@ -474,6 +474,20 @@ export function ApprovalItem({
               {item.timeout.enforced_s === null ? "?" : `${item.timeout.enforced_s} s`}
               {item.timeout.asked_s === null ? "" : ` (asked ${item.timeout.asked_s} s)`}
             </dd>
+            {item.host_paths.length === 0 ? null : (
+              <>
+                <dt>Host paths</dt>
+                <dd>
+                  <ul className="approval-host-paths" data-testid="approval-host-paths">
+                    {item.host_paths.map((m) => (
+                      <li key={m.label} className={m.mode === "rw" ? "approval-host-path-rw" : undefined}>
+                        {m.text}
+                      </li>
+                    ))}
+                  </ul>
+                </dd>
+              </>
+            )}
             {item.other.map((o) => (
               <div key={o.name} className="contents">
                 <dt>{o.name}</dt>

@@ -85,6 +85,40 @@ function HostList({ owner }: { owner: boolean }) {
                 </>
               )}
             </dd>
+            <dt>Host paths</dt>
+            <dd data-testid={`host-paths-${h.name}`}>
+              {h.host_paths === null || h.host_paths.length === 0 ? (
+                "none listed in this host's ceiling"
+              ) : (
+                <ul className="host-paths">
+                  {h.host_paths.map((p) => (
+                    <li key={p.label}>
+                      <Code>{p.label}</Code> <Code>{p.path}</Code> <Badge tone={p.mode === "rw" ? "warn" : "neutral"}>{p.mode}</Badge>
+                      <span className="hint">
+                        {p.owner === undefined ? " · owner: the directory's own" : ` · owner uid ${p.owner.uid}, gid ${p.owner.gid}`}
+                        {p.max_bytes === undefined ? "" : ` · budget ${bytes(p.max_bytes)}`}
+                        {p.max_inodes === undefined ? "" : ` · ${p.max_inodes} inodes`}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </dd>
+            <dt>Recent snapshots</dt>
+            <dd data-testid={`host-snapshots-${h.name}`}>
+              {h.snapshots.length === 0 ? (
+                "none"
+              ) : (
+                <ul className="host-snapshots">
+                  {h.snapshots.slice(0, 10).map((snap) => (
+                    <li key={snap.id}>
+                      <Code>{snap.id}</Code> of <Code>{snap.label}</Code> at {new Date(snap.created_at).toLocaleString()} · {bytes(snap.bytes)} in {snap.files} file(s) · <Code>{snap.tree_digest}</Code>
+                    </li>
+                  ))}
+                  {h.snapshots.length > 10 ? <li className="hint">{h.snapshots.length - 10} more: leasehold snapshot list --host {h.name}</li> : null}
+                </ul>
+              )}
+            </dd>
           </dl>
           <h3>Capability readiness</h3>
           <ul className="readiness">

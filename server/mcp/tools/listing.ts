@@ -5,6 +5,7 @@ import { readHostKey } from "../../hosts";
 import { cosignaturesAt } from "../../ledger/cosignatures";
 import { addCosignature } from "../../trust/ledger/witness";
 import { latestCheckpoint, proveInclusion } from "../../ledger/prove";
+import { listHostSummaries } from "../../hosts/health";
 import { hostVisible, readHostReports } from "./host-reports";
 import { CAPABILITIES_SCHEMA, CHECKPOINT_SCHEMA, HEALTH_SCHEMA, HOST_KEY_SCHEMA, HOSTS_SCHEMA, PROOF_SCHEMA } from "./output-schemas";
 import { auditText, capabilitiesText, healthText, hostKeyText, hostsText } from "./text";
@@ -62,11 +63,14 @@ export const listCapabilitiesTool: HubTool = {
   },
 };
 
+/** Snapshots per host in hosts_list; `leasehold snapshot list` shows them all. */
+const RECENT_SNAPSHOTS = 20;
+
 export const hostsListTool: HubTool = {
   name: "hosts_list",
   title: "List hosts",
   description:
-    "Enrolled hosts this token may use: name, online, enforcement tier and per-capability readiness, as each host's guest agent last reported. Empty until a host enrols. Paged with offset/limit.",
+    "Enrolled hosts this token may use: name, online, enforcement tier and per-capability readiness, the host paths its ceiling lists (label, path, maximum mode, owner, budget: what `mounts` and `label:` paths may name) and its recent snapshots (what `rollback` may restore), as each host's guest agent last reported. Empty until a host enrols. Paged with offset/limit.",
   inputSchema: { type: "object", additionalProperties: false, properties: { ...PAGING_PROPERTIES } },
   mutating: false,
   annotations: READ_ONLY_ANNOTATIONS,
@@ -74,6 +78,7 @@ export const hostsListTool: HubTool = {
   text: hostsText,
   async run(args, ctx) {
     const reports = (await readHostReports(ctx.runtime.database.handle.db, ctx.now)).filter((r) => hostVisible(ctx.token.hosts, r.host));
+    const paths = new Map((await listHostSummaries(ctx.runtime.database.handle.db, ctx.now.getTime())).map((h) => [h.name, { host_paths: h.host_paths, snapshots: h.snapshots.slice(0, RECENT_SNAPSHOTS) }]));
     const registry = capabilityRegistry();
     const listing = reports.map((report) => ({
       name: report.host,
@@ -90,6 +95,8 @@ export const hostsListTool: HubTool = {
           const worker = report.workers.find((w) => w.capability === c.id);
           return { id: c.id, state: r?.state ?? "declared", reasons: r?.reasons ?? [], worker_digest: worker?.digest ?? null };
         }),
+      // What `mounts` and `label:` paths may name on this host, and what `rollback` may restore.
+      ...(paths.get(report.host) ?? { host_paths: null, snapshots: [] }),
     }));
     const { items, ...paging } = page(listing, args);
     return { hosts: items, ...paging };

@@ -82,7 +82,18 @@ const SUCCESS: Record<string, () => Structured[]> = {
   hosts_list: () => [
     { hosts: [], offset: 0, limit: 50, total: 0, has_more: false },
     {
-      hosts: [{ name: "local", online: true, tier: null, last_report_at: null, capabilities: [{ id: "shell", state: "ready", reasons: [], worker_digest: `sha256:${"a".repeat(64)}` }] }],
+      hosts: [
+        { name: "local", online: true, tier: null, last_report_at: null, capabilities: [{ id: "shell", state: "ready", reasons: [], worker_digest: `sha256:${"a".repeat(64)}` }], host_paths: null, snapshots: [] },
+        {
+          name: "web-1",
+          online: true,
+          tier: "B",
+          last_report_at: null,
+          capabilities: [],
+          host_paths: [{ label: "logs", path: "/var/log", mode: "ro" }, { label: "app", path: "/srv/app", mode: "rw", owner: { uid: 1000, gid: 1000 }, max_bytes: 1073741824 }],
+          snapshots: [{ id: "snap-1", label: "app", created_at: "2026-12-06T07:00:00.000Z", bytes: 10, files: 1, tree_digest: `sha256:${"b".repeat(64)}` }],
+        },
+      ],
       offset: 0,
       limit: 1,
       total: 3,

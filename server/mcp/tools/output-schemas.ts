@@ -108,6 +108,7 @@ const EVIDENCE = object(
     denials: { type: "array" },
     denials_dropped: integer,
     resolved_names: { type: "array", items: object({ name: string, addresses: stringList }) },
+    mounts: { type: "array", items: object({ label: string, path: string, mode: { type: "string", enum: ["ro", "rw"] }, tree_before: string, tree_after: string, snapshot_id: string }, ["label", "path", "mode"]) },
     redactions: object({ count: integer, kinds: stringList }),
     limitations: stringList,
     signed: object(
@@ -223,6 +224,12 @@ export const HOSTS_SCHEMA: JsonSchema = object({
       tier: nullableString,
       last_report_at: nullableString,
       capabilities: { type: "array", items: object({ id: string, state: string, reasons: stringList, worker_digest: nullableString }) },
+      // Null when the host's ceiling lists no host paths (any mount is then refused).
+      host_paths: {
+        type: ["array", "null"],
+        items: object({ label: string, path: string, mode: { type: "string", enum: ["ro", "rw"] }, owner: { type: ["object", "null"] }, max_bytes: { type: ["integer", "null"] }, max_inodes: { type: ["integer", "null"] } }, ["label", "path", "mode"]),
+      },
+      snapshots: { type: "array", items: object({ id: string, label: string, created_at: string, bytes: integer, files: integer, tree_digest: string }) },
     }),
   },
   ...PAGING,
@@ -254,6 +261,8 @@ const LEASE_PROPERTIES = {
   lease_id: string,
   host: nullableString,
   mode: { type: "string", enum: ["exclusive", "observe"] },
+  // The host path label of a label lease (mode exclusive); null for a host lease.
+  label: nullableString,
   holder_id: string,
   holder: string,
   mine: boolean,

@@ -198,7 +198,12 @@ export function hostsText(s: Json): string {
     const caps = Array.isArray(h.capabilities) ? h.capabilities.filter(isRecord) : [];
     const ready = caps.filter((c) => c.state === "ready").map((c) => str(c.id));
     const other = caps.filter((c) => c.state !== "ready").map((c) => `${str(c.id)} ${str(c.state)}`);
-    return `${str(h.name)}: ${h.online === true ? "online" : "offline"}, tier ${str(h.tier) || "unknown"}; ready: ${ready.join(", ") || "none"}${other.length > 0 ? `; not ready: ${other.join(", ")}` : ""}`;
+    const paths = Array.isArray(h.host_paths) ? h.host_paths.filter(isRecord).map((p) => `${str(p.label)} ${str(p.path)} ${str(p.mode)}`) : [];
+    const snapshots = Array.isArray(h.snapshots) ? h.snapshots.filter(isRecord) : [];
+    const latest = snapshots[0];
+    // Said only when there are some: most hosts list none, and a line per host stays short.
+    const pathText = `${paths.length === 0 ? "" : `; host paths: ${paths.join(", ")}`}${latest === undefined ? "" : `; ${snapshots.length} snapshot(s), latest ${str(latest.id)} of ${str(latest.label)} at ${str(latest.created_at)}`}`;
+    return `${str(h.name)}: ${h.online === true ? "online" : "offline"}, tier ${str(h.tier) || "unknown"}; ready: ${ready.join(", ") || "none"}${other.length > 0 ? `; not ready: ${other.join(", ")}` : ""}${pathText}`;
   });
   return [pagingLine(s, "hosts"), ...boundedLines(lines, "hosts")].join("\n");
 }
@@ -216,7 +221,8 @@ export function auditText(summary: string): (s: Json) => string {
 
 function leaseLine(l: Json): string {
   const holder = l.mine === true ? "this session's" : `held by ${str(l.holder_id)}`;
-  return `lease ${str(l.lease_id)} on ${str(l.host)}: ${str(l.mode)}, ${holder}, expires ${str(l.expires_at)} (idle ${str(l.idle_expires_at)})`;
+  const label = typeof l.label === "string" ? ` (host path label ${l.label})` : "";
+  return `lease ${str(l.lease_id)} on ${str(l.host)}: ${str(l.mode)}${label}, ${holder}, expires ${str(l.expires_at)} (idle ${str(l.idle_expires_at)})`;
 }
 
 export function leaseAcquireText(s: Json): string {
