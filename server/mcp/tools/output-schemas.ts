@@ -225,10 +225,20 @@ export const HOSTS_SCHEMA: JsonSchema = object({
       last_report_at: nullableString,
       capabilities: { type: "array", items: object({ id: string, state: string, reasons: stringList, worker_digest: nullableString }) },
       // Null when the host's ceiling lists no host paths (any mount is then refused).
-      host_paths: {
-        type: ["array", "null"],
-        items: object({ label: string, path: string, mode: { type: "string", enum: ["ro", "rw"] }, owner: { type: ["object", "null"] }, max_bytes: { type: ["integer", "null"] }, max_inodes: { type: ["integer", "null"] } }, ["label", "path", "mode"]),
-      },
+      host_paths: nullable({
+        type: "array",
+        items: object(
+          {
+            label: string,
+            path: string,
+            mode: { type: "string", enum: ["ro", "rw"] },
+            owner: nullable(object({ uid: integer, gid: integer })),
+            max_bytes: nullable(integer),
+            max_inodes: nullable(integer),
+          },
+          ["label", "path", "mode"],
+        ),
+      }),
       snapshots: { type: "array", items: object({ id: string, label: string, created_at: string, bytes: integer, files: integer, tree_digest: string }) },
     }),
   },
