@@ -70,7 +70,7 @@ const cleanUpWorkspaces = watchForLeftoverWorkspaces(root);
 
 await step("setup", () => {
   ensureNodeModules(root);
-  ensureDebianPackages(["chromium", "iproute2", "e2fsprogs", "python3"]); // iproute2: `ip` for the two-host network-namespace test; e2fsprogs: mkfs.ext4 for the guest's bounded workspace; python3: the sandbox's interpreter-environment test (PYTHONSAFEPATH)
+  ensureDebianPackages(["chromium", "iproute2", "e2fsprogs", "python3", "haproxy"]); // haproxy: the replica tests' load balancer (test/support/cluster.ts); iproute2: `ip` for the two-host network-namespace test; e2fsprogs: mkfs.ext4 for the guest's bounded workspace; python3: the sandbox's interpreter-environment test (PYTHONSAFEPATH)
 });
 const built = await step("build", () => {
   const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });
