@@ -132,6 +132,7 @@ describe("three hub processes behind HAProxy on one PostgreSQL", () => {
     // initialize + notifications/initialized took two; the bucket refills one a second.
     const through = statuses.filter((s) => s === 200).length + 2;
     const allowance = BURST + Math.ceil(seconds * (RATE_PER_MINUTE / 60));
+    console.info(`replicas: MCP rate limit ${RATE_PER_MINUTE}/min over 3 processes: ${through} of 62 through in ${seconds.toFixed(1)} s (one process allows ${allowance})`);
     expect(statuses.filter((s) => s !== 200 && s !== 429), JSON.stringify(statuses)).toEqual([]);
     expect(through, `${through} of 62 through in ${seconds.toFixed(1)} s; one process allows ${allowance}`).toBeLessThanOrEqual(allowance + 2);
     expect(through).toBeGreaterThanOrEqual(BURST);
@@ -194,6 +195,7 @@ describe("three hub processes behind HAProxy on one PostgreSQL", () => {
     expect(refused.body).toContain("HUB_STOPPING");
     await waitFor("HAProxy marks the draining hub DOWN", async () => ((await cluster.serverStates())[`hub${victim}`]?.startsWith("DOWN") === true ? true : undefined), 10_000, 20);
     const outAfterMs = Date.now() - signalled;
+    console.info(`replicas: HAProxy took the draining hub out ${outAfterMs} ms after SIGTERM (checks every ${CHECK_INTERVAL_MS} ms, fall ${CHECK_FALL})`);
     // fall 2: two failed checks, the first at most one interval after the signal.
     expect(outAfterMs, `taken out after ${outAfterMs} ms`).toBeLessThanOrEqual((CHECK_FALL + 1) * CHECK_INTERVAL_MS + 1_000);
     for (let i = 0; i < 6; i++) expect((await ping(cluster.url, token.secret, sessionId, 20 + i)).status).toBe(200);
