@@ -15,11 +15,15 @@ CREATE TABLE "limit_buckets" (
 	"taken" boolean NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE "limit_in_flight" (
-	"id" uuid PRIMARY KEY NOT NULL,
-	"key" text NOT NULL,
-	"holder" text NOT NULL,
+CREATE TABLE "limit_holders" (
+	"holder" text PRIMARY KEY NOT NULL,
 	"renewed_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "limit_in_flight" (
+	"key" text PRIMARY KEY NOT NULL,
+	"total" integer NOT NULL,
+	"holders" jsonb NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "limit_windows" (
@@ -30,6 +34,5 @@ CREATE TABLE "limit_windows" (
 );
 --> statement-breakpoint
 CREATE INDEX "limit_buckets_refilled_idx" ON "limit_buckets" USING btree ("refilled_at");--> statement-breakpoint
-CREATE INDEX "limit_in_flight_key_idx" ON "limit_in_flight" USING btree ("key");--> statement-breakpoint
-CREATE INDEX "limit_in_flight_holder_idx" ON "limit_in_flight" USING btree ("holder");--> statement-breakpoint
+CREATE INDEX "limit_holders_renewed_idx" ON "limit_holders" USING btree ("renewed_at");--> statement-breakpoint
 CREATE INDEX "limit_windows_expires_idx" ON "limit_windows" USING btree ("expires_at");

@@ -4,7 +4,7 @@ import { openHubDatabase, type OpenedDatabase } from "../db";
 import { LeaseholdError } from "../errors";
 import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
 import type { LogKey } from "../ledger/log-key";
-import { startLimitSweep } from "../limits";
+import { renewHolder, startLimitSweep } from "../limits";
 import { loadHubKeys, pinHubIdentity, type HubKeys } from "./identity";
 import { startHousekeeping } from "./housekeeping";
 import { startJobServices } from "../jobs/service";
@@ -76,7 +76,14 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     retentionMs: config.output.retentionMs,
     onError: (error) => console.error(`leasehold: job sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
-  // Renews this process's in-flight places and prunes spent limit rows (server/limits).
+  // Registered before the first request: a holder the sweep does not know counts as dead.
+  try {
+    await renewHolder(database.handle.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  // Renews this process as a holder of in-flight places and prunes spent limit rows (server/limits).
   const limitSweep = startLimitSweep(database.handle.db, (error) =>
     console.error(`leasehold: limit sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   );

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { executeRows } from "../db";
-import { acquireInFlight, countInFlight, IN_FLIGHT_LEASE_MS, renewInFlight } from "./in-flight";
+import { acquireInFlight, countInFlight, IN_FLIGHT_LEASE_MS, renewHolder, renewInFlight } from "./in-flight";
 import { takeToken } from "./buckets";
 import { windowFail, windowWaitSeconds } from "./windows";
 
@@ -48,17 +48,29 @@ describeEachDatabase("limits in the database", (db) => {
     expect(await acquireInFlight(d, key, 4)).toBeNull();
   });
 
-  it("places of a process that stopped renewing (it died) stop counting after the lease; renewed ones keep counting", async () => {
+  it("places of a process that stopped renewing (it died) are given back by the sweep; live ones keep counting; a late release gives back nothing more", async () => {
     const d = db().handle.db;
     const key = `dead-${randomUUID()}`;
-    expect(await acquireInFlight(d, key, 1)).not.toBeNull();
-    await d.execute(sql`insert into limit_in_flight (id, key, holder, renewed_at) values (${randomUUID()}::uuid, ${key}, 'a-dead-process', clock_timestamp() - make_interval(secs => ${IN_FLIGHT_LEASE_MS / 1000 + 1}))`);
-    expect(await countInFlight(d, key)).toBe(1);
-    await d.execute(sql`update limit_in_flight set renewed_at = renewed_at - make_interval(secs => ${IN_FLIGHT_LEASE_MS / 1000 - 5}) where key = ${key} and holder <> 'a-dead-process'`);
+    await renewHolder(d);
+    const mine = await acquireInFlight(d, key, 3);
+    expect(mine).not.toBeNull();
+    // Two places held by a process that registered and then died.
+    await d.execute(sql`insert into limit_holders (holder, renewed_at) values ('a-dead-process', clock_timestamp() - make_interval(secs => ${IN_FLIGHT_LEASE_MS / 1000 + 1}))`);
+    await d.execute(sql`update limit_in_flight set total = total + 2, holders = holders || '{"a-dead-process": 2}'::jsonb where key = ${key}`);
+    expect(await countInFlight(d, key)).toBe(3);
+    expect(await acquireInFlight(d, key, 3)).toBeNull();
     await renewInFlight(d);
     expect(await countInFlight(d, key)).toBe(1);
-    const rows = await executeRows<{ holder: string }>(d, sql`select holder from limit_in_flight where key = ${key}`);
-    expect(rows.map((r) => r.holder)).not.toContain("a-dead-process");
+    const [row] = await executeRows<{ holders: Record<string, number> }>(d, sql`select holders from limit_in_flight where key = ${key}`);
+    expect(Object.keys(row!.holders)).not.toContain("a-dead-process");
+    await mine!();
+    await mine!();
+    expect(await countInFlight(d, key)).toBe(0);
+    // This process's share is 0 now: a release that comes late (after a sweep) cannot go below it.
+    const again = await acquireInFlight(d, key, 3);
+    await d.execute(sql`update limit_in_flight set total = 0, holders = '{}'::jsonb where key = ${key}`);
+    await again!();
+    expect(await countInFlight(d, key)).toBe(0);
   });
 
   it("failure windows count concurrent failures exactly and restart when they run out", async () => {

@@ -179,7 +179,7 @@ describe("three hub processes behind HAProxy on one PostgreSQL", () => {
       heldRequest = req;
     });
     await waitFor("the held call counted in flight", async () => {
-      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from limit_in_flight where key = ${`mcp-requests:${token.id}`}`;
+      const [row] = await sql<{ n: number }[]>`select coalesce(sum(total), 0)::int as n from limit_in_flight where key = ${`mcp-requests:${token.id}`}`;
       return (row?.n ?? 0) >= 1 ? true : undefined;
     }, 10_000, 50);
     const exited = new Promise<number | null>((resolve) => hub.process.once("exit", (code) => resolve(code)));

@@ -1,6 +1,6 @@
 // State that several hub processes on one database must share
 import { sql } from "drizzle-orm";
-import { boolean, check, doublePrecision, index, integer, pgTable, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
 /**
@@ -53,17 +53,23 @@ export const limitWindows = pgTable(
 );
 
 /**
- * In-flight requests per key across processes (server/limits/in-flight.ts).
- * The holding process renews its rows; rows of a process that died stop
- * counting once not renewed for the lease time.
+ * In-flight requests per key across processes (server/limits/in-flight.ts):
+ * one row per key with the total and each holding process's share, so a
+ * place is taken or given back with one atomic statement.
  */
-export const limitInFlight = pgTable(
-  "limit_in_flight",
+export const limitInFlight = pgTable("limit_in_flight", {
+  key: text("key").primaryKey(),
+  total: integer("total").notNull(),
+  /** `{holder: places}`: what to give back when a holder is found dead. */
+  holders: jsonb("holders").$type<Record<string, number>>().notNull(),
+});
+
+/** Hub processes holding in-flight places, renewed while they live; a stale row marks a dead one. */
+export const limitHolders = pgTable(
+  "limit_holders",
   {
-    id: uuid("id").primaryKey(),
-    key: text("key").notNull(),
-    holder: text("holder").notNull(),
+    holder: text("holder").primaryKey(),
     renewedAt: timestamp("renewed_at", { withTimezone: true }).notNull(),
   },
-  (t) => [index("limit_in_flight_key_idx").on(t.key), index("limit_in_flight_holder_idx").on(t.holder)],
+  (t) => [index("limit_holders_renewed_idx").on(t.renewedAt)],
 );
