@@ -7,6 +7,7 @@ import { SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY } from "../server/http/head
 import { allowedHostnames, hostAllowed } from "../server/http/host-allow";
 import { serveDirectRoute } from "../server/hub/direct-routes";
 import { loopbackIpPageRedirect } from "../server/http/loopback-admin";
+import { resolveClientAddress, trustedProxyMatcher } from "../server/http/client-address";
 
 /** Page routes only: the API, Next's assets and well-known documents answer on every allowed Host. */
 function pageRedirect(host: string | null, url: string, publicUrlSet: boolean): string | null {
@@ -39,6 +40,7 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       const { config } = await getHubRuntime();
       const allowed = allowedHostnames(config.publicUrl, config.host);
+      const isTrustedProxy = trustedProxyMatcher(config.trustedProxies ?? []);
       const headers = config.publicUrl.startsWith("https://") ? [...SECURITY_HEADERS, STRICT_TRANSPORT_SECURITY] : SECURITY_HEADERS;
       // next reads NODE_ENV at import time.
       (process.env as Record<string, string>).NODE_ENV = "production";
@@ -70,8 +72,10 @@ export function createNextFrontEnd(root: string): WebFrontEnd {
           res.end();
           return;
         }
-        // Replaces anything a client sent under this name: routes may record it as the peer.
-        req.headers[HEADER_PEER] = req.socket.remoteAddress ?? "";
+        // Replaces anything a client sent under this name: routes record it as the client's address
+        // (sign-in throttling, host list, OAuth registration). X-Forwarded-For counts only from a
+        // trusted proxy (LEASEHOLD_TRUSTED_PROXIES; server/http/client-address.ts).
+        req.headers[HEADER_PEER] = resolveClientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], isTrustedProxy);
         return serveDirectRoute(req, res) ?? handle(req, res);
       };
     },

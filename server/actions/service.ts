@@ -7,6 +7,7 @@ import { artifactLimitsOf } from "../artifacts";
 import { hubCapabilityRegistry } from "../capabilities";
 import { createApprovalWebhook } from "../approvals/webhook";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
+import { keyDirOf } from "../hub/identity";
 import type { HubRuntime } from "../hub/runtime";
 import { assessActionRiskSync } from "../policy/assess-action";
 import { initShellRisk } from "../policy/risk";
@@ -87,7 +88,7 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       handle,
       registry: hubCapabilityRegistry(),
       readiness: hostReportReadiness(handle.db),
-      jobKey: loadOrCreateJobKey(runtime.config.dataDir),
+      jobKey: loadOrCreateJobKey(keyDirOf(runtime.config)),
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
       completion: createCompletionWaiter(handle, runtime.ledger.integrator),
       settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken, artifacts: artifactLimitsOf(runtime.config) },

@@ -212,29 +212,29 @@ export async function signIn(
   input: { username: string; password: string; client: string },
   throttle: SignInThrottle = signInThrottle,
 ): Promise<{ token: string; binding: string; expiresAt: Date; admin: AdminRecord }> {
-  const pairRefusal = throttle.pairRefusal(input.username, input.client);
+  const pairRefusal = await throttle.pairRefusal(db, input.username, input.client);
   if (pairRefusal !== undefined) throw pairRefusal;
   const [row] = ADMIN_NAME_PATTERN.test(input.username) ? await db.select().from(adminUsers).where(eq(adminUsers.username, input.username)) : [];
-  const sprayRefusal = throttle.sprayRefusal(input.client);
+  const sprayRefusal = await throttle.sprayRefusal(db, input.client);
   if (row === undefined) {
     if (sprayRefusal !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, passwordCheckMs));
       throw sprayRefusal;
     }
     await hashPassword(input.password);
-    throttle.failUnknown(input.username, input.client);
+    await throttle.failUnknown(db, input.username, input.client);
     throw new LeaseholdError("UNAUTHENTICATED", WRONG, { tier: "hub" });
   }
-  const userRefusal = throttle.userRefusal(row.id, input.client);
+  const userRefusal = await throttle.userRefusal(db, row.id, input.client);
   if (userRefusal !== undefined) throw userRefusal;
   const ok = await timedPasswordCheck(input.password, row.passwordHash);
   if (!ok || row.disabledAt !== null) {
-    throttle.failKnown(input.username, input.client, row.id);
+    await throttle.failKnown(db, input.username, input.client, row.id);
     if (ok) throw new LeaseholdError("UNAUTHENTICATED", "this account is disabled", { tier: "hub" });
     // Past the spray ceiling a wrong password reads like a made-up name's refusal: the answer does not say the name exists.
     throw sprayRefusal ?? new LeaseholdError("UNAUTHENTICATED", WRONG, { tier: "hub" });
   }
-  throttle.succeed(input.username, input.client, row.id);
+  await throttle.succeed(db, input.username, input.client, row.id);
   if (needsRehash(row.passwordHash)) {
     await db.update(adminUsers).set({ passwordHash: await hashPassword(input.password) }).where(eq(adminUsers.id, row.id));
   }

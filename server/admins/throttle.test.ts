@@ -3,7 +3,7 @@
  * guesser are slowed, the owner still signs in (password from where they sign
  * in, passkey from anywhere), and guesses inside a session end the session.
  */
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import { SoftAuthenticator } from "../passkeys/test-authenticator";
 import type { HubRuntime } from "../hub/runtime";
@@ -166,12 +166,26 @@ describeEachDatabase("password throttle", (db) => {
   });
 });
 
-describe("throttle tables stay bounded without losing a real admin's count", () => {
-  it("a flood of made-up names and addresses does not evict an admin's spent budget", () => {
+describeEachDatabase("throttle counts live in the database", (db) => {
+  it("a flood of made-up names and addresses does not evict an admin's spent budget", async () => {
+    const d = db().handle.db;
     const throttle = new SignInThrottle(() => 5);
-    for (let i = 0; i < USER_FAILURES_ALLOWED; i++) throttle.failKnown("owner", `10.0.0.${i}`, "owner-id");
-    expect(throttle.userRefusal("owner-id", "10.9.9.9")).toMatchObject({ code: "RATE_LIMITED" });
-    for (let i = 0; i < 25_000; i++) throttle.failUnknown(`n${i}`, `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
-    expect(throttle.userRefusal("owner-id", "10.9.9.9")).toMatchObject({ code: "RATE_LIMITED" });
+    for (let i = 0; i < USER_FAILURES_ALLOWED; i++) await throttle.failKnown(d, "owner", `10.0.0.${i}`, "owner-id");
+    expect(await throttle.userRefusal(d, "owner-id", "10.9.9.9")).toMatchObject({ code: "RATE_LIMITED" });
+    await Promise.all(Array.from({ length: 300 }, (_, i) => throttle.failUnknown(d, `n${i}`, `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`)));
+    expect(await throttle.userRefusal(d, "owner-id", "10.9.9.9")).toMatchObject({ code: "RATE_LIMITED" });
+  });
+
+  it("two throttles with one scope (two hub processes) share one count: concurrent failures are all counted", async () => {
+    const d = db().handle.db;
+    const scope = unique("shared");
+    const first = new SignInThrottle(Date.now, scope);
+    const second = new SignInThrottle(Date.now, scope);
+    // PAIR_FAILURES_ALLOWED failures split over both, concurrently: the pair is spent for either.
+    await Promise.all(Array.from({ length: PAIR_FAILURES_ALLOWED }, (_, i) => (i % 2 === 0 ? first : second).failUnknown(d, "someone", "198.51.100.7")));
+    expect(await first.pairRefusal(d, "someone", "198.51.100.7")).toMatchObject({ code: "RATE_LIMITED" });
+    expect(await second.pairRefusal(d, "someone", "198.51.100.7")).toMatchObject({ code: "RATE_LIMITED" });
+    // A throttle of another scope counts apart.
+    expect(await new SignInThrottle(Date.now).pairRefusal(d, "someone", "198.51.100.7")).toBeUndefined();
   });
 });

@@ -31,13 +31,18 @@
  * A passkey sign-in never consults this throttle: a passkey cannot be
  * guessed, so it is the way in that is always open.
  *
- * In memory, per hub process: a restart forgets counts, which only helps an
- * attacker who can also restart the hub. Bounded: every table keeps at most
- * MAX_KEYS keys, the least recently touched dropped first; the per-admin
- * table only ever holds existing admins, so flooding made-up names or
- * addresses cannot evict a real admin's count.
+ * Counts live in the database (server/limits/windows.ts: one atomic upsert
+ * per failure), so every hub process on one database counts into the same
+ * rows: three replicas allow the guesses one allows. The client address is
+ * the one the hub's server resolved (bin/next-web.ts: the TCP peer, or the
+ * forwarded address when the peer is a trusted proxy). Rows expire with
+ * their window and the limit sweep deletes them, so flooding made-up names
+ * or addresses costs the flooder requests and evicts nobody's count.
  */
+import { randomUUID } from "node:crypto";
+import type { Database } from "../db";
 import { LeaseholdError } from "../errors";
+import { isMarked, markNow, windowClear, windowFail, windowWaitSeconds } from "../limits/windows";
 
 export const PAIR_FAILURES_ALLOWED = 5;
 export const USER_FAILURES_ALLOWED = 20;
@@ -45,62 +50,6 @@ export const ADDRESS_UNKNOWN_NAMES_ALLOWED = 30;
 export const SESSION_FAILURES_ALLOWED = 5;
 export const WINDOW_MS = 15 * 60_000;
 export const GOOD_ADDRESS_MS = 30 * 24 * 3600_000;
-const MAX_KEYS = 10_000;
-
-interface Count {
-  failures: number;
-  windowStart: number;
-}
-
-/** Failure counts per key within WINDOW_MS, least recently touched evicted beyond MAX_KEYS. */
-class WindowCounts {
-  private readonly counts = new Map<string, Count>();
-
-  constructor(
-    private readonly allowed: number,
-    private readonly clock: () => number,
-  ) {}
-
-  private live(key: string, now: number): Count | undefined {
-    const count = this.counts.get(key);
-    if (count !== undefined && now - count.windowStart >= WINDOW_MS) {
-      this.counts.delete(key);
-      return undefined;
-    }
-    return count;
-  }
-
-  /** Seconds until `key` may try again, or undefined when it has failures left. */
-  waitSeconds(key: string): number | undefined {
-    const now = this.clock();
-    const count = this.live(key, now);
-    if (count === undefined || count.failures < this.allowed) return undefined;
-    return Math.max(1, Math.ceil((count.windowStart + WINDOW_MS - now) / 1000));
-  }
-
-  /** Counts one failure; true when that used up the key's allowance. */
-  fail(key: string): boolean {
-    const now = this.clock();
-    const count = this.live(key, now) ?? { failures: 0, windowStart: now };
-    count.failures += 1;
-    touch(this.counts, key, count);
-    return count.failures >= this.allowed;
-  }
-
-  clear(key: string): void {
-    this.counts.delete(key);
-  }
-}
-
-function touch<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > MAX_KEYS) {
-    const oldest = map.keys().next();
-    if (oldest.done === true) break;
-    map.delete(oldest.value);
-  }
-}
 
 function rateLimited(what: string, seconds: number): LeaseholdError {
   return new LeaseholdError("RATE_LIMITED", `too many failed sign-ins; try again in ${seconds} s (${what})`, {
@@ -109,77 +58,73 @@ function rateLimited(what: string, seconds: number): LeaseholdError {
   });
 }
 
-const pairKey = (client: string, name: string) => `${client}\n${name}`;
-const goodKey = (client: string, adminId: string) => `${client}\n${adminId}`;
-
+/**
+ * `scope` prefixes every row key: the hub's one throttle uses "signin" in
+ * every process, so replicas share it; another instance (a test's) counts
+ * apart. `clock` dates the windows.
+ */
 export class SignInThrottle {
-  private readonly pairs: WindowCounts;
-  private readonly users: WindowCounts;
-  private readonly sprayers: WindowCounts;
-  private readonly sessions: WindowCounts;
-  /** (address, admin id) → when the admin last signed in from there. */
-  private readonly goodAddresses = new Map<string, number>();
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly scope: string = `signin-${randomUUID().slice(0, 8)}`,
+  ) {}
 
-  constructor(private readonly clock: () => number = Date.now) {
-    this.pairs = new WindowCounts(PAIR_FAILURES_ALLOWED, clock);
-    this.users = new WindowCounts(USER_FAILURES_ALLOWED, clock);
-    this.sprayers = new WindowCounts(ADDRESS_UNKNOWN_NAMES_ALLOWED, clock);
-    this.sessions = new WindowCounts(SESSION_FAILURES_ALLOWED, clock);
+  private key(kind: "pair" | "user" | "spray" | "session" | "good", ...parts: string[]): string {
+    return [this.scope, kind, ...parts].join("\n");
+  }
+
+  private now(): Date {
+    return new Date(this.clock());
   }
 
   /** Before anything is looked up: this (address, name) pair has used up its failures. */
-  pairRefusal(name: string, client: string): LeaseholdError | undefined {
-    const seconds = this.pairs.waitSeconds(pairKey(client, name));
+  async pairRefusal(db: Database, name: string, client: string): Promise<LeaseholdError | undefined> {
+    const seconds = await windowWaitSeconds(db, this.key("pair", client, name), PAIR_FAILURES_ALLOWED, this.now());
     return seconds === undefined ? undefined : rateLimited("for this name from this address", seconds);
   }
 
   /** The address has sprayed made-up names past its ceiling: the refusal its failures get. */
-  sprayRefusal(client: string): LeaseholdError | undefined {
-    const seconds = this.sprayers.waitSeconds(client);
+  async sprayRefusal(db: Database, client: string): Promise<LeaseholdError | undefined> {
+    const seconds = await windowWaitSeconds(db, this.key("spray", client), ADDRESS_UNKNOWN_NAMES_ALLOWED, this.now());
     return seconds === undefined ? undefined : rateLimited("from this address", seconds);
   }
 
   /** Before an existing admin's password is checked: the admin's budget is spent and `client` is not an address the admin signed in from. */
-  userRefusal(adminId: string, client: string): LeaseholdError | undefined {
-    const seconds = this.users.waitSeconds(adminId);
-    if (seconds === undefined || this.isGoodAddress(adminId, client)) return undefined;
+  async userRefusal(db: Database, adminId: string, client: string): Promise<LeaseholdError | undefined> {
+    const seconds = await windowWaitSeconds(db, this.key("user", adminId), USER_FAILURES_ALLOWED, this.now());
+    if (seconds === undefined || (await isMarked(db, this.key("good", client, adminId), this.now()))) return undefined;
     return rateLimited("for this account", seconds);
   }
 
   /** A failed sign-in with a name that is not an admin. */
-  failUnknown(name: string, client: string): void {
-    this.pairs.fail(pairKey(client, name));
-    this.sprayers.fail(client);
+  async failUnknown(db: Database, name: string, client: string): Promise<void> {
+    await windowFail(db, this.key("pair", client, name), WINDOW_MS, this.now());
+    await windowFail(db, this.key("spray", client), WINDOW_MS, this.now());
   }
 
   /** A wrong password for an existing (possibly disabled) admin. */
-  failKnown(name: string, client: string, adminId: string): void {
-    this.pairs.fail(pairKey(client, name));
-    this.users.fail(adminId);
+  async failKnown(db: Database, name: string, client: string, adminId: string): Promise<void> {
+    await windowFail(db, this.key("pair", client, name), WINDOW_MS, this.now());
+    await windowFail(db, this.key("user", adminId), WINDOW_MS, this.now());
   }
 
-  succeed(name: string, client: string, adminId: string): void {
-    this.pairs.clear(pairKey(client, name));
-    touch(this.goodAddresses, goodKey(client, adminId), this.clock());
-  }
-
-  private isGoodAddress(adminId: string, client: string): boolean {
-    const at = this.goodAddresses.get(goodKey(client, adminId));
-    return at !== undefined && this.clock() - at < GOOD_ADDRESS_MS;
+  async succeed(db: Database, name: string, client: string, adminId: string): Promise<void> {
+    await windowClear(db, this.key("pair", client, name));
+    await markNow(db, this.key("good", client, adminId), GOOD_ADDRESS_MS, this.now());
   }
 
   /** Before a password check inside a session (re-authentication, password change). */
-  sessionRefusal(sessionId: string): LeaseholdError | undefined {
-    const seconds = this.sessions.waitSeconds(sessionId);
+  async sessionRefusal(db: Database, sessionId: string): Promise<LeaseholdError | undefined> {
+    const seconds = await windowWaitSeconds(db, this.key("session", sessionId), SESSION_FAILURES_ALLOWED, this.now());
     return seconds === undefined ? undefined : rateLimited("in this session", seconds);
   }
 
   /** A wrong password inside a session; true when the session has used up its failures (the caller ends it). */
-  failInSession(adminId: string, sessionId: string): boolean {
-    this.users.fail(adminId);
-    return this.sessions.fail(sessionId);
+  async failInSession(db: Database, adminId: string, sessionId: string): Promise<boolean> {
+    await windowFail(db, this.key("user", adminId), WINDOW_MS, this.now());
+    return (await windowFail(db, this.key("session", sessionId), WINDOW_MS, this.now())) >= SESSION_FAILURES_ALLOWED;
   }
 }
 
-/** The hub process's throttle (one per process, like the rest of its in-memory state). */
-export const signInThrottle = new SignInThrottle();
+/** The hub's throttle: the same rows in every process on one database. */
+export const signInThrottle = new SignInThrottle(Date.now, "signin");

@@ -45,8 +45,32 @@ describe("loadConfig", () => {
         fourEyesCritical: false,
         publicUrlSet: false,
         webhook: null,
+        keyDir: path.join(cwd, ".leasehold"),
+        trustedProxies: [],
+        connectionsPerAddress: 64,
+        drainMs: 30_000,
       },
     });
+  });
+
+  it("replica settings: a key directory, trusted proxies as CIDRs, the connection cap and the drain bound; bad values refused by name", () => {
+    expect(loadConfig({ LEASEHOLD_KEY_DIR: "keys", LEASEHOLD_CONNECTIONS_PER_ADDRESS: "1000", LEASEHOLD_DRAIN_S: "5" }, cwd)).toMatchObject({
+      ok: true,
+      config: { keyDir: path.join(cwd, "keys"), connectionsPerAddress: 1000, drainMs: 5000 },
+    });
+    expect(loadConfig({ LEASEHOLD_TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.7" }, cwd)).toMatchObject({
+      ok: true,
+      config: { trustedProxies: [{ address: "10.0.0.0", prefix: 8, family: "ipv4" }, { address: "192.0.2.7", prefix: 32, family: "ipv4" }] },
+    });
+    for (const [variable, value] of [
+      ["LEASEHOLD_TRUSTED_PROXIES", "10.0.0.0/33"],
+      ["LEASEHOLD_TRUSTED_PROXIES", "proxy.example.org"],
+      ["LEASEHOLD_CONNECTIONS_PER_ADDRESS", "0"],
+      ["LEASEHOLD_DRAIN_S", "-1"],
+      ["LEASEHOLD_KEY_DIR", ""],
+    ] as const) {
+      expect(loadConfig({ [variable]: value }, cwd), `${variable}=${value}`).toMatchObject({ ok: false, variable });
+    }
   });
 
   it("LEASEHOLD_PASSKEY_APPROVAL_RISK: high by default, critical or off when set, anything else refused by name", () => {

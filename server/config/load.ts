@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { Cidr } from "../http/client-address";
 import { KNOWN_VARIABLES, environmentSchema } from "./schema";
 
 export interface DatabaseConfig {
@@ -56,6 +57,14 @@ export interface HubConfig {
   webhook: WebhookConfig | null;
   /** OAuth authorization server settings from the environment (LEASEHOLD_OAUTH_CLIENT_URL_ALLOW). */
   oauth?: { clientUrlAllow: string[] };
+  /** Where the hub's private keys live (LEASEHOLD_KEY_DIR; default the data directory). */
+  keyDir?: string;
+  /** Reverse proxies whose X-Forwarded-For is read (LEASEHOLD_TRUSTED_PROXIES); empty: none. */
+  trustedProxies?: Cidr[];
+  /** Open connections per TCP peer (LEASEHOLD_CONNECTIONS_PER_ADDRESS, default 64). */
+  connectionsPerAddress?: number;
+  /** After SIGTERM, how long in-flight requests may finish (LEASEHOLD_DRAIN_S, default 30 s). */
+  drainMs?: number;
 }
 
 export interface WebhookConfig {
@@ -149,7 +158,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     return { ok: false, variable: missing, message: `${missing} must be set together with ${missing === "LEASEHOLD_WEBHOOK_URL" ? "LEASEHOLD_WEBHOOK_SECRET" : "LEASEHOLD_WEBHOOK_URL"} (an unsigned or unaddressed webhook is refused)` };
   }
   const webhook: WebhookConfig | null = e.LEASEHOLD_WEBHOOK_URL === undefined || e.LEASEHOLD_WEBHOOK_SECRET === undefined ? null : { url: e.LEASEHOLD_WEBHOOK_URL, secret: e.LEASEHOLD_WEBHOOK_SECRET };
-  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, artifacts, webhook, oauth: { clientUrlAllow: e.LEASEHOLD_OAUTH_CLIENT_URL_ALLOW }, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined } };
+  return { ok: true, config: { host: e.LEASEHOLD_HOST, port: e.LEASEHOLD_PORT, dataDir, publicUrl, database, mcp, localGuest: e.LEASEHOLD_LOCAL_GUEST === "1", jobs, output, artifacts, webhook, oauth: { clientUrlAllow: e.LEASEHOLD_OAUTH_CLIENT_URL_ALLOW }, passkeyApprovalRisk: e.LEASEHOLD_PASSKEY_APPROVAL_RISK, fourEyesCritical: e.LEASEHOLD_FOUR_EYES_CRITICAL === "1", publicUrlSet: e.LEASEHOLD_PUBLIC_URL !== undefined, keyDir: e.LEASEHOLD_KEY_DIR === undefined ? dataDir : path.resolve(cwd, e.LEASEHOLD_KEY_DIR), trustedProxies: e.LEASEHOLD_TRUSTED_PROXIES, connectionsPerAddress: e.LEASEHOLD_CONNECTIONS_PER_ADDRESS, drainMs: e.LEASEHOLD_DRAIN_S * 1000 } };
 }
 
 /** A URL safe to print: the password is never shown. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCidrList } from "../http/client-address";
 
 /**
  * Every environment variable the hub reads. A `LEASEHOLD_*` variable that is
@@ -39,6 +40,10 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_STAGE_TRACE",
   "LEASEHOLD_OAUTH_CLIENT_URL_ALLOW",
   "LEASEHOLD_BPF_TIER",
+  "LEASEHOLD_KEY_DIR",
+  "LEASEHOLD_TRUSTED_PROXIES",
+  "LEASEHOLD_CONNECTIONS_PER_ADDRESS",
+  "LEASEHOLD_DRAIN_S",
 ] as const;
 
 export type KnownVariable = (typeof KNOWN_VARIABLES)[number];
@@ -173,6 +178,26 @@ export const environmentSchema = z.object({
     .transform((value) => value.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== ""))
     .refine((hosts) => hosts.every((h) => /^[a-z0-9.:[\]-]{1,253}$/.test(h)), "must be a comma-separated list of host names or IP addresses")
     .default([]),
+  // Replicas (docs/deploy.md): where the hub's private keys live (dispatch/job.key, ledger/log.key);
+  // every process on one DATABASE_URL must find the same two. Default: the data directory.
+  LEASEHOLD_KEY_DIR: dataDir.optional(),
+  // Reverse proxies whose X-Forwarded-For is believed (server/http/client-address.ts), as
+  // comma-separated CIDRs or addresses. Unset: the TCP peer is the client, whatever it sends.
+  LEASEHOLD_TRUSTED_PROXIES: z
+    .string()
+    .max(4096)
+    .transform((value, ctx) => {
+      const parsed = parseCidrList(value);
+      if (parsed.ok) return parsed.cidrs;
+      ctx.addIssue({ code: "custom", message: `must be a comma-separated list of CIDRs or addresses such as 10.0.0.0/8, 192.0.2.7 (${JSON.stringify(parsed.bad)} is neither)` });
+      return z.NEVER;
+    })
+    .default([]),
+  // Open connections one TCP peer may hold (server/hub/listen.ts); behind a proxy every
+  // connection is the proxy's, so raise it above the proxy's upstream connection count.
+  LEASEHOLD_CONNECTIONS_PER_ADDRESS: wholeNumber(1, 1_000_000).default(64),
+  // SIGTERM: how long in-flight requests may run after readiness turns 503 before the process exits.
+  LEASEHOLD_DRAIN_S: wholeNumber(0, 3600).default(30),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

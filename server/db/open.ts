@@ -43,8 +43,11 @@ export async function openHubDatabase(
       makeTreePrivate(pgDir);
     } else {
       handle = await openPostgres(config.database.url ?? "");
-      // The data directory still holds hub-owned files (keys, later); lock it
-      // too so two hubs do not share one identity by accident.
+      // The data directory still holds this process's own files (control socket,
+      // the local guest's workspace, and the keys unless LEASEHOLD_KEY_DIR names
+      // a shared directory); lock it too. Replicas on one database each have a
+      // data directory of their own and share only the key directory
+      // (docs/deploy.md#identity), so the lock never stands between them.
       lock = await acquireDataDirLock(dir.canonical, options.purpose);
     }
     const durability = await readDurabilitySettings(handle.db);

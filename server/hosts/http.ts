@@ -13,6 +13,7 @@ import { ERROR_CODES, LeaseholdError, toErrorPayload } from "../errors";
 import { loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
 import type { HubRuntime } from "../hub/runtime";
 import { pinnedLogIdentity } from "../ledger/prove";
+import { keyDirOf } from "../hub/identity";
 import { authenticateHostRequest, type AuthenticatedHost, type PendingNonce } from "./auth";
 import { enrolHost, type EnrolRequest } from "./enrolment";
 import { storeHealthReport } from "./health";
@@ -23,7 +24,7 @@ const jobKeys = new WeakMap<HubRuntime, JobKey>();
 function jobKeyOf(runtime: HubRuntime): JobKey {
   let key = jobKeys.get(runtime);
   if (key === undefined) {
-    key = loadOrCreateJobKey(runtime.config.dataDir);
+    key = loadOrCreateJobKey(keyDirOf(runtime.config));
     jobKeys.set(runtime, key);
   }
   return key;

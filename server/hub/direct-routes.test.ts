@@ -24,8 +24,8 @@ function appRoutes(dir: string): Map<string, Set<string>> {
 }
 
 describe("direct routes", () => {
-  it("answer exactly the methods and paths the app's agent, MCP and health route files declare, no more and no fewer", () => {
-    const files = new Map([...appRoutes("api/agent"), ...appRoutes("api/mcp"), ...appRoutes("api/health")]);
+  it("answer exactly the methods and paths the app's agent, MCP, health and readiness route files declare, no more and no fewer", () => {
+    const files = new Map([...appRoutes("api/agent"), ...appRoutes("api/mcp"), ...appRoutes("api/health"), ...appRoutes("api/ready")]);
     const direct = new Map<string, Set<string>>();
     for (const route of DIRECT_ROUTES) direct.set(route.path, (direct.get(route.path) ?? new Set()).add(route.method));
     expect([...direct.keys()].sort()).toEqual([...files.keys()].sort());

@@ -3,6 +3,7 @@ import { serveEnrol, serveHealthReport } from "../hosts/http";
 import { serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../jobs/http";
 import { sendWebResponse, toWebRequest } from "../http/node-bridge";
 import { serveHealth } from "../health/serve-health";
+import { serveReady } from "../health/ready";
 import { serveMcp } from "../mcp";
 import { getHubRuntime, type HubRuntime } from "./runtime";
 
@@ -49,6 +50,7 @@ export const DIRECT_ROUTES: readonly DirectRoute[] = [
   { method: "POST", path: "/api/agent/jobs/[id]/output", handler: serveOutput },
   { method: "POST", path: "/api/agent/jobs/[id]/result", handler: serveResult },
   { method: "GET", path: "/api/health", handler: (runtime, request) => serveHealth(runtime, request) },
+  { method: "GET", path: "/api/ready", handler: (runtime) => serveReady(runtime) },
   ...MCP_METHODS.map((method) => ({ method, path: "/api/mcp", handler: ((runtime, request) => serveMcp(request, runtime)) satisfies Handler })),
 ];
 

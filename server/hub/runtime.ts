@@ -3,7 +3,9 @@ import { hubCapabilityRegistry, loadEnabledCapabilities } from "../capabilities"
 import { openHubDatabase, type OpenedDatabase } from "../db";
 import { LeaseholdError } from "../errors";
 import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
-import { loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
+import type { LogKey } from "../ledger/log-key";
+import { renewHolder, startLimitSweep } from "../limits";
+import { loadHubKeys, pinHubIdentity, type HubKeys } from "./identity";
 import { startHousekeeping } from "./housekeeping";
 import { startJobServices } from "../jobs/service";
 
@@ -13,6 +15,10 @@ export interface HubRuntime {
   readonly database: OpenedDatabase;
   /** The audit log: this process's signing key and its background integrator. */
   readonly ledger: { key: LogKey; integrator: RunningIntegrator };
+  /** The hub's two private keys, the same in every replica (server/hub/identity.ts). */
+  readonly keys: HubKeys;
+  /** Set when the process is stopping: readiness answers 503 and new MCP calls are refused. */
+  readonly lifecycle: { draining: boolean };
   readonly startedAt: Date;
   close(): Promise<void>;
 }
@@ -41,9 +47,11 @@ function holder(): RuntimeHolder {
 
 export async function createHubRuntime(config: HubConfig, purpose = "leasehold start"): Promise<HubRuntime> {
   const database = await openHubDatabase(config, { migrate: true, purpose });
-  let key: LogKey;
+  let keys: HubKeys;
   try {
-    key = loadOrCreateLogKey(config.dataDir, config.publicUrl);
+    keys = loadHubKeys(config);
+    // Before anything runs: a replica with keys of its own would sign jobs every guest refuses.
+    await pinHubIdentity(database.handle.db, keys);
   } catch (error) {
     await database.close();
     throw error;
@@ -55,6 +63,7 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     await database.close();
     throw error;
   }
+  const key: LogKey = keys.log;
   const integrator = startIntegrator(database.handle.db, key, {
     onError: (error) => console.error(`leasehold: ledger integration failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
@@ -67,14 +76,28 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     retentionMs: config.output.retentionMs,
     onError: (error) => console.error(`leasehold: job sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
+  // Registered before the first request: a holder the sweep does not know counts as dead.
+  try {
+    await renewHolder(database.handle.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  // Renews this process as a holder of in-flight places and prunes spent limit rows (server/limits).
+  const limitSweep = startLimitSweep(database.handle.db, (error) =>
+    console.error(`leasehold: limit sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
+  );
   const runtime: HubRuntime = {
     config,
     database,
     ledger: { key, integrator },
+    keys,
+    lifecycle: { draining: false },
     startedAt: new Date(),
     async close() {
       const h = holder();
       if (h.runtime === runtime) h.runtime = undefined;
+      await limitSweep.stop();
       await jobServices.stop();
       await housekeeping.stop();
       await integrator.stop();

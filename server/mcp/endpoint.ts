@@ -6,7 +6,7 @@ import type { HubRuntime } from "../hub/runtime";
 import { releaseSessionLeases } from "../leases";
 import { authenticateToken, type AgentToken, type TokenCheck } from "../tokens";
 import { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
-import { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
+import { acquireInFlight, takeToken } from "../limits";
 import { insufficientScope, rateLimited, refusalResponse, rpcError, sessionNotFound, unauthorized, type RpcId } from "./responses";
 import { authInfoFor, createMcpServer } from "./server";
 import { decideSessionCap, type CapSession } from "./session-cap";
@@ -82,10 +82,10 @@ interface LiveSession {
 
 interface EndpointState {
   live: Map<string, LiveSession>;
+  /** MCP POSTs this process is answering now (what a drain waits for). */
+  calls: number;
+  idleWaiters: Set<() => void>;
   building: Map<string, Promise<LiveSession>>;
-  rate: TokenRateLimiter;
-  requests: ConcurrencyLimiter;
-  streams: ConcurrencyLimiter;
   sweeper: ReturnType<typeof setInterval> | undefined;
   runtime: HubRuntime;
 }
@@ -97,13 +97,11 @@ function endpointState(runtime: HubRuntime): EndpointState {
   let state = g[STATE_KEY];
   if (state === undefined || state.runtime !== runtime) {
     if (state?.sweeper !== undefined) clearInterval(state.sweeper);
-    const mcp = runtime.config.mcp;
     state = {
       live: new Map(),
+      calls: 0,
+      idleWaiters: new Set(),
       building: new Map(),
-      rate: new TokenRateLimiter({ ratePerMinute: mcp.ratePerMinute }),
-      requests: new ConcurrencyLimiter(mcp.maxConcurrentRequests),
-      streams: new ConcurrencyLimiter(mcp.maxStreams),
       sweeper: undefined,
       runtime,
     };
@@ -131,7 +129,6 @@ async function sweep(state: EndpointState): Promise<void> {
     for (const session of [...state.live.values()]) {
       if (!live.has(session.digest) || now.getTime() - session.lastUsed > CACHE_IDLE_MS) await closeLive(state, session);
     }
-    state.rate.prune(now.getTime());
   } catch (error) {
     console.error(`leasehold: mcp session sweep failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
   }
@@ -300,6 +297,17 @@ async function liveSession(state: EndpointState, sessionId: string, stored: Stor
   return pending;
 }
 
+/**
+ * A synchronous, idempotent release for a place held in the database: a
+ * failed delete is logged, and the row stops counting when this process
+ * stops renewing it (server/limits/in-flight.ts).
+ */
+function releaser(release: () => Promise<void>): () => void {
+  return () => {
+    release().catch((error: unknown) => console.error(logLine(`leasehold: releasing an MCP in-flight place failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`)));
+  };
+}
+
 /** Calls `done` once the response body has been fully sent or abandoned; optionally writes `prefix` first. */
 function whenBodyEnds(response: Response, done: () => void, signal: AbortSignal, prefix?: string): Response {
   if (response.body === null) {
@@ -362,6 +370,8 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
   const state = endpointState(runtime);
   const { config } = runtime;
   const mcp = config.mcp;
+  // Draining (SIGTERM): refused before anything is read or done, so a balancer may retry it elsewhere.
+  if (runtime.lifecycle.draining) return hubStopping();
 
   const headerCheck = checkHeaderBytes(request.headers.entries(), mcp.maxHeaderBytes);
   if (!headerCheck.ok) return refusalResponse(headerCheck);
@@ -390,7 +400,8 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
     return unauthorized(config.publicUrl, message, true);
   }
   const token = auth.token;
-  const rate = state.rate.take(token.id, now.getTime());
+  // Shared by every hub process on this database (server/limits): N replicas allow what one allows.
+  const rate = await takeToken(db, `mcp-rate:${token.id}`, { ratePerMinute: mcp.ratePerMinute });
   if (!rate.ok) return rateLimited(`this token is over its rate limit of ${mcp.ratePerMinute} requests per minute`, rate.retryAfterS);
 
   if (request.method === "POST") return handlePost(state, request, token, now, found);
@@ -408,12 +419,12 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
       state.live.delete(stored.digest);
       return response;
     }
-    const release = state.streams.acquire(token.id);
+    const release = await acquireInFlight(db, `mcp-streams:${token.id}`, mcp.maxStreams);
     if (release === null) return rateLimited(`this token already has ${mcp.maxStreams} open streams (the limit)`, 5);
     const response = await session.transport.handleRequest(request, { authInfo: authInfoFor(token) });
     // Under `next start` an SSE response's headers leave only with the first body byte: send a comment at once.
     const isStream = response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
-    return whenBodyEnds(response, release, request.signal, isStream ? ": leasehold stream open\n\n" : undefined);
+    return whenBodyEnds(response, releaser(release), request.signal, isStream ? ": leasehold stream open\n\n" : undefined);
   }
   return rpcError(405, -32000, "INVALID_ARGUMENT", "method not allowed", { headers: { allow: "GET, POST, DELETE" } });
 }
@@ -444,12 +455,19 @@ async function resolveSession(
 
 async function handlePost(state: EndpointState, request: Request, token: AgentToken, now: Date, found: SessionLookup | undefined): Promise<Response> {
   const mcp = state.runtime.config.mcp;
-  const acquired = state.requests.acquire(token.id);
+  const acquired = await acquireInFlight(state.runtime.database.handle.db, `mcp-requests:${token.id}`, mcp.maxConcurrentRequests);
   if (acquired === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
+  const releasePlace = releaser(acquired);
+  state.calls += 1;
+  let ended = false;
   let endCall: (() => void) | undefined;
   const release = (): void => {
-    acquired();
+    if (ended) return;
+    ended = true;
+    releasePlace();
     endCall?.();
+    state.calls -= 1;
+    if (state.calls === 0) for (const wake of [...state.idleWaiters]) wake();
   };
   let handedOver = false;
   try {
@@ -548,6 +566,38 @@ async function initializeSession(state: EndpointState, request: Request, token: 
   }
   state.live.set(stored.digest, liveEntry(stored, transport, server, now.getTime()));
   return response;
+}
+
+function hubStopping(): Response {
+  return rpcError(503, -32000, "HUB_STOPPING", "this hub process is stopping and takes no new calls; nothing was done", {
+    retryable: true,
+    hint: "retry: another hub process behind the same address answers it",
+    headers: { "retry-after": "1" },
+  });
+}
+
+/**
+ * Resolves once this process answers no MCP call (a response body still
+ * streaming counts), or after `withinMs`; returns how many were still running.
+ */
+export async function whenMcpCallsDone(runtime: HubRuntime, withinMs: number): Promise<number> {
+  const state = endpointState(runtime);
+  if (state.calls === 0) return 0;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, withinMs);
+    function done() {
+      clearTimeout(timer);
+      state.idleWaiters.delete(done);
+      resolve();
+    }
+    state.idleWaiters.add(done);
+  });
+  return state.calls;
+}
+
+/** MCP calls this process is answering now. */
+export function mcpCallsInFlight(runtime: HubRuntime): number {
+  return endpointState(runtime).calls;
 }
 
 /** In-memory sessions of this process (for tests and the benchmark's memory figure). */

@@ -1,9 +1,8 @@
 // Public surface of server/mcp. Listed by name; see README.md for layering.
-export { handleMcpRequest, liveSessionCount, serveMcp } from "./endpoint";
+export { handleMcpRequest, liveSessionCount, mcpCallsInFlight, serveMcp, whenMcpCallsDone } from "./endpoint";
 export { createMcpServer, authInfoFor } from "./server";
 export { allowedOrigins, checkDeclaredLength, checkHeaderBytes, checkJsonDepth, checkOrigin, checkSessionIdShape, parseBearer } from "./checks";
 export type { Check, Refusal } from "./checks";
-export { ConcurrencyLimiter, TokenRateLimiter } from "./limits";
 export { knownToolNames, visibleTools, decideTool, listedInputSchema, servedTools, PIPELINE_TOOLS } from "./tools/catalogue";
 export { operationTool, shapeOutcome } from "./tools/actions";
 export { HUB_TOOLS } from "./tools/listing";

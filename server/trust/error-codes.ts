@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   WORKER_DIGEST_MISMATCH: { retryable: false, http: 409 },
   /** The host's bounded workspace has no room left (bytes or inodes) for what was asked; nothing was written. Details carry the file system's size and use. */
   WORKSPACE_FULL: { retryable: false, http: 507 },
+  /** This hub process is stopping (SIGTERM) and takes no new calls; nothing was done. Another replica will answer a retry. */
+  HUB_STOPPING: { retryable: true, http: 503 },
 } as const satisfies Record<string, { retryable: boolean; http: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

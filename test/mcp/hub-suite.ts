@@ -41,7 +41,8 @@ export function defineMcpHubSuite(kind: DatabaseKind): void {
       const env = { DATABASE_URL: databaseUrl, LEASEHOLD_MCP_SESSION_IDLE_S: "3", LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000", LEASEHOLD_LOCAL_GUEST: "0" };
       hub = await startHub(env);
       address = { url: hub.url, port: hub.port, dataDir: hub.dataDir, ...(databaseUrl === undefined ? {} : { databaseUrl }) };
-      const secondStart = kind === "postgres" ? startHub({ ...env, LEASEHOLD_MCP_RATE_PER_MINUTE: "40", LEASEHOLD_MCP_MAX_STREAMS: "1", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "2" }) : Promise.resolve(undefined);
+      // A second process on the same database is a replica of the same hub: it shares the first's keys (docs/deploy.md#identity).
+      const secondStart = kind === "postgres" ? startHub({ ...env, LEASEHOLD_KEY_DIR: hub.dataDir, LEASEHOLD_MCP_RATE_PER_MINUTE: "40", LEASEHOLD_MCP_MAX_STREAMS: "1", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: "2" }) : Promise.resolve(undefined);
       const created = await Promise.all([
         createTokenViaCli(address, ["--name", "full", "--expires", "1d"]),
         createTokenViaCli(address, ["--name", "reader", "--read-only", "--expires", "1d"]),

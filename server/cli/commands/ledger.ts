@@ -5,6 +5,7 @@ import { listWitnesses, registerWitness } from "../../ledger/cosignatures";
 import { hashActor } from "../../ledger/entry";
 import { exportLedgerToFile } from "../../ledger/export";
 import { loadOrCreateLogKey } from "../../ledger/log-key";
+import { keyDirOf } from "../../hub/identity";
 import { latestCheckpoint, pinnedLogIdentity, withCosignatures } from "../../ledger/prove";
 import { runVerify } from "../../ledger/verify-cli";
 import { LeaseholdError } from "../../errors";
@@ -33,7 +34,7 @@ export const ledgerCommand = {
       if (sub === "key") {
         // The pinned key is the log's; before the first checkpoint it is this hub's own.
         const pinned = await pinnedLogIdentity(handle.db);
-        return pinned?.verifier ?? loadOrCreateLogKey(config.dataDir, config.publicUrl).verifier;
+        return pinned?.verifier ?? loadOrCreateLogKey(keyDirOf(config), config.publicUrl).verifier;
       }
       const head = await latestCheckpoint(handle.db);
       if (!head) throw new LeaseholdError("NOT_FOUND", "the log has no checkpoint yet (nothing has been appended)", { tier: "ledger" });
@@ -55,7 +56,7 @@ export const exportCommand = {
     if (!fs.existsSync(path.dirname(out))) throw new LeaseholdError("INVALID_ARGUMENT", `the directory of --out, ${path.dirname(out)}, does not exist`);
     const started = Date.now();
     const summary = await ctx.withDatabase("leasehold export", async ({ config, handle }) => {
-      const identity = (await pinnedLogIdentity(handle.db)) ?? loadOrCreateLogKey(config.dataDir, config.publicUrl);
+      const identity = (await pinnedLogIdentity(handle.db)) ?? loadOrCreateLogKey(keyDirOf(config), config.publicUrl);
       // Written beside the target and renamed: a reader never sees half an export.
       const temp = `${out}.partial-${process.pid}`;
       try {

@@ -2,7 +2,9 @@ import type http from "node:http";
 import { adminUrlFor, isLoopbackHost } from "../../passkeys/relying-party";
 import { loadConfig, redactDatabaseUrl } from "../../config";
 import { LeaseholdError } from "../../errors";
-import { bindHttpServer, type RequestListener } from "../../hub/listen";
+import { bindHttpServer, DEFAULT_HTTP_LIMITS, type RequestListener } from "../../hub/listen";
+import { logKeyId } from "../../hub/identity";
+import { whenMcpCallsDone } from "../../mcp/endpoint";
 import { createHubRuntime, installHubRuntime } from "../../hub/runtime";
 import { HUB_VERSION } from "../../hub/version";
 import { listenControlSocket } from "../../hub/control-socket";
@@ -37,7 +39,7 @@ export const startCommand = {
     let runtime: Awaited<ReturnType<typeof createHubRuntime>> | undefined;
     let control: Awaited<ReturnType<typeof listenControlSocket>> | undefined;
     try {
-      listener = await bindHttpServer(config.host, config.port);
+      listener = await bindHttpServer(config.host, config.port, { ...DEFAULT_HTTP_LIMITS, connectionsPerAddress: config.connectionsPerAddress ?? DEFAULT_HTTP_LIMITS.connectionsPerAddress });
       runtime = await createHubRuntime(config);
       installHubRuntime(runtime);
       const web = await ctx.loadWeb();
@@ -72,6 +74,8 @@ export const startCommand = {
     if (plain !== null) ctx.err(`leasehold: warning: ${plain}`);
     ctx.out(`  database:   ${where}, ${db.migrations.applied}/${db.migrations.known} migrations applied`);
     ctx.out(`  data dir:   ${config.dataDir}`);
+    // Every replica on one database prints the same two ids (docs/deploy.md#identity).
+    ctx.out(`  keys:       job-signing ${runtime.keys.job.keyId}, ledger log ${logKeyId(runtime.keys.log.verifier)} (in ${runtime.keys.dir})`);
     try {
       for (const line of await issueFirstAdmin(db.handle.db)) ctx.out(line);
     } catch (error) {
@@ -94,7 +98,16 @@ export const startCommand = {
     }
     ctx.out("  stop with Ctrl-C");
     const controlSocket = control;
+    const drainingRuntime = runtime;
     return await waitForStop(ctx, stopRequest, listener, {
+      // Readiness turns 503 and new MCP calls are refused; calls already running may finish.
+      drain: async () => {
+        drainingRuntime.lifecycle.draining = true;
+        const drainMs = config.drainMs ?? 30_000;
+        ctx.out(`leasehold: draining: /api/ready answers 503, new MCP calls are refused; in-flight calls have up to ${Math.round(drainMs / 1000)} s`);
+        const left = await whenMcpCallsDone(drainingRuntime, drainMs);
+        if (left > 0) ctx.err(`leasehold: warning: ${left} MCP call(s) still running after ${Math.round(drainMs / 1000)} s; stopping anyway`);
+      },
       // The local guest goes first: it would only retry against a closed port.
       beforeListener: async () => {
         await localGuest?.stop();
@@ -156,11 +169,12 @@ async function waitForStop(
   ctx: CliContext,
   stopRequest: StopRequest,
   listener: { close(): Promise<void>; server: http.Server },
-  runtime: { beforeListener(): Promise<void>; close(): Promise<void> },
+  runtime: { drain(): Promise<void>; beforeListener(): Promise<void>; close(): Promise<void> },
 ): Promise<number> {
   const signal = await stopRequest.signal;
   ctx.out(`leasehold: ${signal} received, stopping`);
   try {
+    await runtime.drain();
     await runtime.beforeListener();
     // Close the database last: in-flight requests may still need it.
     await listener.close();

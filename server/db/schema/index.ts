@@ -14,3 +14,4 @@ export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } f
 export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";
 export { artifactBlobs, artifactChunks, artifactUploads } from "./artifacts";
 export { oauthClients, oauthAuthorizations, oauthTokens, hubSettings } from "./oauth";
+export { hubIdentity, limitBuckets, limitWindows, limitInFlight, limitHolders } from "./replicas";

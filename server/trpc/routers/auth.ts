@@ -38,7 +38,7 @@ function clientKey(ctx: TrpcContext): string {
  * Always throws: `wrong`, or UNAUTHENTICATED saying the session ended.
  */
 async function wrongPasswordInSession(db: Database, session: { adminId: string; sessionId: string }, wrong: LeaseholdError): Promise<never> {
-  if (!signInThrottle.failInSession(session.adminId, session.sessionId)) throw wrong;
+  if (!(await signInThrottle.failInSession(db, session.adminId, session.sessionId))) throw wrong;
   await invalidateSession(db, session.sessionId);
   throw new LeaseholdError("UNAUTHENTICATED", `the password was wrong ${SESSION_FAILURES_ALLOWED} times: this session has ended; sign in again`, {
     tier: "hub",
@@ -74,7 +74,7 @@ export const authRouter = createRouter({
     .mutation(({ ctx, input }) =>
       channel(async () => {
         const db = ctx.runtime.database.handle.db;
-        const refusal = signInThrottle.sessionRefusal(ctx.session.sessionId);
+        const refusal = await signInThrottle.sessionRefusal(ctx.runtime.database.handle.db, ctx.session.sessionId);
         if (refusal !== undefined) throw refusal;
         try {
           await changeOwnPassword(db, { adminId: ctx.session.adminId, sessionId: ctx.session.sessionId, current: input.current, next: input.next });
@@ -91,7 +91,7 @@ export const authRouter = createRouter({
     .input(z.strictObject({ password }))
     .mutation(({ ctx, input }) =>
       channel(async () => {
-        const refusal = signInThrottle.sessionRefusal(ctx.session.sessionId);
+        const refusal = await signInThrottle.sessionRefusal(ctx.runtime.database.handle.db, ctx.session.sessionId);
         if (refusal !== undefined) throw refusal;
         if (!(await checkAdminPassword(ctx.runtime.database.handle.db, ctx.session.adminId, input.password))) {
           await wrongPasswordInSession(ctx.runtime.database.handle.db, ctx.session, new LeaseholdError("FORBIDDEN", "the password is wrong", { tier: "hub" }));
