@@ -8,10 +8,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
 import type { HubConfig } from "../config";
-import { checkHubIdentity, loadHubKeys, pinHubIdentity, type HubKeys } from "./identity";
+import { checkHubIdentity, loadHubKeys, logKeyId, pinHubIdentity, type HubKeys } from "./identity";
 
 function keysIn(dir: string): HubKeys {
   return loadHubKeys({ dataDir: dir, keyDir: dir, publicUrl: "http://127.0.0.1:8700" } as HubConfig);
@@ -64,5 +64,13 @@ describeEachDatabase("hub identity", (db) => {
     await d.execute(sql`delete from hub_identity`);
     await pinHubIdentity(d, older);
     await d.execute(sql`delete from ledger_log`);
+  });
+});
+
+describe("logKeyId", () => {
+  it("takes the key id between the first two '+' even when the base64 key holds '+' too", () => {
+    expect(logKeyId("127.0.0.1:8700/leasehold/abc+bbc71b30+ASCnodpA+Tv/55/gd9jF58deh9oVFbW/ZrrV0iXuo6ZC")).toBe("bbc71b30");
+    expect(logKeyId("hub.example/leasehold+0a1b2c3d+AbCdEf")).toBe("0a1b2c3d");
+    expect(logKeyId("not a key")).toBe("not a key");
   });
 });

@@ -48,8 +48,9 @@ export function loadHubKeys(config: HubConfig): HubKeys {
 
 /** A log verifier key's id: the hex key hash between its name and its key bytes (`name+hash+key`). */
 export function logKeyId(verifier: string): string {
-  const parts = verifier.split("+");
-  return parts.length === 3 ? (parts[1] ?? verifier) : verifier;
+  // name+keyid+base64: a name never holds "+", the base64 key may.
+  const id = verifier.split("+", 3)[1];
+  return id !== undefined && /^[0-9a-f]{8}$/.test(id) ? id : verifier;
 }
 
 interface PinnedRow extends Record<string, unknown> {

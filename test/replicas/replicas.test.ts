@@ -82,7 +82,9 @@ afterAll(async () => {
 });
 
 describe("three hub processes behind HAProxy on one PostgreSQL", () => {
-  it("every replica prints the same key ids (one hub identity from the shared key directory)", () => {
+  it("every replica prints the same key ids (one hub identity from the shared key directory)", async () => {
+    // /api/health answers as soon as the listener is bound; the start-up lines follow it.
+    await waitFor("every replica's start-up lines", async () => (cluster.hubs.every((hub) => hub.output().includes("stop with Ctrl-C")) ? true : undefined), 30_000, 50);
     const keyLines = cluster.hubs.map((hub) => /^ {2}keys: +(.*)$/m.exec(hub.output())?.[1]);
     expect(keyLines[0], cluster.hubs[0]!.output()).toMatch(/^job-signing [0-9a-f]{16}, ledger log [0-9a-f]{8} \(in /);
     expect(new Set(keyLines).size).toBe(1);

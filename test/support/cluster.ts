@@ -124,6 +124,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     LEASEHOLD_PUBLIC_URL: url,
     LEASEHOLD_KEY_DIR: keyDir,
     LEASEHOLD_LOCAL_GUEST: "0",
+    // Every client here — HAProxy and the tests' direct requests — is 127.0.0.1, so the per-address
+    // cap is raised as docs/deploy.md says to behind a proxy (above the proxy's upstream connections).
+    LEASEHOLD_CONNECTIONS_PER_ADDRESS: "1024",
     ...(options.trustProxy === true ? { LEASEHOLD_TRUSTED_PROXIES: "127.0.0.1/32" } : {}),
     ...options.env,
     ...extra,
