@@ -69,6 +69,8 @@ export class GuestDaemon {
   private readonly jobKey: KeyObject;
   private readonly ceiling: HostCeiling;
   private readonly seen: SeenJobs;
+  /** Job ids this process has acknowledged (or is acknowledging), until their deadline. */
+  private readonly taken = new Map<string, number>();
   private readonly witness: Witness;
   private readonly stop = new AbortController();
   private readonly workspaceLock = new Mutex();
@@ -213,6 +215,22 @@ export class GuestDaemon {
     const jobId = delivered.id;
     const traceId = typeof doc.action_id === "string" ? doc.action_id : jobId;
     traceStage(traceId, "guest.received");
+    // A long-poll only offers the job: nothing runs, and nothing is remembered as seen, before the
+    // hub confirms it is ours. A withdrawn offer was re-queued or ended as not run on the hub.
+    // The same job offered twice (an ack that crossed the hub's re-queue of its first offer) is taken once.
+    for (const [id, until] of this.taken) if (until < Date.now()) this.taken.delete(id);
+    if (this.taken.has(jobId)) {
+      this.log(`job ${jobId} offered again while already taken; ignored`);
+      return;
+    }
+    this.taken.set(jobId, deadline);
+    const taken = await this.client.ackJob(jobId, { signal: this.stop.signal });
+    if (taken.taken !== "acked") {
+      // Offered again later (re-queued), it may be taken then.
+      this.taken.delete(jobId);
+      this.log(`job ${jobId} not taken: ${taken.reason}`);
+      return;
+    }
     // The heartbeat carries the workload's output so far (a count), which the hub passes to the
     // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
     let output: { stdout_bytes: number; stderr_bytes: number } | undefined;
