@@ -6,8 +6,6 @@ import { startIntegrator, type RunningIntegrator } from "../ledger/integrate";
 import { loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
 import { startHousekeeping } from "./housekeeping";
 import { startJobServices } from "../jobs/service";
-import { actionPipelineFor } from "../actions/service";
-import { startApprovedDispatch, type ApprovedDispatch } from "../actions/approved";
 
 /** Everything one hub process holds open. */
 export interface HubRuntime {
@@ -79,18 +77,12 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     async close() {
       const h = holder();
       if (h.runtime === runtime) h.runtime = undefined;
-      await approved.stop();
       await jobServices.stop();
       await housekeeping.stop();
       await integrator.stop();
       await database.close();
     },
   };
-  // Approved actions nobody is dispatching (their waiter's process died, or nobody waits) are
-  // dispatched by whichever hub process sees them first (server/actions/approved.ts).
-  const approved: ApprovedDispatch = startApprovedDispatch(actionPipelineFor(runtime).deps, {
-    onError: (error) => console.error(`leasehold: approved-action dispatch failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
-  });
   return runtime;
 }
 

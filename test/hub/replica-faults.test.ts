@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approve } from "../../server/approvals";
 import { executeRows, openPostgres, type DatabaseHandle } from "../../server/db";
 import { actions, evidence, jobs } from "../../server/db/schema";
-import { JOB_KEY_FILE } from "../../server/dispatch/job-key";
+import { JOB_KEY_FILE, loadOrCreateJobKey } from "../../server/dispatch/job-key";
 import { LOG_KEY_FILE } from "../../server/ledger/log-key";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../support/databases";
 import { fullHealth, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
@@ -37,6 +37,8 @@ const GUEST = "ns-guest";
 
 /** A data directory holding replica A's job and log keys: every replica signs as one hub. */
 function sharedKeyDir(from: string): string {
+  // The job key is made on first use; made here, it is the one replica A uses too.
+  loadOrCreateJobKey(from);
   const dir = path.join(tempDir("lh-replica-"), "data");
   for (const file of [JOB_KEY_FILE, LOG_KEY_FILE]) {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true, mode: 0o700 });

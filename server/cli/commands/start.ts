@@ -4,6 +4,7 @@ import { loadConfig, redactDatabaseUrl } from "../../config";
 import { LeaseholdError } from "../../errors";
 import { bindHttpServer, type RequestListener } from "../../hub/listen";
 import { createHubRuntime, installHubRuntime } from "../../hub/runtime";
+import { actionPipelineFor, startApprovedDispatch, type ApprovedDispatch } from "../../actions";
 import { HUB_VERSION } from "../../hub/version";
 import { listenControlSocket } from "../../hub/control-socket";
 import { EXIT, formatError } from "../io";
@@ -36,10 +37,16 @@ export const startCommand = {
     let listener: Awaited<ReturnType<typeof bindHttpServer>> | undefined;
     let runtime: Awaited<ReturnType<typeof createHubRuntime>> | undefined;
     let control: Awaited<ReturnType<typeof listenControlSocket>> | undefined;
+    let approved: ApprovedDispatch | undefined;
     try {
       listener = await bindHttpServer(config.host, config.port);
       runtime = await createHubRuntime(config);
       installHubRuntime(runtime);
+      // Approved actions nobody is dispatching (their waiter's process died, or nobody waits) are
+      // dispatched by whichever hub process sees them first (server/actions/approved.ts).
+      approved = startApprovedDispatch(actionPipelineFor(runtime).deps, {
+        onError: (error) => ctx.err(`leasehold: approved-action dispatch failed: ${formatError(error)}`),
+      });
       const web = await ctx.loadWeb();
       const handler: RequestListener = await web.createRequestHandler({
         hostname: config.host,
@@ -55,6 +62,7 @@ export const startCommand = {
       });
     } catch (error) {
       await listener?.close();
+      await approved?.stop();
       await runtime?.close().catch(() => undefined);
       stopRequest.dispose();
       ctx.err(formatError(error));
@@ -94,6 +102,7 @@ export const startCommand = {
     }
     ctx.out("  stop with Ctrl-C");
     const controlSocket = control;
+    const approvedDispatch = approved;
     return await waitForStop(ctx, stopRequest, listener, {
       // The local guest goes first: it would only retry against a closed port.
       beforeListener: async () => {
@@ -101,6 +110,7 @@ export const startCommand = {
       },
       close: async () => {
         if ("close" in controlSocket) await controlSocket.close();
+        await approvedDispatch?.stop();
         await runtime.close();
       },
     });
