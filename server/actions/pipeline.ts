@@ -873,8 +873,9 @@ export async function dispatchApprovedAction(deps: PipelineDeps, actionId: strin
   }
   const trace: Trace = { deps, caller, operation: row.operation, actionId: row.id, actionHash: row.actionHash, hostId: row.hostId };
   try {
-    await proceedToDispatch(deps, trace, caller, row, { waitMs: 0 }, false);
-    return "dispatched";
+    const outcome = await proceedToDispatch(deps, trace, caller, row, { waitMs: 0 }, false);
+    // A racer (its waiter, another process) dispatched it first: this call queued nothing.
+    return outcome.replayed ? "skipped" : "dispatched";
   } catch (error) {
     if (isLeaseholdError(error) && error.retryable) return "busy";
     const payload = refusalOf(error).toPayload();
