@@ -6,7 +6,7 @@
  * listens on nothing.
  */
 import { randomBytes, sign, type KeyObject } from "node:crypto";
-import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, requestSigningString, sha256Hex } from "../../server/trust";
+import { HEADER_HOST, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, JOB_ACK_RETRY_MS, JobAckAnswer, requestSigningString, sha256Hex } from "../../server/trust";
 
 export class HubError extends Error {
   constructor(
@@ -60,6 +60,28 @@ export class HubClient {
     const text = await response.text();
     if (response.status >= 400) throw new HubError(response.status, parseJson(text) as { code?: string; message?: string } | null);
     return { status: response.status, body: parseJson(text) };
+  }
+
+  /**
+   * Takes an offered job (server/trust/protocol.ts `JobAckAnswer`): "acked"
+   * when the hub confirmed it is this guest's to run, "withdrawn" when the hub
+   * refused (the offer was re-queued, cancelled or never made: run nothing).
+   * An answer lost on the network is asked again — the hub answers a repeated
+   * ack alike — for up to `retryMs`; then the offer is dropped unrun.
+   */
+  async ackJob(jobId: string, options: { signal?: AbortSignal; retryMs?: number } = {}): Promise<{ taken: "acked" } | { taken: "withdrawn"; reason: string }> {
+    const until = Date.now() + (options.retryMs ?? JOB_ACK_RETRY_MS);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const res = await this.request("POST", `/api/agent/jobs/${encodeURIComponent(jobId)}/ack`, undefined, { signal: options.signal, timeoutMs: 5_000 });
+        if (JobAckAnswer.safeParse(res.body).success) return { taken: "acked" };
+        return { taken: "withdrawn", reason: `the hub answered ${res.status} without an acknowledgement` };
+      } catch (error) {
+        if (error instanceof HubError && !error.transient) return { taken: "withdrawn", reason: error.message };
+        if (options.signal?.aborted || Date.now() >= until) return { taken: "withdrawn", reason: `no answer to the acknowledgement (${error instanceof Error ? error.message : String(error)})` };
+      }
+      await sleep(Math.min(backoffMs(attempt, 1_000), Math.max(0, until - Date.now())), options.signal);
+    }
   }
 
   /**

@@ -71,6 +71,8 @@ export class GuestDaemon {
   private readonly jobKey: KeyObject;
   private readonly ceiling: HostCeiling;
   private readonly seen: SeenJobs;
+  /** Job ids this process is acknowledging or running. */
+  private readonly taken = new Set<string>();
   private readonly witness: Witness;
   private readonly stop = new AbortController();
   private readonly workspaceLock = new Mutex();
@@ -218,6 +220,36 @@ export class GuestDaemon {
     const jobId = delivered.id;
     const traceId = typeof doc.action_id === "string" ? doc.action_id : jobId;
     traceStage(traceId, "guest.received");
+    // A long-poll only offers the job: nothing runs, and nothing is remembered as seen, before the
+    // hub confirms it is ours. A withdrawn offer was re-queued or ended as not run on the hub.
+    // The same job offered again while this process still handles it (an ack that crossed the hub's
+    // re-queue of its first offer) is taken once. Once handled, a repeat goes through the replay record
+    // (verify-job.ts) and is refused there with signed evidence, as any replayed job.
+    if (this.taken.has(jobId)) {
+      this.log(`job ${jobId} offered again while it is being handled; ignored`);
+      return;
+    }
+    this.taken.add(jobId);
+    try {
+      const taken = await this.client.ackJob(jobId, { signal: this.stop.signal });
+      if (taken.taken !== "acked") {
+        this.log(`job ${jobId} not taken: ${taken.reason}`);
+        return;
+      }
+      await this.runTaken(delivered, doc, jobId, traceId, deadline);
+    } finally {
+      this.taken.delete(jobId);
+    }
+  }
+
+  /** Runs an acknowledged job: heartbeats while it runs, then delivers the outcome. */
+  private async runTaken(
+    delivered: DeliveredJob,
+    doc: { action_id?: unknown; action_hash?: unknown; action?: { capability?: { id?: string; version?: string } } },
+    jobId: string,
+    traceId: string,
+    deadline: number,
+  ): Promise<void> {
     // The heartbeat carries the workload's output so far (a count), which the hub passes to the
     // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
     let output: { stdout_bytes: number; stderr_bytes: number } | undefined;

@@ -16,6 +16,7 @@ import { approve, listApprovals } from "../approvals";
 import type { Database } from "../db";
 import { approvals, evidence, hosts } from "../db/schema";
 import { claimJob } from "../dispatch";
+import { ackJob } from "../jobs";
 import { LeaseholdError } from "../errors";
 import { receiveJobResult, receiveOutputChunk } from "../jobs/intake";
 import { integrateOnce } from "../ledger/integrate";
@@ -45,6 +46,7 @@ async function enrolledHost(d: Database) {
 async function runAsGuest(d: Database, h: Awaited<ReturnType<typeof enrolledHost>>, actionId: string, actionHash: string, stdout: Buffer): Promise<void> {
   const job = await claimJob(d, h.host.id, "test-guest");
   if (job === null) throw new Error("no job to claim");
+  await ackJob(d, h.host.id, job.id);
   await receiveOutputChunk(d, h.host, job.id, { stream: "stdout", seq: 0, data: stdout.toString("base64") });
   const envelope = buildLaunchEvidence({
     action_id: actionId,

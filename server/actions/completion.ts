@@ -128,7 +128,7 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
             const key = `${p.stdout_bytes}:${p.stderr_bytes}`;
             if (key === last) return;
             last = key;
-            options.onProgress?.({ stage: "running", host: outcome.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes });
+            options.onProgress?.({ stage: "running", actionId: outcome.action_id, host: outcome.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes });
           });
       try {
         return await waitForFinal(outcome, options, woken);

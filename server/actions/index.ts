@@ -1,5 +1,7 @@
 // Public surface of server/actions. See README.md.
-export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, resumeAction, submitAction } from "./pipeline";
+export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, dispatchApprovedAction, resumeAction, submitAction } from "./pipeline";
+export { APPROVED_DISPATCH_GRACE_MS, startApprovedDispatch } from "./approved";
+export type { ApprovedDispatch } from "./approved";
 export { createCompletionWaiter } from "./completion";
 export { createActionScheduler } from "./queue";
 export type { ActionScheduler, QueueTask } from "./queue";

@@ -44,14 +44,14 @@ import { artifactArgumentNames, capabilityEgressConfiguration, checkSnapshotRefe
 import { hostPathsOf } from "../hosts/health";
 import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
-import { actions, agentTokens, approvals, hosts, jobs } from "../db/schema";
+import { actions, adminUsers, agentTokens, approvals, hosts, jobs } from "../db/schema";
 import { LeaseholdError, isLeaseholdError, type ErrorPayload } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { digestOf, digestOfJson, hashActor } from "../ledger/entry";
 import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision } from "../approvals";
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
-import { notifyOthersAtCommit } from "../jobs/notify";
-import { jobTopic, wake } from "../jobs/wake";
+import { announce, notifyOthersAtCommit } from "../jobs/notify";
+import { actionTopic, jobTopic, wake } from "../jobs/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
 import { acquireLabelLeases, acquireLabelLeasesInTransaction, acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
@@ -554,7 +554,10 @@ async function proceed(deps: PipelineDeps, trace: Trace, caller: Caller, row: Ac
 
 /** 10–11 execute, scrub, seal happen on the host; the hub waits for the sealed result. */
 function awaitCompletion(deps: PipelineDeps, outcome: ActionOutcome, options: SubmitOptions): Promise<ActionOutcome> {
-  return deps.completion === undefined ? Promise.resolve(outcome) : deps.completion.wait(outcome, { signal: options.signal, onProgress: options.onProgress });
+  if (deps.completion === undefined) return Promise.resolve(outcome);
+  // Told before the wait: a caller that loses this process from here on still knows the action to ask about.
+  if (outcome.status === "dispatched") options.onProgress?.({ stage: "dispatched", actionId: outcome.action_id, host: outcome.host });
+  return deps.completion.wait(outcome, { signal: options.signal, onProgress: options.onProgress });
 }
 
 async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Caller, row: ActionRow, options: SubmitOptions, replayed: boolean): Promise<ActionOutcome> {
@@ -569,11 +572,12 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
 
   let state = row.state;
   if (state === "held" && stored.approval_id !== null) {
+    const approvalId = stored.approval_id;
     const decided = await waitForDecision(deps.handle, stored.approval_id, {
       waitMs: options.waitMs,
       signal: options.signal,
       pollMs: settingsOf(deps).approvalPollMs,
-      onProgress: options.onProgress === undefined ? undefined : (p) => options.onProgress?.({ stage: "approval", waitedMs: p.waitedMs, deadline: p.deadline.toISOString() }),
+      onProgress: options.onProgress === undefined ? undefined : (p) => options.onProgress?.({ stage: "approval", actionId: row.id, approvalId: approvalId, waitedMs: p.waitedMs, deadline: p.deadline.toISOString() }),
     });
     state = decided.state;
     if (decided.state === "pending") {
@@ -855,4 +859,87 @@ export async function resumeAction(deps: PipelineDeps, caller: Caller, actionId:
 export async function approvalOfAction(db: Database, actionId: string): Promise<string | null> {
   const [row] = await db.select({ id: approvals.id }).from(approvals).where(eq(approvals.actionId, actionId));
   return row?.id ?? null;
+}
+
+/**
+ * The caller an action was submitted by, rebuilt from its row for work done
+ * on its behalf when nobody waits (an approved action dispatched by the
+ * housekeeping of any hub process). Only what dispatch uses is filled in:
+ * who holds the lease, who the ledger names; scope was checked at submission.
+ */
+async function submitterOf(db: Database, row: ActionRow): Promise<Caller | null> {
+  if (row.tokenId !== null) {
+    const [token] = await db.select({ name: agentTokens.name }).from(agentTokens).where(eq(agentTokens.id, row.tokenId));
+    return { kind: "token", tokenId: row.tokenId, readOnly: false, tools: null, hosts: null, sessionId: row.sessionId, ...(token === undefined ? {} : { label: token.name }) };
+  }
+  if (row.adminId !== null) {
+    const [admin] = await db.select({ username: adminUsers.username }).from(adminUsers).where(eq(adminUsers.id, row.adminId));
+    return { kind: "admin", adminId: row.adminId, username: admin?.username ?? "unknown", sessionId: row.sessionId };
+  }
+  return null;
+}
+
+/**
+ * Dispatches an approved action that no caller is taking to dispatch —
+ * its waiter's process died, or nobody called `approval_wait` — exactly as
+ * its waiter would have (lease, the approval checked against action_hash,
+ * dispatch/1 and the job in one transaction, conditional on the action still
+ * being approved, so a racing waiter and this dispatch queue one job).
+ * "busy": another session holds the host exclusively; left approved for a
+ * later pass, with nothing sealed. A refusal that cannot pass later (the
+ * submitting token revoked, the action changed) is sealed by the pipeline's
+ * step and stored as the action's error, so a later `approval_wait` answers
+ * it and no pass tries again.
+ */
+export async function dispatchApprovedAction(deps: PipelineDeps, actionId: string): Promise<"dispatched" | "busy" | "skipped"> {
+  const db = deps.handle.db;
+  const [row] = await db.select().from(actions).where(eq(actions.id, actionId));
+  if (row === undefined || row.state !== "approved") return "skipped";
+  const caller = await submitterOf(db, row);
+  if (caller === null) return "skipped";
+  const prepared = row.prepared as { mutating: boolean; host: { id: string } };
+  const stored = storedOf(row);
+  if (leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined) === "exclusive") {
+    if ((await exclusiveConflict(db, prepared.host.id, leaseHolderOf(caller))) !== null) return "busy";
+  }
+  const trace: Trace = { deps, caller, operation: row.operation, actionId: row.id, actionHash: row.actionHash, hostId: row.hostId };
+  try {
+    const outcome = await proceedToDispatch(deps, trace, caller, row, { waitMs: 0 }, false);
+    // A racer (its waiter, another process) dispatched it first: this call queued nothing.
+    return outcome.replayed ? "skipped" : "dispatched";
+  } catch (error) {
+    if (isLeaseholdError(error) && error.retryable) return "busy";
+    const payload = refusalOf(error).toPayload();
+    await db
+      .update(actions)
+      .set({ state: "failed", result: sql`coalesce(${actions.result}, '{}'::jsonb) || jsonb_build_object('error', ${JSON.stringify(payload)}::jsonb)`, updatedAt: new Date() })
+      .where(and(eq(actions.id, row.id), eq(actions.state, "approved")));
+    await announce(db, actionTopic(row.id));
+    return "skipped";
+  }
+}
+
+/**
+ * Approved actions whose approval was decided more than `graceMs` ago and
+ * that are still not dispatched: a live waiter dispatches within
+ * milliseconds of the decision, so these are the ones nobody is taking.
+ * Bounded by the approvals index (state, deadline): an approval is decided
+ * before its deadline, and one decided more than `lookBackMs` ago is not
+ * looked at again.
+ */
+export async function approvedUndispatched(db: Database, options: { graceMs: number; lookBackMs: number; limit: number }): Promise<string[]> {
+  const rows = await db
+    .select({ id: actions.id })
+    .from(approvals)
+    .innerJoin(actions, eq(actions.id, approvals.actionId))
+    .where(
+      and(
+        eq(approvals.state, "approved"),
+        sql`${approvals.deadline} > now() - ${options.lookBackMs} * interval '1 millisecond'`,
+        sql`${approvals.decidedAt} < now() - ${options.graceMs} * interval '1 millisecond'`,
+        eq(actions.state, "approved"),
+      ),
+    )
+    .limit(options.limit);
+  return rows.map((r) => r.id);
 }

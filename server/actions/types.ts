@@ -50,14 +50,17 @@ export interface SubmitOptions {
 }
 
 /**
- * What a waiting caller hears before the result: while held, how long it has
- * waited for a decision; while running, the bytes of output the host's
+ * What a waiting caller hears before the result. Every report names the
+ * action, so the first one a caller hears is enough to continue it with
+ * `approval_wait` on any hub process should this one die. While held, how long it has
+ * waited for a decision; once queued for its host, `dispatched`; while running, the bytes of output the host's
  * workload has written so far (reported by the guest with its heartbeat,
  * counted before scrubbing and the output caps — a count, never content).
  */
 export type ActionProgress =
-  | { stage: "approval"; waitedMs: number; deadline: string }
-  | { stage: "running"; host: string; stdout_bytes: number; stderr_bytes: number };
+  | { stage: "approval"; actionId: string; approvalId: string; waitedMs: number; deadline: string }
+  | { stage: "dispatched"; actionId: string; host: string }
+  | { stage: "running"; actionId: string; host: string; stdout_bytes: number; stderr_bytes: number };
 
 /**
  * Whether `manifest`'s worker can run on `host` now. Readiness is measured,

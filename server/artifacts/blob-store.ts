@@ -125,7 +125,7 @@ export async function sweepArtifacts(db: Database, now = new Date()): Promise<{ 
       tx,
       sql`delete from artifact_blobs b
           where not exists (select 1 from artifact_uploads u where u.blob_id = b.id)
-            and not (b.complete and exists (select 1 from jobs j where j.state in ('queued', 'claimed')
+            and not (b.complete and exists (select 1 from jobs j where j.state in ('queued', 'offered', 'claimed')
                                               and j.payload #>> '{action,arguments,artifact,sha256}' = b.sha256))
             and not (b.complete and exists (select 1 from actions a where a.state in ('held', 'allowed', 'approved')
                                               and a.prepared #>> '{arguments,artifact,sha256}' = b.sha256))

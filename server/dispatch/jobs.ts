@@ -39,7 +39,11 @@ export interface FairShare {
 export const DEFAULT_FAIR_SHARE: FairShare = { perCallerSlots: 3 };
 
 /**
- * Claims the next queued job for `hostId`, or returns null. Fair across
+ * Offers the next queued job for `hostId`, or returns null: the job becomes
+ * `offered` (server/jobs/delivery.ts `ackJob` turns it into `claimed` when
+ * the guest acknowledges it; an offer never acknowledged goes back to the
+ * queue). An offered job counts against its caller's share like a running
+ * one, so a re-queue never lets a caller past its cap. Fair across
  * callers: among the queued jobs whose caller (`actions.caller_key`) holds
  * fewer than `perCallerSlots` running jobs on this host, it takes the job of
  * the caller with the fewest running there, oldest first. A caller at its cap
@@ -59,7 +63,7 @@ export async function claimJob(db: Database, hostId: string, claimer = "guest", 
       sql`with running as (
             select a.caller_key, count(*)::int as n
             from jobs c join actions a on a.id = c.action_id
-            where c.host_id = ${hostId} and c.state = 'claimed'
+            where c.host_id = ${hostId} and c.state in ('offered', 'claimed')
             group by a.caller_key
           ),
           candidate as (
@@ -73,7 +77,7 @@ export async function claimJob(db: Database, hostId: string, claimer = "guest", 
             limit 1
             for update of j skip locked
           )
-          update jobs set state = 'claimed', claimed_at = now(), heartbeat_at = now(), claimed_by = ${claimer}
+          update jobs set state = 'offered', claimed_at = now(), heartbeat_at = null, claimed_by = ${claimer}
           where id = (select id from candidate)
           returning id, action_id, host_id, payload, signature, deadline`,
     );

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { serveEnrol, serveHealthReport } from "../hosts/http";
-import { serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../jobs/http";
+import { serveAck, serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../jobs/http";
 import { sendWebResponse, toWebRequest } from "../http/node-bridge";
 import { serveHealth } from "../health/serve-health";
 import { serveReady } from "../health/ready";
@@ -45,6 +45,7 @@ export const DIRECT_ROUTES: readonly DirectRoute[] = [
   { method: "POST", path: "/api/agent/enrol", handler: (runtime, request) => serveEnrol(runtime, request) },
   { method: "POST", path: "/api/agent/health", handler: (runtime, request) => serveHealthReport(runtime, request) },
   { method: "GET", path: "/api/agent/jobs", handler: (runtime, request) => serveNextJob(runtime, request) },
+  { method: "POST", path: "/api/agent/jobs/[id]/ack", handler: serveAck },
   { method: "GET", path: "/api/agent/jobs/[id]/artifact", handler: serveArtifact },
   { method: "POST", path: "/api/agent/jobs/[id]/heartbeat", handler: serveHeartbeat },
   { method: "POST", path: "/api/agent/jobs/[id]/output", handler: serveOutput },

@@ -64,7 +64,9 @@ export async function createHubRuntime(config: HubConfig, purpose = "leasehold s
     throw error;
   }
   const key: LogKey = keys.log;
+  // One integrator among the hub processes on one PostgreSQL database (server/ledger/election.ts).
   const integrator = startIntegrator(database.handle.db, key, {
+    electOn: database.handle,
     onError: (error) => console.error(`leasehold: ledger integration failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`),
   });
   const housekeeping = startHousekeeping(database.handle.db, {

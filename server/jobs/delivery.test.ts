@@ -5,8 +5,8 @@ import { insertHost } from "../../test/pipeline/support";
 import { countingTransactions } from "../../test/support/count-transactions";
 import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
-import { eq } from "drizzle-orm";
-import { heartbeat, nextJob, sweepJobs } from "./delivery";
+import { eq, sql } from "drizzle-orm";
+import { ackJob, heartbeat, nextJob, sweepJobs } from "./delivery";
 import { HeartbeatBody } from "../trust/protocol";
 import { jobTopic, onOutputProgress, wake, type OutputProgress } from "./wake";
 
@@ -121,3 +121,53 @@ describeEachDatabase("the guest's long-poll", (db) => {
   });
 });
 
+
+describeEachDatabase("acknowledged delivery", (db) => {
+  const state = async (d: Database, actionId: string) => (await d.select().from(actions).where(eq(actions.id, actionId)))[0];
+  const job = async (d: Database, jobId: string) => (await d.select().from(jobs).where(eq(jobs.id, jobId)))[0];
+
+  it("a job handed to a long-poll the guest never answered ends not run (HOST_UNAVAILABLE, retryable), never unknown", async () => {
+    const d = db().handle.db;
+    const host = await insertHost(d);
+    const { jobId, actionId } = await insertJob(d, host.id, "queued");
+    // The long-poll takes the job; its answer never reaches the guest (the link went down).
+    expect((await nextJob(d, host.id, 0))?.id).toBe(jobId);
+    // The host is then silent past every window.
+    const past = sql`now() - interval '30 seconds'`;
+    await d.execute(sql`update hosts set last_seen_at = ${past} where id = ${host.id}`);
+    await d.execute(sql`update jobs set created_at = ${past}, claimed_at = ${past}, heartbeat_at = ${past} where id = ${jobId}`);
+    const windows = { heartbeatLostMs: 2_000, claimWaitMs: 2_000, offerAckMs: 2_000 };
+    for (let pass = 0; pass < 3; pass += 1) await sweepJobs(d, { windows });
+    const ended = await state(d, actionId);
+    expect(ended?.state).toBe("failed");
+    expect((ended?.result as { error: { code: string; retryable: boolean } }).error).toMatchObject({ code: "HOST_UNAVAILABLE", retryable: true });
+    expect((await job(d, jobId))?.state).toBe("cancelled");
+  });
+
+  it("an offer is the guest's only after its ack: acked once (a repeated ack is answered alike), then heartbeats renew it; another host's ack, an unoffered job and a re-queued offer are refused", async () => {
+    const d = db().handle.db;
+    const host = await insertHost(d);
+    const other = await insertHost(d);
+    const { jobId } = await insertJob(d, host.id, "queued");
+    await expect(ackJob(d, host.id, jobId)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect((await nextJob(d, host.id, 0))?.id).toBe(jobId);
+    expect((await job(d, jobId))?.state).toBe("offered");
+    expect(await heartbeat(d, host.id, jobId)).toBe(false);
+    await expect(ackJob(d, other.id, jobId)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(ackJob(d, host.id, "not-a-uuid")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await ackJob(d, host.id, jobId)).toEqual({ acked: true });
+    expect(await ackJob(d, host.id, jobId)).toEqual({ acked: true });
+    expect((await job(d, jobId))?.state).toBe("claimed");
+    expect(await heartbeat(d, host.id, jobId)).toBe(true);
+
+    // An offer left unacked past its bound goes back to the queue; its late ack is refused, the next long-poll gets it again.
+    const second = await insertJob(d, host.id, "queued");
+    expect((await nextJob(d, host.id, 0))?.id).toBe(second.jobId);
+    await d.execute(sql`update jobs set claimed_at = now() - interval '10 seconds' where id = ${second.jobId}`);
+    expect(await sweepJobs(d, { windows: { heartbeatLostMs: 60_000, claimWaitMs: 60_000, offerAckMs: 2_000 } })).toBe(0);
+    expect((await job(d, second.jobId))?.state).toBe("queued");
+    await expect(ackJob(d, host.id, second.jobId)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect((await nextJob(d, host.id, 0))?.id).toBe(second.jobId);
+    expect(await ackJob(d, host.id, second.jobId)).toEqual({ acked: true });
+  });
+});

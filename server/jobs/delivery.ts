@@ -1,9 +1,15 @@
 /**
  * Job delivery to guests and the hub's watch over claimed jobs.
  *
- * - `nextJob`: a guest's long-poll. Claims (via dispatch/claimJob: fair
- *   across callers, at most `perCallerSlots` running jobs per caller on the
- *   host) the next queued job for the host, waiting up to `waitMs` for one.
+ * - `nextJob`: a guest's long-poll. Offers (via dispatch/claimJob: fair
+ *   across callers, at most `perCallerSlots` offered or running jobs per
+ *   caller on the host) the next queued job for the host, waiting up to
+ *   `waitMs` for one. The job is then `offered`, not yet the guest's.
+ * - `ackJob`: the guest acknowledges an offer before it runs anything; only
+ *   then is the job `claimed` (delivered). A long-poll's answer can be lost
+ *   on the way (the link went down in its last seconds, a proxy dropped it):
+ *   a job that never reached the guest is never acknowledged, so the hub
+ *   knows it did not run.
  * - `heartbeat`: the guest renews its claim while the job runs.
  * - `sweepJobs`: run periodically by every hub process (each update is
  *   conditional, so replicas may race harmlessly):
@@ -19,7 +25,11 @@
  *       taken, or its caller at its fair share) waits in the queue: a busy
  *       guest is heard from by its heartbeats every 2 s, an idle one by its
  *       long-polls.
- *   Both windows are hub settings (LEASEHOLD_JOB_HEARTBEAT_LOST_S,
+ *     offered and not acknowledged within `offerAckMs` (default 5 s) → back
+ *       to `queued` (it never reached the guest, or the guest dropped it): a
+ *       later long-poll offers it again, or, its host offline, the sweep
+ *       above ends it `host_unavailable` — never `unknown`.
+ *   The first two windows are hub settings (LEASEHOLD_JOB_HEARTBEAT_LOST_S,
  *   LEASEHOLD_JOB_CLAIM_WAIT_S).
  *   The action's lease is left to lapse at its own expiry.
  */
@@ -39,6 +49,12 @@ export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_LOST_MS = 10_000;
 export const CLAIM_WAIT_MS = 10_000;
 export const MAX_LONG_POLL_MS = 25_000;
+/**
+ * How long an offered job waits for the guest's acknowledgement before it is
+ * re-queued. The guest acks as soon as the long-poll answers; the bound only
+ * needs to cover that one signed request's round trip and retries.
+ */
+export const OFFER_ACK_MS = 5_000;
 // Waiting long-polls are woken when a job is queued (wake.ts, NOTIFY across processes); this is the
 // fallback should a wake-up be missed. Each pass is a claim transaction, so every idle guest slot
 // polling twice a second was most of the claims the database saw.
@@ -88,7 +104,7 @@ const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
  * so a host cannot speak for a job it does not hold.
  */
 export async function heartbeat(db: Database, hostId: string, jobId: string, output?: OutputProgress): Promise<boolean> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(jobId)) return false;
+  if (!JOB_ID.test(jobId)) return false;
   const rows = await db
     .update(jobs)
     .set({ heartbeatAt: sql`now()` })
@@ -100,6 +116,30 @@ export async function heartbeat(db: Database, hostId: string, jobId: string, out
   return true;
 }
 
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The guest's acknowledgement of an offered job: from here on the job is
+ * delivered (`claimed`, its heartbeat window starts) and the guest may run
+ * it. Idempotent for this host (a retried ack whose answer was lost is
+ * answered alike), so the guest can retry until it hears back. NOT_FOUND
+ * for a job never offered to this host, another host's, or an offer already
+ * withdrawn (re-queued or ended): the guest must then not run it.
+ */
+export async function ackJob(db: Database, hostId: string, jobId: string): Promise<{ acked: true }> {
+  const refused = () => new LeaseholdError("NOT_FOUND", "no offer of this job to this host (never offered, withdrawn after its acknowledgement window, or ended); do not run it", { tier: "hub" });
+  if (!JOB_ID.test(jobId)) throw refused();
+  const [row] = await executeRows<{ id: string; action_id: string }>(
+    db,
+    sql`update jobs set state = 'claimed', heartbeat_at = now()
+        where id = ${jobId} and host_id = ${hostId} and state in ('offered', 'claimed')
+        returning id, action_id`,
+  );
+  if (row === undefined) throw refused();
+  traceStage(row.action_id, "hub.acked");
+  return { acked: true };
+}
+
 function storedResult(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
 }
@@ -107,9 +147,27 @@ function storedResult(value: unknown): Record<string, unknown> {
 export interface SweepWindows {
   heartbeatLostMs: number;
   claimWaitMs: number;
+  /** Unacknowledged offers are re-queued after this (default OFFER_ACK_MS). */
+  offerAckMs?: number;
 }
 
-const DEFAULT_WINDOWS: SweepWindows = { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS };
+const DEFAULT_WINDOWS: SweepWindows = { heartbeatLostMs: HEARTBEAT_LOST_MS, claimWaitMs: CLAIM_WAIT_MS, offerAckMs: OFFER_ACK_MS };
+
+/**
+ * Puts offers the guest never acknowledged back in the queue. The job keeps
+ * its created_at, so a host that stays offline ends it HOST_UNAVAILABLE at
+ * the next pass; a guest that comes back gets it offered again.
+ */
+async function requeueUnackedOffers(db: Database, w: SweepWindows): Promise<number> {
+  const rows = await executeRows<{ id: string; host_id: string }>(
+    db,
+    sql`update jobs set state = 'queued', claimed_at = null, claimed_by = null, heartbeat_at = null
+        where state = 'offered' and claimed_at < now() - ${w.offerAckMs ?? OFFER_ACK_MS} * interval '1 millisecond'
+        returning id, host_id`,
+  );
+  for (const host of new Set(rows.map((r) => r.host_id))) await announce(db, jobTopic(host));
+  return rows.length;
+}
 
 const staleClaim = (w: SweepWindows) => sql`state = 'claimed' and heartbeat_at < now() - ${w.heartbeatLostMs} * interval '1 millisecond'`;
 // A host is offline when its guest has not been heard (signed request, a long-poll still
@@ -166,9 +224,11 @@ async function endJob(db: Database, jobId: string, event: "unknown" | "host_unav
   return ended !== null;
 }
 
-/** One pass of the watch over claimed and queued jobs. Returns how many jobs it ended. */
+/** One pass of the watch over offered, claimed and queued jobs. Returns how many jobs it ended. */
 export async function sweepJobs(db: Database, options: { lost?: boolean; windows?: SweepWindows } = {}): Promise<number> {
   const w = options.windows ?? DEFAULT_WINDOWS;
+  // Withdrawn offers first: a job that never reached its guest must be judged as queued, not lost.
+  await requeueUnackedOffers(db, w);
   const stale = options.lost === false ? [] : await executeRows<{ id: string }>(db, sql`select id from jobs where ${staleClaim(w)} limit 100`);
   const waiting = await executeRows<{ id: string }>(db, sql`select id from jobs where ${unclaimed(w)} limit 100`);
   let n = 0;

@@ -1,5 +1,5 @@
 /**
- * The guest-facing job routes (`app/api/agent/jobs/*`): long-poll, heartbeat,
+ * The guest-facing job routes (`app/api/agent/jobs/*`): long-poll, ack, heartbeat,
  * output, artifact and result, as Request → Response functions so the route
  * files stay one line each. Every one is a signed request, read and checked
  * by server/hosts/http.ts `authenticated` before anything here acts.
@@ -9,7 +9,7 @@ import type { HubRuntime } from "../hub/runtime";
 import { authenticated, handle } from "../hosts/http";
 import { HeartbeatBody } from "../trust/protocol";
 import { readJobArtifact } from "./artifact";
-import { heartbeat, nextJob } from "./delivery";
+import { ackJob, heartbeat, nextJob } from "./delivery";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
 
@@ -22,6 +22,14 @@ export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Res
     const job = await nextJob(runtime.database.handle.db, host.id, Number.isFinite(wait) ? wait : 0, request.signal, { perCallerSlots: runtime.config.jobs.slotsPerToken });
     if (job === null) return new Response(null, { status: 204 });
     return Response.json({ job: { id: job.id, document: job.document, signature: job.signature } });
+  });
+}
+
+/** POST /api/agent/jobs/<id>/ack — the guest takes an offered job before it runs it (delivery.ts `ackJob`). */
+export function serveAck(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host } = await authenticated(runtime, request);
+    return Response.json(await ackJob(runtime.database.handle.db, host.id, jobId));
   });
 }
 

@@ -1,8 +1,8 @@
 // Public surface of server/jobs. See README.md.
-export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, heartbeat, nextJob, sweepJobs } from "./delivery";
+export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, OFFER_ACK_MS, ackJob, heartbeat, nextJob, sweepJobs } from "./delivery";
 export { DEFAULT_OUTPUT_QUOTAS, pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 export type { OutputQuotas, StoredCompletion } from "./intake";
-export { serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";
+export { serveAck, serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";
 export { startJobServices } from "./service";
 export type { JobServices } from "./service";
 export { notifyJobQueued } from "./wake";

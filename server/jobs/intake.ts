@@ -76,7 +76,7 @@ async function makeRoom(tx: Database, scope: { kind: "token"; callerKey: string 
   const oldest = await executeRows<{ id: string; n: string | number }>(
     tx,
     sql`select j.id, ${storedBytes} as n from job_output_chunks c join jobs j on j.id = c.job_id join actions a on a.id = j.action_id
-        where ${within} and j.state not in ('queued', 'claimed') and j.id <> ${jobId}
+        where ${within} and j.state not in ('queued', 'offered', 'claimed') and j.id <> ${jobId}
         group by j.id, j.completed_at order by j.completed_at nulls first, j.id limit 1000`,
   );
   for (const job of oldest) {
@@ -136,7 +136,7 @@ export async function pruneExpiredOutput(db: Database, retentionMs: number, limi
   const expired = await executeRows<{ id: string }>(
     db,
     sql`select distinct c.job_id as id from job_output_chunks c join jobs j on j.id = c.job_id
-        where j.state not in ('queued', 'claimed') and j.completed_at < now() - ${retentionMs} * interval '1 millisecond' limit ${limit}`,
+        where j.state not in ('queued', 'offered', 'claimed') and j.completed_at < now() - ${retentionMs} * interval '1 millisecond' limit ${limit}`,
   );
   for (const job of expired) {
     await db.transaction(async (tx) => pruneJobOutput(tx as unknown as Database, job.id, "retention"));

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
-import { executeRows, type Database } from "../db";
+import { executeRows, type Database, type DatabaseHandle } from "../db";
+import { electionFor, LEDGER_CHANNEL, type IntegratorElection } from "./election";
 import { signCheckpoint } from "../trust/ledger/checkpoint";
 import { hashLeaf } from "../trust/ledger/hash";
 import type { LogKey } from "./log-key";
@@ -8,8 +9,14 @@ import { recentBatches, type CommittedBatch, type RecentReceipt } from "./recent
 import { databaseNodeReader, toBytes } from "./node-store";
 import { extendTree, frontierFromStore, type Frontier } from "../trust/ledger/tree";
 
-/** Arbitrary constant: one integrator per database, across hub processes. */
+/**
+ * Arbitrary constant: one batch at a time per database, across hub processes.
+ * Which process runs the batches is elected separately (election.ts); this
+ * lock only makes a batch exclusive should two processes both believe they
+ * were elected (one's session lost without its knowing yet).
+ */
 export const INTEGRATOR_LOCK_KEY = 7_245_010_002;
+export { INTEGRATOR_ELECTION_KEY } from "./election";
 export const DEFAULT_BATCH_SIZE = 1000;
 
 export type IntegrateOutcome =
@@ -32,7 +39,7 @@ export type IntegrateOutcome =
 export async function integrateOnce(
   db: Database,
   key: LogKey,
-  options: { batchSize?: number; cache?: { frontier?: Frontier } } = {},
+  options: { batchSize?: number; cache?: { frontier?: Frontier }; announce?: boolean } = {},
 ): Promise<IntegrateOutcome> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   return db.transaction(async (tx) => {
@@ -85,6 +92,8 @@ export async function integrateOnce(
                nodes as (insert into ledger_nodes (level, idx, hash) values ${nodeRows(extended.newNodes.slice(lastChunk))})
           insert into ledger_checkpoints (tree_size, root_hash, note) values (${BigInt(extended.size)}, ${Buffer.from(extended.root)}::bytea, ${note})`,
     );
+    // Standby processes waiting for this batch hear of it at commit (and not at all on rollback).
+    if (options.announce === true) await tx.execute(sql`select pg_notify(${LEDGER_CHANNEL}, ${`integrated:${extended.size}`})`);
     if (options.cache) options.cache.frontier = extended.frontier;
     const batch: CommittedBatch = { before: frontier, entryIds, newNodes: extended.newNodes, size: extended.size, note };
     return { kind: "integrated", count: pending.length, size: extended.size, note, batch };
@@ -118,6 +127,21 @@ export interface RunningIntegrator {
   stop(): Promise<void>;
 }
 
+/** True when an entry at or below `target` still waits (a standby's question: is what its caller appended integrated?). */
+async function waitingUpTo(db: Database, target: bigint): Promise<{ waiting: boolean; size: number }> {
+  const [row] = await executeRows<{ waiting: boolean; size: string | number | null }>(
+    db,
+    sql`select exists (select 1 from ledger_entries where leaf_index is null and id <= ${target}) as waiting, (select max(tree_size) from ledger_checkpoints) as size`,
+  );
+  return { waiting: row?.waiting === true, size: Number(row?.size ?? 0) };
+}
+
+/** The newest entry waiting for a leaf index, or null when none waits. */
+async function lastWaiting(db: Database): Promise<bigint | null> {
+  const [row] = await executeRows<{ id: string | number | bigint | null }>(db, sql`select max(id) as id from ledger_entries where leaf_index is null`);
+  return row?.id === null || row?.id === undefined ? null : BigInt(String(row.id));
+}
+
 /**
  * The background integrator: runs batches back to back while entries wait,
  * then sleeps until a `flush` wakes it or `pollMs` passes. Target: a
@@ -131,23 +155,69 @@ export interface RunningIntegrator {
  * commit). Each batch reads the entries committed when it starts, so a flush
  * is answered by the first batch that STARTS after it was asked and takes
  * fewer than `batchSize` entries (what was left then is all integrated).
+ *
+ * Several hub processes on one PostgreSQL database elect one integrator
+ * (`electOn`, election.ts). The others stand by: their flushes ask the
+ * elected one for a batch (NOTIFY) and are answered once every entry that
+ * waited when they asked has a leaf index, so a call served by any process
+ * shares the one integrator's group commit — three processes write about as
+ * many checkpoints per call as one. A standby tries for the lock every half
+ * second and takes over when the integrator's session is gone.
  */
 export function startIntegrator(
   db: Database,
   key: LogKey,
-  options: { pollMs?: number; batchSize?: number; onError?: (error: unknown) => void } = {},
+  options: { pollMs?: number; batchSize?: number; onError?: (error: unknown) => void; electOn?: DatabaseHandle } = {},
 ): RunningIntegrator {
   const pollMs = options.pollMs ?? 200;
   const counters = ledgerCounters();
   const cache: { frontier?: Frontier } = {};
   const recent = recentBatches();
   const status: IntegratorStatus = { state: "running", size: 0, lastCheckpointAt: null, detail: null };
+  const election: IntegratorElection | null = options.electOn === undefined ? null : electionFor(options.electOn);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wakeSleep: (() => void) | undefined;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const idleWaiters: Array<() => void> = [];
   let lastWasIdle = false;
+  // A standby asked for a batch since the last one started.
+  let asked = false;
+  election?.onNotice((notice) => {
+    if (notice === "flush") asked = true;
+    wakeSleep?.();
+  });
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      wakeSleep = resolve;
+      timer = setTimeout(resolve, ms);
+    }).then(() => {
+      wakeSleep = undefined;
+    });
+
+  /** A standby's turn: answers the waiters once the elected integrator has integrated what waited when they asked. */
+  const standBy = async (covered: Array<() => void>): Promise<void> => {
+    Object.assign(status, { state: "standby", detail: "another hub process is integrating" });
+    cache.frontier = undefined;
+    if (covered.length === 0) return sleep(pollMs);
+    const target = await lastWaiting(db);
+    if (target !== null) {
+      await election?.askForBatch();
+      for (let round = 0; !stopped; round += 1) {
+        const check = await waitingUpTo(db, target);
+        status.size = check.size;
+        if (!check.waiting) break;
+        // The integrator may have died: try for the lock now and then (hold() paces itself).
+        if (round % 10 === 9 && (await election?.hold()) === true) {
+          idleWaiters.unshift(...covered);
+          return;
+        }
+        await sleep(100);
+      }
+    }
+    for (const resolve of covered) resolve();
+  };
 
   const loop = (async () => {
     while (!stopped) {
@@ -155,10 +225,16 @@ export function startIntegrator(
       const covered = idleWaiters.splice(0);
       let outcome: IntegrateOutcome | undefined;
       try {
+        if (election !== null && !(await election.hold())) {
+          await standBy(covered);
+          continue;
+        }
+        const askedNow = asked;
+        asked = false;
         // An idle poll with nobody waiting asks one cheap question (the pending index) instead of
         // running an empty batch transaction of five statements, five times a second.
-        const quiet: boolean = covered.length === 0 && status.state === "running" && lastWasIdle && !(await entriesWaiting(db));
-        outcome = quiet ? { kind: "idle", size: status.size } : await integrateOnce(db, key, { batchSize, cache });
+        const quiet: boolean = covered.length === 0 && !askedNow && status.state === "running" && lastWasIdle && !(await entriesWaiting(db));
+        outcome = quiet ? { kind: "idle", size: status.size } : await integrateOnce(db, key, { batchSize, cache, announce: election !== null });
       } catch (error) {
         counters.integrationFailures += 1;
         counters.lastIntegrationError = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);
@@ -178,11 +254,11 @@ export function startIntegrator(
           continue;
         }
         for (const resolve of covered) resolve();
-        if (idleWaiters.length > 0) continue;
+        if (idleWaiters.length > 0 || asked) continue;
       } else if (outcome?.kind === "idle") {
         Object.assign(status, { state: "running", size: outcome.size, detail: null });
         for (const resolve of covered) resolve();
-        if (idleWaiters.length > 0) continue;
+        if (idleWaiters.length > 0 || asked) continue;
       } else {
         idleWaiters.unshift(...covered);
       }
@@ -191,11 +267,7 @@ export function startIntegrator(
       } else if (outcome?.kind === "key_mismatch") {
         Object.assign(status, { state: "key_mismatch", detail: `the log is pinned to ${outcome.pinned}; this process holds another key` });
       }
-      await new Promise<void>((resolve) => {
-        wakeSleep = resolve;
-        timer = setTimeout(resolve, pollMs);
-      });
-      wakeSleep = undefined;
+      await sleep(pollMs);
     }
   })();
 
@@ -219,6 +291,7 @@ export function startIntegrator(
       if (timer) clearTimeout(timer);
       wakeSleep?.();
       await loop;
+      await election?.close();
       status.state = "stopped";
     },
   };

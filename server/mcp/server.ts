@@ -10,7 +10,7 @@ import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { toolError, toolSuccess } from "./tools/result";
-import type { HubTool } from "./tools/tool";
+import type { HubTool, ProgressMeta } from "./tools/tool";
 import { logLine } from "../text";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
@@ -40,12 +40,12 @@ type SendNotification = (notification: ServerNotification) => Promise<void>;
  * notification (the spec requires it to). Failures to send are ignored — the
  * call's result still goes out.
  */
-function progressSender(progressToken: string | number | undefined, send: SendNotification): (message: string) => void {
+function progressSender(progressToken: string | number | undefined, send: SendNotification): (message: string, meta?: ProgressMeta) => void {
   if (progressToken === undefined) return () => undefined;
   let progress = 0;
-  return (message) => {
+  return (message, meta) => {
     progress += 1;
-    send({ method: "notifications/progress", params: { progressToken, progress, message } }).catch(() => undefined);
+    send({ method: "notifications/progress", params: { progressToken, progress, message, ...(meta === undefined ? {} : { _meta: { ...meta } }) } }).catch(() => undefined);
   };
 }
 

@@ -99,12 +99,16 @@ export async function revokeToken(
   return { token: inside.token, alreadyRevoked: inside.alreadyRevoked, ended };
 }
 
-/** Cancels the token's jobs no guest has claimed yet; each sealed job/1 `cancelled`. Returns their action ids. */
+/**
+ * Cancels the token's jobs no guest has claimed yet — queued, or offered and
+ * not yet acknowledged (a guest acks before it runs anything, and its ack of
+ * a cancelled job is refused); each sealed job/1 `cancelled`. Returns their action ids.
+ */
 async function cancelQueuedJobs(tx: Database, tokenId: string, actor: `sha256:${string}`): Promise<string[]> {
   const cancelled = await tx
     .update(jobs)
     .set({ state: "cancelled", completedAt: new Date() })
-    .where(and(eq(jobs.state, "queued"), sql`${jobs.actionId} in (select ${actions.id} from ${actions} where ${actions.tokenId} = ${tokenId})`))
+    .where(and(inArray(jobs.state, ["queued", "offered"]), sql`${jobs.actionId} in (select ${actions.id} from ${actions} where ${actions.tokenId} = ${tokenId})`))
     .returning({ id: jobs.id, actionId: jobs.actionId, hostId: jobs.hostId });
   if (cancelled.length === 0) return [];
   const rows = await tx.select({ id: actions.id, actionHash: actions.actionHash, result: actions.result }).from(actions).where(inArray(actions.id, cancelled.map((j) => j.actionId)));

@@ -114,3 +114,24 @@ export const HeartbeatBody = z
   .object({ output: z.object({ stdout_bytes: byteCount, stderr_bytes: byteCount }).strict().optional() })
   .strict();
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+
+/**
+ * The hub's answer to a job acknowledgement (`POST /api/agent/jobs/<id>/ack`,
+ * empty body). A long-poll only offers a job; the guest acknowledges it
+ * before running anything, and runs it only on this answer. Any 4xx answer
+ * (404: the offer was withdrawn, ended or never made) means: do not run it.
+ * The hub re-queues an offer not acknowledged within its window (server/jobs
+ * `OFFER_ACK_MS`), so a job whose offer never reached the guest is never
+ * taken for one that may have run.
+ */
+export const JobAckAnswer = z.object({ acked: z.literal(true) }).strict();
+export type JobAckAnswer = z.infer<typeof JobAckAnswer>;
+
+/**
+ * How long a guest keeps retrying an acknowledgement whose answer it did not
+ * get (the network failed): as long as the hub would keep an acknowledged
+ * job's claim alive without a heartbeat. An ack the hub stored before the
+ * link failed is then still answered alike, and the job runs; past this the
+ * guest drops the offer unrun.
+ */
+export const JOB_ACK_RETRY_MS = 10_000;

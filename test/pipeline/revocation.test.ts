@@ -11,6 +11,7 @@ import { expect, it } from "vitest";
 import { resumeAction, submitAction } from "../../server/actions";
 import { approve, getApproval } from "../../server/approvals";
 import { claimJob } from "../../server/dispatch";
+import { ackJob } from "../../server/jobs";
 import { agentTokens, jobs, leases } from "../../server/db/schema";
 import { beginAuthorization, decideAuthorization, exchangeCode, mcpResourceUrl } from "../../server/oauth";
 import { clientResolver, registerClientByAdmin } from "../../server/oauth/clients";
@@ -127,6 +128,7 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     // A running job (claimed by the guest) on host A, a queued one on host B, a held one.
     const running = await submitAction(deps, caller, { operation: "run_command", arguments: { host: hostA.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
     expect((await claimJob(d, hostA.id, "test-executor"))?.id).toBe(running.job.id);
+    await ackJob(d, hostA.id, running.job.id);
     const queued = await submitAction(deps, caller, { operation: "run_command", arguments: { host: hostB.name, command: "ls" }, channel: "mcp" }, { waitMs: 0 });
     const held = await rejectionOf(submitAction(deps, caller, { operation: "run_command", arguments: { host: hostB.name, command: "touch x" }, channel: "mcp" }, { waitMs: 0 }));
     const othersHeld = await rejectionOf(submitAction(deps, other, { operation: "run_command", arguments: { host: hostB.name, command: "touch y" }, channel: "mcp" }, { waitMs: 0 }));

@@ -6,6 +6,7 @@ import { bindHttpServer, DEFAULT_HTTP_LIMITS, type RequestListener } from "../..
 import { logKeyId } from "../../hub/identity";
 import { whenMcpCallsDone } from "../../mcp/endpoint";
 import { createHubRuntime, installHubRuntime } from "../../hub/runtime";
+import { actionPipelineFor, startApprovedDispatch, type ApprovedDispatch } from "../../actions";
 import { HUB_VERSION } from "../../hub/version";
 import { listenControlSocket } from "../../hub/control-socket";
 import { EXIT, formatError } from "../io";
@@ -38,10 +39,16 @@ export const startCommand = {
     let listener: Awaited<ReturnType<typeof bindHttpServer>> | undefined;
     let runtime: Awaited<ReturnType<typeof createHubRuntime>> | undefined;
     let control: Awaited<ReturnType<typeof listenControlSocket>> | undefined;
+    let approved: ApprovedDispatch | undefined;
     try {
       listener = await bindHttpServer(config.host, config.port, { ...DEFAULT_HTTP_LIMITS, connectionsPerAddress: config.connectionsPerAddress ?? DEFAULT_HTTP_LIMITS.connectionsPerAddress });
       runtime = await createHubRuntime(config);
       installHubRuntime(runtime);
+      // Approved actions nobody is dispatching (their waiter's process died, or nobody waits) are
+      // dispatched by whichever hub process sees them first (server/actions/approved.ts).
+      approved = startApprovedDispatch(actionPipelineFor(runtime).deps, {
+        onError: (error) => ctx.err(`leasehold: approved-action dispatch failed: ${formatError(error)}`),
+      });
       const web = await ctx.loadWeb();
       const handler: RequestListener = await web.createRequestHandler({
         hostname: config.host,
@@ -57,6 +64,7 @@ export const startCommand = {
       });
     } catch (error) {
       await listener?.close();
+      await approved?.stop();
       await runtime?.close().catch(() => undefined);
       stopRequest.dispose();
       ctx.err(formatError(error));
@@ -99,6 +107,7 @@ export const startCommand = {
     ctx.out("  stop with Ctrl-C");
     const controlSocket = control;
     const drainingRuntime = runtime;
+    const approvedDispatch = approved;
     return await waitForStop(ctx, stopRequest, listener, {
       // Readiness turns 503 and new MCP calls are refused; calls already running may finish.
       drain: async () => {
@@ -114,6 +123,7 @@ export const startCommand = {
       },
       close: async () => {
         if ("close" in controlSocket) await controlSocket.close();
+        await approvedDispatch?.stop();
         await runtime.close();
       },
     });

@@ -6,7 +6,7 @@ import { actions, hosts } from "../../db/schema";
 import { isLeaseholdError, LeaseholdError } from "../../errors";
 import { ACTION_OUTCOME_SCHEMA, APPROVAL_STATUS_SCHEMA } from "./output-schemas";
 import { actionText, approvalStatusText } from "./text";
-import type { HubTool, ToolContext } from "./tool";
+import type { HubTool, ProgressMeta, ToolContext } from "./tool";
 
 /**
  * Capability operations as MCP tools, and the two tools that follow a held
@@ -103,13 +103,23 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
   const timer = setTimeout(() => budget.abort(), approvalWaitMs + Math.max(approvalWaitMs, RESULT_WAIT_MIN_MS));
   let held: { waitedMs: number; deadline: string; at: number } | undefined;
   let running: { host: string; stdout_bytes: number; stderr_bytes: number } | undefined;
+  // The action this call is about, once the pipeline names it: every notification carries it, and the
+  // first one says in words how to continue (a client cut off from this process asks any other).
+  let about: ProgressMeta | undefined;
+  let told = false;
+  const say = (message: string): void => {
+    if (about === undefined) return ctx.progress(message);
+    const lead = told ? "" : `action ${about["leasehold/action_id"]}${about["leasehold/approval_url"] === undefined ? "" : ` (approve at ${about["leasehold/approval_url"]})`}; if this call is cut off, continue it with approval_wait {action_id} on any hub process. `;
+    told = true;
+    ctx.progress(`${lead}${message}`, about);
+  };
   const tick = (): void => {
     if (held !== undefined && Date.now() - held.at < 2_000) {
-      ctx.progress(`held for a person's approval: waited ${Math.round(held.waitedMs / 1000)} s of ${approvalWaitMs / 1000} s; the approval deadline is ${held.deadline}`);
+      say(`held for a person's approval: waited ${Math.round(held.waitedMs / 1000)} s of ${approvalWaitMs / 1000} s; the approval deadline is ${held.deadline}`);
     } else if (running !== undefined) {
-      ctx.progress(runningMessage(running));
+      say(runningMessage(running));
     } else {
-      ctx.progress("waiting for the host's sealed result");
+      say("waiting for the host's sealed result");
     }
   };
   const ticker = setInterval(tick, PROGRESS_EVERY_MS);
@@ -118,6 +128,11 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
       waitMs: approvalWaitMs,
       signal: budget.signal,
       onProgress: (p) => {
+        const first = about === undefined;
+        about =
+          p.stage === "approval"
+            ? { "leasehold/action_id": p.actionId, "leasehold/approval_url": `${ctx.runtime.config.publicUrl.replace(/\/+$/, "")}/approvals#${p.approvalId}` }
+            : { "leasehold/action_id": p.actionId };
         if (p.stage === "running") {
           // Each report is news (the waiter passes on changes only): say it now.
           running = { host: p.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes };
@@ -125,9 +140,14 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
           tick();
           return;
         }
-        const first = held === undefined;
+        if (p.stage === "dispatched") {
+          held = undefined;
+          if (first) tick();
+          return;
+        }
+        const firstHeld = held === undefined;
         held = { waitedMs: p.waitedMs, deadline: p.deadline, at: Date.now() };
-        if (first) tick();
+        if (first || firstHeld) tick();
       },
     });
     return shapeOutcome(outcome);

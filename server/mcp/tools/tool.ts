@@ -19,8 +19,20 @@ export interface ToolContext {
   /**
    * Sends `notifications/progress` for this call when the client asked for
    * progress (`_meta.progressToken`); a no-op otherwise. Never throws.
+   * `meta` goes out as the notification's `_meta` (the action it is about).
    */
-  progress(message: string): void;
+  progress(message: string, meta?: ProgressMeta): void;
+}
+
+/**
+ * What a progress notification of an action says about it in `_meta`, so a
+ * client that loses this hub process mid-call can continue it on any other
+ * with `approval_wait` (docs/design.md#pipeline).
+ */
+export interface ProgressMeta {
+  "leasehold/action_id": string;
+  /** While the action is held: where a person approves it. */
+  "leasehold/approval_url"?: string;
 }
 
 /**
