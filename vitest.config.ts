@@ -19,6 +19,10 @@ const seed = givenSeed();
  * runs the files that take kernel resources (sandboxes, guests, volumes,
  * namespaces, VMs) one at a time. Each file still gets a fresh process.
  */
+// A `--sequence.*` option on the command line (tools/test.mjs passes the seed
+// that way) replaces each project's `sequence` whole, groupOrder included;
+// vitest still runs a single-worker project after the others then, so the
+// serial group runs last either way.
 const serial = serialGlobs(import.meta.dirname);
 const PARALLEL_WORKERS = 2;
 
