@@ -12,12 +12,11 @@ import { codeOf } from "../support/refusals";
 import { actionState, allEntries, completeJob, entriesOf, insertAdmin, insertHost, insertToken, testDeps, PASSKEY_OFF } from "./support";
 
 
-/** The APPROVAL_PENDING error a held submission ends with (any other outcome fails here, by its code). */
 async function pendingError(promise: Promise<unknown>): Promise<LeaseholdError> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof LeaseholdError && error.code === "APPROVAL_PENDING") return error;
+    if (error instanceof LeaseholdError) return error;
     throw error;
   }
   throw new Error("expected an error");
@@ -106,12 +105,14 @@ describeEachDatabase("action pipeline", (db) => {
     const caller = await insertToken(db().handle.db);
 
     const first = await pendingError(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "touch a" }, channel: "mcp" }, { waitMs: 0 }));
+    expect(first.code).toBe("APPROVAL_PENDING");
     const approvalId = String(first.details?.["approval_id"]);
     await deny(db().handle.db, approvalId, admin, "not now");
     expect(await codeOf(resumeAction(deps, caller, String(first.details?.["action_id"]), { waitMs: 0 }))).toBe("APPROVAL_DENIED");
     expect(await codeOf(approve(db().handle.db, approvalId, admin))).toBe("POLICY_REFUSED");
 
     const second = await pendingError(submitAction(expiring, caller, { operation: "run_command", arguments: { host: host.name, command: "touch b" }, channel: "mcp" }, { waitMs: 0 }));
+    expect(second.code).toBe("APPROVAL_PENDING");
     // The wait ends at the expiry (an event), well before this bound.
     expect(await codeOf(resumeAction(expiring, caller, String(second.details?.["action_id"]), { waitMs: 15_000 }))).toBe("APPROVAL_EXPIRED");
     expect(await codeOf(approve(db().handle.db, String(second.details?.["approval_id"]), admin))).toBe("APPROVAL_EXPIRED");
