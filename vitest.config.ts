@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { givenSeed } from "./tools/lib/test-seed.mjs";
+import { serialGlobs, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
 
 /**
  * Shuffled order, always: test files and the cases inside each file run in
@@ -14,13 +15,24 @@ import { givenSeed } from "./tools/lib/test-seed.mjs";
  */
 const seed = givenSeed();
 
+/**
+ * Two groups (tools/lib/test-groups.mjs says which file is in which, and
+ * test/README.md why): "parallel" runs two files at a time, then "serial"
+ * runs the files that take kernel resources (sandboxes, guests, volumes,
+ * namespaces, VMs) one at a time. Each file still gets a fresh process.
+ */
+// A `--sequence.*` option on the command line (tools/test.mjs passes the seed
+// that way) replaces each project's `sequence` whole, groupOrder included;
+// vitest still runs a single-worker project after the others then, so the
+// serial group runs last either way.
+const serial = serialGlobs(import.meta.dirname);
+const PARALLEL_WORKERS = 2;
+
 // Unit and database tests. Browser tests are Playwright's (e2e/), not vitest's.
 export default defineConfig({
   // The `~/` alias of tsconfig.json (`paths`): the repository root.
   resolve: { alias: { "~": path.dirname(fileURLToPath(import.meta.url)) } },
   test: {
-    include: ["server/**/*.test.ts", "common/**/*.test.ts", "tools/**/*.test.ts", "test/**/*.test.ts", "native/**/*.test.ts", "agent-guest/**/*.test.ts"],
-    exclude: ["node_modules/**", "e2e/**", ".next/**", "dist/**"],
     // Tests run the real executables, which run only the compiled dist/.
     globalSetup: ["tools/lib/vitest-build.mjs"],
     // A fresh PGlite takes seconds to initialise; a real hub start takes longer.
@@ -29,5 +41,27 @@ export default defineConfig({
     pool: "forks",
     sequence: { shuffle: true, ...(seed === undefined ? {} : { seed }) },
     reporters: ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "parallel",
+          include: TEST_FILES,
+          exclude: [...TEST_EXCLUDE, ...serial],
+          maxWorkers: PARALLEL_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "serial",
+          include: serial,
+          exclude: TEST_EXCLUDE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -9,8 +9,11 @@
 import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs, type Account } from "./support/admins";
-import { connectAgent, runCommand, structured, type Agent } from "./support/mcp-agent";
+import { closeOpenAgents, connectAgent, runCommand, structured, type Agent } from "./support/mcp-agent";
 import { allowSimilarButton, openItem } from "./support/queue";
+
+// A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
+test.afterEach(closeOpenAgents);
 
 const STATE = path.join("test-results", ".misleading-owner.json");
 // Several agents, a held action each, and a batch clean-up per test: more than the default minute on a shared machine.

@@ -9,8 +9,11 @@
 import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
-import { connectAgent, runCommand, structured } from "./support/mcp-agent";
+import { closeOpenAgents, connectAgent, runCommand, structured } from "./support/mcp-agent";
 import { allowSimilarButton, approveButton, denyButton, openItem } from "./support/queue";
+
+// A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
+test.afterEach(closeOpenAgents);
 
 let n = 0;
 /** A command that is medium risk, cheap, succeeds, and prints a unique marker. */

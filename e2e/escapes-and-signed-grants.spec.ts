@@ -10,20 +10,16 @@
  *  - the actions list shows a command with a right-to-left override, and a
  *    token name with one, as visible escapes.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
-import { connectAgent, runCommand, structured } from "./support/mcp-agent";
+import { virtualAuthenticator } from "./support/passkeys";
+import { closeOpenAgents, connectAgent, runCommand, structured } from "./support/mcp-agent";
 import { allowSimilarButton, openItem } from "./support/queue";
 
-test.describe.configure({ timeout: 180_000 });
+// A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
+test.afterEach(closeOpenAgents);
 
-async function virtualAuthenticator(page: Page): Promise<void> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-}
+test.describe.configure({ timeout: 180_000 });
 
 let n = 0;
 function marker(prefix: string): string {

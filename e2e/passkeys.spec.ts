@@ -13,17 +13,13 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
-import { connectAgent, structured } from "./support/mcp-agent";
+import { virtualAuthenticator } from "./support/passkeys";
+import { closeOpenAgents, connectAgent, structured } from "./support/mcp-agent";
 import { approveButton, openItem } from "./support/queue";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
-async function virtualAuthenticator(page: Page): Promise<void> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-}
+// A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
+test.afterEach(closeOpenAgents);
 
 let n = 0;
 /** A high-risk command (recursive forced delete) that is harmless in the guest's workspace: the directory does not exist. */

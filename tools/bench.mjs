@@ -48,6 +48,9 @@ const BENCHES = [
   // Starts its own throwaway PostgreSQL (fsync on): PostgreSQL only by design.
   { name: "ledger", file: "server/ledger/bench/ledger.bench.ts", needs: [], env: (q) => (q ? { BENCH_SECONDS: "1", BENCH_ENTRIES: "20000" } : {}) },
   { name: "mcp", file: "server/mcp/bench/mcp.bench.ts", needs: ["build"], databases: ["pglite", "postgres"], args: (q) => [q ? "3" : "5"] },
+  // The long forms of test/mcp/hub-suite.ts's hostile fuzz and test/hub/http-hardening.test.ts's keep-alive and session checks.
+  { name: "mcp-fuzz", file: "server/mcp/bench/fuzz.ts", needs: ["build"], databases: ["pglite", "postgres"], args: (q) => [q ? "5000" : "100000"] },
+  { name: "http-soak", file: "test/hub/bench/http-soak.bench.ts", needs: ["build"], env: (q) => (q ? { BENCH_CALLS: "34" } : {}) },
   // Calls the pipeline on the hub's database from the bench process: PostgreSQL only (TEST_POSTGRES_URL).
   { name: "e2e", file: "agent-guest/bench/e2e.bench.ts", needs: ["root", "build"], databases: ["postgres"], args: (q) => [q ? "20" : "60"] },
   { name: "apk-e2e", file: "agent-guest/bench/apk-e2e.bench.ts", needs: ["root", "build"], databases: ["pglite", "postgres"], env: (q) => (q ? { BENCH_APK_MB: "1" } : {}) },

@@ -12,6 +12,9 @@ import { E2E_BASE_URL } from "./hub";
 
 let counter = 0;
 
+/** Agents connected and not yet closed in this worker: closeOpenAgents ends what a failed test left holding a lease. */
+const open = new Set<Agent>();
+
 export interface Agent {
   client: Client;
   tokenName: string;
@@ -28,15 +31,32 @@ export async function connectAgent(prefix = "agent"): Promise<Agent> {
   const transport = new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
   const client = new Client({ name: "leasehold-e2e", version: "1.0.0" });
   await client.connect(transport);
-  return {
+  let closing: Promise<void> | undefined;
+  const agent: Agent = {
     client,
     tokenName,
     // DELETE the session: its host leases end with it (a closed transport alone keeps them until idle).
-    async close() {
-      await transport.terminateSession().catch(() => undefined);
-      await client.close();
+    close() {
+      closing ??= (async () => {
+        open.delete(agent);
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      })();
+      return closing;
     },
   };
+  open.add(agent);
+  return agent;
+}
+
+/**
+ * Closes every agent this worker connected and did not close: a spec calls
+ * it in `test.afterEach`, so a test that fails half-way (its own `close()`
+ * never reached) does not leave its session holding host "local" for the
+ * tests after it.
+ */
+export async function closeOpenAgents(): Promise<void> {
+  await Promise.all([...open].map((agent) => agent.close()));
 }
 
 export function structured(result: CallToolResult): Record<string, unknown> {

@@ -97,19 +97,24 @@ describeEachDatabase("action pipeline", (db) => {
   });
 
   it("denial and expiry are final and sealed", async () => {
-    const deps = testDeps(db().handle, { approvalTtlMs: 300 });
+    const deps = testDeps(db().handle);
+    // Short enough to expire within the test, long enough that a slow submission still returns pending first.
+    const expiring = testDeps(db().handle, { approvalTtlMs: 1500 });
     const host = await insertHost(db().handle.db);
     const admin = await insertAdmin(db().handle.db);
     const caller = await insertToken(db().handle.db);
 
     const first = await pendingError(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "touch a" }, channel: "mcp" }, { waitMs: 0 }));
+    expect(first.code).toBe("APPROVAL_PENDING");
     const approvalId = String(first.details?.["approval_id"]);
     await deny(db().handle.db, approvalId, admin, "not now");
     expect(await codeOf(resumeAction(deps, caller, String(first.details?.["action_id"]), { waitMs: 0 }))).toBe("APPROVAL_DENIED");
     expect(await codeOf(approve(db().handle.db, approvalId, admin))).toBe("POLICY_REFUSED");
 
-    const second = await pendingError(submitAction(deps, caller, { operation: "run_command", arguments: { host: host.name, command: "touch b" }, channel: "mcp" }, { waitMs: 0 }));
-    expect(await codeOf(resumeAction(deps, caller, String(second.details?.["action_id"]), { waitMs: 2000 }))).toBe("APPROVAL_EXPIRED");
+    const second = await pendingError(submitAction(expiring, caller, { operation: "run_command", arguments: { host: host.name, command: "touch b" }, channel: "mcp" }, { waitMs: 0 }));
+    expect(second.code).toBe("APPROVAL_PENDING");
+    // The wait ends at the expiry (an event), well before this bound.
+    expect(await codeOf(resumeAction(expiring, caller, String(second.details?.["action_id"]), { waitMs: 15_000 }))).toBe("APPROVAL_EXPIRED");
     expect(await codeOf(approve(db().handle.db, String(second.details?.["approval_id"]), admin))).toBe("APPROVAL_EXPIRED");
     const outcomes = (await entriesOf(db().handle.db, String(second.details?.["action_id"]))).map((e) => (e.type === "approval/1" ? e.data.outcome : e.type));
     expect(outcomes).toEqual(["decision/1", "expired"]);

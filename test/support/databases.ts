@@ -4,28 +4,61 @@
  * TEST_POSTGRES_URL; without it the PostgreSQL half fails loudly (it is never
  * silently skipped).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { applyMigrations, openPglite, openPostgres, type DatabaseHandle, type DatabaseKind } from "../../server/db";
+import { applyMigrations, migrationsFolder, openPglite, openPostgres, type DatabaseHandle, type DatabaseKind } from "../../server/db";
 
 export const DATABASE_KINDS: readonly DatabaseKind[] = ["pglite", "postgres"];
 
 let pgliteTemplate: Promise<Blob> | undefined;
 
-/** A migrated PGlite, dumped once per worker and cloned per test file (~4x faster than migrating each). */
+/**
+ * Where the migrated PGlite dump is kept between test processes: inside the
+ * checkout (never the shared temporary directory, where another local user
+ * could plant one), named by the hash of the migration files.
+ */
+const TEMPLATE_CACHE = path.join(import.meta.dirname, "..", "..", "node_modules", ".cache", "leasehold-test");
+
+/**
+ * A migrated PGlite, dumped once per set of migrations and cloned per test
+ * (loadDataDir) instead of migrating each: the first test process that needs
+ * it writes the dump to TEMPLATE_CACHE, the others read it.
+ */
 async function migratedPgliteTemplate(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
+    const file = path.join(TEMPLATE_CACHE, `pglite-${migrationsHash()}.tar`);
+    if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
     const handle = await openPglite(undefined);
     try {
       await applyMigrations(handle);
       if (handle.driver.kind !== "pglite") throw new Error("unreachable");
-      return (await handle.driver.client.dumpDataDir("none")) as Blob;
+      const dump = (await handle.driver.client.dumpDataDir("none")) as Blob;
+      // Written aside and renamed: a process reading it never sees half a dump.
+      fs.mkdirSync(TEMPLATE_CACHE, { recursive: true });
+      const partial = `${file}.${process.pid}.partial`;
+      fs.writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      fs.renameSync(partial, file);
+      return dump;
     } finally {
       await handle.close();
     }
   })();
   return pgliteTemplate;
+}
+
+/** A digest of every migration file (names and bytes) and of the PGlite version: a changed or added migration, or another PGlite, makes a new template. */
+function migrationsHash(): string {
+  const folder = migrationsFolder();
+  const hash = createHash("sha256");
+  hash.update(fs.readFileSync(path.join(import.meta.dirname, "..", "..", "node_modules", "@electric-sql", "pglite", "package.json")));
+  for (const file of fs.readdirSync(folder, { recursive: true, encoding: "utf8" }).sort()) {
+    const abs = path.join(folder, file);
+    if (fs.statSync(abs).isFile()) hash.update(file).update("\0").update(fs.readFileSync(abs)).update("\0");
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 export function testPostgresUrl(): string | undefined {
@@ -44,14 +77,41 @@ export async function hubDatabaseFor(kind: DatabaseKind): Promise<{ url: string 
   return { url: scratch.url, drop: scratch.drop };
 }
 
-/** Creates an empty database on the test server; returns its URL and a drop function. */
-export async function createScratchPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** Serialises template builds and clones across test processes (pg_advisory_lock on the admin connection). */
+const TEMPLATE_LOCK_KEY = 0x4c48_5450; // "LHTP"
+
+/** The name of the migrated template on the test server: one per set of migrations, so a branch with other migrations gets its own. */
+function templateName(): string {
+  return `lh_template_${migrationsHash()}`;
+}
+
+/**
+ * Creates a database on the test server; returns its URL and a drop function.
+ * `migrated`: a copy of a template migrated once per set of migrations
+ * (CREATE DATABASE … TEMPLATE, built by the first test process that needs
+ * it), instead of running every migration again; otherwise empty.
+ */
+export async function createScratchPostgresDatabase(options: { migrated?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = testPostgresUrl();
   if (!adminUrl) throw new Error("TEST_POSTGRES_URL is not set: run the suite with `npm test`, which starts a PostgreSQL server");
   const name = `lh_test_${process.pid}_${randomBytes(4).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
   try {
-    await admin.unsafe(`create database ${name}`);
+    if (options.migrated === true) {
+      const template = templateName();
+      // One connection (max: 1): the lock is held by the session that creates.
+      await admin`select pg_advisory_lock(${TEMPLATE_LOCK_KEY})`;
+      try {
+        const exists = await admin`select 1 from pg_database where datname = ${template}`;
+        if (exists.length === 0) await buildTemplate(adminUrl, template);
+        // Cloning needs the template without connections: under the lock, no other test process is building it.
+        await admin.unsafe(`create database ${name} template ${template}`);
+      } finally {
+        await admin`select pg_advisory_unlock(${TEMPLATE_LOCK_KEY})`;
+      }
+    } else {
+      await admin.unsafe(`create database ${name}`);
+    }
   } finally {
     await admin.end({ timeout: 5 });
   }
@@ -70,6 +130,28 @@ export async function createScratchPostgresDatabase(): Promise<{ url: string; dr
   };
 }
 
+/** Builds the template under a temporary name and renames it into place: a half-built template is never cloned. */
+async function buildTemplate(adminUrl: string, template: string): Promise<void> {
+  const building = `${template}_building`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`drop database if exists ${building} with (force)`);
+    await admin.unsafe(`create database ${building}`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${building}`;
+    // Two connections: applyMigrations holds one for its advisory lock and migrates on another.
+    const handle = await openPostgres(url.toString(), { max: 2 });
+    try {
+      await applyMigrations(handle);
+    } finally {
+      await handle.close();
+    }
+    await admin.unsafe(`alter database ${building} rename to ${template}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
 export interface TestDatabase {
   kind: DatabaseKind;
   handle: DatabaseHandle;
@@ -78,15 +160,14 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
-/** Opens a fresh, migrated database of the given kind. */
+/** Opens a fresh, migrated database of the given kind: a copy of a database migrated once (PGlite per test process, PostgreSQL per test server). */
 export async function openTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === "pglite") {
     const handle = await openPglite(undefined, { loadDataDir: await migratedPgliteTemplate() });
     return { kind, handle, dispose: () => handle.close() };
   }
-  const scratch = await createScratchPostgresDatabase();
+  const scratch = await createScratchPostgresDatabase({ migrated: true });
   const handle = await openPostgres(scratch.url, { max: 20 });
-  await applyMigrations(handle);
   return {
     kind,
     handle,

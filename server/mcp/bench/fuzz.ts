@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { runCli } from "../../../test/support/hub-process";
+import { reportBench } from "../../../tools/lib/bench-report";
 import { runFuzz } from "./fuzz-cases";
 import { benchHub, rssKiB } from "./hub";
 
@@ -50,6 +51,12 @@ try {
   console.log(`hub crashed:                    ${alive ? 0 : 1}`);
   console.log(`hub RSS:                        ${(rssBefore / 1024).toFixed(0)} MiB -> ${(rssAfter / 1024).toFixed(0)} MiB (after n requests: ${rssTrail.join(", ")})`);
   for (const sample of counts.samples) console.log(`  sample: ${sample}`);
+  reportBench("mcp-fuzz", { seed, concurrency, by_status: counts.byStatus, samples: counts.samples, hub_alive: alive }, [
+    { name: "requests per second", value: counts.requests / seconds, unit: "req/s" },
+    { name: "5xx responses", value: counts.serverErrors, unit: "responses" },
+    { name: "2xx without a valid token", value: counts.unauthenticatedSuccesses, unit: "responses" },
+    { name: "hub RSS growth", value: (rssAfter - rssBefore) / 1024, unit: "MiB" },
+  ]);
   process.exitCode = counts.serverErrors === 0 && counts.unauthenticatedSuccesses === 0 && alive ? 0 : 1;
 } finally {
   await hub.stop();
