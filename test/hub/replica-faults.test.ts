@@ -1,4 +1,5 @@
 /**
+ * test-group: serial — three hubs, a real guest in a network namespace and SIGKILL timings.
  * Faults a team running several hub processes on one PostgreSQL meets, with
  * real processes: three `leasehold start` replicas sharing one database and
  * one set of keys, a real guest in a network namespace of the test's own

@@ -1,4 +1,5 @@
 /**
+ * test-group: serial — three hubs and HAProxy with timed readiness checks; a second file beside it on 2 cores stretches the checks it measures.
  * Three hub processes behind a real HAProxy on one PostgreSQL, as
  * docs/deploy.md sets them up (test/support/cluster.ts): one MCP session
  * served by all three, revocation seen by all at once, one rate limit for
