@@ -104,6 +104,14 @@ export default tseslint.config(
     reason: "server/trust/bundle.ts is the worker-bundle reader both executables run; beyond node:crypto and zod it may read files (node:fs), nothing else (server/trust/README.md)",
   }),
   {
+    // A function longer than a screen and a half is hard to review as one
+    // unit. One that must stay long says why, on the line above it:
+    // `// eslint-disable-next-line max-lines-per-function -- <why>`.
+    files: ["server/**/*.ts", "agent-guest/**/*.ts", "common/**/*.ts", "native/**/*.ts", "app/**/*.ts", "app/**/*.tsx", "bin/**/*.ts"],
+    ignores: [...TESTS_AND_BENCHMARKS, "**/bench-risk/**"],
+    rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
     files: ["app/**/*.ts", "app/**/*.tsx"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [{ group: ["**/native/**"], message: "The Next app must never import the native addon (it breaks the build)." }] }],

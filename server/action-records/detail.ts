@@ -129,6 +129,7 @@ async function outputOf(db: Database, jobId: string): Promise<OutputStream[]> {
   });
 }
 
+// eslint-disable-next-line max-lines-per-function -- one record assembled from its rows in one read transaction; each step is a few lines
 export async function actionDetail(db: Database, actionId: string): Promise<ActionDetail> {
   if (!UUID.test(actionId)) throw new LeaseholdError("NOT_FOUND", "no such action", { tier: "hub" });
   const [row] = await executeRows<{ decision: ActionDecision }>(db, sql`select ${DECISION_SQL} as decision from actions a left join approvals ap on ap.action_id = a.id where a.id = ${actionId}`);

@@ -181,6 +181,7 @@ function replayed(): never {
  * the original — stores nothing and is refused. Paths that store nothing
  * record it on its own (a replay of a delivered result is refused as one).
  */
+// eslint-disable-next-line max-lines-per-function -- verify, store and seal one result in one transaction; the order of the checks is the contract
 export async function receiveJobResult(db: Database, host: AuthenticatedHost, jobId: string, body: unknown, pendingNonce?: PendingNonce): Promise<{ stored: boolean; duplicate: boolean }> {
   const result = (body ?? {}) as Partial<GuestJobResult>;
   if (result.kind !== "ran" && result.kind !== "refused") invalid("kind must be ran or refused");

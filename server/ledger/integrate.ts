@@ -164,6 +164,7 @@ async function lastWaiting(db: Database): Promise<bigint | null> {
  * many checkpoints per call as one. A standby tries for the lock every half
  * second and takes over when the integrator's session is gone.
  */
+// eslint-disable-next-line max-lines-per-function -- the integrator's loop, its election and its wake-ups share the loop's state
 export function startIntegrator(
   db: Database,
   key: LogKey,

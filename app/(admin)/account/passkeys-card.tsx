@@ -19,6 +19,7 @@ function when(iso: string | null): string {
   return iso === null ? "never" : new Date(iso).toLocaleString();
 }
 
+// eslint-disable-next-line max-lines-per-function -- register, rename and remove share the list's state and the ceremony's progress
 export function PasskeysCard() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();

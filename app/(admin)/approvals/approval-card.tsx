@@ -109,6 +109,7 @@ function DataRow({ label, data }: { label: string; data: HeldAction["stdin"] }) 
   );
 }
 
+// eslint-disable-next-line max-lines-per-function -- the grant form's fields, its preview of what it covers and the passkey step share one draft
 function AllowSimilarForm({ item, onDone, onCancel }: { item: HeldAction; onDone: (text: string, state: string) => void; onCancel: () => void }) {
   const trpc = useTRPC();
   const { approveAndAllowSimilar, pending, grantNeedsPasskey } = useDecisions();
@@ -306,6 +307,7 @@ function Reasons({ reasons }: { reasons: HeldAction["reasons"] }) {
  * expands in place to the whole prepared action, its reach and the decision
  * buttons. Every name a control or heading carries includes the command.
  */
+// eslint-disable-next-line max-lines-per-function -- one held action's row and card: the decision buttons, keyboard handling and outcome share the item's state
 export function ApprovalItem({
   item,
   nowMs,

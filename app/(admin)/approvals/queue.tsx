@@ -103,6 +103,7 @@ function toggleOf(id: string): HTMLElement | null {
   return document.getElementById(`approval-title-${id}`);
 }
 
+// eslint-disable-next-line max-lines-per-function -- the queue's order, selection, keyboard navigation and bulk decisions share one list state
 export function ApprovalsQueue() {
   const trpc = useTRPC();
   const [offset, setOffset] = useState(0);

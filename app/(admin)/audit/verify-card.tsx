@@ -79,6 +79,7 @@ function usePinnedLogKey() {
   return { pinned, draft, setDraft, suggested, pin };
 }
 
+// eslint-disable-next-line max-lines-per-function -- the pinned keys, the switch and the run they drive are one form
 export function VerifyCard() {
   const inputId = useId();
   const witnessId = useId();

@@ -53,6 +53,7 @@ function typed(field: Field, raw: string | boolean): unknown {
   return text;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the console's form, its held/running/finished states and the output stream share one run
 export function ConsoleRunner() {
   const trpc = useTRPC();
   const targets = useQuery(trpc.consoleForm.targets.queryOptions());

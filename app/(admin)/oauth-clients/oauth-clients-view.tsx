@@ -10,6 +10,7 @@ import { errorText } from "../../_lib/errors";
 
 const KIND_LABEL = { cimd: "metadata document", dynamic: "dynamic registration", registered: "registered by an admin" } as const;
 
+// eslint-disable-next-line max-lines-per-function -- the client list and its register/remove forms share one query
 export function OAuthClientsView() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();

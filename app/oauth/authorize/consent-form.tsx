@@ -19,6 +19,7 @@ function lifetimeLabel(seconds: number): string {
  * sends the owner's password with the decision (its proof, checked in the
  * same call); Deny sends none, since denying grants nothing.
  */
+// eslint-disable-next-line max-lines-per-function -- the consent page is one form: the client, the scopes asked and the decision
 export function ConsentForm(props: {
   handle: string;
   scopes: { scope: string; meaning: string }[];

@@ -24,6 +24,7 @@ export const startCommand = {
   name: "start",
   summary: "start the hub (web admin, API) on LEASEHOLD_HOST:LEASEHOLD_PORT",
   usage: "leasehold start",
+  // eslint-disable-next-line max-lines-per-function -- start-up in order: bind, runtime, printed credentials, local guest, drain and stop — one sequence
   async run(args: string[], ctx: CliContext): Promise<number> {
     parseCommandArgs(args, {});
     const began = performance.now();

@@ -1068,6 +1068,7 @@ export class ShellAnalysis {
     return { network: flow.network || produced.network, decoder: flow.decoder || produced.decoder, literal: produced.literal };
   }
 
+  // eslint-disable-next-line max-lines-per-function -- one switch over the closed list of effect kinds a command can have; each case is a few lines and they share the flow being built
   private applyEffects(effects: readonly Effect[], name: string, args: readonly Word[], scope: Scope, ctx: Ctx, span: Span, depth: number): Flow {
     const flow: Flow = { network: ctx.stdin?.flow.network ?? false, decoder: ctx.stdin?.flow.decoder ?? false, literal: null };
     const argSpan = (i: number | undefined): Span => (i !== undefined && args[i] ? args[i]!.span : span);

@@ -58,6 +58,7 @@ function endsOperand(t: Token | undefined, closesCondition: boolean): boolean {
   return false;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a hand-written lexer: one loop over characters with a branch per token class, read top to bottom
 function tokenize(text: string): { tokens: Token[]; unparsed: boolean } {
   const tokens: Token[] = [];
   /** For each open `(`: does it hold the condition of if/while/for/switch? */

@@ -296,6 +296,7 @@ export class Scrubber {
    * view. `final`: no more input follows, so a withheld sequence (a UTF-8
    * character or a `\\u` escape not yet complete) is released as it is.
    */
+  // eslint-disable-next-line max-lines-per-function -- one streaming pass over the pending text: escapes, UTF-8 and the withheld tail share the cursor and the offset map
   private normalise(raw: string, final: boolean): string {
     this.pendingRaw += raw;
     if (this.nState === N_TEXT && this.held === "" && !needsSlowPath(raw)) {
@@ -504,6 +505,7 @@ export class Scrubber {
     return redactionMarker(kind, raw);
   }
 
+  // eslint-disable-next-line max-lines-per-function -- the scrubber's main loop over one chunk (detect, redact, hold back a tail); its steps share the offsets they map
   private process(rawInput: string, final: boolean, partial: boolean): Buffer {
     const input = this.normalise(rawInput, final);
     const text = this.ctx + this.pending + input;
