@@ -15,6 +15,8 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { LeaseholdError } from "../../server/trust";
+import { openTrustedDir } from "../workspace/trusted-dir";
+import { entryType } from "../workspace/workspace";
 
 const C = fs.constants;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
@@ -68,43 +70,29 @@ function refuse(message: string, details: Record<string, unknown> = {}): never {
 }
 
 export function entryTypeOf(st: fs.Stats): TreeEntryType {
-  if (st.isFile()) return "file";
-  if (st.isDirectory()) return "directory";
-  if (st.isSymbolicLink()) return "symlink";
-  if (st.isFIFO()) return "fifo";
-  if (st.isSocket()) return "socket";
-  if (st.isCharacterDevice()) return "char_device";
-  if (st.isBlockDevice()) return "block_device";
-  return refuse("an entry of unknown type");
+  const type = entryType(st);
+  return type === "unknown" ? refuse("an entry of unknown type") : type;
 }
 
 /**
- * Opens an absolute directory from "/" one component at a time, never
- * through a symlink (ELOOP → POLICY_REFUSED naming the path).
+ * Opens a host path label's directory through the guest's trusted walk
+ * (agent-guest/workspace/trusted-dir.ts): never through a symlink, never
+ * below a directory every user may write without the sticky bit.
  */
 export function openDirNoFollow(absolute: string): number {
-  if (!absolute.startsWith("/") || absolute === "/") refuse(`${absolute} is not an absolute directory below /`);
-  let fd = fs.openSync("/", O_DIR);
-  try {
-    for (const part of absolute.split("/").slice(1)) {
-      if (part === "" || part === "." || part === "..") refuse(`${absolute} is not a normalised path`);
-      let next: number;
-      try {
-        next = fs.openSync(fdPath(fd, part), O_DIR);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === "ELOOP" || code === "ENOTDIR") refuse(`${absolute}: a component is a symlink or not a directory; host paths are never followed through links`, { path: absolute });
-        if (code === "ENOENT") refuse(`${absolute} does not exist`, { path: absolute });
-        throw e;
-      }
-      fs.closeSync(fd);
-      fd = next;
-    }
-    const result = fd;
-    fd = -1;
-    return result;
-  } finally {
-    if (fd !== -1) fs.closeSync(fd);
+  const opened = openTrustedDir(absolute);
+  if (opened.ok) return opened.fd;
+  const p = opened.problem;
+  switch (p.kind) {
+    case "not_absolute":
+      return refuse(`${absolute} is not a normalised absolute directory below /`);
+    case "symlink":
+    case "not_directory":
+      return refuse(`${absolute}: a component is a symlink or not a directory; host paths are never followed through links`, { path: absolute });
+    case "missing":
+      return refuse(`${absolute} does not exist`, { path: absolute });
+    case "world_writable":
+      return refuse(`${absolute}: ${p.ancestor} is writable by every user without the sticky bit, so another user could swap ${p.at}`, { path: absolute });
   }
 }
 

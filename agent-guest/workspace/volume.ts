@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { LeaseholdError } from "../../server/trust";
+import { openTrustedDir as openTrustedDirectory } from "./trusted-dir";
 
 /**
  * The workspace's own file system: what bounds it ("bounded
@@ -151,40 +152,25 @@ function run(tool: string, args: string[], fds: number[] = [], okCodes: number[]
 }
 
 /**
- * Opens `dir` by walking from "/" with O_NOFOLLOW, checking on the way that
- * no component is a symlink and no ancestor is writable by others without
- * the sticky bit. Returns the fd (caller closes), or null when the last
- * component is missing.
+ * Opens `dir` through the trusted walk (trusted-dir.ts). Returns the fd
+ * (caller closes), or null when the last component is missing.
  */
 function openTrustedDir(dir: string, what: string): number | null {
-  const parts = dir.split("/").filter(Boolean);
-  let fd = fs.openSync("/", O_DIR);
-  try {
-    for (const [i, name] of parts.entries()) {
-      const shown = "/" + parts.slice(0, i + 1).join("/");
-      const parent = fs.fstatSync(fd);
-      if ((parent.mode & 0o002) !== 0 && (parent.mode & 0o1000) === 0) {
-        configInvalid(`${what} ${dir}: ${"/" + parts.slice(0, i).join("/")} is writable by every user without the sticky bit; another user could swap ${shown}`);
-      }
-      let next: number;
-      try {
-        next = fs.openSync(fdPath(fd, name), O_DIR);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === "ENOENT" && i === parts.length - 1) return null;
-        if (code === "ELOOP") configInvalid(`${what} ${dir}: ${shown} is a symlink; configure the real path`);
-        if (code === "ENOTDIR") configInvalid(`${what} ${dir}: ${shown} is not a directory`);
-        if (code === "ENOENT") configInvalid(`${what} ${dir}: ${shown} does not exist`);
-        throw e;
-      }
-      fs.closeSync(fd);
-      fd = next;
-    }
-    const result = fd;
-    fd = -1;
-    return result;
-  } finally {
-    closeQuietly(fd);
+  // The configured spelling may carry a trailing "/": the walk wants the normalised path.
+  const opened = openTrustedDirectory(path.posix.resolve(dir));
+  if (opened.ok) return opened.fd;
+  const p = opened.problem;
+  switch (p.kind) {
+    case "not_absolute":
+      return configInvalid(`${what} ${dir} must be a normalised absolute path`);
+    case "world_writable":
+      return configInvalid(`${what} ${dir}: ${p.ancestor} is writable by every user without the sticky bit; another user could swap ${p.at}`);
+    case "symlink":
+      return configInvalid(`${what} ${dir}: ${p.at} is a symlink; configure the real path`);
+    case "not_directory":
+      return configInvalid(`${what} ${dir}: ${p.at} is not a directory`);
+    case "missing":
+      return p.last ? null : configInvalid(`${what} ${dir}: ${p.at} does not exist`);
   }
 }
 

@@ -155,7 +155,8 @@ function closeQuietly(fd: number | undefined): void {
   }
 }
 
-function entryType(st: fs.Stats): EntryType {
+/** What an lstat says an entry is (the workspace listing and the host-path tree walk). */
+export function entryType(st: fs.Stats): EntryType {
   if (st.isFile()) return "file";
   if (st.isDirectory()) return "directory";
   if (st.isSymbolicLink()) return "symlink";
