@@ -106,9 +106,10 @@ export const FULL_TOOLS = [
   "lease_release",
   "lease_status",
   "list_capabilities",
+  "rollback",
   "run_code",
   "run_command",
 ];
-export const MUTATING_TOOLS = ["fs_write", "lease_acquire", "lease_release", "run_code", "run_command"];
+export const MUTATING_TOOLS = ["fs_write", "lease_acquire", "lease_release", "rollback", "run_code", "run_command"];
 /** What a read-only token sees: no mutating tool. */
 export const READ_ONLY_TOOLS = FULL_TOOLS.filter((name) => !MUTATING_TOOLS.includes(name));
