@@ -29,7 +29,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const native = join(here, "..", "..");
 const src = (f) => join(native, "src", f);
 export const STATIC_CFLAGS = ["-static", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-format-truncation"];
-const HELPER_SOURCES = ["helper.c", "util.c", "user.c", "mount.c", "net.c", "netlink.c", "caps.c", "landlock.c", "seccomp.c", "init.c"].map(src);
+/** The sandbox helper's sources, read from binding.gyp (JSON here), so the VM build cannot drift from the real one. */
+const HELPER_SOURCES = JSON.parse(readFileSync(join(native, "binding.gyp"), "utf8"))
+  .targets.find((t) => t.target_name === "leasehold-sandbox")
+  .sources.map((f) => join(native, f));
 /** The BPF lease loader's sources (launch.c calls it), as the addon compiles them. */
 export const BPF_GUARD_SOURCES = ["bpf_guard.c"].map(src);
 
