@@ -57,7 +57,10 @@ describe("docs/verify.md: a result's evidence verified with Python's cryptograph
     dir = tempDir("lh-verify-");
     script = path.join(dir, "verify.py");
     fs.writeFileSync(script, recipeFromDocs());
-  }, 120_000);
+    // One completed result and its host's key, which every case checks (made here: the cases run in any order).
+    result = await call("run_command", { host: "local", command: "echo verify-me; echo to-stderr >&2" });
+    key = await call("host_key", { host: result.host });
+  }, 180_000);
 
   afterAll(async () => {
     await client?.close();
@@ -66,11 +69,9 @@ describe("docs/verify.md: a result's evidence verified with Python's cryptograph
   }, 30_000);
 
   it("the recipe verifies a completed run_command result against the key host_key serves and the ledger entry that sealed it", async () => {
-    result = await call("run_command", { host: "local", command: "echo verify-me; echo to-stderr >&2" });
     expect(result.status, JSON.stringify(result)).toBe("completed");
     const evidence = result.evidence as { key_id: string; signed?: { envelope: Json; signature: Json } };
     expect(evidence.signed?.signature).toMatchObject({ alg: "Ed25519", key_id: evidence.key_id });
-    key = await call("host_key", { host: result.host });
     expect(key).toMatchObject({ host: "local", key_id: evidence.key_id, removed: false, ledger: { event: "enrolled" } });
     const verdict = verify(result, key);
     expect(verdict.out).toMatch(new RegExp(`^verified: action ${String(result.action_id)} on host local signed by ${evidence.key_id}, evidence sha256:[0-9a-f]{64}\\n$`));
