@@ -25,14 +25,15 @@ test("a visitor is sent to sign-in, under the hub's CSP, with no CSP violation",
   await page.getByLabel("User name").fill("nobody");
   await page.getByLabel("Password", { exact: true }).fill("nothing");
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.locator(".state-error")).toContainText("UNAUTHENTICATED");
+  // People read the hub's words; the stable code stays for programs (app/_lib/errors.ts).
+  await expect(page.locator(".state-error")).toContainText("Wrong user name or password");
   expect(violations).toEqual([]);
 });
 
 test("a wrong password is refused with a clear message and no session cookie", async ({ page, context }) => {
   const account = createAccount("auditor");
   await signIn(page, { ...account, password: "not-the-password" });
-  await expect(page.locator(".state-error")).toHaveText("UNAUTHENTICATED: wrong user name or password");
+  await expect(page.locator(".state-error")).toHaveText("Wrong user name or password");
   expect((await context.cookies()).filter((c) => c.name.includes("leasehold_session"))).toEqual([]);
 });
 
@@ -87,10 +88,10 @@ test("sign-in is rate-limited after five failures for one name, even with the ri
   const account = createAccount("approver");
   for (let i = 0; i < 5; i++) {
     await signIn(page, { ...account, password: `wrong-${i}` });
-    await expect(page.locator(".state-error")).toContainText("UNAUTHENTICATED");
+    await expect(page.locator(".state-error")).toContainText("Wrong user name or password");
   }
   await signIn(page, account);
-  await expect(page.locator(".state-error")).toContainText(/RATE_LIMITED: too many failed sign-ins; try again in \d+ s/);
+  await expect(page.locator(".state-error")).toContainText(/Too many failed sign-ins; try again in \d+ s/);
 });
 
 test("a POST to tRPC from another origin is refused before it reaches a procedure", async ({ request }) => {
