@@ -18,6 +18,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { freePort } from "../tools/lib/postgres.mjs";
 import { defaultCeiling } from "../server/hosts/local-guest";
 import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
+import { openItem, queueItem } from "./support/queue";
 
 let hub: RunningHub | undefined;
 let base = "";
@@ -96,8 +97,7 @@ test("the approval card says which host paths become readable and which writable
   await signInAsOwner(page);
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.goto(`${base}/approvals`);
-  const card = page.locator("article.approval", { hasText: marker });
-  await expect(card).toBeVisible();
+  const card = await openItem(queueItem(page, marker));
   const paths = card.getByTestId("approval-host-paths");
   await expect(paths).toContainText(`${app} becomes writable as uid 1000, gid 1000 (label app; snapshotted before the job runs, snapshot budget 67108864 bytes)`);
   await expect(paths).toContainText(`${logs} becomes readable (label logs)`);
