@@ -117,7 +117,8 @@ test("the dashboard shows non-zero figures from that data and renders its charts
     await expect(page.getByTestId(chart).locator("svg.recharts-surface").first()).toBeVisible();
     await expect(page.getByTestId(chart).locator(".recharts-bar-rectangle").first()).toBeAttached();
   }
-  await expect(page.getByTestId("chart-approval-response")).toContainText("approved or denied: 1");
+  // At least this spec's own decision: the browser suite shares one hub, and other specs decide too.
+  await expect(page.getByTestId("chart-approval-response")).toContainText(/approved or denied: [1-9]\d*/);
   // recharts draws with inline styles: the hub's CSP allows them, and nothing else is refused.
   expect(violations).toEqual([]);
   await page.setViewportSize({ width: 1280, height: 900 });
