@@ -19,6 +19,7 @@ import postgres from "postgres";
 import { freePort, startTemporaryPostgres, type TemporaryPostgres } from "../tools/lib/postgres.mjs";
 import { SIGNATURE_TYPE, generateSignerKey } from "../server/trust/ledger/note";
 import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
+import { signedInOnOwnHub } from "./support/admins";
 
 let pg: TemporaryPostgres | undefined;
 let hub: RunningHub | undefined;
@@ -53,29 +54,6 @@ test.afterAll(async () => {
   pg?.stop();
 });
 
-/** A new auditor made with the CLI, signed in, one-time password replaced. */
-async function signInAsAuditor(page: Page): Promise<void> {
-  const name = `auditor-${Date.now().toString(36)}`;
-  const made = await cli(["admin", "create", "--name", name, "--role", "auditor"]);
-  const password = /^password: (\S+)$/m.exec(made.stdout)?.[1];
-  expect(password, made.stdout + made.stderr).toBeDefined();
-  // Filled only once the page's scripts have loaded: on this loaded machine a field filled before
-  // hydration can be reset by it (seen as an unchanged /change-password with empty fields).
-  await page.goto(`${base}/sign-in`);
-  await page.waitForLoadState("networkidle");
-  await page.getByLabel("User name").fill(name);
-  await page.getByLabel("Password", { exact: true }).fill(password!);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page).toHaveURL(/\/change-password$/);
-  await page.waitForLoadState("networkidle");
-  const next = `${password!}-renewed-by-e2e`;
-  await page.getByLabel("One-time password").fill(password!);
-  await page.getByLabel("New password", { exact: true }).fill(next);
-  await page.getByLabel("Repeat the new password").fill(next);
-  await page.getByRole("button", { name: "Change password" }).click();
-  await expect(page).toHaveURL(/\/account\?welcome=1$/);
-}
-
 /** Waits until every entry is integrated and the newest checkpoint carries a witness cosignature. */
 async function settledAndCosigned(): Promise<number> {
   let size = 0;
@@ -105,7 +83,7 @@ async function download(page: Page, name: string): Promise<string> {
 test("the auditor reads people, not digests: actors and targets named, a row expanded in full, filters by actor and text, a pinned witness key and the passkey check in the browser's verdict", async ({ page }) => {
   test.setTimeout(240_000);
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAsAuditor(page);
+  await signedInOnOwnHub(page, base, "auditor", cli);
   await settledAndCosigned();
   await page.goto(`${base}/audit`);
   await expect(page.getByTestId("audit-entry").first()).toBeVisible();
@@ -165,7 +143,7 @@ test("the auditor reads people, not digests: actors and targets named, a row exp
 test("an auditor verifies the log in the browser; after one ledger row is changed in the database the browser names that index; the Export file is what `leasehold verify` reads", async ({ page }) => {
   test.setTimeout(300_000);
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAsAuditor(page);
+  await signedInOnOwnHub(page, base, "auditor", cli);
   const size = await settledAndCosigned();
 
   await page.goto(`${base}/audit`);

@@ -14,10 +14,11 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { freePort } from "../tools/lib/postgres.mjs";
 import { defaultCeiling } from "../server/hosts/local-guest";
 import { runCli, startHub, tempDir, type RunningHub } from "../test/support/hub-process";
+import { signedInOnOwnHub } from "./support/admins";
 import { openItem, queueItem } from "./support/queue";
 
 let hub: RunningHub | undefined;
@@ -64,27 +65,6 @@ test.afterAll(async () => {
   await hub?.stop();
 });
 
-/** A new owner made with the CLI, signed in, one-time password replaced. */
-async function signInAsOwner(page: Page): Promise<void> {
-  const name = `owner-${Date.now().toString(36)}`;
-  const made = await runCli(["admin", "create", "--name", name, "--role", "owner"], { LEASEHOLD_DATA_DIR: hub!.dataDir });
-  const password = /^password: (\S+)$/m.exec(made.stdout)?.[1];
-  expect(password, made.stdout + made.stderr).toBeDefined();
-  await page.goto(`${base}/sign-in`);
-  await page.waitForLoadState("networkidle");
-  await page.getByLabel("User name").fill(name);
-  await page.getByLabel("Password", { exact: true }).fill(password!);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page).toHaveURL(/\/change-password$/);
-  await page.waitForLoadState("networkidle");
-  const next = `${password!}-renewed-by-e2e`;
-  await page.getByLabel("One-time password").fill(password!);
-  await page.getByLabel("New password", { exact: true }).fill(next);
-  await page.getByLabel("Repeat the new password").fill(next);
-  await page.getByRole("button", { name: "Change password" }).click();
-  await expect(page).toHaveURL(/\/account\?welcome=1$/);
-}
-
 test("the approval card says which host paths become readable and which writable as whom; the hosts page lists the host paths", async ({ page }) => {
   test.setTimeout(180_000);
   const marker = `deploy-${process.pid}`;
@@ -94,7 +74,7 @@ test("the approval card says which host paths become readable and which writable
   )) as CallToolResult;
   expect((held.structuredContent as { code?: string }).code).toBe("APPROVAL_PENDING");
 
-  await signInAsOwner(page);
+  await signedInOnOwnHub(page, base, "owner", (args) => runCli(args, { LEASEHOLD_DATA_DIR: hub!.dataDir }));
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.goto(`${base}/approvals`);
   const card = await openItem(queueItem(page, marker));

@@ -60,6 +60,32 @@ export async function signedInAs(page: Page, role: Role): Promise<Account> {
   return { name: account.name, password: next };
 }
 
+/**
+ * For specs that run a hub of their own (its own port and data directory):
+ * a new admin made with that hub's CLI (`cli` runs `leasehold` against it),
+ * signed in at `base`, one-time password replaced. Ends signed in on /account.
+ */
+export async function signedInOnOwnHub(page: Page, base: string, role: Role, cli: (args: string[]) => Promise<{ stdout: string; stderr: string }>): Promise<void> {
+  const name = `${role}-${Date.now().toString(36)}`;
+  const made = await cli(["admin", "create", "--name", name, "--role", role]);
+  const password = /^password: (\S+)$/m.exec(made.stdout)?.[1];
+  expect(password, made.stdout + made.stderr).toBeDefined();
+  // Filled only once the page's scripts have loaded: a field filled before hydration can be reset by it.
+  await page.goto(`${base}/sign-in`);
+  await page.waitForLoadState("networkidle");
+  await page.getByLabel("User name").fill(name);
+  await page.getByLabel("Password", { exact: true }).fill(password!);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page).toHaveURL(/\/change-password$/);
+  await page.waitForLoadState("networkidle");
+  const next = `${password!}-renewed-by-e2e`;
+  await page.getByLabel("One-time password").fill(password!);
+  await page.getByLabel("New password", { exact: true }).fill(next);
+  await page.getByLabel("Repeat the new password").fill(next);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page).toHaveURL(/\/account\?welcome=1$/);
+}
+
 /** The session cookie's name on the test hub (http://localhost: a secure context, so `__Host-`). */
 export const SESSION_COOKIE = "__Host-leasehold_session";
 /** Where the admin page keeps its session's binding secret (app/_lib/session-binding.ts), and the header that carries it. */
