@@ -44,6 +44,7 @@ export const RESERVED_OPERATION_NAMES: ReadonlySet<string> = new Set([
   "audit_checkpoint",
   "audit_proof",
   "host_key",
+  "artifact_upload",
 ]);
 
 export const TRUST_BOUNDARIES = ["read-only", "host-exec", "static-analysis", "network-egress"] as const;
