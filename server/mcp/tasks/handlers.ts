@@ -38,6 +38,8 @@ export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { cal
 
 /** How long one round of tasks/result waits for a person's decision before looking again (whatever LEASEHOLD_MCP_APPROVAL_WAIT_S says: this call must block). */
 const RESULT_ROUND_WAIT_MS = 20_000;
+/** How often a waiting tasks/result looks whether this process has started draining. */
+const DRAIN_CHECK_MS = 500;
 
 /** Builds the tool context of one request (server.ts owns how). */
 export type ContextOf = (extra: RequestHandlerExtra<ServerRequest, ServerNotification>, progressToken: string | number | undefined) => ToolContext;
@@ -111,26 +113,43 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * result. Each round is an `approval_wait` round; an error is the answer
  * only once the task's rows say it is final (HOST_BUSY on an approved
  * action, say, is not: the action is dispatched later, and the task waits).
+ * When this process starts draining, the wait ends at once with an error
+ * that says to ask again: the task is in PostgreSQL, any process answers.
  */
 async function taskResult(ctx: ToolContext, taskId: string): Promise<CallToolResult> {
-  for (;;) {
-    const view = await viewOrThrow(ctx, taskId);
-    const { status } = taskStatus(view, new Date(), ctx.runtime.config.publicUrl);
-    if (status === "cancelled") throw new McpError(ErrorCode.InvalidRequest, `task ${taskId} was cancelled`);
-    if (view.task.actionId === null) return withRelatedTask(view.task.result as CallToolResult, taskId);
-    try {
-      const shaped = await continueAction(ctx, view.task.actionId, RESULT_ROUND_WAIT_MS);
-      // The synchronous call's own result: `replayed` as that call's submission found it.
-      if (shaped.status !== "dispatched") return withRelatedTask(toolSuccess({ ...shaped, replayed: view.task.replayed }, actionText), taskId);
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      const after = await viewOrThrow(ctx, taskId);
-      if (isTerminalStatus(taskStatus(after, new Date(), ctx.runtime.config.publicUrl).status)) return withRelatedTask(toolError(logToolFailure(view.task.tool, error)), taskId);
-      // Still held (the round ended) or not yet dispatchable: look again after a pause, not at once.
-      if (!(isLeaseholdError(error) && error.code === "APPROVAL_PENDING")) await pause(POLL_INTERVAL_MS, ctx.signal);
-    }
+  const round = new AbortController();
+  const onAbort = (): void => round.abort();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  const drainWatch = setInterval(() => {
+    if (ctx.runtime.lifecycle.draining) round.abort();
+  }, DRAIN_CHECK_MS);
+  const roundCtx: ToolContext = { ...ctx, signal: round.signal };
+  const stopIfEnded = (): void => {
     if (ctx.signal.aborted) throw new McpError(ErrorCode.RequestTimeout, "the client stopped waiting");
     if (ctx.runtime.lifecycle.draining) throw new McpError(ErrorCode.InternalError, `this hub process is stopping; ask tasks/result for ${taskId} again (any hub process answers)`);
+  };
+  try {
+    for (;;) {
+      const view = await viewOrThrow(ctx, taskId);
+      const { status } = taskStatus(view, new Date(), ctx.runtime.config.publicUrl);
+      if (status === "cancelled") throw new McpError(ErrorCode.InvalidRequest, `task ${taskId} was cancelled`);
+      if (view.task.actionId === null) return withRelatedTask(view.task.result as CallToolResult, taskId);
+      try {
+        const shaped = await continueAction(roundCtx, view.task.actionId, RESULT_ROUND_WAIT_MS);
+        // The synchronous call's own result: `replayed` as that call's submission found it.
+        if (shaped.status !== "dispatched") return withRelatedTask(toolSuccess({ ...shaped, replayed: view.task.replayed }, actionText), taskId);
+      } catch (error) {
+        stopIfEnded();
+        const after = await viewOrThrow(ctx, taskId);
+        if (isTerminalStatus(taskStatus(after, new Date(), ctx.runtime.config.publicUrl).status)) return withRelatedTask(toolError(logToolFailure(view.task.tool, error)), taskId);
+        // Still held (the round ended) or not yet dispatchable: look again after a pause, not at once.
+        if (!(isLeaseholdError(error) && error.code === "APPROVAL_PENDING")) await pause(POLL_INTERVAL_MS, round.signal);
+      }
+      stopIfEnded();
+    }
+  } finally {
+    clearInterval(drainWatch);
+    ctx.signal.removeEventListener("abort", onAbort);
   }
 }
 
