@@ -11,6 +11,7 @@ const CORE_TABLES = [
   "admin_sessions",
   "agent_tokens",
   "mcp_sessions",
+  "mcp_tasks",
   "hosts",
   "capabilities",
   "actions",

@@ -28,6 +28,7 @@ import {
   type StoredSession,
 } from "./session-store";
 import { decideTool } from "./tools/catalogue";
+import { deleteExpiredTasks } from "./tasks/store";
 import { readBoundedBody } from "../http/body";
 import { mcpResourceUrl } from "../oauth/metadata";
 import { logLine } from "../text";
@@ -119,12 +120,13 @@ async function closeLive(state: EndpointState, session: LiveSession): Promise<vo
   await session.server.close().catch(() => undefined);
 }
 
-/** Reclaims expired sessions in the database and drops in-memory copies of ended or idle ones. */
+/** Reclaims expired sessions in the database, deletes tasks past their ttl, and drops in-memory copies of ended or idle sessions. */
 async function sweep(state: EndpointState): Promise<void> {
   const db = state.runtime.database.handle.db;
   const now = new Date();
   try {
     for (const digest of await reclaimExpiredSessions(db, now)) await endSessionLeases(state, digest);
+    await deleteExpiredTasks(db, now);
     const live = await liveSessionDigests(db, [...state.live.keys()], now);
     for (const session of [...state.live.values()]) {
       if (!live.has(session.digest) || now.getTime() - session.lastUsed > CACHE_IDLE_MS) await closeLive(state, session);

@@ -9,9 +9,9 @@ import type { AgentToken } from "../tokens";
 import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
-import { toolError, toolSuccess } from "./tools/result";
+import { logToolFailure, toolError, toolSuccess } from "./tools/result";
+import { createToolTask, registerTaskHandlers, TASKS_CAPABILITY, type ContextOf } from "./tasks/handlers";
 import type { HubTool, ProgressMeta } from "./tools/tool";
-import { logLine } from "../text";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
 export function authInfoFor(token: AgentToken): AuthInfo {
@@ -62,6 +62,8 @@ export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Too
     // Clients validate structuredContent against it, error results included (the TS SDK's client does).
     outputSchema: withErrorResult(tool.outputSchema) as Tool["outputSchema"],
     annotations: { title: tool.title, ...tool.annotations },
+    // Pipeline tools run as MCP tasks on request (docs/design.md#mcp-tasks); absent means forbidden.
+    ...(tool.startTask === undefined ? {} : { execution: { taskSupport: "optional" as const } }),
   };
 }
 
@@ -72,7 +74,16 @@ export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Too
  * remembered from the session's first request.
  */
 export function createMcpServer(runtime: HubRuntime): Server {
-  const server = new Server({ name: "leasehold", title: "Leasehold", version: HUB_VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server({ name: "leasehold", title: "Leasehold", version: HUB_VERSION }, { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS });
+  const contextOf: ContextOf = (extra, progressToken) => ({
+    runtime,
+    token: tokenOf(extra.authInfo),
+    now: new Date(),
+    signal: extra.signal,
+    sessionDigest: extra.sessionId === undefined ? null : sessionDigest(extra.sessionId),
+    progress: progressSender(progressToken, extra.sendNotification),
+  });
+  registerTaskHandlers(server, contextOf);
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const token = tokenOf(extra.authInfo);
@@ -82,6 +93,12 @@ export function createMcpServer(runtime: HubRuntime): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const token = tokenOf(extra.authInfo);
     const decision = decideTool(token, request.params.name);
+    const task = request.params.task;
+    if (task !== undefined) {
+      // A refusal by name ends the task with the refusal the synchronous call returns.
+      const started = decision.ok ? decision : { ok: false as const, refusal: toolError(new LeaseholdError(decision.code, decision.message, { hint: decision.hint, tier: "hub" })) };
+      return createToolTask(contextOf(extra, request.params._meta?.progressToken), request.params.name, started, request.params.arguments ?? {}, task);
+    }
     if (!decision.ok) return toolError(new LeaseholdError(decision.code, decision.message, { hint: decision.hint, tier: "hub" }));
     const raw = request.params.arguments ?? {};
     const args = decision.tool.pipelineValidates === true ? ({ ok: true, value: raw } as const) : validateArguments({ name: decision.tool.name, input_schema: decision.tool.inputSchema }, raw);
@@ -94,14 +111,9 @@ export function createMcpServer(runtime: HubRuntime): Server {
       );
     }
     try {
-      const progress = progressSender(request.params._meta?.progressToken, extra.sendNotification);
-      const digest = extra.sessionId === undefined ? null : sessionDigest(extra.sessionId);
-      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }), decision.tool.text);
+      return toolSuccess(await decision.tool.run(args.value, contextOf(extra, request.params._meta?.progressToken)), decision.tool.text);
     } catch (error) {
-      // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
-      const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
-      if (cause !== undefined) console.error(logLine(`leasehold: mcp tool ${decision.tool.name} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`));
-      return toolError(error);
+      return toolError(logToolFailure(decision.tool.name, error));
     }
   });
 

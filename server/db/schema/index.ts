@@ -10,7 +10,7 @@ export { bytea } from "./columns";
 export { adminUsers, adminSessions, passkeyCredentials, webauthnChallenges } from "./admins";
 export { agentTokens, mcpSessions } from "./agents";
 export { hosts, capabilities, hostEnrolmentCodes, hostRequestNonces } from "./hosts";
-export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks } from "./pipeline";
+export { actions, approvals, grants, leases, jobs, evidence, jobOutputChunks, mcpTasks } from "./pipeline";
 export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoints, ledgerCosignatures } from "./ledger";
 export { artifactBlobs, artifactChunks, artifactUploads } from "./artifacts";
 export { oauthClients, oauthAuthorizations, oauthTokens, hubSettings } from "./oauth";

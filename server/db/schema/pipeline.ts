@@ -1,6 +1,7 @@
 // The action pipeline
 import { sql } from "drizzle-orm";
 import {
+  boolean,
   check,
   index,
   integer,
@@ -199,4 +200,36 @@ export const jobOutputChunks = pgTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.stream, t.seq] })],
+);
+
+/**
+ * MCP Tasks (docs/design.md#mcp-tasks): a task-augmented tools/call of a
+ * pipeline tool. Its status is not stored: it is read from the action, its
+ * approval and its job each time it is asked for, so every hub process
+ * answers alike and a restart loses nothing. `result` holds the final tool
+ * result only for a call that ended before the pipeline named an action (a
+ * refusal); `cancelled_at` is set only by a cancellation that took effect.
+ */
+export const mcpTasks = pgTable(
+  "mcp_tasks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    tokenId: uuid("token_id")
+      .notNull()
+      .references(() => agentTokens.id, { onDelete: "cascade" }),
+    actionId: uuid("action_id").references(() => actions.id, { onDelete: "cascade" }),
+    tool: text("tool").notNull(),
+    /** The submission answered from an earlier action with the same idempotency key (as the synchronous result says). */
+    replayed: boolean("replayed").notNull().default(false),
+    result: jsonb("result"),
+    ttlMs: integer("ttl_ms").notNull(),
+    cancelledAt: timestamp("cancelled_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index("mcp_tasks_token_idx").on(t.tokenId, t.createdAt),
+    index("mcp_tasks_expiry_idx").on(t.expiresAt),
+    check("mcp_tasks_action_or_result", sql`${t.actionId} is not null or ${t.result} is not null`),
+  ],
 );

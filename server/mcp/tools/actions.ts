@@ -6,7 +6,7 @@ import { actions, hosts } from "../../db/schema";
 import { isLeaseholdError, LeaseholdError } from "../../errors";
 import { ACTION_OUTCOME_SCHEMA, APPROVAL_STATUS_SCHEMA } from "./output-schemas";
 import { actionText, approvalStatusText } from "./text";
-import type { HubTool, ProgressMeta, ToolContext } from "./tool";
+import type { HubTool, ProgressMeta, TaskStart, ToolContext } from "./tool";
 
 /**
  * Capability operations as MCP tools, and the two tools that follow a held
@@ -95,8 +95,11 @@ function runningMessage(r: { host: string; stdout_bytes: number; stderr_bytes: n
  * short by the budget after dispatch becomes the dispatched state; every
  * other error is the pipeline's own (a LeaseholdError with a stable code).
  */
-async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) => Promise<ActionOutcome>): Promise<Record<string, unknown>> {
-  const approvalWaitMs = ctx.runtime.config.mcp.approvalWaitS * 1000;
+export async function withWaitBudget(
+  ctx: ToolContext,
+  call: (options: SubmitOptions) => Promise<ActionOutcome>,
+  approvalWaitMs: number = ctx.runtime.config.mcp.approvalWaitS * 1000,
+): Promise<Record<string, unknown>> {
   const budget = new AbortController();
   const onCallerAbort = (): void => budget.abort();
   ctx.signal.addEventListener("abort", onCallerAbort, { once: true });
@@ -165,6 +168,47 @@ async function withWaitBudget(ctx: ToolContext, call: (options: SubmitOptions) =
   }
 }
 
+/**
+ * Submits an operation for an MCP task (docs/design.md#mcp-tasks): the same
+ * pipeline call as a synchronous tools/call, which stops waiting as soon as
+ * the pipeline names the action — held for a person, or queued for its host.
+ * The action carries on; the task reads its rows from then on. A call that
+ * ends before an action is named (a refusal, a bad argument) ends the task
+ * with the same error the synchronous call returns.
+ */
+export async function startAction(ctx: ToolContext, submit: (options: SubmitOptions) => Promise<ActionOutcome>): Promise<TaskStart> {
+  const named = new AbortController();
+  let actionId: string | undefined;
+  try {
+    const outcome = await submit({
+      waitMs: 0,
+      signal: named.signal,
+      onProgress: (p) => {
+        actionId = p.actionId;
+        named.abort();
+      },
+    });
+    return { kind: "action", actionId: outcome.action_id, replayed: outcome.replayed };
+  } catch (error) {
+    const detailed = isLeaseholdError(error) ? error.details?.["action_id"] : undefined;
+    const id = typeof detailed === "string" ? detailed : actionId;
+    // Held (APPROVAL_PENDING at once, with waitMs 0) or queued (the wait this call stopped): the action goes on.
+    if (isLeaseholdError(error) && id !== undefined && (error.code === "APPROVAL_PENDING" || (error.code === "TIMEOUT" && named.signal.aborted))) return { kind: "action", actionId: id, replayed: false };
+    return { kind: "ended", error };
+  }
+}
+
+/**
+ * One round of waiting on a task's action, as `approval_wait` waits: for the
+ * decision (at most `approvalWaitMs`), then for the host's result. Returns the
+ * shaped outcome (status "dispatched" when the round ended first) or throws
+ * the pipeline's error (APPROVAL_PENDING when still held).
+ */
+export function continueAction(ctx: ToolContext, actionId: string, approvalWaitMs: number): Promise<Record<string, unknown>> {
+  const pipeline = actionPipelineFor(ctx.runtime);
+  return withWaitBudget(ctx, (options) => pipeline.resume(callerOf(ctx), actionId, options), approvalWaitMs);
+}
+
 const OPERATION_NOTE =
   " Runs through the hub's policy pipeline: a risky call may be held for a person's approval (progress while it waits, then APPROVAL_PENDING with an action_id for approval_wait). A completed call returns the scrubbed output, an evidence summary and a ledger receipt.";
 
@@ -184,6 +228,10 @@ export function operationTool(resolution: OperationResolution): HubTool {
     run(args, ctx) {
       const pipeline = actionPipelineFor(ctx.runtime);
       return withWaitBudget(ctx, (options) => pipeline.submit(callerOf(ctx), { operation: operation.name, arguments: args, channel: "mcp" }, options));
+    },
+    startTask(args, ctx) {
+      const pipeline = actionPipelineFor(ctx.runtime);
+      return startAction(ctx, (options) => pipeline.submit(callerOf(ctx), { operation: operation.name, arguments: args, channel: "mcp" }, options));
     },
   };
 }

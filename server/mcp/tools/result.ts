@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { toErrorPayload, type ErrorCode } from "../../errors";
+import { LeaseholdError, toErrorPayload, type ErrorCode } from "../../errors";
+import { logLine } from "../../text";
 import { ERROR_HINT_MAX, ERROR_MESSAGE_MAX, LIFTED_FIELD_TYPES, LIFTED_MAX } from "./output-schemas";
 import { errorText } from "./text";
 
@@ -51,4 +52,15 @@ export function toolError(error: unknown): CallToolResult {
     for (const [key, type] of Object.entries(LIFTED_FIELD_TYPES)) if (liftable(payload.details[key], type)) structured[key] = payload.details[key];
   }
   return { isError: true, content: [{ type: "text", text: errorText(structured) }], structuredContent: structured };
+}
+
+/**
+ * Logs the cause of an INTERNAL error (or of anything not a LeaseholdError)
+ * before it becomes a result whose hint says "the hub logged the failure":
+ * its first line only, never the arguments. Returns the error.
+ */
+export function logToolFailure(toolName: string, error: unknown): unknown {
+  const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
+  if (cause !== undefined) console.error(logLine(`leasehold: mcp tool ${toolName} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`));
+  return error;
 }

@@ -62,7 +62,16 @@ export interface HubTool {
    */
   text?: (structured: Record<string, unknown>) => string;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
+  /**
+   * Pipeline tools only: start the call as an MCP task (docs/design.md#mcp-tasks) —
+   * the action it named, or the error it ended with first. Tools without it
+   * are listed with task support forbidden.
+   */
+  startTask?(args: Record<string, unknown>, ctx: ToolContext): Promise<TaskStart>;
 }
+
+/** How a task-augmented call started: an action the task follows, or the error the call ended with. */
+export type TaskStart = { kind: "action"; actionId: string; replayed: boolean } | { kind: "ended"; error: unknown };
 
 export const READ_ONLY_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
