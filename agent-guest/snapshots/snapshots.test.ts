@@ -127,6 +127,21 @@ describe("snapshots", () => {
     expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET)).toMatchObject({ identical: true, atomic: true, tree_digest: snap.tree_digest });
   });
 
+  it("a label that is itself a mount point cannot be swapped from its parent: it is restored in place and says atomic false", () => {
+    const { store, app } = fresh();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "lh-snapshot-test", app]);
+    try {
+      seed(app);
+      const snap = takeSnapshot(store, "app", app, BUDGET);
+      fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+      fs.rmSync(path.join(app, "lib"), { recursive: true });
+      expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET)).toMatchObject({ atomic: false, identical: true, tree_digest: snap.tree_digest });
+      expect(fs.readdirSync(path.dirname(app)).filter((name) => name.includes("leasehold-restore"))).toEqual([]);
+    } finally {
+      execFileSync("umount", [app]);
+    }
+  });
+
   it("hostile: what a killed restore left beside the label (a staging tree holding a link to /etc/shadow) is removed by the next restore without following it", () => {
     const { store, app } = fresh();
     seed(app);
