@@ -50,6 +50,8 @@ export interface NativeAddon {
   bpfLeaseWithdraw(handle: object): { denials: NativeDenial[]; dropped: number | bigint };
   landlockAbi(): number;
   seccompAvailable(): boolean;
+  /** renameat2(dirFd, a, dirFd, b, RENAME_EXCHANGE); single-component names; 0 or the errno. */
+  renameExchangeAt(dirFd: number, a: string, b: string): number;
   sweepStaleLeases(): NativeSweep;
   leaseOwnerPrefix(): string;
   cgroupMode(): { mode: "v1" | "v2" | ""; why: string };

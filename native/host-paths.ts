@@ -6,7 +6,7 @@
  * mount_setattr with MOUNT_ATTR_IDMAP), attaching nothing.
  */
 import { spawnSync } from "node:child_process";
-import { HELPER_PATH } from "./addon";
+import { errnoName, HELPER_PATH, loadAddon } from "./addon";
 
 export type IdmapProbe = { ok: true } | { ok: false; reason: string };
 
@@ -18,4 +18,18 @@ export function probeIdmappedMount(dir: string): IdmapProbe {
   if (r.status === 0 && out === "ok") return { ok: true };
   const m = /^E (\S+) (\d+) (.*)$/m.exec(out);
   return { ok: false, reason: m ? `${m[3]} (errno ${m[2]} at ${m[1]})` : `probe exited ${r.status ?? r.signal}: ${out || r.stderr.trim()}` };
+}
+
+export type ExchangeResult = { ok: true } | { ok: false; errno: string };
+
+/**
+ * Swaps two entries of the directory held by `dirFd` in one step
+ * (renameat2 RENAME_EXCHANGE): a restore builds a tree beside the label and
+ * swaps it in, so a crash leaves the old tree or the new one, never a mix.
+ * `a` and `b` are single names inside that directory; EXDEV when either is a
+ * mount point, ENOENT when one is missing, EINVAL for a name with "/".
+ */
+export function renameExchangeAt(dirFd: number, a: string, b: string): ExchangeResult {
+  const errno = loadAddon().renameExchangeAt(dirFd, a, b);
+  return errno === 0 ? { ok: true } : { ok: false, errno: errnoName(errno) };
 }

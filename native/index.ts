@@ -16,7 +16,7 @@ export {
   addBpfLease, bpfAbiSizes, bpfProgramStats, bpfStatus, compileExecAllowList, MAX_EXEC_ALLOW_FILES, needsBpf,
   type BpfDenial, type BpfLeaseHandle, type BpfStatus,
 } from "./bpf";
-export { probeIdmappedMount, type IdmapProbe } from "./host-paths";
+export { probeIdmappedMount, renameExchangeAt, type ExchangeResult, type IdmapProbe } from "./host-paths";
 export { launch, leaseOpenFileLimit, NOFILE_FLOOR, type LaunchOptions } from "./launch";
 export type { LaunchResult, LeaseNetwork } from "./result";
 export { leaseCgroupPrefix, startupSweepResult, sweepStaleLeases, type SweepResult } from "./sweep";

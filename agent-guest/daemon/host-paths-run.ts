@@ -151,6 +151,7 @@ export function runRollback(job: Pick<VerifiedJob, "job_id" | "policy" | "argume
         snapshot_tree_digest: manifest.tree_digest,
         identical: restored.identical,
         not_restored: restored.not_restored,
+        atomic: restored.atomic,
         undo_snapshot_id: undo.id,
       },
     };

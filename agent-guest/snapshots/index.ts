@@ -1,5 +1,7 @@
 export { holdLabels } from "./labels";
-export { DEFAULT_RETENTION, ensureStore, listSnapshots, manifestDigest, manifestEntries, pruneSnapshots, readManifest, restoreSnapshot, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
-export type { CopyMethod, RestoreResult, Retention, SnapshotManifest } from "./store";
+export { DEFAULT_RETENTION, ensureStore, listSnapshots, manifestDigest, manifestEntries, pruneSnapshots, readManifest, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
+export type { CopyMethod, Retention, SnapshotManifest } from "./store";
+export { restoreSnapshot } from "./restore";
+export type { RestoreHooks, RestoreResult } from "./restore";
 export { knownFrom, openDirNoFollow, stampOf, treeDigest, walkTree } from "./tree";
 export type { TreeBudget, TreeEntry, TreeEntryType, TreeSummary } from "./tree";

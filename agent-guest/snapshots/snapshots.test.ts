@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { LeaseholdError } from "../../server/trust";
 import { thrownBy } from "../../test/support/refusals";
 import { holdLabels, listSnapshots, pruneSnapshots, readManifest, restoreSnapshot, sweepPartialSnapshots, takeSnapshot, walkTree, openDirNoFollow } from "./index";
 
@@ -53,7 +54,7 @@ describe("snapshots", () => {
     fs.rmSync(path.join(app, "pipe"));
     expect(digestOf(app)).not.toBe(before);
     const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
-    expect(restored).toEqual({ tree_digest: before, identical: true, not_restored: [] });
+    expect(restored).toEqual({ atomic: true, tree_digest: before, identical: true, not_restored: [] });
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
     expect(fs.statSync(path.join(app, "config.txt"))).toMatchObject({ uid: 4321, gid: 4322 });
     expect(fs.lstatSync(path.join(app, "pipe")).isFIFO()).toBe(true);
@@ -93,6 +94,109 @@ describe("snapshots", () => {
     const e = thrownBy(() => takeSnapshot(store, "app", app, budget));
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.message).toMatch(message);
+    expect(fs.readdirSync(store)).toEqual([]);
+  });
+
+  it("a restore that fails half-way leaves the label's tree exactly as it was and no staging directory beside it", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    fs.rmSync(path.join(app, "lib"), { recursive: true });
+    fs.writeFileSync(path.join(app, "added.txt"), "new\n");
+    const edited = digestOf(app);
+    const inodeBefore = fs.statSync(app).ino;
+    let made = 0;
+    const e = thrownBy(() =>
+      restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET, {
+        afterEntry: (p) => {
+          made += 1;
+          // Half of the snapshot's entries made, including the changed file and a directory.
+          if (p === "lib/a.js") throw new LeaseholdError("INTERNAL", "injected failure mid-restore");
+        },
+      }),
+    );
+    expect(e.message).toBe("injected failure mid-restore");
+    expect(made).toBeGreaterThan(2);
+    expect(made).toBeLessThan(snap.entries.length - 1);
+    expect(digestOf(app)).toBe(edited);
+    expect(fs.statSync(app).ino).toBe(inodeBefore);
+    expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=2\n");
+    expect(fs.readdirSync(path.dirname(app)).filter((name) => name.includes("leasehold-restore"))).toEqual([]);
+    // The next restore completes from the same state.
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET)).toMatchObject({ identical: true, atomic: true, tree_digest: snap.tree_digest });
+  });
+
+  it("a label that is itself a mount point cannot be swapped from its parent: it is restored in place and says atomic false", () => {
+    const { store, app } = fresh();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "lh-snapshot-test", app]);
+    try {
+      seed(app);
+      const snap = takeSnapshot(store, "app", app, BUDGET);
+      fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+      fs.rmSync(path.join(app, "lib"), { recursive: true });
+      expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET)).toMatchObject({ atomic: false, identical: true, tree_digest: snap.tree_digest });
+      expect(fs.readdirSync(path.dirname(app)).filter((name) => name.includes("leasehold-restore"))).toEqual([]);
+    } finally {
+      execFileSync("umount", [app]);
+    }
+  });
+
+  it("hostile: what a killed restore left beside the label (a staging tree holding a link to /etc/shadow) is removed by the next restore without following it", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    const left = path.join(path.dirname(app), ".app.leasehold-restore-0123456789ab");
+    fs.mkdirSync(path.join(left, "etc"), { recursive: true, mode: 0o700 });
+    fs.symlinkSync("/etc/shadow", path.join(left, "etc", "shadow"));
+    fs.symlinkSync("/etc", path.join(left, "sys"));
+    const shadow = fs.statSync("/etc/shadow");
+    const shadowBytes = fs.readFileSync("/etc/shadow");
+    // Another user's directory of the same prefix is not the guest's to remove.
+    const foreign = path.join(path.dirname(app), ".app.leasehold-restore-foreign");
+    fs.mkdirSync(foreign);
+    fs.chownSync(foreign, 1000, 1000);
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET).identical).toBe(true);
+    expect(fs.existsSync(left)).toBe(false);
+    expect(fs.existsSync(foreign)).toBe(true);
+    const after = fs.statSync("/etc/shadow");
+    expect([after.ino, after.mode, after.uid, after.mtimeMs]).toEqual([shadow.ino, shadow.mode, shadow.uid, shadow.mtimeMs]);
+    expect(fs.readFileSync("/etc/shadow").equals(shadowBytes)).toBe(true);
+  });
+
+  it("hostile: a FIFO planted in the rw tree while the snapshot walks it is recorded by type and never opened (the snapshot completes)", () => {
+    const { store, app } = fresh();
+    seed(app);
+    fs.mkdirSync(path.join(app, "zz"));
+    let planted = false;
+    // The walk visits names in byte order: while it copies config.txt, "zz" is not yet read.
+    const snap = takeSnapshot(store, "app", app, BUDGET, new Date(), {
+      beforeOpen: (p) => {
+        if (p !== "config.txt" || planted) return;
+        execFileSync("mkfifo", [path.join(app, "zz", "trap")]);
+        planted = true;
+      },
+    });
+    expect(planted).toBe(true);
+    expect(snap.entries.find((e) => e.path === "zz/trap")).toMatchObject({ type: "fifo", size: 0 });
+    expect(snap.entries.find((e) => e.path === "zz/trap")?.sha256).toBeUndefined();
+  });
+
+  it("hostile: a file swapped for a FIFO between the walk's lstat and its open is refused as a race, without hanging, and nothing is kept", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const target = path.join(app, "lib", "a.js");
+    const e = thrownBy(() =>
+      takeSnapshot(store, "app", app, BUDGET, new Date(), {
+        beforeOpen: (p) => {
+          if (p !== "lib/a.js") return;
+          fs.rmSync(target);
+          execFileSync("mkfifo", [target]);
+        },
+      }),
+    );
+    expect(e.code).toBe("POLICY_REFUSED");
+    expect(e.message).toMatch(/lib\/a\.js (changed|was replaced) during the walk/);
     expect(fs.readdirSync(store)).toEqual([]);
   });
 

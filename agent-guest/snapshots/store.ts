@@ -14,16 +14,14 @@
  * reads, hashes and writes each file. Either way the label's budget bounds
  * the walk before a byte is copied beyond it.
  */
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { LeaseholdError, SnapshotSummary } from "../../server/trust";
-import { fdPath, hashFile, openChild, openDirNoFollow, sortedNames, stampOf, treeDigest, walkTree, type TreeBudget, type TreeEntry } from "./tree";
+import { fdPath, hashFile, openDirNoFollow, treeDigest, walkTree, type TreeBudget, type TreeEntry, type WalkHooks } from "./tree";
 
 const C = fs.constants;
-const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 const MANIFEST_SCHEMA = "leasehold.snapshot/1";
 
 export type CopyMethod = "reflink" | "copy";
@@ -43,7 +41,7 @@ const Entry = z
     data: z.number().int().min(0).optional(),
   })
   .strict();
-type ManifestEntry = z.infer<typeof Entry>;
+export type ManifestEntry = z.infer<typeof Entry>;
 
 const Manifest = z
   .object({
@@ -100,7 +98,7 @@ export function ensureStore(store: string): void {
   }
 }
 
-function writeAll(fd: number, chunk: Buffer): void {
+export function writeAll(fd: number, chunk: Buffer): void {
   let off = 0;
   while (off < chunk.length) off += fs.writeSync(fd, chunk, off, chunk.length - off);
 }
@@ -125,7 +123,7 @@ export function newSnapshotId(now = Date.now()): string {
 }
 
 /** Snapshots the tree at `hostPath` (opened without following links) into the store. */
-export function takeSnapshot(store: string, label: string, hostPath: string, budget: TreeBudget, now = new Date()): SnapshotManifest {
+export function takeSnapshot(store: string, label: string, hostPath: string, budget: TreeBudget, now = new Date(), seam: Pick<WalkHooks, "beforeOpen"> = {}): SnapshotManifest {
   ensureStore(store);
   const method: CopyMethod = storeReflinks(store) ? "reflink" : "copy";
   const id = newSnapshotId(now.getTime());
@@ -137,22 +135,24 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
     let n = 0;
     const dataOf = new Map<string, number>();
     const tree = walkTree(rootFd, budget, {
+      ...seam,
+      // Unchanged since the label's last snapshot (same stamp): its stored bytes, which nothing
+      // ever writes to, are linked instead of copied, and the live file is not even opened.
+      known: (entry) => {
+        const prior = entry.stamp === undefined ? undefined : previous.get(entry.stamp);
+        if (prior === undefined) return undefined;
+        try {
+          fs.linkSync(prior.data, path.join(tmp, "data", String(n)));
+        } catch {
+          return undefined; // pruned meanwhile: copied from the live file instead
+        }
+        dataOf.set(entry.path, n++);
+        return prior.sha256;
+      },
       file: (entry, fd) => {
         const i = n++;
         dataOf.set(entry.path, i);
-        const dest = path.join(tmp, "data", String(i));
-        // Unchanged since the label's last snapshot (same stamp): share its stored bytes, which
-        // nothing ever writes to, instead of copying them again.
-        const prior = entry.stamp === undefined ? undefined : previous.get(entry.stamp);
-        if (prior !== undefined) {
-          try {
-            fs.linkSync(prior.data, dest);
-            return prior.sha256;
-          } catch {
-            // pruned meanwhile: copy
-          }
-        }
-        return copyInto(fd, dest, method);
+        return copyInto(fd, path.join(tmp, "data", String(i)), method);
       },
     });
     const manifest: SnapshotManifest = {
@@ -255,170 +255,6 @@ export function pruneSnapshots(store: string, retention: Retention, now = new Da
     }
   }
   return removed;
-}
-
-/** Removes everything inside the held directory by descriptor; no link is followed, no mount point crossed. */
-function clearDirectory(dirFd: number, rel: string, dev: number): void {
-  for (const name of sortedNames(dirFd, rel)) removeEntry(dirFd, name, rel === "" ? name : `${rel}/${name}`, dev);
-}
-
-function removeEntry(dirFd: number, name: string, shown: string, dev: number): void {
-  const st = fs.lstatSync(fdPath(dirFd, name));
-  if (st.dev !== dev) throw new LeaseholdError("POLICY_REFUSED", `rollback: ${shown} is a mount point inside the tree; nothing past it is touched`, { tier: "guest" });
-  if (st.isDirectory()) {
-    const child = openChild(dirFd, name, st, O_DIR, shown);
-    try {
-      clearDirectory(child, shown, dev);
-    } finally {
-      fs.closeSync(child);
-    }
-    fs.rmdirSync(fdPath(dirFd, name));
-  } else {
-    // unlink removes the name, whatever it is (a symlink is removed, not followed).
-    fs.unlinkSync(fdPath(dirFd, name));
-  }
-}
-
-/** Whether the entry found is the one the snapshot recorded, untouched since (files: the same stamp, owner and mode). */
-function unchanged(want: ManifestEntry, dirFd: number, name: string, st: fs.BigIntStats): boolean {
-  const mode = Number(st.mode & 0o7777n);
-  const same = (t: string) => want.type === t && want.uid === Number(st.uid) && want.gid === Number(st.gid);
-  if (st.isDirectory()) return want.type === "directory";
-  if (st.isFile()) return same("file") && want.mode === mode && want.stamp === stampOf(st);
-  if (st.isSymbolicLink()) return same("symlink") && fs.readlinkSync(fdPath(dirFd, name)) === want.target;
-  if (st.isFIFO()) return same("fifo") && want.mode === mode;
-  if (st.isCharacterDevice() || st.isBlockDevice()) return same(st.isCharacterDevice() ? "char_device" : "block_device") && want.mode === mode && want.rdev === Number(st.rdev);
-  return false;
-}
-
-/** Removes, by descriptor, every entry the snapshot does not hold as it is now; keeps (and descends into) the rest. */
-function pruneToSnapshot(dirFd: number, rel: string, dev: number, want: ReadonlyMap<string, ManifestEntry>): void {
-  for (const name of sortedNames(dirFd, rel)) {
-    const shown = rel === "" ? name : `${rel}/${name}`;
-    const st = fs.lstatSync(fdPath(dirFd, name), { bigint: true });
-    const w = want.get(shown);
-    if (Number(st.dev) !== dev || w === undefined || !unchanged(w, dirFd, name, st)) {
-      removeEntry(dirFd, name, shown, dev);
-      continue;
-    }
-    if (st.isDirectory()) {
-      const child = openChild(dirFd, name, fs.lstatSync(fdPath(dirFd, name)), O_DIR, shown);
-      try {
-        pruneToSnapshot(child, shown, dev, want);
-      } finally {
-        fs.closeSync(child);
-      }
-    }
-  }
-}
-
-/** The stored bytes into the new file; returns their sha256 hex (hashed while copying, or, for a reflink, of the clone). */
-function copyOut(dataFile: string, destFd: number, method: CopyMethod): string {
-  if (method === "reflink") {
-    fs.copyFileSync(dataFile, fdPath(destFd), fs.constants.COPYFILE_FICLONE_FORCE);
-    return hashFile(destFd);
-  }
-  const src = fs.openSync(dataFile, C.O_RDONLY | C.O_NOFOLLOW);
-  try {
-    return hashFile(src, (chunk) => writeAll(destFd, chunk));
-  } finally {
-    fs.closeSync(src);
-  }
-}
-
-/** FIFOs and devices: made with mknod(1) on the held directory's magic link (Node has no mknod). */
-function makeNode(parentFd: number, name: string, e: ManifestEntry): boolean {
-  const where = `/proc/${process.pid}/fd/${parentFd}/${name}`;
-  const kind = e.type === "fifo" ? ["p"] : e.type === "char_device" || e.type === "block_device" ? [e.type === "char_device" ? "c" : "b", String(((e.rdev ?? 0) >>> 8) & 0xfff), String(((e.rdev ?? 0) & 0xff) | (((e.rdev ?? 0) >>> 12) & 0xfff00))] : null;
-  if (kind === null) return false;
-  const r = spawnSync("mknod", ["-m", (e.mode & 0o777).toString(8), where, ...kind], { stdio: "ignore", env: { PATH: "/usr/bin:/bin" } as unknown as NodeJS.ProcessEnv, timeout: 10_000 });
-  return r.status === 0;
-}
-
-export interface RestoreResult {
-  tree_digest: `sha256:${string}`;
-  identical: boolean;
-  /** entries the snapshot recorded that could not be made again (sockets: only their server can) */
-  not_restored: string[];
-}
-
-/**
- * Makes the tree at `hostPath` what the snapshot recorded: everything in it
- * removed by descriptor (links the workload left are removed, never
- * followed), then every entry made again under its held parent directory,
- * owner and mode set on the descriptor. The restored tree is walked again;
- * `identical` is whether its digest equals the snapshot's.
- */
-export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostPath: string, budget: TreeBudget): RestoreResult {
-  if (manifest.path !== hostPath) throw new LeaseholdError("POLICY_REFUSED", `snapshot ${manifest.id} is of ${manifest.path}, not ${hostPath}`, { tier: "guest" });
-  const rootFd = openDirNoFollow(hostPath);
-  const notRestored: string[] = [];
-  // Stamps of files known to hold given bytes: kept ones (from the snapshot) and the ones made here.
-  const known = new Map<string, string>();
-  for (const e of manifest.entries) if (e.stamp !== undefined && e.sha256 !== undefined) known.set(e.stamp, e.sha256);
-  try {
-    const rootSt = fs.fstatSync(rootFd);
-    pruneToSnapshot(rootFd, "", rootSt.dev, new Map(manifest.entries.map((e) => [e.path, e])));
-    const stack: Array<{ path: string; fd: number }> = [{ path: "", fd: rootFd }];
-    const parentOf = (p: string) => {
-      const dir = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "";
-      while (stack.length > 1 && (stack[stack.length - 1] as { path: string }).path !== dir) fs.closeSync((stack.pop() as { fd: number }).fd);
-      const top = stack[stack.length - 1] as { path: string; fd: number };
-      if (top.path !== dir) throw new LeaseholdError("INTERNAL", `snapshot ${manifest.id}: ${p} comes before its directory`, { tier: "guest" });
-      return top.fd;
-    };
-    try {
-      for (const e of manifest.entries) {
-        if (e.path === "") {
-          fs.fchownSync(rootFd, e.uid, e.gid);
-          fs.fchmodSync(rootFd, e.mode);
-          continue;
-        }
-        const parent = parentOf(e.path);
-        const name = e.path.slice(e.path.lastIndexOf("/") + 1);
-        const at = fdPath(parent, name);
-        let present: fs.Stats | null = null;
-        try {
-          present = fs.lstatSync(at);
-        } catch {
-          present = null;
-        }
-        if (present !== null && e.type !== "directory") continue; // kept by pruneToSnapshot: unchanged
-        if (e.type === "directory") {
-          if (present === null) fs.mkdirSync(at, 0o700);
-          const st = fs.lstatSync(at);
-          const fd = openChild(parent, name, st, O_DIR, e.path);
-          fs.fchownSync(fd, e.uid, e.gid);
-          fs.fchmodSync(fd, e.mode);
-          stack.push({ path: e.path, fd });
-        } else if (e.type === "file") {
-          const fd = fs.openSync(at, C.O_RDWR | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
-          try {
-            const sha = copyOut(path.join(store, manifest.id, "data", String(e.data)), fd, manifest.method);
-            fs.fchownSync(fd, e.uid, e.gid);
-            fs.fchmodSync(fd, e.mode);
-            known.set(stampOf(fs.fstatSync(fd, { bigint: true })), sha);
-          } finally {
-            fs.closeSync(fd);
-          }
-        } else if (e.type === "symlink") {
-          fs.symlinkSync(e.target ?? "", at);
-          fs.lchownSync(at, e.uid, e.gid);
-        } else if (makeNode(parent, name, e)) {
-          fs.lchownSync(at, e.uid, e.gid);
-        } else {
-          notRestored.push(e.path);
-        }
-      }
-    } finally {
-      while (stack.length > 1) fs.closeSync((stack.pop() as { fd: number }).fd);
-    }
-    // Files with a known stamp are not read again: their bytes were hashed when kept or made.
-    const after = walkTree(rootFd, { max_bytes: Math.max(budget.max_bytes, manifest.bytes), max_inodes: Math.max(budget.max_inodes, manifest.entries.length) }, { known: (entry) => (entry.stamp === undefined ? undefined : known.get(entry.stamp)) });
-    return { tree_digest: after.digest, identical: after.digest === manifest.tree_digest, not_restored: notRestored };
-  } finally {
-    fs.closeSync(rootFd);
-  }
 }
 
 /** The digest of a manifest's own entries (a stored snapshot checked against its recorded digest). */

@@ -63,14 +63,20 @@ export interface TreeSummary {
 }
 
 export const fdPath = (fd: number, name?: string) => (name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`);
-const sameInode = (a: fs.Stats, b: fs.Stats) => a.dev === b.dev && a.ino === b.ino;
+/**
+ * The same inode of the same kind: a file unlinked between lstat and open
+ * frees its inode number, and a FIFO made at once in its place can get that
+ * number back — the kind tells them apart, so a planted FIFO is never read.
+ */
+const sameInode = (a: fs.Stats, b: fs.Stats | fs.BigIntStats) => a.dev === Number(b.dev) && a.ino === Number(b.ino) && (a.mode & C.S_IFMT) === (Number(b.mode) & C.S_IFMT);
 
 function refuse(message: string, details: Record<string, unknown> = {}): never {
   throw new LeaseholdError("POLICY_REFUSED", `host path tree (guest check): ${message}; nothing was run`, { tier: "guest", details });
 }
 
-export function entryTypeOf(st: fs.Stats): TreeEntryType {
-  const type = entryType(st);
+export function entryTypeOf(st: fs.Stats | fs.BigIntStats): TreeEntryType {
+  // The type predicates are the same on both kinds of stats.
+  const type = entryType(st as fs.Stats);
   return type === "unknown" ? refuse("an entry of unknown type") : type;
 }
 
@@ -108,7 +114,7 @@ export function sortedNames(dirFd: number, shown: string): string[] {
 }
 
 /** Opens `name` in `dirFd` as the inode lstat saw, never following it; refuses a swap. */
-export function openChild(dirFd: number, name: string, st: fs.Stats, flags: number, shown: string): number {
+export function openChild(dirFd: number, name: string, st: fs.Stats | fs.BigIntStats, flags: number, shown: string): number {
   let fd: number;
   try {
     fd = fs.openSync(fdPath(dirFd, name), flags);
@@ -124,10 +130,21 @@ export function openChild(dirFd: number, name: string, st: fs.Stats, flags: numb
   return fd;
 }
 
+let shared: Buffer | undefined;
+/**
+ * One read buffer for every file: the walk is synchronous, so no two reads
+ * share it at once, and a fresh 1 MiB buffer per file (most are far
+ * smaller) cost more than hashing their bytes.
+ */
+function chunkBuffer(): Buffer {
+  shared ??= Buffer.allocUnsafe(CHUNK);
+  return shared;
+}
+
 /** Hashes (and, with `sink`, hands on) a regular file's bytes from its descriptor. */
 export function hashFile(fd: number, sink?: (chunk: Buffer) => void): string {
   const h = createHash("sha256");
-  const buf = Buffer.allocUnsafe(CHUNK);
+  const buf = chunkBuffer();
   for (;;) {
     const n = fs.readSync(fd, buf, 0, CHUNK, null);
     if (n === 0) break;
@@ -154,6 +171,8 @@ export interface WalkHooks {
   file?: (entry: Omit<TreeEntry, "sha256">, fd: number) => string;
   /** Before a regular file is opened: its sha256 hex when a file of the same stamp was hashed already (it is then not opened). */
   known?: (entry: Omit<TreeEntry, "sha256">) => string | undefined;
+  /** A test seam: called between a regular file's lstat and its open, where a swap would race the walk. */
+  beforeOpen?: (entryPath: string) => void;
 }
 
 /** `known` for a walk: the stamps → sha256 of an earlier walk's entries. */
@@ -183,20 +202,28 @@ export function walkTree(rootFd: number, budget: TreeBudget, hooks: WalkHooks = 
     if (entries.length > budget.max_inodes) refuse(`the tree has more than ${budget.max_inodes} entries (its budget)`, { max_inodes: budget.max_inodes });
     if (bytes > budget.max_bytes) refuse(`the tree holds more than ${budget.max_bytes} bytes (its budget)`, { max_bytes: budget.max_bytes });
   };
-  const base = (path: string, st: fs.Stats): TreeEntry => ({ path, type: entryTypeOf(st), mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, size: 0 });
+  const base = (path: string, st: fs.Stats | fs.BigIntStats): TreeEntry => ({ path, type: entryTypeOf(st), mode: Number(st.mode) & 0o7777, uid: Number(st.uid), gid: Number(st.gid), size: 0 });
   entries.push(base("", rootSt));
   count(0);
   const visit = (dirFd: number, rel: string) => {
     for (const name of sortedNames(dirFd, rel)) {
       const path = rel === "" ? name : `${rel}/${name}`;
-      const st = fs.lstatSync(fdPath(dirFd, name));
-      if (st.dev !== rootSt.dev) refuse(`${path} is on another file system (a mount point inside the tree)`, { path });
+      const st = fs.lstatSync(fdPath(dirFd, name), { bigint: true });
+      if (Number(st.dev) !== rootSt.dev) refuse(`${path} is on another file system (a mount point inside the tree)`, { path });
       const entry = base(path, st);
       if (entry.type === "file") {
-        entry.size = st.size;
+        entry.size = Number(st.size);
         entries.push(entry);
-        count(st.size);
+        count(entry.size);
         files++;
+        // A file whose stamp (from lstat) was hashed before is not opened at all: nothing is read from it.
+        entry.stamp = stampOf(st);
+        const seen = hooks.known?.(entry);
+        if (seen !== undefined) {
+          entry.sha256 = seen;
+          continue;
+        }
+        hooks.beforeOpen?.(path);
         const fd = openChild(dirFd, name, st, O_FILE, path);
         try {
           // The stamp of the opened inode: what is hashed (or taken as known) is this file.
@@ -221,7 +248,7 @@ export function walkTree(rootFd: number, budget: TreeBudget, hooks: WalkHooks = 
         entries.push(entry);
         count(0);
       } else {
-        if (entry.type === "char_device" || entry.type === "block_device") entry.rdev = st.rdev;
+        if (entry.type === "char_device" || entry.type === "block_device") entry.rdev = Number(st.rdev);
         entries.push(entry);
         count(0);
       }

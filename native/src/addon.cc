@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <thread>
@@ -282,6 +285,27 @@ Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), abi < 0 ? 0 : static_cast<double>(abi));
 }
 
+// renameat2(dirfd, a, dirfd, b, RENAME_EXCHANGE): both names swapped in one
+// step inside the directory the caller holds, so a crash leaves one tree or
+// the other under each name, never neither (agent-guest/snapshots restore).
+// Names must be single components: a '/' would let the lookup leave the
+// held directory. Returns 0 or the errno.
+Napi::Value RenameExchangeAt(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 3 || !info[0].IsNumber() || !info[1].IsString() || !info[2].IsString()) {
+    Napi::TypeError::New(env, "renameExchangeAt(dirFd, a, b)").ThrowAsJavaScriptException();
+    return env.Null();
+  }
+  int dirfd = info[0].As<Napi::Number>().Int32Value();
+  std::string a = info[1].As<Napi::String>().Utf8Value();
+  std::string b = info[2].As<Napi::String>().Utf8Value();
+  for (const std::string* n : {&a, &b}) {
+    if (n->empty() || *n == "." || *n == ".." || n->find('/') != std::string::npos || n->find('\0') != std::string::npos) return Napi::Number::New(env, EINVAL);
+  }
+  long r = syscall(SYS_renameat2, dirfd, a.c_str(), dirfd, b.c_str(), RENAME_EXCHANGE);
+  return Napi::Number::New(env, r == 0 ? 0 : errno);
+}
+
 Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
   // PR_GET_SECCOMP answers EINVAL on kernels built without seccomp.
   return Napi::Boolean::New(info.Env(), prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0);
@@ -425,6 +449,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   g_fault_injection = fi != nullptr && std::strcmp(fi, "1") == 0;
   exports.Set("launch", Napi::Function::New(env, Launch));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
+  exports.Set("renameExchangeAt", Napi::Function::New(env, RenameExchangeAt));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
   exports.Set("sweepStaleLeases", Napi::Function::New(env, SweepStaleLeases));
   exports.Set("leaseOwnerPrefix", Napi::Function::New(env, LeaseOwnerPrefix));

@@ -3,12 +3,12 @@
 // writes belong on the host to the label's owner), and nothing of the host
 // beyond the opened directory reachable through them. Each hostile attempt
 // must fail with a specific errno and leave the host tree as it was.
-import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejectionOf } from "../../test/support/refusals";
-import { launch, probeIdmappedMount, type SandboxPolicyInput } from "../index";
+import { launch, probeIdmappedMount, renameExchangeAt, type SandboxPolicyInput } from "../index";
 import { PROBE, TEST_ROOT, basePolicy, makeWorkdir, removeWorkdir, setupNative } from "./helpers";
 
 const OWNER = 4321;
@@ -218,5 +218,48 @@ describe("read-write host paths", () => {
       await new Promise((resolve) => umount.on("exit", resolve));
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("renameExchangeAt (the restore's swap)", () => {
+  it("swaps two directories of one held parent in one step, each keeping its own contents", () => {
+    const parent = fresh();
+    mkdirSync(join(parent, "label"));
+    writeFileSync(join(parent, "label", "old"), "old");
+    mkdirSync(join(parent, "staging"));
+    writeFileSync(join(parent, "staging", "new"), "new");
+    const inodes = [statSync(join(parent, "label")).ino, statSync(join(parent, "staging")).ino];
+    const fd = openSync(parent, "r");
+    try {
+      expect(renameExchangeAt(fd, "label", "staging")).toEqual({ ok: true });
+    } finally {
+      closeSync(fd);
+    }
+    expect(readFileSync(join(parent, "label", "new"), "utf8")).toBe("new");
+    expect(readFileSync(join(parent, "staging", "old"), "utf8")).toBe("old");
+    expect([statSync(join(parent, "staging")).ino, statSync(join(parent, "label")).ino]).toEqual(inodes);
+  });
+
+  it("hostile: a name that is not one component (EINVAL), a missing name (ENOENT) and a mount point (EXDEV or EBUSY) are refused and nothing moves", () => {
+    const parent = fresh();
+    mkdirSync(join(parent, "label"));
+    mkdirSync(join(parent, "mnt"));
+    mkdirSync(join(parent, "label", "inner"));
+    const fd = openSync(parent, "r");
+    try {
+      for (const [a, b] of [["label/inner", "mnt"], ["..", "label"], ["label", "."], ["", "label"]]) expect(renameExchangeAt(fd, a as string, b as string)).toEqual({ ok: false, errno: "EINVAL" });
+      expect(renameExchangeAt(fd, "label", "absent")).toEqual({ ok: false, errno: "ENOENT" });
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "lh-exchange-test", join(parent, "mnt")]);
+      try {
+        const crossed = renameExchangeAt(fd, "label", "mnt");
+        expect(crossed.ok).toBe(false);
+        expect(["EXDEV", "EBUSY"]).toContain(crossed.ok ? "" : crossed.errno);
+      } finally {
+        execFileSync("umount", [join(parent, "mnt")]);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    expect(existsSync(join(parent, "label", "inner"))).toBe(true);
   });
 });

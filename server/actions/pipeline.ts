@@ -53,7 +53,7 @@ import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce, notifyOthersAtCommit } from "../jobs/notify";
 import { actionTopic, jobTopic, wake } from "../jobs/wake";
 import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
-import { acquireLabelLeases, acquireLabelLeasesInTransaction, acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, type LeaseHolder, type LeaseMode } from "../leases";
+import { acquireLabelLeases, acquireLabelLeasesInTransaction, acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, labelConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decideCall, type DecisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
@@ -273,15 +273,18 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     writeLeaseRequested: prepared.action.arguments["lease"] === "write",
     writesHostPaths: rwLabels(prepared.action.policy).length > 0,
   });
-  const mode = leaseModeFor(resolution.adapter.writesWorkspace(resolution.operation, prepared.action.arguments), verdict.level, path);
+  const labels = rwLabels(prepared.action.policy);
+  const mode = leaseModeFor(jobWritesWorkspace(resolution.adapter.writesWorkspace(resolution.operation, prepared.action.arguments), prepared.action.arguments, labels), verdict.level, path);
 
-  // A grant use is spent only on an action that can take its lease now: when another session holds
-  // the host exclusively and a grant would allow this call, it gets HOST_BUSY (retryable) and the use
-  // stays unspent, so retries against a busy host cannot drain a grant. (A held call is still held:
-  // the host may be free by the time a person decides.)
-  if (path === "grant_or_hold" && mode === "exclusive") {
+  // A grant use is spent only on an action that can take its leases now: when another session holds
+  // the host exclusively (and this call needs it so) or a label this call writes, and a grant would
+  // allow this call, it gets HOST_BUSY (retryable) and the use stays unspent, so retries against a
+  // busy host cannot drain a grant. (A held call is still held: the host may be free by the time a
+  // person decides.)
+  if (path === "grant_or_hold" && (mode === "exclusive" || labels.length > 0)) {
     await step(trace, "lease", async () => {
-      const busy = await exclusiveConflict(db, host.id, leaseHolderOf(caller));
+      const holder = leaseHolderOf(caller);
+      const busy = (mode === "exclusive" ? await exclusiveConflict(db, host.id, holder) : null) ?? (await labelConflict(db, host.id, labels, holder));
       if (busy === null) return;
       const grants = await matchingGrants(db, { tool: resolution.operation.name, host: host.name, risk: verdict.level, prepared: prepared.action.arguments });
       if (grants.length > 0) throw busy;
@@ -687,10 +690,23 @@ export function leaseModeFor(writesWorkspace: boolean, risk: RiskLevel, path?: D
   return writesWorkspace && risk !== "read_only" ? "exclusive" : "observe";
 }
 
+type PreparedForLease = { operation: string; mutating: boolean; arguments: Record<string, unknown>; policy: { mounts?: readonly CompiledMount[] } };
+
 /** Whether a stored prepared action may write the workspace (its adapter says; a mutating operation does unless it writes only labels). */
-function writesWorkspace(deps: PipelineDeps, prepared: { operation: string; mutating: boolean; arguments: Record<string, unknown> }): boolean {
+function writesWorkspace(deps: PipelineDeps, prepared: PreparedForLease): boolean {
   const resolution = deps.registry.resolveOperation(prepared.operation);
-  return prepared.mutating && resolution.adapter.writesWorkspace(resolution.operation, prepared.arguments);
+  return prepared.mutating && jobWritesWorkspace(resolution.adapter.writesWorkspace(resolution.operation, prepared.arguments), prepared.arguments, rwLabels(prepared.policy));
+}
+
+/**
+ * docs/design.md#leases: an operation that mounts host path labels `rw`
+ * writes those labels, under their label leases, and gets the workspace
+ * read-only (the observe lease's bind, enforced by the kernel) unless the
+ * call asks `lease: "write"` — so a label write does not take the whole
+ * host from every other session.
+ */
+function jobWritesWorkspace(adapterSays: boolean, args: Record<string, unknown>, labels: readonly string[]): boolean {
+  return adapterSays && (labels.length === 0 || args["lease"] === "write");
 }
 
 /** The host path labels a compiled policy mounts read-write: each needs its label lease (docs/design.md#leases). */
@@ -899,11 +915,12 @@ export async function dispatchApprovedAction(deps: PipelineDeps, actionId: strin
   if (row === undefined || row.state !== "approved") return "skipped";
   const caller = await submitterOf(db, row);
   if (caller === null) return "skipped";
-  const prepared = row.prepared as { mutating: boolean; host: { id: string } };
+  const prepared = row.prepared as PreparedForLease & { host: { id: string } };
   const stored = storedOf(row);
-  if (leaseModeFor(prepared.mutating, row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined) === "exclusive") {
+  if (leaseModeFor(writesWorkspace(deps, prepared), row.riskLevel as RiskLevel, stored.decision === "observe_scope" ? "observe_scope" : undefined) === "exclusive") {
     if ((await exclusiveConflict(db, prepared.host.id, leaseHolderOf(caller))) !== null) return "busy";
   }
+  if ((await labelConflict(db, prepared.host.id, rwLabels(prepared.policy), leaseHolderOf(caller))) !== null) return "busy";
   const trace: Trace = { deps, caller, operation: row.operation, actionId: row.id, actionHash: row.actionHash, hostId: row.hostId };
   try {
     const outcome = await proceedToDispatch(deps, trace, caller, row, { waitMs: 0 }, false);

@@ -10,13 +10,15 @@
  * an idle deadline that each use pushes forward; a lease past either has
  * lapsed. Ending a session releases its leases; an admin may revoke any.
  *
- * - a host path label (`label:<name>` in the mode column) — exclusive per
- *   label on one host: the lease a `rw` mount of that label needs, taken
+ * - a host path label (a row with `label` set, mode `exclusive`) — exclusive
+ *   per label on one host: the lease a `rw` mount of that label needs, taken
  *   beside the host lease (docs/design.md#host-paths). Another holder's `rw`
  *   of the same label gets HOST_BUSY naming the label; other labels, the
- *   host's own leases and other hosts are unaffected. The scope is spelt in
- *   `mode` because the table has no scope column; sealed as lease/1 with
- *   scope `label`, mode `exclusive` and the label.
+ *   host's own leases and other hosts are unaffected. Sealed as lease/1 with
+ *   scope `label`, mode `exclusive` and the label. The database holds one
+ *   live row per (host, label) (a partial unique index) besides the host
+ *   lock below. A host lease is a row with `label` null: every check of the
+ *   host's exclusive lease says so, or a label lease would pass for one.
  *
  * Concurrency contract: every change to a host's leases runs in one
  * transaction that first locks the host's row (`SELECT … FOR NO KEY UPDATE`), so
@@ -34,17 +36,6 @@ import { digestOf, hashActor, type ActorKind } from "../ledger/entry";
 
 export type LeaseMode = "exclusive" | "observe";
 
-const LABEL_MODE_PREFIX = "label:";
-
-/** The stored mode of a host path label's lease. */
-export function labelLeaseMode(label: string): string {
-  return `${LABEL_MODE_PREFIX}${label}`;
-}
-
-/** The host path label a lease row is for, or null for a host lease. */
-export function leaseLabel(lease: Pick<LeaseRow, "mode">): string | null {
-  return lease.mode.startsWith(LABEL_MODE_PREFIX) ? lease.mode.slice(LABEL_MODE_PREFIX.length) : null;
-}
 export type LeaseRow = typeof leases.$inferSelect;
 type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
@@ -82,7 +73,7 @@ async function sealLease(
   actor: { kind: ActorKind; id: string },
   actionId: string | null,
 ): Promise<void> {
-  const label = leaseLabel(lease);
+  const label = lease.label;
   await appendEntry(db, {
     type: "lease/1",
     time: new Date(),
@@ -141,7 +132,7 @@ export function opaqueHolderId(lease: Pick<LeaseRow, "ownerKind" | "ownerId" | "
 function hostBusy(holder: LeaseRow): LeaseholdError {
   const holderId = opaqueHolderId(holder);
   const ends = holder.idleExpiresAt < holder.expiresAt ? holder.idleExpiresAt : holder.expiresAt;
-  const label = leaseLabel(holder);
+  const label = holder.label;
   const what = label === null ? "host is leased exclusively" : `host path label ${label} on this host is leased read-write`;
   return new LeaseholdError("HOST_BUSY", `${what} by another holder (${holderId}) until ${ends.toISOString()} at the latest (refused by a hub check)`, {
     tier: "hub",
@@ -174,12 +165,43 @@ export async function exclusiveConflict(db: Database, hostId: string, holder: Le
       and(
         eq(leases.hostId, hostId),
         eq(leases.mode, "exclusive"),
+        isNull(leases.label),
         isNull(leases.releasedAt),
         sql`${leases.expiresAt} > ${now.toISOString()}::timestamptz and ${leases.idleExpiresAt} > ${now.toISOString()}::timestamptz`,
       ),
     );
   const other = active.find((lease) => !sameHolder(lease, holder));
   return other === undefined || active.some((lease) => sameHolder(lease, holder)) ? null : hostBusy(other);
+}
+
+/**
+ * The HOST_BUSY that `acquireLabelLeases` would throw for `holder` and
+ * `labels` now, or null. Like exclusiveConflict, a read without the host
+ * lock, asked before a grant use is spent.
+ */
+export async function labelConflict(db: Database, hostId: string, labels: readonly string[], holder: LeaseHolder, now = new Date()): Promise<LeaseholdError | null> {
+  if (labels.length === 0) return null;
+  const active = await db
+    .select()
+    .from(leases)
+    .where(
+      and(
+        eq(leases.hostId, hostId),
+        isNull(leases.releasedAt),
+        sql`${leases.label} is not null`,
+        sql`${leases.expiresAt} > ${now.toISOString()}::timestamptz and ${leases.idleExpiresAt} > ${now.toISOString()}::timestamptz`,
+      ),
+    );
+  return busyLabel(active, labels, holder);
+}
+
+/** HOST_BUSY for the first of `labels` another holder has among `active`, or null. */
+function busyLabel(active: readonly LeaseRow[], labels: readonly string[], holder: LeaseHolder): LeaseholdError | null {
+  for (const label of labels) {
+    const other = active.find((lease) => lease.label === label && !sameHolder(lease, holder));
+    if (other !== undefined && !active.some((lease) => lease.label === label && sameHolder(lease, holder))) return hostBusy(other);
+  }
+  return null;
 }
 
 function sameHolder(lease: LeaseRow, holder: LeaseHolder): boolean {
@@ -231,14 +253,15 @@ async function acquireLocked(tx: Tx, input: AcquireLeaseInput): Promise<{ lease:
     .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
     .orderBy(leases.createdAt);
 
-  const own = active.find((lease) => sameHolder(lease, input.holder) && (lease.mode === input.mode || lease.mode === "exclusive"));
+  const hostLeases = active.filter((lease) => lease.label === null);
+  const own = hostLeases.find((lease) => sameHolder(lease, input.holder) && (lease.mode === input.mode || lease.mode === "exclusive"));
   if (own !== undefined) {
     const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
     const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
     return { lease: touched ?? own, acquired: false };
   }
   if (input.mode === "exclusive") {
-    const holder = active.find((lease) => lease.mode === "exclusive");
+    const holder = hostLeases.find((lease) => lease.mode === "exclusive");
     if (holder !== undefined) throw hostBusy(holder);
   }
   const expiresAt = new Date(now.getTime() + ttlMs);
@@ -299,14 +322,11 @@ async function acquireLabelsLocked(tx: Tx, input: AcquireLabelLeasesInput): Prom
     .where(and(eq(leases.hostId, input.hostId), isNull(leases.releasedAt)))
     .orderBy(leases.createdAt);
   // Every label is checked before any is taken: a busy label leaves nothing behind.
-  for (const label of input.labels) {
-    const other = active.find((lease) => lease.mode === labelLeaseMode(label) && !sameHolder(lease, input.holder));
-    if (other !== undefined && !active.some((lease) => lease.mode === labelLeaseMode(label) && sameHolder(lease, input.holder))) throw hostBusy(other);
-  }
+  const busy = busyLabel(active, input.labels, input.holder);
+  if (busy !== null) throw busy;
   const taken: LeaseRow[] = [];
   for (const label of [...new Set(input.labels)].sort()) {
-    const mode = labelLeaseMode(label);
-    const own = active.find((lease) => lease.mode === mode && sameHolder(lease, input.holder));
+    const own = active.find((lease) => lease.label === label && sameHolder(lease, input.holder));
     if (own !== undefined) {
       const idle = new Date(Math.min(now.getTime() + idleMs, own.expiresAt.getTime()));
       const [touched] = await tx.update(leases).set({ idleExpiresAt: idle }).where(eq(leases.id, own.id)).returning();
@@ -318,7 +338,8 @@ async function acquireLabelsLocked(tx: Tx, input: AcquireLabelLeasesInput): Prom
       .insert(leases)
       .values({
         hostId: input.hostId,
-        mode,
+        mode: "exclusive",
+        label,
         ownerKind: input.holder.ownerKind,
         ownerId: input.holder.ownerId,
         sessionId: input.holder.sessionId,
@@ -348,7 +369,7 @@ async function reuseOwnLease(db: Database, input: AcquireLeaseInput, idleMs: num
   const now = new Date();
   const at = sql`${now.toISOString()}::timestamptz`;
   const live = and(isNull(leases.releasedAt), sql`${leases.expiresAt} > ${at}`, sql`${leases.idleExpiresAt} > ${at}`);
-  const covers = input.mode === "exclusive" ? eq(leases.mode, "exclusive") : sql`${leases.mode} in ('observe', 'exclusive')`;
+  const covers = and(isNull(leases.label), input.mode === "exclusive" ? eq(leases.mode, "exclusive") : sql`${leases.mode} in ('observe', 'exclusive')`);
   const session = input.holder.sessionId === null ? isNull(leases.sessionId) : eq(leases.sessionId, input.holder.sessionId);
   const own = db
     .select({ id: leases.id })
@@ -460,8 +481,8 @@ export async function listActiveLeases(db: Database, options: { limit?: number }
   return rows.map(({ lease, host }) => ({
     id: lease.id,
     host,
-    mode: leaseLabel(lease) === null ? lease.mode : "exclusive",
-    label: leaseLabel(lease),
+    mode: lease.mode,
+    label: lease.label,
     holder_id: opaqueHolderId(lease),
     holder: lease.description || `${lease.ownerKind} ${lease.ownerId}`,
     created_at: lease.createdAt.toISOString(),

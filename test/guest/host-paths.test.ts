@@ -5,8 +5,10 @@
  * hub-signed jobs queued for it — the guest verifies each, binds the labels,
  * snapshots before the write, seals evidence, and rolls back on a signed
  * rollback job. Hostile: an unlisted label, rw on the ro label, a link to
- * /etc/shadow planted by the workload.
+ * /etc/shadow planted by the workload, a FIFO planted by the workload for
+ * the next snapshot to hang on, a tree the workload grew past its budget.
  */
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -157,5 +159,49 @@ describe("host paths through a real guest [postgres]", () => {
     const after = fs.statSync("/etc/shadow");
     expect([after.ino, after.mode, after.uid, after.mtimeMs]).toEqual([shadow.ino, shadow.mode, shadow.uid, shadow.mtimeMs]);
     expect((await envelopeOf(rollback.actionId)).mounts?.[0]).toMatchObject({ label: "app", tree_after: original });
+  });
+
+  it.skipIf(!idmap.ok)(`hostile: a FIFO planted in the rw tree (by another user of the host) is recorded by the next job's snapshot without being opened (the job runs), and a rollback removes it${idmapSkip}`, async () => {
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const rw = [{ label: "app", path: app, mode: "rw" as const }];
+    const first = await queueRawJob(handle.db, key, target, { command: "true", mounts: rw });
+    expect((await finished(first.actionId)).state).toBe("completed");
+    const before = (await envelopeOf(first.actionId)).mounts?.[0];
+    const trap = path.join(app, "trap");
+    execFileSync("mkfifo", ["-m", "0666", trap]);
+    fs.chownSync(trap, OWNER, OWNER);
+    // A reader of the FIFO would block for ever: the next snapshot must only record it.
+    const next = await queueRawJob(handle.db, key, target, { command: "ls -l /host/app/trap", mounts: rw });
+    const ran = await finished(next.actionId);
+    expect(ran.state, JSON.stringify(ran.result)).toBe("completed");
+    expect((await envelopeOf(next.actionId)).mounts?.[0]?.["tree_before"]).toBe(digestOf(app));
+    const rollback = await queueRawJob(handle.db, key, target, {
+      command: "",
+      mounts: rw,
+      operation: { capability: "workspace", name: "rollback", arguments: { host: "paths", label: "app", snapshot_id: before?.["snapshot_id"] } },
+    });
+    const done = await finished(rollback.actionId);
+    expect(done.state, JSON.stringify(done.result)).toBe("completed");
+    expect(fs.existsSync(trap)).toBe(false);
+    expect(digestOf(app)).toBe(before?.["tree_before"]);
+    expect(completion(done).structured).toMatchObject({ identical: true, atomic: true });
+  });
+
+  it.skipIf(!idmap.ok)(`hostile: a tree the workload grew past the label's budget refuses the next rw job before it runs (POLICY_REFUSED, nothing snapshotted)${idmapSkip}`, async () => {
+    const key = loadOrCreateJobKey(hub.dataDir);
+    const rw = [{ label: "app", path: app, mode: "rw" as const }];
+    const grow = await queueRawJob(handle.db, key, target, { command: "head -c 2000000 /dev/zero > /host/app/big", mounts: rw });
+    const grown = await finished(grow.actionId);
+    expect(grown.state, JSON.stringify(grown.result)).toBe("completed");
+    const snapshotsBefore = fs.readdirSync(path.join(dir, "state", "snapshots")).length;
+    try {
+      const next = await queueRawJob(handle.db, key, target, { command: "touch /host/app/ran", mounts: rw });
+      const refused = completion(await finished(next.actionId)).error;
+      expect(`${refused?.code}: ${refused?.message}`).toMatch(/^POLICY_REFUSED: .*more than 1048576 bytes \(its budget\)/);
+      expect(fs.existsSync(path.join(app, "ran"))).toBe(false);
+      expect(fs.readdirSync(path.join(dir, "state", "snapshots")).length).toBe(snapshotsBefore);
+    } finally {
+      fs.rmSync(path.join(app, "big"), { force: true });
+    }
   });
 });

@@ -11,7 +11,7 @@ import { expect, it } from "vitest";
 import { resumeAction, submitAction, type Caller, type PipelineDeps } from "../../server/actions";
 import { approve } from "../../server/approvals";
 import type { Database } from "../../server/db";
-import { hosts, jobs, leases } from "../../server/db/schema";
+import { grants, hosts, jobs, leases } from "../../server/db/schema";
 import { createGrant } from "../../server/policy/grants";
 import type { HostPathEntry, SnapshotSummary } from "../../server/trust/host-paths";
 import { describeEachDatabase } from "../support/databases";
@@ -135,8 +135,47 @@ describeEachDatabase("host paths in the pipeline", (db) => {
       const reasons = held.details?.["reasons"] as Array<{ level: string; rule: string; message: string }>;
       expect(reasons[0]).toMatchObject({ level: "medium", rule: "host_path.rw", message: "host path /srv/app (label app) becomes writable; the guest snapshots it before the job runs" });
       const decision = (await entriesOf(d, String(held.details?.["action_id"]))).find((e) => e.type === "decision/1");
-      expect(decision?.data).toMatchObject({ outcome: "hold", risk: "medium", lease: "exclusive" });
+      // Writes a label, not the workspace: the host lease is observe (the workspace is bound read-only), the label lease its own.
+      expect(decision?.data).toMatchObject({ outcome: "hold", risk: "medium", lease: "observe" });
     }
+    // A command that must also write the workspace asks for the write lease.
+    const both = await rejectionOf(submit(deps, await insertToken(d), "run_command", { host: host.name, command: "cp /host/app/x ./", mounts: [{ label: "app", mode: "rw" }], lease: "write" }));
+    expect((await entriesOf(d, String(both.details?.["action_id"]))).find((e) => e.type === "decision/1")?.data).toMatchObject({ outcome: "hold", lease: "exclusive" });
+  });
+
+  it("a rw run_command takes only its label lease beside an observe host lease: another session's exclusive host lease does not block it, nor it that session; its job gets the workspace read-only", async () => {
+    const d = db().handle.db;
+    const deps = testDeps(db().handle);
+    const admin = await insertAdmin(d);
+    const host = await hostWith(d, HOST_PATHS);
+    const writer = await insertToken(d);
+    const other = await insertToken(d);
+    await (await heldThenApproved(deps, d, admin, other, "run_command", { host: host.name, command: "rm -rf ./build" })).resumed;
+    const a = await heldThenApproved(deps, d, admin, writer, "run_command", { host: host.name, command: "touch /host/app/y", mounts: [{ label: "app", mode: "rw" }] });
+    expect(await a.resumed).toMatchObject({ status: "dispatched", sandbox: { lease: "observe" } });
+    expect((await jobOf(d, a.actionId)).lease.mode).toBe("observe");
+    const active = (await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.releasedAt === null);
+    expect(active.filter((l) => l.ownerId === writer.tokenId).map((l) => [l.mode, l.label]).sort()).toEqual([["exclusive", "app"], ["observe", null]]);
+    expect(active.filter((l) => l.ownerId === other.tokenId).map((l) => [l.mode, l.label])).toEqual([["exclusive", null]]);
+  });
+
+  it("hostile: a busy label never spends a grant use: a label write is held for a person whatever grants exist (a grant covers no `mounts`), and HOST_BUSY after approval leaves the grant's uses as they were", async () => {
+    const d = db().handle.db;
+    const deps = testDeps(db().handle);
+    const admin = await insertAdmin(d);
+    const host = await hostWith(d, HOST_PATHS);
+    const holder = await insertToken(d);
+    await (await heldThenApproved(deps, d, admin, holder, "fs_write", { host: host.name, path: "app:a", content: "x" })).resumed;
+    const grant = await createGrant(d, admin, { tool: "fs_write", host: host.name, maxRisk: "medium", uses: 2, expiresAt: new Date(Date.now() + 60_000) }, PASSKEY_OFF);
+    const caller = await insertToken(d);
+    for (let i = 0; i < 3; i += 1) {
+      const { resumed } = await heldThenApproved(deps, d, admin, caller, "fs_write", { host: host.name, path: "app:b", content: `try ${i}` });
+      const busy = await rejectionOf(resumed);
+      expect(busy.code).toBe("HOST_BUSY");
+      expect(busy.details).toMatchObject({ label: "app" });
+    }
+    expect((await d.select().from(grants).where(eq(grants.id, grant.id)))[0]?.usesRemaining).toBe(2);
+    expect((await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.ownerId === caller.tokenId && l.releasedAt === null)).toEqual([]);
   });
 
   it("per-label leases: a second holder's rw of the same label is HOST_BUSY naming it; another label, and the same label on another host, are unaffected; each label lease is sealed with scope label", async () => {
@@ -171,10 +210,23 @@ describeEachDatabase("host paths in the pipeline", (db) => {
     const again = await heldThenApproved(deps, d, admin, first, "fs_write", { host: host.name, path: "app:index.html", content: "v3" });
     expect(await again.resumed).toMatchObject({ status: "dispatched" });
 
-    const labelLeases = (await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.mode.startsWith("label:")).map((l) => l.mode).sort();
-    expect(labelLeases).toEqual(["label:app", "label:data"]);
+    const labelLeases = (await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.label !== null).map((l) => [l.mode, l.label]).sort();
+    expect(labelLeases).toEqual([["exclusive", "app"], ["exclusive", "data"]]);
     const sealed = (await entriesOf(d, a.actionId)).filter((entry) => entry.type === "lease/1").map((entry) => entry.data);
     expect(sealed).toContainEqual(expect.objectContaining({ scope: "label", mode: "exclusive", label: "app", event: "acquired" }));
+  });
+
+  it("hostile: the database itself refuses a second live lease row on one label of one host, and a label lease that is not exclusive", async () => {
+    const d = db().handle.db;
+    const host = await hostWith(d, HOST_PATHS);
+    const row = (ownerId: string, mode = "exclusive") => ({ hostId: host.id, mode, label: "app", ownerKind: "token", ownerId, expiresAt: new Date(Date.now() + 60_000), idleExpiresAt: new Date(Date.now() + 60_000) });
+    await d.insert(leases).values(row("a"));
+    await expect(d.insert(leases).values(row("b"))).rejects.toThrow();
+    await expect(d.insert(leases).values({ ...row("c", "observe"), label: "data" })).rejects.toThrow();
+    // Released, the label is free again; another label was never taken.
+    await d.update(leases).set({ releasedAt: new Date(), releaseReason: "released" }).where(eq(leases.hostId, host.id));
+    await d.insert(leases).values(row("b"));
+    await d.insert(leases).values({ ...row("c"), label: "data" });
   });
 
   it("a busy label gives back the host lease its call took and leaves the other labels free (all or none)", async () => {
@@ -189,10 +241,10 @@ describeEachDatabase("host paths in the pipeline", (db) => {
     expect((await rejectionOf(b.resumed)).code).toBe("HOST_BUSY");
     const active = (await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.releasedAt === null);
     // The first holder's label lease (and the observe lease of its label-only write) stay; the second holds nothing.
-    expect(active.filter((l) => l.ownerId === first.tokenId).map((l) => l.mode).sort()).toEqual(["label:app", "observe"]);
+    expect(active.filter((l) => l.ownerId === first.tokenId).map((l) => [l.mode, l.label]).sort()).toEqual([["exclusive", "app"], ["observe", null]]);
     expect(active.filter((l) => l.ownerId === second.tokenId)).toEqual([]);
     const released = (await d.select().from(leases).where(eq(leases.hostId, host.id))).filter((l) => l.ownerId === second.tokenId);
-    expect(released.map((l) => [l.mode, l.releaseReason])).toEqual([["exclusive", "released"]]);
+    expect(released.map((l) => [l.mode, l.label, l.releaseReason])).toEqual([["observe", null, "released"]]);
   });
 
   it("rollback: rated high naming the host path and snapshot, held for a person even with a matching grant, refused without a passkey at the threshold, dispatched after approval as operation rollback with the label mounted rw", async () => {

@@ -124,7 +124,10 @@ export const leases = pgTable(
     hostId: uuid("host_id")
       .notNull()
       .references(() => hosts.id),
+    /** exclusive | observe; a label lease is always exclusive */
     mode: text("mode").notNull(),
+    /** A host path label's lease (docs/design.md#leases); null for the host's own lease. */
+    label: text("label"),
     ownerKind: text("owner_kind").notNull(),
     ownerId: text("owner_id").notNull(),
     sessionId: text("session_id"),
@@ -136,7 +139,13 @@ export const leases = pgTable(
     /** released | lapsed | revoked | session_ended */
     releaseReason: text("release_reason"),
   },
-  (t) => [index("leases_host_active_idx").on(t.hostId, t.releasedAt), index("leases_session_idx").on(t.sessionId)],
+  (t) => [
+    index("leases_host_active_idx").on(t.hostId, t.releasedAt),
+    index("leases_session_idx").on(t.sessionId),
+    check("leases_label_exclusive", sql`${t.label} is null or ${t.mode} = 'exclusive'`),
+    // One live holder per label of a host, held by the database itself (lapsed rows are released before any insert).
+    uniqueIndex("leases_active_label_uq").on(t.hostId, t.label).where(sql`${t.releasedAt} is null and ${t.label} is not null`),
+  ],
 );
 
 export const jobs = pgTable(

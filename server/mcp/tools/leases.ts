@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { digestOf } from "../../ledger/entry";
-import { acquireLease, leaseLabel, listLeases, opaqueHolderId, releaseLease, type LeaseRow } from "../../leases";
+import { acquireLease, listLeases, opaqueHolderId, releaseLease, type LeaseRow } from "../../leases";
 import { hosts } from "../../db/schema";
 import { LeaseholdError } from "../../errors";
 import { LEASE_ACQUIRE_SCHEMA, LEASE_RELEASE_SCHEMA, LEASE_STATUS_SCHEMA } from "./output-schemas";
@@ -39,8 +39,8 @@ function shapeLease(lease: LeaseRow, hostName: string | null, ctx: ToolContext):
   return {
     lease_id: lease.id,
     host: hostName,
-    mode: leaseLabel(lease) === null ? lease.mode : "exclusive",
-    label: leaseLabel(lease),
+    mode: lease.mode,
+    label: lease.label,
     // Another holder is an opaque id to an agent (its token name is for admins: `leasehold lease list`).
     holder_id: opaqueHolderId(lease),
     ...(mine ? { holder: lease.description } : {}),
