@@ -59,6 +59,7 @@ import { decideCall, type DecisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
 import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
 import { traceStage } from "../../common/trace/stage";
+import { checkAgentReason, splitAgentReason } from "./agent-reason";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, PipelineSettings, StoredResult, SubmitOptions } from "./types";
 
 export const PREPARED_ACTION_SCHEMA = "leasehold.action/1";
@@ -182,9 +183,15 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     }
   });
 
-  // 3 validate
+  // 3 validate — the agent's reason (mutating operations) apart from the operation's own arguments.
+  const split = splitAgentReason(resolution.operation, request.arguments);
+  const agentReason = await step(trace, "validate", () => {
+    const reason = checkAgentReason(split.reason);
+    if (!reason.ok) throw hubRefusal("INVALID_ARGUMENT", `reason ${reason.message}`, { details: { field: "reason", path: "/reason" } });
+    return reason.reason;
+  });
   const args = await step(trace, "validate", () => {
-    const checked = validateArguments(resolution.operation, request.arguments);
+    const checked = validateArguments(resolution.operation, split.rest);
     if (!checked.ok) {
       throw new LeaseholdError("INVALID_ARGUMENT", `invalid arguments for ${request.operation}: ${checked.issues.map((issue) => `${issue.path || "/"} ${issue.message}`).join("; ")}`, {
         tier: "hub",
@@ -248,6 +255,8 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
       host: { id: host.id, name: host.name },
       arguments: preparedArguments,
       policy,
+      // The agent's reason is hashed and signed with what it explains; absent when none was given.
+      ...(agentReason === undefined ? {} : { reason: agentReason }),
     };
     return { action, hash: canonicalDigest(action) };
   });
@@ -378,7 +387,7 @@ async function decide(
   request: ActionRequest,
   resolution: OperationResolution,
   host: { id: string; name: string },
-  prepared: { action: { arguments: Record<string, unknown>; policy: unknown }; hash: string },
+  prepared: { action: { arguments: Record<string, unknown>; policy: unknown; reason?: string }; hash: string },
   verdict: RiskVerdict,
   decision: { path: DecisionPath; mode: LeaseMode },
   key: string | null,
@@ -444,6 +453,7 @@ async function decide(
         policy_digest: digestOfJson(prepared.action.policy),
         grant_id: grant?.id ?? null,
         lease: decision.mode,
+        ...(prepared.action.reason === undefined ? {} : { agent_reason_digest: digestOf(prepared.action.reason) }),
       },
     });
     const approval =
