@@ -40,7 +40,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
-import { artifactArgumentNames, capabilityEgressConfiguration, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
+import { artifactArgumentNames, capabilityEgressConfiguration, checkLabelsListed, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
 import { hostPathsOf } from "../hosts/health";
 import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
@@ -233,6 +233,9 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     const hostPaths = hostPathsOf(host.health);
     const resolved = await resolveArtifactArguments(db, caller, resolution.operation.input_schema, args, settings.artifacts);
     const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, resolved);
+    const sandboxRequest = resolution.adapter.sandboxRequest(resolution.operation, preparedArguments);
+    // Arguments the guest will certainly refuse are refused before a person is asked (docs/design.md#prechecks).
+    checkLabelsListed(host.name, sandboxRequest.mounts ?? [], args, hostPaths.host_paths);
     // Read per action (not cached), so a change by any hub process applies to the next action.
     const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
@@ -241,7 +244,7 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
       configuredEgress,
       // Token rows carry no sandbox limits yet; when they do, they join here as a scope.
       scopes: [],
-      request: resolution.adapter.sandboxRequest(resolution.operation, preparedArguments),
+      request: sandboxRequest,
       host: { name: host.name, hostPaths: hostPaths.host_paths },
     });
     checkSnapshotReference(host.name, preparedArguments, hostPaths.snapshots);
