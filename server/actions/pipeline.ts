@@ -42,6 +42,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
 import { artifactArgumentNames, capabilityEgressConfiguration, checkLabelsListed, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
 import { hostPathsOf } from "../hosts/health";
+import { checkCwdReported } from "../hosts/workspace-dirs";
 import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
 import { actions, adminUsers, agentTokens, approvals, hosts, jobs } from "../db/schema";
@@ -236,6 +237,7 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     const sandboxRequest = resolution.adapter.sandboxRequest(resolution.operation, preparedArguments);
     // Arguments the guest will certainly refuse are refused before a person is asked (docs/design.md#prechecks).
     checkLabelsListed(host.name, sandboxRequest.mounts ?? [], args, hostPaths.host_paths);
+    await checkCwdReported(db, host, preparedArguments["cwd"]);
     // Read per action (not cached), so a change by any hub process applies to the next action.
     const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
