@@ -1,0 +1,2 @@
+import { openPostgres } from "../server/db";
+export const open = openPostgres;
