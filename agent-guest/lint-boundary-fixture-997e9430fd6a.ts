@@ -1,2 +1,0 @@
-import { openPostgres } from "../server/db";
-export const open = openPostgres;
