@@ -22,6 +22,7 @@ import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
+import { listWorkspaceDirs } from "./workspace-dirs";
 import { healthReport, measureHost, type Measured } from "./health";
 import { reportedSnapshots, snapshotsPath } from "./host-paths-run";
 import { sweepPartialSnapshots } from "../snapshots/index";
@@ -71,6 +72,8 @@ export class GuestDaemon {
   private readonly jobKey: KeyObject;
   private readonly ceiling: HostCeiling;
   private readonly seen: SeenJobs;
+  /** The last job this process finished (its result delivered), for the workspace listing's `after_job`. */
+  private lastFinished: string | null = null;
   /** Job ids this process is acknowledging or running. */
   private readonly taken = new Set<string>();
   private readonly witness: Witness;
@@ -120,7 +123,11 @@ export class GuestDaemon {
 
   async reportHealth(): Promise<void> {
     if (this.measured === undefined) return;
-    await this.client.request("POST", "/api/agent/health", healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting, reportedSnapshots(snapshotsPath(this.options.stateDir))));
+    const report = healthReport(this.measured, { size: this.witness.size, failure: this.witnessFailure }, this.accepting, reportedSnapshots(snapshotsPath(this.options.stateDir)));
+    // Listed only while no job is taken or running (synchronously, so none starts mid-walk): the hub trusts it
+    // only as long as `lastFinished` is the host's latest claimed job (server/hosts/workspace-dirs.ts).
+    if (this.taken.size === 0) report.workspace_dirs = listWorkspaceDirs(this.ceiling.workspace_root, this.lastFinished);
+    await this.client.request("POST", "/api/agent/health", report);
   }
 
   /** Mounts the bounded workspace (throws, and nothing runs, when it cannot); then runs until `shutdown()`; then unmounts it. */
@@ -240,6 +247,10 @@ export class GuestDaemon {
     } finally {
       this.taken.delete(jobId);
     }
+    // Reached only for a job that ran and was delivered. It may have changed the workspace: once none runs,
+    // the hub gets a fresh listing at once (not in 30 s).
+    this.lastFinished = jobId;
+    if (this.taken.size === 0) await this.reportHealth().catch((e: unknown) => this.log(`health report after job ${jobId} failed: ${String(e)}`));
   }
 
   /** Runs an acknowledged job: heartbeats while it runs, then delivers the outcome. */

@@ -1,5 +1,6 @@
 // Public surface of server/actions. See README.md.
 export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, dispatchApprovedAction, resumeAction, submitAction } from "./pipeline";
+export { AGENT_REASON_MAX_CHARS, checkAgentReason, splitAgentReason, takesAgentReason, toolInputSchema } from "./agent-reason";
 export { APPROVED_DISPATCH_GRACE_MS, startApprovedDispatch } from "./approved";
 export type { ApprovedDispatch } from "./approved";
 export { createCompletionWaiter } from "./completion";

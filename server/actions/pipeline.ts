@@ -40,8 +40,9 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
-import { artifactArgumentNames, capabilityEgressConfiguration, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
+import { artifactArgumentNames, capabilityEgressConfiguration, checkLabelsListed, checkSnapshotReference, compileSandboxPolicy, validateArguments, type CompiledMount, type OperationResolution } from "../capabilities";
 import { hostPathsOf } from "../hosts/health";
+import { checkCwdReported } from "../hosts/workspace-dirs";
 import { claimArtifact, DEFAULT_ARTIFACT_LIMITS, storeArtifact, type ArtifactLimits, type ArtifactOwner, type ArtifactRef } from "../artifacts";
 import type { Database } from "../db";
 import { actions, adminUsers, agentTokens, approvals, hosts, jobs } from "../db/schema";
@@ -59,6 +60,7 @@ import { decideCall, type DecisionPath } from "../policy/decide";
 import { consumeMatchingGrant, matchingGrants } from "../policy/grants";
 import type { RiskLevel, RiskReason, RiskVerdict } from "../policy/risk";
 import { traceStage } from "../../common/trace/stage";
+import { checkAgentReason, splitAgentReason } from "./agent-reason";
 import type { ActionOutcome, ActionRequest, Caller, PipelineDeps, PipelineSettings, StoredResult, SubmitOptions } from "./types";
 
 export const PREPARED_ACTION_SCHEMA = "leasehold.action/1";
@@ -182,9 +184,15 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     }
   });
 
-  // 3 validate
+  // 3 validate — the agent's reason (mutating operations) apart from the operation's own arguments.
+  const split = splitAgentReason(resolution.operation, request.arguments);
+  const agentReason = await step(trace, "validate", () => {
+    const reason = checkAgentReason(split.reason);
+    if (!reason.ok) throw hubRefusal("INVALID_ARGUMENT", `reason ${reason.message}`, { details: { field: "reason", path: "/reason" } });
+    return reason.reason;
+  });
   const args = await step(trace, "validate", () => {
-    const checked = validateArguments(resolution.operation, request.arguments);
+    const checked = validateArguments(resolution.operation, split.rest);
     if (!checked.ok) {
       throw new LeaseholdError("INVALID_ARGUMENT", `invalid arguments for ${request.operation}: ${checked.issues.map((issue) => `${issue.path || "/"} ${issue.message}`).join("; ")}`, {
         tier: "hub",
@@ -226,6 +234,10 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     const hostPaths = hostPathsOf(host.health);
     const resolved = await resolveArtifactArguments(db, caller, resolution.operation.input_schema, args, settings.artifacts);
     const preparedArguments = resolution.adapter.prepareArguments(resolution.operation, resolved);
+    const sandboxRequest = resolution.adapter.sandboxRequest(resolution.operation, preparedArguments);
+    // Arguments the guest will certainly refuse are refused before a person is asked (docs/design.md#prechecks).
+    checkLabelsListed(host.name, sandboxRequest.mounts ?? [], args, hostPaths.host_paths);
+    await checkCwdReported(db, host, preparedArguments["cwd"]);
     // Read per action (not cached), so a change by any hub process applies to the next action.
     const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
@@ -234,7 +246,7 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
       configuredEgress,
       // Token rows carry no sandbox limits yet; when they do, they join here as a scope.
       scopes: [],
-      request: resolution.adapter.sandboxRequest(resolution.operation, preparedArguments),
+      request: sandboxRequest,
       host: { name: host.name, hostPaths: hostPaths.host_paths },
     });
     checkSnapshotReference(host.name, preparedArguments, hostPaths.snapshots);
@@ -248,6 +260,8 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
       host: { id: host.id, name: host.name },
       arguments: preparedArguments,
       policy,
+      // The agent's reason is hashed and signed with what it explains; absent when none was given.
+      ...(agentReason === undefined ? {} : { reason: agentReason }),
     };
     return { action, hash: canonicalDigest(action) };
   });
@@ -381,7 +395,7 @@ async function decide(
   request: ActionRequest,
   resolution: OperationResolution,
   host: { id: string; name: string },
-  prepared: { action: { arguments: Record<string, unknown>; policy: unknown }; hash: string },
+  prepared: { action: { arguments: Record<string, unknown>; policy: unknown; reason?: string }; hash: string },
   verdict: RiskVerdict,
   decision: { path: DecisionPath; mode: LeaseMode },
   key: string | null,
@@ -447,6 +461,7 @@ async function decide(
         policy_digest: digestOfJson(prepared.action.policy),
         grant_id: grant?.id ?? null,
         lease: decision.mode,
+        ...(prepared.action.reason === undefined ? {} : { agent_reason_digest: digestOf(prepared.action.reason) }),
       },
     });
     const approval =

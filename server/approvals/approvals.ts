@@ -18,7 +18,7 @@
 import { and, asc, eq, or, sql } from "drizzle-orm";
 import { canonicalDigest } from "../canonical";
 import type { Database, DatabaseHandle } from "../db";
-import { actions, adminUsers, agentTokens, approvals, hosts } from "../db/schema";
+import { actions, adminUsers, agentTokens, approvals, hosts, mcpSessions } from "../db/schema";
 import { hostPathsOf } from "../hosts/health";
 import type { HostPathEntry } from "../trust/host-paths";
 import { LeaseholdError } from "../errors";
@@ -27,6 +27,7 @@ import { digestOf, hashActor } from "../ledger/entry";
 import { assertionDigest, needsPasskey, type StoredAssertion } from "../passkeys/challenge";
 import { verifyApprovalAssertion } from "../passkeys/passkeys";
 import { relyingParty, type PasskeySettings } from "../passkeys/relying-party";
+import { livenessOf, markClientWaiting, waitingMarkDue, type Liveness } from "./liveness";
 import { announceDecision, approvalNotifier } from "./notifier";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
@@ -110,7 +111,8 @@ export async function insertApproval(
 ): Promise<ApprovalRow> {
   const [row] = await tx
     .insert(approvals)
-    .values({ actionId: input.actionId, actionHash: input.actionHash, state: "pending", requestedBy: input.requestedBy, riskLevel: input.riskLevel, deadline: input.deadline })
+    // The submitting call is open as the row is made: a client is waiting on it from the start.
+    .values({ actionId: input.actionId, actionHash: input.actionHash, state: "pending", requestedBy: input.requestedBy, riskLevel: input.riskLevel, deadline: input.deadline, clientWaitingAt: new Date() })
     .returning();
   if (row === undefined) throw new LeaseholdError("INTERNAL", "approval insert returned no row", { tier: "database" });
   return row;
@@ -291,9 +293,11 @@ export interface ApprovalListing {
   /** Four-eyes for critical: the admin who gave the first approval (null until then). */
   first_approved_by: string | null;
   /** The prepared action in full: `arguments`, the compiled `policy`, whether the operation is `mutating`. */
-  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
+  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown; reason?: unknown };
   /** The host paths the host last reported (owner and budget of each label the policy mounts), null when none. */
   host_paths: HostPathEntry[] | null;
+  /** Whether a client is still waiting on it (liveness.ts), judged by the hub's clock when listed. */
+  liveness: Liveness;
 }
 
 export interface ApprovalPage {
@@ -336,6 +340,7 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
   const state = options.state ?? "pending";
   const offset = Math.max(0, Math.floor(options.offset ?? 0));
   const limit = Math.min(APPROVAL_PAGE.maxLimit, Math.max(1, Math.floor(options.limit ?? APPROVAL_PAGE.defaultLimit)));
+  const now = new Date();
   const turn = sql<number>`row_number() over (partition by ${actions.callerKey} order by ${approvals.createdAt}, ${approvals.id})`;
   const ranked = db
     .select({ approvalId: approvals.id, turn: turn.as("turn") })
@@ -344,13 +349,14 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
     .where(stateFilter(state))
     .as("ranked");
   const rows = await db
-    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username, turn: ranked.turn })
+    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username, sessionExpiresAt: mcpSessions.expiresAt, turn: ranked.turn })
     .from(ranked)
     .innerJoin(approvals, eq(approvals.id, ranked.approvalId))
     .innerJoin(actions, eq(actions.id, approvals.actionId))
     .leftJoin(hosts, eq(hosts.id, actions.hostId))
     .leftJoin(agentTokens, eq(agentTokens.id, actions.tokenId))
     .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
+    .leftJoin(mcpSessions, and(eq(actions.channel, "mcp"), eq(mcpSessions.id, actions.sessionId)))
     .orderBy(asc(ranked.turn), asc(approvals.createdAt), asc(approvals.id))
     .offset(offset)
     .limit(limit);
@@ -367,7 +373,7 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
     .sort((a, b) => b.count - a.count || String(a.requester.name).localeCompare(String(b.requester.name)));
   const total = byRequester.reduce((sum, r) => sum + r.count, 0);
   return {
-    items: rows.map(({ approval, action, host, hostHealth, tokenName, adminName }) => listingOf(approval, action, host, hostHealth, tokenName, adminName)),
+    items: rows.map(({ approval, action, host, hostHealth, tokenName, adminName, sessionExpiresAt }) => listingOf(approval, action, host, hostHealth, tokenName, adminName, sessionExpiresAt, now)),
     total,
     offset,
     limit,
@@ -376,7 +382,16 @@ export async function pageApprovals(db: Database, options: { state?: ApprovalSta
   };
 }
 
-function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, host: string | null, hostHealth: unknown, tokenName: string | null, adminName: string | null): ApprovalListing {
+function listingOf(
+  approval: ApprovalRow,
+  action: typeof actions.$inferSelect,
+  host: string | null,
+  hostHealth: unknown,
+  tokenName: string | null,
+  adminName: string | null,
+  sessionExpiresAt: Date | null,
+  now: Date,
+): ApprovalListing {
   return {
     id: approval.id,
     action_id: action.id,
@@ -397,6 +412,7 @@ function listingOf(approval: ApprovalRow, action: typeof actions.$inferSelect, h
     session_id: action.sessionId,
     prepared: (action.prepared ?? {}) as ApprovalListing["prepared"],
     host_paths: hostPathsOf(hostHealth).host_paths,
+    liveness: livenessOf({ clientWaitingAt: approval.clientWaitingAt, heldAt: approval.createdAt, sessionId: action.channel === "mcp" ? action.sessionId : null, sessionExpiresAt }, now),
   };
 }
 
@@ -436,15 +452,16 @@ export async function showApproval(db: Database, id: string): Promise<ApprovalLi
   if (found === undefined) throw new LeaseholdError("NOT_FOUND", `no approval or held action ${id}`, { tier: "hub", hint: "leasehold approvals list shows approval and action ids" });
   if (found.state === "pending" && found.deadline.getTime() <= Date.now()) await expireApproval(db, found.id);
   const [row] = await db
-    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username })
+    .select({ approval: approvals, action: actions, host: hosts.name, hostHealth: hosts.health, tokenName: agentTokens.name, adminName: adminUsers.username, sessionExpiresAt: mcpSessions.expiresAt })
     .from(approvals)
     .innerJoin(actions, eq(actions.id, approvals.actionId))
     .leftJoin(hosts, eq(hosts.id, actions.hostId))
     .leftJoin(agentTokens, eq(agentTokens.id, actions.tokenId))
     .leftJoin(adminUsers, eq(adminUsers.id, actions.adminId))
+    .leftJoin(mcpSessions, and(eq(actions.channel, "mcp"), eq(mcpSessions.id, actions.sessionId)))
     .where(eq(approvals.id, found.id));
   if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${id}`, { tier: "hub" });
-  return listingOf(row.approval, row.action, row.host, row.hostHealth, row.tokenName, row.adminName);
+  return listingOf(row.approval, row.action, row.host, row.hostHealth, row.tokenName, row.adminName, row.sessionExpiresAt, new Date());
 }
 
 export interface WaitOptions {
@@ -483,6 +500,9 @@ export async function waitForDecision(handle: DatabaseHandle, approvalId: string
       if (row === undefined) throw new LeaseholdError("NOT_FOUND", `no approval ${approvalId}`, { tier: "hub" });
       if (row.state === "pending" && row.deadline.getTime() <= Date.now()) row = (await expireApproval(db, approvalId)) ?? row;
       if (row.state !== "pending") return row;
+      // This loop IS a client waiting: recorded for every hub process to see, at most every few seconds.
+      const now = new Date();
+      if (waitingMarkDue(row.clientWaitingAt, now)) await markClientWaiting(db, approvalId, now);
       const waited = Date.now() - started;
       if (waited >= options.waitMs || options.signal?.aborted) return row;
       options.onProgress?.({ waitedMs: waited, deadline: row.deadline });

@@ -18,6 +18,8 @@ export {
   waitForDecision,
 } from "./approvals";
 export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
+export { ORPHANED_AFTER_MS, WAITING_MARK_EVERY_MS, livenessOf, livenessText, markClientWaiting } from "./liveness";
+export type { Liveness, SessionState } from "./liveness";
 export { APPROVAL_CHANNEL, announceDecision, approvalNotifier } from "./notifier";
 export type { ApprovalNotifier } from "./notifier";
 // The view (view.ts: buildApprovalView — the one builder behind the CLI's renderApproval and the

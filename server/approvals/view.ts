@@ -32,6 +32,7 @@ import { digestOf } from "../ledger/entry";
 import { escapeInvisible } from "../text";
 import type { RiskReason } from "../policy/risk";
 import type { ApprovalListing } from "./approvals";
+import { livenessText, type Liveness } from "./liveness";
 import { ROLLBACK_OPERATION, type HostPathEntry } from "../trust/host-paths";
 
 export const STDIN_PREVIEW_CHARS = 200;
@@ -100,10 +101,12 @@ export interface ApprovalView {
   reasons: RiskReason[];
   requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
   sessionId: string | null;
-  /** The stored prepared action (`arguments`, `policy`, whether the operation is `mutating`). */
-  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown };
+  /** The stored prepared action (`arguments`, `policy`, whether the operation is `mutating`, the agent's `reason`). */
+  prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown>; mutating?: unknown; reason?: unknown };
   /** The host paths the host last reported: who a rw label's files belong to. Absent or null: unknown. */
   hostPaths?: readonly HostPathEntry[] | null;
+  /** Whether a client is still waiting on it (liveness.ts); absent for a view built without it. */
+  liveness?: Liveness;
 }
 
 /** Stdin (or fs_write content) as a person sees it: size, digest, and a scrubbed preview. */
@@ -146,6 +149,10 @@ export interface PreparedActionView {
   requester: { kind: "token" | "admin" | "unknown"; id: string | null; name: string | null };
   /** A short label of the MCP session (never the session id). */
   session: string;
+  /** Whether a client is still waiting on it; null when unknown. */
+  liveness: Liveness | null;
+  /** The agent's own words for why it asks (visible-safe), or null when it gave none. */
+  agent_reason: string | null;
   /** The command or code with the risky spans (every reason above read_only, merged) flagged. */
   subject: { name: "command" | "code"; language: string | null; segments: Array<{ text: string; risky: boolean }> } | null;
   cwd: string | null;
@@ -334,6 +341,8 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
     risk: view.risk,
     requester: { ...view.requester, name: view.requester.name === null ? null : escapeForTerminal(view.requester.name) },
     session: sessionLabel(view.sessionId),
+    liveness: view.liveness ?? null,
+    agent_reason: typeof view.prepared.reason === "string" ? escapeForTerminal(view.prepared.reason) : null,
     subject:
       subjectName === null
         ? null
@@ -398,6 +407,8 @@ export function renderApproval(input: ApprovalView, now = new Date()): string[] 
   lines.push(`  action ${view.action_id}  (capability ${view.capability})`);
   lines.push(`  action_hash ${view.action_hash}`);
   lines.push(`  requested by ${requesterText(view)}, ${view.session}, channel ${view.channel}, at ${view.requested_at}`);
+  if (view.agent_reason !== null) lines.push(`  agent's reason: ${view.agent_reason}`);
+  if (view.liveness !== null && view.state === "pending") lines.push(`  ${livenessText(view.liveness, (iso) => `${iso.slice(11, 19)} UTC`)}`);
   if (view.first_approved_at !== null) lines.push(`  approved once at ${view.first_approved_at}; four-eyes: a second, different approver must approve`);
   if (view.subject !== null) {
     const language = view.subject.language === null ? "" : ` (${view.subject.language})`;
@@ -452,5 +463,6 @@ export function approvalViewOf(a: ApprovalListing): ApprovalView {
     sessionId: a.session_id,
     prepared: a.prepared,
     hostPaths: a.host_paths,
+    liveness: a.liveness,
   };
 }

@@ -3,9 +3,11 @@
  * argument and `label:` paths, normalised, then compiled against the host
  * ceiling's `host_paths` as the host's guest last reported them.
  *
- * Nothing is clamped here, as with every ceiling field: a label the host does
- * not list, `rw` on a label it lists `ro`, or any mount on a host that
- * reports no host paths is POLICY_REFUSED naming the label. The hub's check
+ * Nothing is clamped here, as with every ceiling field: `rw` on a label the
+ * host lists `ro`, or any mount on a host that reports no host paths, is
+ * POLICY_REFUSED naming the label; a label the host does not list is a bad
+ * argument, INVALID_ARGUMENT naming the field (`checkLabelsListed`, which the
+ * pipeline runs first; `compileMounts` refuses it too). The hub's check
  * is a courtesy that answers before anything is held or run; the guest
  * checks the signed policy again against its own ceiling file, which is
  * what counts.
@@ -85,6 +87,38 @@ export function splitLabelPath(field: string, value: unknown): SplitPath {
     invalidArgument(field, `${JSON.stringify(label)} before ':' is not a host path label (${HOST_PATH_LABEL_PATTERN.source}); write ./${firstSegment} for a workspace file of that name`);
   }
   return { label, relative: value.slice(colon + 1) };
+}
+
+/** Which argument named `label`: `mounts` when the caller listed it there, else the first `label:` path argument. */
+function fieldNaming(label: string, args: Record<string, unknown>): string {
+  const listed = Array.isArray(args["mounts"]) ? (args["mounts"] as unknown[]) : [];
+  if (listed.some((entry) => entry === label || (typeof entry === "object" && entry !== null && (entry as { label?: unknown }).label === label))) return "mounts";
+  for (const [name, value] of Object.entries(args)) {
+    if (name !== "mounts" && typeof value === "string" && value.startsWith(`${label}:`)) return name;
+  }
+  return "mounts";
+}
+
+/**
+ * An argument the guest will certainly refuse, refused first (docs/design.md#prechecks):
+ * a label the host's ceiling does not list is INVALID_ARGUMENT naming the
+ * argument that asked for it (`mounts`, or the `label:` path), before
+ * anything is held for a person. Certain because the labels come from the
+ * ceiling the guest reported and checks again; a host that reports no host
+ * paths at all (`null`) is left to `compileMounts`, which refuses every
+ * mount there as policy.
+ */
+export function checkLabelsListed(host: string, requested: readonly MountRequest[], args: Record<string, unknown>, hostPaths: readonly HostPathCeiling[] | null): void {
+  if (hostPaths === null) return;
+  for (const { label } of requested) {
+    if (hostPaths.some((entry) => entry.label === label)) continue;
+    const field = fieldNaming(label, args);
+    throw new LeaseholdError("INVALID_ARGUMENT", `${field}: host ${host}'s ceiling lists no host path labelled ${label} (refused by a hub check)`, {
+      tier: "hub",
+      hint: `hosts_list shows the labels host ${host} lists`,
+      details: { field, path: `/${field}`, label, listed: hostPaths.map((entry) => entry.label) },
+    });
+  }
 }
 
 /**

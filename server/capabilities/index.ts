@@ -98,5 +98,5 @@ export type {
 export { egressRuleWithin, intersectEgressRules, parseEgressRule } from "../trust/egress";
 export type { EgressRule } from "../trust/egress";
 export { parseCpusToMillis, parseSizeToBytes } from "./sandbox-values";
-export { checkSnapshotReference, compileMounts, MAX_MOUNTS, normaliseMounts, splitLabelPath } from "./host-mounts";
+export { checkLabelsListed, checkSnapshotReference, compileMounts, MAX_MOUNTS, normaliseMounts, splitLabelPath } from "./host-mounts";
 export type { CompiledMount, HostPathCeiling, MountMode, MountRequest, SnapshotReference } from "./host-mounts";

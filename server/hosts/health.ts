@@ -17,7 +17,7 @@ import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
 import type { AuthenticatedHost } from "./auth";
-import type { GuestHealthReport, HostCeilingSummary } from "../trust/protocol";
+import { WorkspaceDirsReport, type GuestHealthReport, type HostCeilingSummary } from "../trust/protocol";
 import { HostPathEntry, SnapshotSummary, HostPathsReport, MAX_REPORTED_SNAPSHOTS } from "../trust/host-paths";
 
 export interface StoredHostHealth {
@@ -32,6 +32,8 @@ export interface StoredHostHealth {
   host_paths?: HostPathEntry[] | null;
   /** The guest's retained snapshots of "rw" labels, most recent first. */
   snapshots?: SnapshotSummary[];
+  /** The workspace's directories as the guest last listed them while idle (docs/design.md#prechecks); absent when not reported. */
+  workspace_dirs?: WorkspaceDirsReport;
 }
 
 function invalid(message: string): never {
@@ -59,6 +61,7 @@ export function parseHealthReport(body: unknown): GuestHealthReport {
     const labels = parsed.data.host_paths.map((entry) => entry.label);
     if (new Set(labels).size !== labels.length) invalid("host_paths lists a label twice");
   }
+  if (r.workspace_dirs !== undefined && !WorkspaceDirsReport.safeParse(r.workspace_dirs).success) invalid("workspace_dirs must be {after_job, complete, dirs}");
   return r as GuestHealthReport;
 }
 
@@ -88,6 +91,7 @@ export async function storeHealthReport(db: Database, host: AuthenticatedHost, b
     seen_from: peerAddress(seen.peer),
     host_paths: r.host_paths === undefined ? null : r.host_paths,
     snapshots: r.snapshots ?? [],
+    ...(r.workspace_dirs === undefined ? {} : { workspace_dirs: r.workspace_dirs }),
   };
   await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;

@@ -8,6 +8,7 @@ export type { EnrolStep } from "./enrol-steps";
 export { bpfSummaryOf, ceilingSummaryOf, listHostSummaries, storeHealthReport } from "./health";
 export type { HostSummary, StoredHostHealth } from "./health";
 export { serveEnrol, serveHealthReport } from "./http";
+export { checkCwdReported, workspaceListingSettled } from "./workspace-dirs";
 export { readHostKey, serveHostKey } from "./host-key";
 export type { HostKeyRecord } from "./host-key";
 export {

@@ -63,6 +63,9 @@ export const ENTRY_DATA = {
     // The lease mode the action runs under once allowed. Optional: entries
     // sealed before it was recorded have none.
     lease: z.enum(["exclusive", "observe"]).optional(),
+    // sha256 of the agent's one-line reason (server/actions/agent-reason.ts), which the prepared
+    // action — and so action_hash — carries. Optional: a call without a reason has none.
+    agent_reason_digest: digest.optional(),
   }),
   "approval/1": z.strictObject({
     action_hash: digest,

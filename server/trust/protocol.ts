@@ -87,7 +87,27 @@ export interface GuestHealthReport {
   host_paths?: HostPathEntry[];
   /** Retained snapshots of "rw" labels, most recent first, at most MAX_REPORTED_SNAPSHOTS. */
   snapshots?: SnapshotSummary[];
+  /** The workspace's directories, taken while no job ran (absent when one did); see `WorkspaceDirsReport`. */
+  workspace_dirs?: WorkspaceDirsReport;
 }
+
+/** At most this many directories are reported; a workspace with more is reported `complete: false`. */
+export const MAX_REPORTED_WORKSPACE_DIRS = 2000;
+
+/**
+ * Every directory of the workspace (relative, `/`-joined, the spelling the
+ * hub normalises a `cwd` to; the root is implied), listed while no job ran,
+ * after the job `after_job` (the last this guest process finished; null when
+ * it has finished none). The hub refuses a `cwd` missing from it only while
+ * that job is the host's most recently claimed one and is complete — no job
+ * can have changed the tree since (docs/design.md#prechecks).
+ */
+export const WorkspaceDirsReport = z.strictObject({
+  after_job: z.string().uuid().nullable(),
+  complete: z.boolean(),
+  dirs: z.array(z.string().min(1).max(4096)).max(MAX_REPORTED_WORKSPACE_DIRS),
+});
+export type WorkspaceDirsReport = z.infer<typeof WorkspaceDirsReport>;
 
 /** The result a guest posts for a job (`POST /api/agent/jobs/<id>/result`). */
 export interface GuestJobResult {

@@ -105,7 +105,7 @@ describe("host paths through a real MCP client → hub → local guest [pglite]"
     ]);
   });
 
-  it("reads a host log through the ro label at once (run_command and fs_read of a label path); an unlisted label and rw on the ro label are refused naming the label", async () => {
+  it("reads a host log through the ro label at once (run_command and fs_read of a label path); an unlisted label (INVALID_ARGUMENT, the field named) and rw on the ro label (POLICY_REFUSED) are refused naming the label", async () => {
     const read = await call("run_command", { host: "local", command: "cat /host/logs/app.log", mounts: ["logs"] });
     expect(read).toMatchObject({ status: "completed", decision: "auto_allow", risk: { level: "read_only" }, result: { exit: { code: 0 } } });
     expect(read.result?.output.stdout).toBe("GET /health 200\n");
@@ -116,8 +116,8 @@ describe("host paths through a real MCP client → hub → local guest [pglite]"
     expect(JSON.stringify(page.result)).toContain("GET /health 200");
 
     const unlisted = await call("run_command", { host: "local", command: "cat /host/etc/shadow", mounts: ["etc"] });
-    expect(unlisted).toMatchObject({ code: "POLICY_REFUSED" });
-    expect(unlisted.message).toMatch(/lists no host path labelled etc/);
+    expect(unlisted).toMatchObject({ code: "INVALID_ARGUMENT", details: { field: "mounts", label: "etc" } });
+    expect(unlisted.message).toMatch(/^mounts: .*lists no host path labelled etc/);
     const widened = await call("run_command", { host: "local", command: "touch /host/logs/x", mounts: [{ label: "logs", mode: "rw" }] });
     expect(widened).toMatchObject({ code: "POLICY_REFUSED" });
     expect(widened.message).toMatch(/read-only; rw is refused, not narrowed/);

@@ -17,6 +17,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_REASON_MAX_CHARS } from "../../server/actions";
 import { approve, deny, listApprovals } from "../../server/approvals";
 import { createCapabilityRegistry } from "../../server/capabilities";
 import { KERNEL_FEATURES } from "../../server/trust/kernel-requirements";
@@ -217,7 +218,10 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       expect(listed.map((t) => t.name).sort()).toEqual(FULL_TOOLS);
       for (const { operation } of registry.activeOperations()) {
         const tool = listed.find((t) => t.name === operation.name)!;
-        expect(tool.inputSchema, operation.name).toEqual(operation.input_schema);
+        // The manifest's schema; a mutating operation's also lists the agent's one-line `reason`.
+        const { reason, ...manifestProperties } = (tool.inputSchema.properties ?? {}) as Record<string, unknown>;
+        expect({ ...tool.inputSchema, properties: manifestProperties }, operation.name).toEqual(operation.input_schema);
+        expect(reason, operation.name).toEqual(operation.mutating ? { type: "string", minLength: 1, maxLength: AGENT_REASON_MAX_CHARS, description: expect.stringContaining("why") } : undefined);
         expect(tool.annotations, operation.name).toMatchObject({ readOnlyHint: !operation.mutating, destructiveHint: operation.mutating });
       }
 

@@ -11,7 +11,7 @@ import { expect, it } from "vitest";
 import { resumeAction, submitAction, type Caller, type PipelineDeps } from "../../server/actions";
 import { approve } from "../../server/approvals";
 import type { Database } from "../../server/db";
-import { grants, hosts, jobs, leases } from "../../server/db/schema";
+import { actions, approvals, grants, hosts, jobs, leases } from "../../server/db/schema";
 import { createGrant } from "../../server/policy/grants";
 import type { HostPathEntry, SnapshotSummary } from "../../server/trust/host-paths";
 import { describeEachDatabase } from "../support/databases";
@@ -69,9 +69,25 @@ describeEachDatabase("host paths in the pipeline", (db) => {
   });
 
   it.each([
-    ["an unlisted label", "run_command", { command: "ls /host/secrets", mounts: ["secrets"] }, "secrets", /lists no host path labelled secrets/],
+    ["an unlisted label in mounts", "run_command", { command: "ls /host/secrets", mounts: ["secrets"] }, "secrets", "mounts"],
+    ["an unlisted label in mounts, as {label, mode}", "run_command", { command: "ls", mounts: ["logs", { label: "secrets", mode: "rw" }] }, "secrets", "mounts"],
+    ["an unlisted label in an fs_write path", "fs_write", { path: "etc:shadow", content: "x" }, "etc", "path"],
+    ["an unlisted label in an fs_read path", "fs_read", { path: "etc:passwd" }, "etc", "path"],
+  ])("hostile: %s is INVALID_ARGUMENT at the hub naming the field and the label, sealed as refusal/1, nothing held or dispatched", async (_what, operation, args, label, field) => {
+    const d = db().handle.db;
+    const host = await hostWith(d, HOST_PATHS);
+    const refused = await rejectionOf(submit(testDeps(db().handle), await insertToken(d), operation, { host: host.name, ...args }));
+    expect(refused.code).toBe("INVALID_ARGUMENT");
+    expect(refused.message).toBe(`${field}: host ${host.name}'s ceiling lists no host path labelled ${label} (refused by a hub check)`);
+    expect(refused.details).toMatchObject({ field, path: `/${field}`, label, listed: HOST_PATHS.map((entry) => entry.label) });
+    const refusals = (await allEntries(d)).flatMap((e) => (e.type === "refusal/1" && e.data.host_id === host.id ? [e.data] : []));
+    expect(refusals.map((data) => [data.stage, data.code])).toEqual([["prepare", "INVALID_ARGUMENT"]]);
+    expect(await d.select().from(approvals).innerJoin(actions, eq(actions.id, approvals.actionId)).where(eq(actions.hostId, host.id))).toHaveLength(0);
+    expect(await d.select().from(jobs).where(eq(jobs.hostId, host.id))).toHaveLength(0);
+  });
+
+  it.each([
     ["rw on a label the ceiling lists ro", "run_command", { command: "ls", mounts: [{ label: "logs", mode: "rw" }] }, "logs", /lists logs \(\/var\/log\) read-only; rw is refused, not narrowed/],
-    ["an unlisted label in an fs_write path", "fs_write", { path: "etc:shadow", content: "x" }, "etc", /lists no host path labelled etc/],
     ["fs_write to a label the ceiling lists ro", "fs_write", { path: "logs:x.log", content: "x" }, "logs", /read-only; rw is refused/],
     ["rw on a read-only operation", "fs_list", { path: "app:", mounts: [{ label: "app", mode: "rw" }] }, "app", /fs_list is read-only; it cannot take app read-write/],
   ])("hostile: %s is POLICY_REFUSED at the hub naming the label, sealed as refusal/1, nothing held or dispatched", async (_what, operation, args, label, message) => {
@@ -92,8 +108,9 @@ describeEachDatabase("host paths in the pipeline", (db) => {
     for (const hostPaths of [undefined, []]) {
       const host = await hostWith(d, hostPaths);
       const refused = await rejectionOf(submit(testDeps(db().handle), caller, "fs_read", { host: host.name, path: "logs:syslog" }));
-      expect(refused.code).toBe("POLICY_REFUSED");
-      expect(refused.message).toMatch(hostPaths === undefined ? /reports no host paths; label logs cannot be mounted/ : /lists no host path labelled logs/);
+      // An empty list names no label: certainly a bad argument. No list at all is refused as policy.
+      expect(refused.code).toBe(hostPaths === undefined ? "POLICY_REFUSED" : "INVALID_ARGUMENT");
+      expect(refused.message).toMatch(hostPaths === undefined ? /reports no host paths; label logs cannot be mounted/ : /^path: .*lists no host path labelled logs/);
     }
   });
 

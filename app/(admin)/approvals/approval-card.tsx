@@ -9,7 +9,7 @@ import { errorText } from "../../_lib/errors";
 import { describeInvisibleCharacters, hasInvisibleCharacters, neutraliseOneLine } from "~/server/text/terminal";
 import { useDecisions } from "./decide";
 import { ReachLine } from "./reach-line";
-import { CONFIRM_RISKS, commandLabel, commandPreview, requesterText, timeLeft } from "./summary";
+import { CONFIRM_RISKS, commandLabel, commandPreview, livenessWords, oneLine, requesterText, timeLeft } from "./summary";
 import type { HeldAction } from "./types";
 
 /** Beyond this many characters the command is shown collapsed: both ends and every risky span, the quiet middle elided. */
@@ -342,6 +342,8 @@ export function ApprovalItem({
   const passkey = needsPasskey(item);
   const confirmRef = useRef<HTMLButtonElement>(null);
   const waitingForSecond = item.first_approved_by_you;
+  const livenessId = `approval-liveness-${item.approval_id}`;
+  const orphaned = item.liveness?.state === "orphaned";
 
   useEffect(() => {
     if (mode === "confirm") confirmRef.current?.focus();
@@ -385,12 +387,14 @@ export function ApprovalItem({
 
   return (
     <article
-      className={`approval risk-border-${item.risk}${expanded ? " expanded" : ""}`}
+      className={`approval risk-border-${item.risk}${expanded ? " expanded" : ""}${orphaned ? " approval-orphaned" : ""}`}
       id={item.approval_id}
       data-action-id={item.action_id}
       data-requested-at={item.requested_at}
       data-risk={item.risk}
+      data-liveness={item.liveness?.state ?? "unknown"}
       aria-labelledby={titleId}
+      aria-describedby={livenessId}
     >
       <div className="approval-row">
         <h2 className="approval-heading">
@@ -423,6 +427,9 @@ export function ApprovalItem({
         </span>
         <input type="checkbox" className="approval-select" aria-label={`Select ${label}`} checked={selected} onChange={(e) => onSelect(e.target.checked)} />
       </div>
+      <p className={`approval-liveness${orphaned ? " orphaned" : ""}`} id={livenessId} data-testid="approval-liveness">
+        {item.liveness === null ? "whether a client is waiting is unknown" : livenessWords(item.liveness, nowMs)}
+      </p>
       {item.first_approved_at === null ? null : (
         <p className="approval-first" data-testid="approval-first">
           First approval recorded at {new Date(item.first_approved_at).toLocaleTimeString()}
@@ -434,6 +441,12 @@ export function ApprovalItem({
           <p className="muted approval-who">
             Requested by <strong>{requesterText(item)}</strong> · {item.session} · via {item.channel} · {new Date(item.requested_at).toLocaleTimeString()}
           </p>
+          {item.agent_reason === null ? null : (
+            <p className="approval-agent-reason" data-testid="approval-agent-reason">
+              <span className="muted">The agent&apos;s reason: </span>
+              {oneLine(item.agent_reason)}
+            </p>
+          )}
           <ReachLine items={item.reach} />
           {item.subject === null ? null : <Subject subject={item.subject} />}
           <dl className="approval-details">

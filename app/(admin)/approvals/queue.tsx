@@ -8,7 +8,7 @@ import { errorText } from "../../_lib/errors";
 import { ApprovalItem, approveNeedsConfirmation, type Decided, type ItemMode } from "./approval-card";
 import { useDecisions } from "./decide";
 import { OutcomeRow } from "./outcome-row";
-import { commandLabel, queueOrder } from "./summary";
+import { commandLabel, livenessOrder, queueOrder } from "./summary";
 import type { BatchResult, HeldAction } from "./types";
 
 /**
@@ -149,14 +149,15 @@ export function ApprovalsQueue() {
     return () => window.removeEventListener("hashchange", read);
   }, []);
 
-  // Held items, most dangerous and soonest first; the linked one leads.
-  const items = useMemo(() => [...(list.data?.items ?? [])].sort((a, b) => (a.approval_id === linked ? -1 : b.approval_id === linked ? 1 : queueOrder(a, b))), [list.data, linked]);
+  // Held items a client waits on first, then orphaned ones; most dangerous and soonest first within each; the linked one leads.
+  const order = useCallback((a: HeldAction, b: HeldAction) => (a.approval_id === linked ? -1 : b.approval_id === linked ? 1 : livenessOrder(a, b) || queueOrder(a, b)), [linked]);
+  const items = useMemo(() => [...(list.data?.items ?? [])].sort(order), [list.data, order]);
   // Every row shown: held ones and, in their place, those decided here.
   const rows = useMemo(() => {
     const held = new Set(items.map((i) => i.approval_id));
     const gone = [...decided.values()].filter((d) => !held.has(d.item.approval_id)).map((d) => d.item);
-    return [...items, ...gone].sort((a, b) => (a.approval_id === linked ? -1 : b.approval_id === linked ? 1 : queueOrder(a, b)));
-  }, [items, decided, linked]);
+    return [...items, ...gone].sort(order);
+  }, [items, decided, order]);
   // A selection never outlives its item (decided elsewhere, expired).
   const present = useMemo(() => new Set(items.map((i) => i.approval_id)), [items]);
   const chosen = items.filter((i) => selected.has(i.approval_id));
@@ -275,6 +276,7 @@ export function ApprovalsQueue() {
   };
 
   const held = items.filter((i) => !decided.has(i.approval_id));
+  const orphanedCount = held.filter((i) => i.liveness?.state === "orphaned").length;
   return (
     <div className="approvals">
       <p className="muted approvals-summary" aria-live="polite" data-testid="approvals-summary" tabIndex={-1} ref={emptyRef}>
@@ -284,6 +286,12 @@ export function ApprovalsQueue() {
             ? "Nothing is waiting."
             : `${list.data.total} waiting from ${list.data.by_requester.length} requester(s): ${list.data.by_requester.map((r) => `${r.requester.name ?? "?"} ${r.count}`).join(", ")}`}
       </p>
+      {orphanedCount === 0 ? null : (
+        <p className="approvals-orphaned-note" data-testid="approvals-orphaned-note">
+          {orphanedCount} on this page {orphanedCount === 1 ? "is" : "are"} orphaned: no client is waiting for {orphanedCount === 1 ? "it" : "them"}. They are listed last, marked
+          &ldquo;orphaned&rdquo;; an approved one still runs.
+        </p>
+      )}
       {message === null ? null : (
         <p role="status" className="approvals-message" data-testid="approvals-message">
           {message}

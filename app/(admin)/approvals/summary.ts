@@ -61,6 +61,22 @@ export function requesterText(item: Pick<HeldAction, "requester">): string {
   return r.kind === "token" ? `token ${name}` : r.kind === "admin" ? `admin ${name}` : "unknown requester";
 }
 
+/**
+ * "agent waiting (session open, last seen 3 s ago)" or "orphaned: no client
+ * waiting since 12:01:07 (session closed)": the hub's judgement (which clock
+ * says waiting or orphaned), the seconds counted on against the hub's clock.
+ */
+export function livenessWords(liveness: NonNullable<HeldAction["liveness"]>, nowMs: number): string {
+  const session = liveness.session === "none" ? "no MCP session" : `session ${liveness.session}`;
+  if (liveness.state === "waiting") return `agent waiting (${session}, last seen ${Math.max(0, Math.floor((nowMs - Date.parse(liveness.since)) / 1000))} s ago)`;
+  return `orphaned: no client waiting since ${new Date(liveness.since).toLocaleTimeString()} (${session})`;
+}
+
+/** Live first (an agent waits on a person), orphaned after, each in the queue's order: orphaned rows are marked and counted, not mixed in. */
+export function livenessOrder(a: Pick<HeldAction, "liveness">, b: Pick<HeldAction, "liveness">): number {
+  return Number(a.liveness?.state === "orphaned") - Number(b.liveness?.state === "orphaned");
+}
+
 /** "4m 05s left", or "deadline passed". */
 export function timeLeft(deadline: string, nowMs: number): string {
   const ms = Date.parse(deadline) - nowMs;

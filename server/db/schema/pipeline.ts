@@ -78,6 +78,13 @@ export const approvals = pgTable(
     firstApprovedBy: uuid("first_approved_by").references(() => adminUsers.id),
     firstApprovedAt: timestamp("first_approved_at", { withTimezone: true }),
     firstAssertion: jsonb("first_assertion").$type<Record<string, string>>(),
+    /**
+     * The last time a client was waiting on this held action — an open
+     * tools/call or approval_wait, or an approval_status poll — on any hub
+     * process (server/approvals/liveness.ts). Written at most every few
+     * seconds; null when no client has waited since the row was made.
+     */
+    clientWaitingAt: timestamp("client_waiting_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [index("approvals_state_deadline_idx").on(t.state, t.deadline)],

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { actionPipelineFor, callerKey, type ActionOutcome, type Caller, type StoredResult, type SubmitOptions } from "../../actions";
-import { expireApproval, getApproval } from "../../approvals";
+import { actionPipelineFor, callerKey, toolInputSchema, type ActionOutcome, type Caller, type StoredResult, type SubmitOptions } from "../../actions";
+import { expireApproval, getApproval, markClientWaiting } from "../../approvals";
 import type { OperationInputSchema, OperationResolution } from "../../capabilities";
 import { actions, hosts } from "../../db/schema";
 import { isLeaseholdError, LeaseholdError } from "../../errors";
@@ -219,7 +219,8 @@ export function operationTool(resolution: OperationResolution): HubTool {
     name: operation.name,
     title: `${operation.name} (${manifest.id} ${manifest.version})`,
     description: `${operation.description}${OPERATION_NOTE}`,
-    inputSchema: operation.input_schema,
+    // A mutating operation also takes the agent's one-line `reason` (server/actions/agent-reason.ts).
+    inputSchema: toolInputSchema(operation),
     mutating: operation.mutating,
     annotations: { readOnlyHint: !operation.mutating, destructiveHint: operation.mutating, idempotentHint: false, openWorldHint: false },
     pipelineValidates: true,
@@ -282,6 +283,8 @@ export const approvalStatusTool: HubTool = {
     const stored = (row.action.result ?? {}) as Partial<StoredResult>;
     let approval = stored.approval_id ? await getApproval(db, stored.approval_id) : undefined;
     if (approval !== undefined && approval.state === "pending" && approval.deadline.getTime() <= Date.now()) approval = (await expireApproval(db, approval.id)) ?? approval;
+    // A client polling its held action is waiting on it, as much as one inside approval_wait (docs/design.md#approval-liveness).
+    if (approval !== undefined && approval.state === "pending") await markClientWaiting(db, approval.id, new Date());
     const state = approval !== undefined && approval.state === "expired" ? "expired" : row.action.state;
     return {
       action_id: row.action.id,

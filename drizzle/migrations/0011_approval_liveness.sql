@@ -1,0 +1,1 @@
+ALTER TABLE "approvals" ADD COLUMN "client_waiting_at" timestamp with time zone;
