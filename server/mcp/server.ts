@@ -6,6 +6,7 @@ import { LeaseholdError } from "../errors";
 import type { HubRuntime } from "../hub/runtime";
 import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
+import { urlOffer } from "./elicit";
 import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
@@ -73,6 +74,8 @@ export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Too
  */
 export function createMcpServer(runtime: HubRuntime): Server {
   const server = new Server({ name: "leasehold", title: "Leasehold", version: HUB_VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  // What this session was already shown (elicit.ts); a cache: a rebuilt session may show a link once more.
+  const offered = new Set<string>();
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const token = tokenOf(extra.authInfo);
@@ -96,7 +99,8 @@ export function createMcpServer(runtime: HubRuntime): Server {
     try {
       const progress = progressSender(request.params._meta?.progressToken, extra.sendNotification);
       const digest = extra.sessionId === undefined ? null : sessionDigest(extra.sessionId);
-      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }), decision.tool.text);
+      const offerUrl = urlOffer(() => server.getClientCapabilities(), offered, extra.sendRequest, extra.sendNotification);
+      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress, offerUrl }), decision.tool.text);
     } catch (error) {
       // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
       const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
