@@ -376,7 +376,7 @@ async function resolveArtifactArguments(db: Database, caller: Caller, schema: un
   return resolved;
 }
 
-/** Tells `deps.onHeld` (the webhook) about a newly held action, in the background: never in the action's way. */
+/** Tells `deps.onHeld` (the webhook, Web Push) about a newly held action, in the background: never in the action's way. */
 function announceHeld(deps: PipelineDeps, row: ActionRow, hostName: string): void {
   const onHeld = deps.onHeld;
   const approvalId = (row.result as StoredResult | null)?.approval_id;

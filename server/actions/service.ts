@@ -6,6 +6,8 @@
 import { artifactLimitsOf } from "../artifacts";
 import { hubCapabilityRegistry } from "../capabilities";
 import { createApprovalWebhook } from "../approvals/webhook";
+import { createPushNotifier } from "../push/notifier";
+import { loadOrCreateVapidKey } from "../push/vapid";
 import { loadOrCreateJobKey } from "../dispatch/job-key";
 import { keyDirOf } from "../hub/identity";
 import type { HubRuntime } from "../hub/runtime";
@@ -76,7 +78,8 @@ export function installActionPipeline(runtime: HubRuntime, pipeline: ActionPipel
 /**
  * The runtime's pipeline, created on first use with the hub's capability
  * registry (built-ins, opt-in ones as enabled), the job key from the data directory, readiness from host
- * reports (never assumed) and the completion waiter (completion.ts).
+ * reports (never assumed), the completion waiter (completion.ts), and the
+ * held-action notifications (the webhook when configured, Web Push).
  */
 export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
   let pipeline = pipelines.get(runtime);
@@ -84,6 +87,8 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
     const handle = runtime.database.handle;
     const config = runtime.config.webhook ?? null;
     const webhook = config === null ? null : createApprovalWebhook({ url: config.url, secret: config.secret, publicUrl: runtime.config.publicUrl });
+    // Push goes to whoever subscribed a browser (none: one cheap query per held action).
+    const push = createPushNotifier({ db: handle.db, vapid: loadOrCreateVapidKey(keyDirOf(runtime.config)), publicUrl: runtime.config.publicUrl });
     pipeline = createActionPipeline({
       handle,
       registry: hubCapabilityRegistry(),
@@ -92,7 +97,11 @@ export function actionPipelineFor(runtime: HubRuntime): ActionPipeline {
       // Callers get the host's sealed result (output, evidence, receipt), not just "queued".
       completion: createCompletionWaiter(handle, runtime.ledger.integrator),
       settings: { maxHeldPerToken: runtime.config.mcp.maxHeldPerToken, artifacts: artifactLimitsOf(runtime.config) },
-      ...(webhook === null ? {} : { onHeld: (notice) => void webhook.notify(notice) }),
+      // Both notifications in the background: neither waits for the other or holds up the action.
+      onHeld: (notice) => {
+        if (webhook !== null) void webhook.notify(notice);
+        void push.notify(notice);
+      },
     });
     pipelines.set(runtime, pipeline);
   }

@@ -114,8 +114,9 @@ export interface PipelineDeps {
   customRiskRules?: readonly CustomRiskRule[];
   /**
    * Told about each newly held action after its transaction committed (the
-   * approval webhook, server/approvals/webhook.ts). Fire and forget: its
-   * failures are its own and never touch the action.
+   * approval webhook, server/approvals/webhook.ts, and Web Push,
+   * server/push/notifier.ts). Fire and forget: their
+   * failures are their own and never touch the action.
    */
   onHeld?: (notice: { approvalId: string; actionId: string; host: string; operation: string; risk: string; deadline: Date }) => void;
 }

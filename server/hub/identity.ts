@@ -5,6 +5,7 @@ import { executeRows, type Database } from "../db";
 import { JOB_KEY_FILE, loadOrCreateJobKey, type JobKey } from "../dispatch/job-key";
 import { LeaseholdError } from "../errors";
 import { LOG_KEY_FILE, loadOrCreateLogKey, type LogKey } from "../ledger/log-key";
+import { loadOrCreateVapidKey, type VapidKey } from "../push/vapid";
 
 /**
  * One hub identity across replicas (docs/deploy.md#identity).
@@ -32,6 +33,12 @@ import { LOG_KEY_FILE, loadOrCreateLogKey, type LogKey } from "../ledger/log-key
 export interface HubKeys {
   job: JobKey;
   log: LogKey;
+  /**
+   * The Web Push (VAPID) key, created with the others at the first start.
+   * Not pinned: a replica with another one is told apart per subscription
+   * (server/push/notifier.ts), and nothing but push depends on it.
+   */
+  vapid: VapidKey;
   /** Where the key files are (LEASEHOLD_KEY_DIR or the data directory). */
   dir: string;
 }
@@ -43,7 +50,7 @@ export function keyDirOf(config: Pick<HubConfig, "dataDir"> & { keyDir?: string 
 /** Loads the hub's keys from its key directory, creating them on a first start. */
 export function loadHubKeys(config: HubConfig): HubKeys {
   const dir = keyDirOf(config);
-  return { dir, job: loadOrCreateJobKey(dir), log: loadOrCreateLogKey(dir, config.publicUrl) };
+  return { dir, job: loadOrCreateJobKey(dir), log: loadOrCreateLogKey(dir, config.publicUrl), vapid: loadOrCreateVapidKey(dir) };
 }
 
 /** A log verifier key's id: the hex key hash between its name and its key bytes (`name+hash+key`). */

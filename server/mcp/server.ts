@@ -6,6 +6,7 @@ import { LeaseholdError } from "../errors";
 import type { HubRuntime } from "../hub/runtime";
 import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
+import { urlOffer } from "./elicit";
 import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
@@ -75,6 +76,8 @@ export function listedTool(tool: HubTool, token: Pick<AgentToken, "hosts">): Too
  */
 export function createMcpServer(runtime: HubRuntime): Server {
   const server = new Server({ name: "leasehold", title: "Leasehold", version: HUB_VERSION }, { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS });
+  // What this session was already shown (elicit.ts); a cache: a rebuilt session may show a link once more.
+  const offered = new Set<string>();
   const contextOf: ContextOf = (extra, progressToken) => ({
     runtime,
     token: tokenOf(extra.authInfo),
@@ -82,6 +85,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
     signal: extra.signal,
     sessionDigest: extra.sessionId === undefined ? null : sessionDigest(extra.sessionId),
     progress: progressSender(progressToken, extra.sendNotification),
+    offerUrl: urlOffer(() => server.getClientCapabilities(), offered, extra.sendRequest, extra.sendNotification),
   });
   registerTaskHandlers(server, contextOf);
 

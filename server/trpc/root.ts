@@ -14,6 +14,7 @@ import { dashboardRouter } from "./routers/dashboard";
 import { consoleFormRouter } from "./routers/console-form";
 import { passkeysRouter } from "./routers/passkeys";
 import { oauthRouter } from "./routers/oauth";
+import { pushRouter } from "./routers/push";
 
 export const appRouter = createRouter({
   actions: actionsRouter,
@@ -29,6 +30,7 @@ export const appRouter = createRouter({
   ledger: ledgerRouter,
   oauth: oauthRouter,
   passkeys: passkeysRouter,
+  push: pushRouter,
   tokens: tokensRouter,
   users: usersRouter,
 });

@@ -15,7 +15,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult, type ElicitRequest, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_REASON_MAX_CHARS } from "../../server/actions";
 import { approve, deny, listApprovals } from "../../server/approvals";
@@ -29,7 +29,7 @@ import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, rawPost, READ_ONL
 
 /** A held call waits this long for a decision, then as long again (at least 5 s) for the host's result. */
 const APPROVAL_WAIT_S = 3;
-const HOSTS = ["h1", "h2", "h3", "h4"];
+const HOSTS = ["h1", "h2", "h3", "h4", "h5"];
 const ADMIN = "approver";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -251,6 +251,66 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       expect(autoAllowed.elapsedMs).toBeGreaterThanOrEqual((APPROVAL_WAIT_S + 5) * 1000 - 500);
       expect(heldResult).toBe("ok");
     }, 60_000);
+
+    it("URL elicitation: a client declaring elicitation.url is sent the held action's card URL once (mode url), declining changes nothing — approved in the browser, the action proceeds; a client without the capability is sent none", async () => {
+      const asked: ElicitRequest["params"][] = [];
+      let seen: () => void = () => undefined;
+      const firstAsk = new Promise<void>((resolve) => (seen = resolve));
+      const capable = await connectClient(hub.url, tokens.full.secret, {
+        capabilities: { elicitation: { url: {} } },
+        configure: (client) =>
+          client.setRequestHandler(ElicitRequestSchema, (request) => {
+            asked.push(request.params);
+            seen();
+            return { action: "decline" };
+          }),
+      });
+      const call = callWithProgress(capable.client, "fs_write", { host: "h5", path: "elicited.txt", content: "card" });
+      await firstAsk;
+      expect(asked).toHaveLength(1);
+      const offer = asked[0] as { mode?: string; url?: string; elicitationId?: string; message?: string };
+      expect(offer.mode).toBe("url");
+      expect(offer.elicitationId).toMatch(UUID);
+      const approvalId = /\/approvals#([0-9a-f-]{36})$/.exec(offer.url ?? "")?.[1];
+      expect(approvalId, offer.url).toMatch(UUID);
+      expect(new URL(offer.url!).origin).toBe(new URL(hub.url).origin);
+      // The client declined; a person approves the card it was offered, and the call goes on.
+      await decide(approvalId!, "approve");
+      const answered = await call;
+      const progress = answered.progress;
+      let result = answered.result;
+      // The same card the progress notifications name.
+      const progressUrl = progress.map((p) => (p as unknown as { _meta?: Record<string, unknown> })._meta?.["leasehold/approval_url"]).find((u) => typeof u === "string");
+      expect(progressUrl).toBe(offer.url);
+      if (structured(result).code === "APPROVAL_PENDING") {
+        result = await capable.client.callTool({ name: "approval_wait", arguments: { action_id: structured(result).action_id } }, CallToolResultSchema, { timeout: 60_000 });
+      }
+      expect(structured(result)).toMatchObject({ status: "dispatched", decision: "approved", approval_id: approvalId });
+      // approval_wait on the same session offers the same card no second time.
+      expect(asked).toHaveLength(1);
+      await capable.client.close();
+
+      const unasked: unknown[] = [];
+      const plain = await connectClient(hub.url, tokens.full.secret, {
+        capabilities: { elicitation: {} },
+        configure: (client) => {
+          client.fallbackRequestHandler = async (request) => {
+            unasked.push(request);
+            return {};
+          };
+          client.setRequestHandler(ElicitRequestSchema, (request) => {
+            unasked.push(request);
+            return { action: "cancel" };
+          });
+        },
+      });
+      const held = await callWithProgress(plain.client, "fs_write", { host: "h5", path: "not-elicited.txt", content: "none" });
+      expect(structured(held.result)).toMatchObject({ code: "APPROVAL_PENDING" });
+      expect(held.progress.length).toBeGreaterThanOrEqual(1);
+      expect(unasked).toEqual([]);
+      await decide(await pendingApprovalOn("h5", structured(held.result).action_id), "deny", "test over");
+      await plain.client.close();
+    }, 90_000);
 
     it("APPROVAL_PENDING carries action_id, risk, reasons and deadline; denial → APPROVAL_DENIED with the reason; expiry → APPROVAL_EXPIRED", async () => {
       const { client, transport } = await connectClient(hub.url, tokens.full.secret);

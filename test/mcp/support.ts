@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { runCli } from "../support/hub-process";
 
@@ -61,12 +62,22 @@ async function checkResults(client: Client): Promise<void> {
   }) as Client["callTool"];
 }
 
-export async function connectClient(url: string, token: string, options: { sessionId?: string; headers?: Record<string, string> } = {}) {
+/**
+ * An SDK client on `/api/mcp`. `capabilities` are what it declares in
+ * `initialize`; `configure` runs before it connects (request handlers for
+ * what the hub may ask it).
+ */
+export async function connectClient(
+  url: string,
+  token: string,
+  options: { sessionId?: string; headers?: Record<string, string>; capabilities?: ClientCapabilities; configure?: (client: Client) => void } = {},
+) {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${token}`, ...options.headers } },
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
   });
-  const client = new Client({ name: "leasehold-test", version: "1.0.0" });
+  const client = new Client({ name: "leasehold-test", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
+  options.configure?.(client);
   await client.connect(transport);
   await checkResults(client);
   return { client, transport };

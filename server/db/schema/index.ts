@@ -15,3 +15,4 @@ export { ledgerEntries, ledgerLog, ledgerWitnesses, ledgerNodes, ledgerCheckpoin
 export { artifactBlobs, artifactChunks, artifactUploads } from "./artifacts";
 export { oauthClients, oauthAuthorizations, oauthTokens, hubSettings } from "./oauth";
 export { hubIdentity, limitBuckets, limitWindows, limitInFlight, limitHolders } from "./replicas";
+export { pushSubscriptions } from "./push";

@@ -23,6 +23,9 @@ import type { HubTool, ProgressMeta, TaskStart, ToolContext } from "./tool";
  *     RESULT_WAIT_MIN_MS; then the honest dispatched state (status
  *     "dispatched", no result) — `approval_wait` waits again.
  * Progress notifications go out every PROGRESS_EVERY_MS while it waits.
+ * While held, a client that declared URL-mode elicitation is also offered
+ * the approval card's URL once (server/mcp/elicit.ts), and told it is over
+ * once the action is decided.
  */
 
 const RESULT_WAIT_MIN_MS = 5_000;
@@ -110,6 +113,20 @@ export async function withWaitBudget(
   // first one says in words how to continue (a client cut off from this process asks any other).
   let about: ProgressMeta | undefined;
   let told = false;
+  // The approval card offered to the person at the agent's screen (URL elicitation), once held.
+  let endOffer: (() => void) | undefined;
+  const offerCard = (actionId: string, url: string, approvalId: string): void => {
+    endOffer ??= ctx.offerUrl({
+      key: approvalId,
+      url,
+      message: `Leasehold holds action ${actionId} for a person's approval. Open its card to review it and decide (you sign in there); the agent's call goes on once it is decided, whatever you answer here.`,
+    });
+  };
+  // Once decided (dispatched, denied, expired), the client may close what it showed.
+  const decidedNow = (): void => {
+    endOffer?.();
+    endOffer = undefined;
+  };
   const say = (message: string): void => {
     if (about === undefined) return ctx.progress(message);
     const lead = told ? "" : `action ${about["leasehold/action_id"]}${about["leasehold/approval_url"] === undefined ? "" : ` (approve at ${about["leasehold/approval_url"]})`}; if this call is cut off, continue it with approval_wait {action_id} on any hub process. `;
@@ -132,10 +149,10 @@ export async function withWaitBudget(
       signal: budget.signal,
       onProgress: (p) => {
         const first = about === undefined;
-        about =
-          p.stage === "approval"
-            ? { "leasehold/action_id": p.actionId, "leasehold/approval_url": `${ctx.runtime.config.publicUrl.replace(/\/+$/, "")}/approvals#${p.approvalId}` }
-            : { "leasehold/action_id": p.actionId };
+        const approvalUrl = p.stage === "approval" ? `${ctx.runtime.config.publicUrl.replace(/\/+$/, "")}/approvals#${p.approvalId}` : undefined;
+        about = approvalUrl === undefined ? { "leasehold/action_id": p.actionId } : { "leasehold/action_id": p.actionId, "leasehold/approval_url": approvalUrl };
+        if (p.stage === "approval" && approvalUrl !== undefined) offerCard(p.actionId, approvalUrl, p.approvalId);
+        else decidedNow();
         if (p.stage === "running") {
           // Each report is news (the waiter passes on changes only): say it now.
           running = { host: p.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes };
@@ -153,8 +170,10 @@ export async function withWaitBudget(
         if (first || firstHeld) tick();
       },
     });
+    decidedNow();
     return shapeOutcome(outcome);
   } catch (error) {
+    if (isLeaseholdError(error) && (error.code === "APPROVAL_DENIED" || error.code === "APPROVAL_EXPIRED")) decidedNow();
     const actionId = isLeaseholdError(error) ? error.details?.["action_id"] : undefined;
     if (isLeaseholdError(error) && error.code === "TIMEOUT" && budget.signal.aborted && !ctx.signal.aborted && typeof actionId === "string") {
       const outcome = await dispatchedOutcome(ctx, actionId);

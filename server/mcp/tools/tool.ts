@@ -22,6 +22,16 @@ export interface ToolContext {
    * `meta` goes out as the notification's `_meta` (the action it is about).
    */
   progress(message: string, meta?: ProgressMeta): void;
+  /**
+   * Offers the person at the agent's screen a link (MCP URL-mode elicitation,
+   * `elicitation/create` with `mode: "url"`) when the client declared
+   * `elicitation.url`; a no-op otherwise, and for a `key` this session was
+   * already offered. Never waits for the answer and never throws (see
+   * server/mcp/elicit.ts for why an answer changes nothing). Returns what
+   * tells the client the interaction is over
+   * (`notifications/elicitation/complete`), or undefined when nothing was sent.
+   */
+  offerUrl(offer: { key: string; url: string; message: string }): (() => void) | undefined;
 }
 
 /**
