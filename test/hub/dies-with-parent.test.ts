@@ -12,7 +12,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../support/hub-process";
 import { waitFor } from "../guest/support";
 
-/** Pids of the live (not zombie) processes whose parent is `ppid` and whose command line holds `needle`. */
+/**
+ * Pids of the live (not zombie) node processes whose parent is `ppid` and
+ * whose command line holds `needle`: node's, not setpriv's before its exec,
+ * so the death signal is already set when the test kills the parent.
+ */
 function childrenOf(ppid: number, needle: string): number[] {
   const found: number[] = [];
   for (const name of fs.readdirSync("/proc")) {
@@ -21,7 +25,8 @@ function childrenOf(ppid: number, needle: string): number[] {
       const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
       // Fields after the command name, which sits in parentheses and may hold spaces.
       const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(parent) === ppid && state !== "Z" && fs.readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) found.push(Number(name));
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (Number(parent) === ppid && state !== "Z" && argv[0] === process.execPath && argv.some((a) => a.includes(needle))) found.push(Number(name));
     } catch {
       // the process ended while it was read
     }
