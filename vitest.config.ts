@@ -2,7 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { givenSeed } from "./tools/lib/test-seed.mjs";
-import { serialGlobs, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
+import { serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
 
 /**
  * Shuffled order, always: test files and the cases inside each file run in
@@ -16,16 +16,22 @@ import { serialGlobs, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.m
 const seed = givenSeed();
 
 /**
- * Two groups (tools/lib/test-groups.mjs says which file is in which, and
- * test/README.md why): "parallel" runs two files at a time, then "serial"
- * runs the files that take kernel resources (sandboxes, guests, volumes,
- * namespaces, VMs) one at a time. Each file still gets a fresh process.
+ * Three groups (tools/lib/test-groups.mjs says which file is in which, and
+ * test/README.md why): "shared" and "parallel" run side by side, two files
+ * at a time; then "serial" runs the files that take kernel resources
+ * (sandboxes, guests, volumes, namespaces, VMs) one at a time. A "parallel"
+ * or "serial" file gets a fresh process; "shared" files — those that start
+ * nothing — run one after another in each worker's one process, loading
+ * their modules once (tools/lib/shared-guard.mjs refuses a child process
+ * there).
  */
 // A `--sequence.*` option on the command line (tools/test.mjs passes the seed
 // that way) replaces each project's `sequence` whole, groupOrder included;
 // vitest still runs a single-worker project after the others then, so the
 // serial group runs last either way.
 const serial = serialGlobs(import.meta.dirname);
+const shared = sharedFiles(import.meta.dirname);
+// One figure for both: vitest runs projects of one groupOrder together only when their maxWorkers agree.
 const PARALLEL_WORKERS = 2;
 
 // Unit and database tests. Browser tests are Playwright's (e2e/), not vitest's.
@@ -45,9 +51,21 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "shared",
+          include: shared,
+          exclude: TEST_EXCLUDE,
+          isolate: false,
+          setupFiles: ["tools/lib/shared-guard.mjs"],
+          maxWorkers: PARALLEL_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "parallel",
           include: TEST_FILES,
-          exclude: [...TEST_EXCLUDE, ...serial],
+          exclude: [...TEST_EXCLUDE, ...serial, ...shared],
           maxWorkers: PARALLEL_WORKERS,
           sequence: { groupOrder: 0 },
         },

@@ -7,7 +7,9 @@
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
 // The summary lists the ten slowest test files of both runners and fails the
 // run when a test was skipped for a reason tools/lib/skip-allowlist.mjs does
-// not accept (only absent kernel features are: never "needs root").
+// not accept (only absent kernel features are: never "needs root"). The
+// output ends with every failed test and failed file of both runners, named
+// `file › test`, so the tail of a CI log says what failed.
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -17,7 +19,7 @@ import { ensureNodeModules } from "./lib/deps.mjs";
 import { startTemporaryPostgres } from "./lib/postgres.mjs";
 import { watchForLeftoverWorkspaces } from "./lib/leftover-mounts.mjs";
 import { chooseSeed, seedLine } from "./lib/test-seed.mjs";
-import { readPlaywrightReport, readVitestReport, summarise } from "./lib/test-report.mjs";
+import { failureLines, readPlaywrightReport, readVitestReport, summarise } from "./lib/test-report.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
@@ -167,4 +169,6 @@ console.log(`total time ${((Date.now() - began) / 1000).toFixed(1)} s; ${failedS
 if (failedSteps > 0 && totals.failed === 0) totals.failed = failedSteps;
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 console.log(seedLine(seed));
+// Last, because a CI log shows only its tail: which tests failed, by name.
+for (const line of failureLines(readings)) console.log(line);
 process.exit(failedSteps === 0 && totals.failed === 0 ? 0 : 1);

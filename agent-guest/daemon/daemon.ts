@@ -295,6 +295,9 @@ export class GuestDaemon {
       traceStage(traceId, "guest.ran");
       await this.deliver(delivered.id, outcome, deadline);
       traceStage(traceId, "guest.delivered");
+      // A job that took a snapshot (a rw host path, a rollback's undo) changed what the hub may offer to
+      // roll back to: it hears so now, not with the next periodic report up to half a minute later.
+      if (typeof outcome.structured?.["snapshot_id"] === "string") await this.reportHealth().catch((e: unknown) => this.log(`health report failed: ${String(e)}`));
     } finally {
       clearInterval(beat);
     }

@@ -24,6 +24,16 @@ import { fullHealth, runProcess, startHub, tempDir, type RunningHub } from "../s
 import { insertAdmin, insertToken, entriesOf } from "../pipeline/support";
 import { GUEST_BIN, actionRow, enrolCode, guestDeps, queueRawJob, refusal, startGuest, unmountLeftovers, waitFor, waitForHost, writeCeiling, type RunningGuest } from "./support";
 
+/**
+ * The claim window at 6 s instead of the 10 s default: the floor of the
+ * hub's offline test (server/jobs/delivery.ts), so a host is still offline
+ * only after 6 s without a long-poll. The cases that outlast the window (a
+ * queued job waiting for a slot, a dead guest's host answering offline)
+ * wait that long and no longer.
+ */
+const CLAIM_WAIT_S = 6;
+const HUB_SETTINGS = { LEASEHOLD_JOB_CLAIM_WAIT_S: String(CLAIM_WAIT_S) };
+
 // Needs the suite's PostgreSQL server (`npm test` starts it); without it this fails loudly, never skips.
 describe("guest agent end to end [postgres]", () => {
   if (!testPostgresUrl()) {
@@ -54,7 +64,7 @@ describe("guest agent end to end [postgres]", () => {
     const scratch = await createScratchPostgresDatabase();
     drop = scratch.drop;
     env = { DATABASE_URL: scratch.url };
-    hub = await startHub(env);
+    hub = await startHub({ ...env, ...HUB_SETTINGS });
     handle = await openPostgres(scratch.url, { max: 8 });
     deps = guestDeps(handle, hub.dataDir);
     caller = await insertToken(handle.db);
@@ -144,15 +154,17 @@ describe("guest agent end to end [postgres]", () => {
   }, 30_000);
 
   it("fair shares through a real guest: one token's five long sleeps do not take all 4 slots; another token's id runs while they are still running", async () => {
+    // Longer than the claim window, so the two that wait for a slot outlast it.
+    const SLEEP_S = CLAIM_WAIT_S + 3;
     const greedy = await insertToken(handle.db);
     // Each call waits for its result, so the five run side by side.
     const sleeps = Array.from({ length: 5 }, (_, i) =>
-      submitAction(deps, greedy, { operation: "run_command", arguments: { host: "third", command: `sleep 15 # ${i}` }, channel: "mcp" }, { waitMs: 60_000 }),
+      submitAction(deps, greedy, { operation: "run_command", arguments: { host: "third", command: `sleep ${SLEEP_S} # ${i}` }, channel: "mcp" }, { waitMs: 60_000 }),
     );
     const [host] = await handle.db.select().from(hosts).where(eq(hosts.name, "third"));
     const sleepJobs = async () =>
       (await handle.db.select({ state: jobs.state, command: actions.prepared }).from(jobs).innerJoin(actions, eq(actions.id, jobs.actionId)).where(eq(jobs.hostId, host!.id))).filter((j) =>
-        JSON.stringify(j.command).includes("sleep 15"),
+        JSON.stringify(j.command).includes(`sleep ${SLEEP_S}`),
       );
     await waitFor("the greedy token's five jobs queued and its share claimed", async () => {
       const all = await sleepJobs();
@@ -165,7 +177,7 @@ describe("guest agent end to end [postgres]", () => {
     const states = (await sleepJobs()).map((j) => j.state);
     expect(states.filter((st) => st === "claimed")).toHaveLength(3);
     expect(states.filter((st) => st === "queued")).toHaveLength(2);
-    // The queued sleeps wait for a slot (past the 10 s claim window) instead of failing HOST_UNAVAILABLE.
+    // The queued sleeps wait for a slot (past the claim window) instead of failing HOST_UNAVAILABLE.
     const outcomes = await Promise.all(sleeps);
     expect(outcomes.map((o) => o.status)).toEqual(["completed", "completed", "completed", "completed", "completed"]);
   }, 90_000);
@@ -420,7 +432,7 @@ describe("guest agent end to end [postgres]", () => {
       return j;
     });
     await hub.stop();
-    hub = await startHub({ ...env, LEASEHOLD_PORT: String(hub.port), LEASEHOLD_DATA_DIR: hub.dataDir });
+    hub = await startHub({ ...env, ...HUB_SETTINGS, LEASEHOLD_PORT: String(hub.port), LEASEHOLD_DATA_DIR: hub.dataDir });
     const outcome = await pending;
     expect(outcome.result?.output.stdout).toBe("survived-the-restart\n");
     expect((await handle.db.select().from(evidence).where(eq(evidence.actionId, outcome.action_id))).length).toBe(1);

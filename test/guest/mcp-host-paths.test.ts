@@ -140,8 +140,9 @@ describe("host paths through a real MCP client → hub → local guest [pglite]"
     expect(mount).toMatchObject({ mode: "rw" });
     const snapshotId = String(mount?.snapshot_id);
 
-    // The snapshot reaches the hub with the guest's next health report.
-    const snapshot = await waitFor("the snapshot in hosts_list", async () => (await hostsList()).hosts?.find((h) => h.name === "local")?.snapshots.find((s) => s.id === snapshotId), 60_000, 500);
+    // The guest reports its snapshots as soon as the job that took one has delivered its result:
+    // well before the next periodic health report (every 30 s).
+    const snapshot = await waitFor("the snapshot in hosts_list", async () => (await hostsList()).hosts?.find((h) => h.name === "local")?.snapshots.find((s) => s.id === snapshotId), 25_000, 200);
     expect(snapshot.tree_digest).toBe(mount?.tree_before);
     const listed = await runCli(["snapshot", "list", "--host", "local", "--json"], env());
     expect(listed.code, listed.stderr).toBe(0);

@@ -17,7 +17,7 @@ import { actions, hosts, jobs } from "../../server/db/schema";
 import { loadOrCreateJobKey, signJob, type JobKey } from "../../server/dispatch";
 import { createCompletionWaiter } from "../../server/actions/completion";
 import { announce } from "../../server/jobs";
-import { ROOT, childEnv, runCli } from "../support/hub-process";
+import { ROOT, childEnv, dyingWithParent, runCli } from "../support/hub-process";
 import { testShellPolicy } from "../support/shell-policy";
 
 export const GUEST_BIN = path.join(ROOT, "bin", "leasehold-guest.mjs");
@@ -90,12 +90,13 @@ export async function enrolCode(env: Record<string, string | undefined>, name: s
 
 /**
  * Starts `leasehold-guest run`. `wrap` prefixes the command line, e.g. to
- * enter another network namespace first (test/support/netns.ts).
+ * enter another network namespace first (test/support/netns.ts). The guest
+ * dies with this process (dyingWithParent).
  */
 export function startGuest(args: { hub: string; stateDir: string; ceiling: string; code?: string; insecureHttp?: boolean; wrap?: (argv: string[]) => string[] }): RunningGuest {
   // The code goes in on stdin (never argv), as `leasehold start` hands it to its local guest.
   const guest = [process.execPath, GUEST_BIN, "run", "--state-dir", args.stateDir, "--ceiling", args.ceiling, "--hub", args.hub, ...(args.code ? ["--enrol-stdin"] : []), ...(args.insecureHttp ? ["--insecure-http"] : [])];
-  const [command, ...argv] = args.wrap === undefined ? guest : args.wrap(guest);
+  const [command, ...argv] = dyingWithParent(args.wrap === undefined ? guest : args.wrap(guest));
   const child = spawn(command!, argv, { cwd: ROOT, env: childEnv({}) as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
   child.stdin.end(args.code ? `${args.code}\n` : "");
   let out = "";

@@ -17,7 +17,7 @@ import net from "node:net";
 import path from "node:path";
 import { freePort } from "../../tools/lib/postgres.mjs";
 import { createScratchPostgresDatabase } from "./databases";
-import { startHub, tempDir, type RunningHub } from "./hub-process";
+import { dyingWithParent, startHub, tempDir, type RunningHub } from "./hub-process";
 
 export const HAPROXY_BIN = "/usr/sbin/haproxy";
 
@@ -149,7 +149,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     fs.writeFileSync(config, haproxyConfig({ port, socket, servers: ports.map((p, i) => ({ name: `hub${i}`, port: p })) }));
     const check = spawnSync(HAPROXY_BIN, ["-c", "-f", config], { encoding: "utf8" });
     if (check.status !== 0) throw new Error(`haproxy refused its config:\n${check.stdout}${check.stderr}`);
-    haproxy = spawn(HAPROXY_BIN, ["-db", "-f", config], { stdio: ["ignore", "pipe", "pipe"] });
+    const [command, ...args] = dyingWithParent([HAPROXY_BIN, "-db", "-f", config]);
+    haproxy = spawn(command!, args, { stdio: ["ignore", "pipe", "pipe"] });
     haproxy.stdout?.on("data", (d: Buffer) => (haproxyOut += d.toString()));
     haproxy.stderr?.on("data", (d: Buffer) => (haproxyOut += d.toString()));
     const cluster: Cluster = {

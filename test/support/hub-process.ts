@@ -59,6 +59,22 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   return runProcess(process.execPath, [LEASEHOLD_BIN, ...args], { env: childEnv(env), cwd, timeoutMs, label: `leasehold ${args.join(" ")}` });
 }
 
+/** util-linux's setpriv: sets PR_SET_PDEATHSIG, then execs the command (same pid). */
+const SETPRIV = "/usr/bin/setpriv";
+
+/**
+ * The command line that runs `argv` so that the kernel SIGKILLs it when the
+ * test process that spawned it dies. A test file's worker can end while a
+ * hub it started is still running: a start that outlives its beforeAll's
+ * timeout, a worker killed at the end of its file, a crash. Without this the
+ * hub (or guest, or load balancer) would be left holding its port and data
+ * directory. Refused, not skipped, where setpriv is missing.
+ */
+export function dyingWithParent(argv: readonly string[]): string[] {
+  if (!fs.existsSync(SETPRIV)) throw new Error(`${SETPRIV} (util-linux) is missing: a test's child processes could outlive the test`);
+  return [SETPRIV, "--pdeathsig", "KILL", "--", ...argv];
+}
+
 export function tempDir(prefix = "lh-test-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -78,7 +94,10 @@ export function requireWebBuild(): void {
   }
 }
 
-/** Starts `leasehold start` on a free port and waits until /api/health answers. */
+/**
+ * Starts `leasehold start` on a free port and waits until /api/health
+ * answers. The hub dies with this process (dyingWithParent).
+ */
 export async function startHub(env: Record<string, string | undefined> = {}, timeoutMs = 90_000, options: { wrap?: readonly string[] } = {}): Promise<RunningHub> {
   requireWebBuild();
   const port = Number(env.LEASEHOLD_PORT ?? (await freePort()));
@@ -86,7 +105,7 @@ export async function startHub(env: Record<string, string | undefined> = {}, tim
   // `wrap`: a command that execs the hub as its last arguments (same pid), e.g. unshare for a mount namespace of the test's own.
   // LEASEHOLD_BENCH_CPU_PROF=<dir>: the hub writes a V8 CPU profile there when it stops (for benches; node refuses --cpu-prof in NODE_OPTIONS).
   const profile = process.env.LEASEHOLD_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.LEASEHOLD_BENCH_CPU_PROF}`] : [];
-  const argv = [...(options.wrap ?? []), process.execPath, ...profile, LEASEHOLD_BIN, "start"];
+  const argv = dyingWithParent([...(options.wrap ?? []), process.execPath, ...profile, LEASEHOLD_BIN, "start"]);
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
     env: childEnv({ LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, ...env }) as NodeJS.ProcessEnv,

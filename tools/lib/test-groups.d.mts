@@ -5,3 +5,7 @@ export const SERIAL_MARKER: RegExp;
 export function hasSerialMarker(text: string): boolean;
 export function markedSerialFiles(root: string): string[];
 export function serialGlobs(root: string): string[];
+export const ISOLATED_MARKER: RegExp;
+export const ISOLATION_NEEDS: ReadonlyArray<{ pattern: RegExp; why: string }>;
+export function isolationNeed(text: string): string | undefined;
+export function sharedFiles(root: string): string[];

@@ -1,15 +1,29 @@
-// Which vitest files may share the machine with another file and which run
-// alone. vitest.config.ts builds its two projects from this:
+// Which vitest files may share the machine with another file, which run
+// alone, and which may share a process. vitest.config.ts builds its three
+// projects from this:
 //
-//   parallel  two workers at once: hubs, databases, pure units, CLIs.
-//   serial    one file at a time, after the parallel group: files that take
-//             kernel resources a second copy could trip over (sandbox
-//             launches, cgroups, loop-device workspace volumes, network
-//             namespaces, VMs, real guests, leftover-mount sweeps).
+//   shared    two workers at once, each running file after file in ONE
+//             process (isolate: false): files that start nothing — no hub,
+//             database, sandbox or child process — and change no
+//             process-wide state. They pay for loading their modules once
+//             per worker instead of once per file.
+//   parallel  two workers at once, a fresh process per file: hubs,
+//             databases, CLIs.
+//   serial    one file at a time, after the others: files that take kernel
+//             resources a second copy could trip over (sandbox launches,
+//             cgroups, loop-device workspace volumes, network namespaces,
+//             VMs, real guests, leftover-mount sweeps).
 //
 // A file is serial when it sits under one of SERIAL_FOLDERS, or when its
 // first lines carry the marker `test-group: serial` (in a comment, followed
 // by the reason) — for a file elsewhere that launches a sandbox or a guest.
+// A file that is not serial is shared unless its text shows one of
+// ISOLATION_NEEDS (isolationNeed names the first), or it carries the marker
+// `test-group: isolated` with its reason. The reading is deliberately
+// coarse: a false "needs its own process" costs a second of start-up, a
+// false "shared" could leak state between files. What the text cannot show,
+// tools/lib/shared-guard.mjs enforces at run time: in the shared group a
+// child process is refused, naming the file's way out (the marker).
 import fs from "node:fs";
 import path from "node:path";
 
@@ -50,4 +64,40 @@ export function markedSerialFiles(root) {
 /** The include globs of the serial group: its folders and the marked files. */
 export function serialGlobs(root) {
   return [...SERIAL_FOLDERS.map((folder) => `${folder}**/*.test.ts`), ...markedSerialFiles(root)];
+}
+
+/** The marker that keeps a file out of the shared group whatever its text shows (followed by the reason). */
+export const ISOLATED_MARKER = /^\s*(?:\/\/|\*|\/\*\*?)\s*test-group: isolated\b/m;
+
+/**
+ * What in a test file's text means it needs a process of its own: it
+ * starts something, or it changes state vitest resets only with the
+ * process. Each with the words the classification reports.
+ */
+export const ISOLATION_NEEDS = [
+  { pattern: /\bchild_process\b|\b(?:spawn|spawnSync|execFile|execFileSync|execSync|fork)\(/, why: "starts child processes" },
+  // test/support/random.ts (seeded randomness) is the one support module that starts nothing.
+  { pattern: /from\s+["'][^"']*\/support(?:["'.]|\/(?!random["'.]))/, why: "imports a test support module (hubs, databases, guests, clusters)" },
+  { pattern: /pglite|postgres|openDatabase|openTestDatabase|DATABASE_URL/i, why: "opens a database" },
+  { pattern: /from\s+["'](?:\.\.\/)+(?:native|agent-guest)\//, why: "imports the sandbox or the guest" },
+  { pattern: /\bworker_threads\b|\bnew Worker\(/, why: "starts threads" },
+  { pattern: /\bvi\.(?:mock|doMock|unmock|doUnmock|hoisted|stubEnv|stubGlobal|spyOn|useFakeTimers|setSystemTime|resetModules)\b/, why: "mocks modules or globals, which vitest resets only with the process" },
+  { pattern: /process\.env(?:\.\w+|\[[^\]]+\])\s*(?:=(?!=)|\?\?=|\|\|=)|delete\s+process\.env/, why: "changes the process environment" },
+  { pattern: /process\.(?:chdir|on|once|addListener|umask|setuid|setgid|seteuid|setegid|exit)\(|process\.exitCode\s*=/, why: "changes process-wide state" },
+  { pattern: /globalThis\.\w+\s*=(?!=)|globalThis\[[^\]]+\]\s*=(?!=)/, why: "sets globals" },
+];
+
+/** Why a test file's text needs a process of its own, or undefined when it may share one. */
+export function isolationNeed(text) {
+  if (ISOLATED_MARKER.test(text.split("\n", MARKER_LINES).join("\n"))) return "marked test-group: isolated";
+  return ISOLATION_NEEDS.find((need) => need.pattern.test(text))?.why;
+}
+
+/** Test files (relative to `root`, forward slashes) of the shared group: neither serial nor in need of a process of their own. */
+export function sharedFiles(root) {
+  const serial = new Set(markedSerialFiles(root));
+  return ROOTS.flatMap((top) => testFilesUnder(root, top))
+    .filter((rel) => !SERIAL_FOLDERS.some((folder) => rel.startsWith(folder)) && !serial.has(rel))
+    .filter((rel) => isolationNeed(fs.readFileSync(path.join(root, rel), "utf8")) === undefined)
+    .sort();
 }

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { hasSerialMarker, markedSerialFiles, serialGlobs, SERIAL_FOLDERS } from "./test-groups.mjs";
+import config from "../../vitest.config";
+import { hasSerialMarker, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -37,5 +38,82 @@ describe("vitest's serial group (tools/lib/test-groups.mjs)", () => {
       const head = fs.readFileSync(path.join(ROOT, rel), "utf8").split("\n", 40).join("\n");
       expect(head, rel).toMatch(/test-group: serial\b\s*\S+/);
     }
+  });
+});
+
+describe("vitest's shared group: files that start nothing share a process (tools/lib/test-groups.mjs)", () => {
+  const head = 'import { describe, expect, it } from "vitest";\nimport { parse } from "./parse";\n';
+
+  it("a file of pure checks, or one using only the seeded randomness of test/support, may share a process", () => {
+    expect(isolationNeed(`${head}describe("parse", () => { it("reads", () => expect(parse("a")).toBe("a")); });\n`)).toBeUndefined();
+    expect(isolationNeed(`${head}import { seeded } from "../../test/support/random";\n`)).toBeUndefined();
+    // Words in a test's name or a string are not code that starts something.
+    expect(isolationNeed(`${head}it("the hub refuses a forked header", () => expect(parse("x")).toBe("x"));\n`)).toBeUndefined();
+  });
+
+  it("hostile: each way a file starts something or changes process-wide state keeps it out, with the reason", () => {
+    const cases: Array<[string, string]> = [
+      ['import { spawnSync } from "node:child_process";', "starts child processes"],
+      ["const r = execFileSync(bin, []);", "starts child processes"],
+      ['import { startHub } from "../support/hub-process";', "imports a test support module (hubs, databases, guests, clusters)"],
+      ['import { insertToken } from "./support";', "imports a test support module (hubs, databases, guests, clusters)"],
+      ['import { waitFor } from "../guest/support.ts";', "imports a test support module (hubs, databases, guests, clusters)"],
+      ['import { PGlite } from "@electric-sql/pglite";', "opens a database"],
+      ["const db = await openTestDatabase(kind);", "opens a database"],
+      ['import { launch } from "../../native/launch";', "imports the sandbox or the guest"],
+      ['import { Worker } from "node:worker_threads";', "starts threads"],
+      ['vi.mock("./clock");', "mocks modules or globals, which vitest resets only with the process"],
+      ["vi.useFakeTimers();", "mocks modules or globals, which vitest resets only with the process"],
+      ['vi.spyOn(console, "error");', "mocks modules or globals, which vitest resets only with the process"],
+      ["vi.resetModules();", "mocks modules or globals, which vitest resets only with the process"],
+      ['process.env.LEASEHOLD_PORT = "1";', "changes the process environment"],
+      ['process.env["TZ"] ??= "UTC";', "changes the process environment"],
+      ["delete process.env.HOME;", "changes the process environment"],
+      ['process.chdir("/tmp");', "changes process-wide state"],
+      ['process.on("unhandledRejection", () => {});', "changes process-wide state"],
+      ["process.exitCode = 1;", "changes process-wide state"],
+      ["globalThis.fetch = fake;", "sets globals"],
+    ];
+    for (const [line, why] of cases) expect(isolationNeed(`${head}${line}\n`), line).toBe(why);
+    expect(isolationNeed(`// test-group: isolated — holds a file lock the next file would see\n${head}`)).toBe("marked test-group: isolated");
+    // Reading the environment is no change to it.
+    expect(isolationNeed(`${head}const port = process.env.E2E_PORT ?? "1"; if (process.env.CI === "1") {}\n`)).toBeUndefined();
+    expect(ISOLATION_NEEDS.length).toBeGreaterThan(0);
+  });
+
+  it("in this checkout: the three groups split every test file once; the files that start hubs, databases and guests are not shared", () => {
+    const shared = sharedFiles(ROOT);
+    const serial = new Set(markedSerialFiles(ROOT));
+    const all = ["server", "common", "tools", "test", "native", "agent-guest"].flatMap((top) =>
+      fs.readdirSync(path.join(ROOT, top), { recursive: true, encoding: "utf8" }).map((rel) => `${top}/${rel.split(path.sep).join("/")}`),
+    ).filter((rel) => rel.endsWith(".test.ts") && !rel.includes("/node_modules/"));
+    for (const rel of shared) {
+      expect(all, rel).toContain(rel);
+      expect(serial.has(rel) || SERIAL_FOLDERS.some((f) => rel.startsWith(f)), rel).toBe(false);
+      expect(isolationNeed(fs.readFileSync(path.join(ROOT, rel), "utf8")), rel).toBeUndefined();
+    }
+    for (const rel of ["test/hub/start.test.ts", "test/mcp/session-cap-pglite.test.ts", "server/db/schema.test.ts", "tools/build.test.ts", "test/hub/dies-with-parent.test.ts", "server/trust/leasehold-error.test.ts"]) {
+      expect(shared, rel).not.toContain(rel);
+    }
+    // Enough to be worth a group: the pure checks of the hub's trust, ledger and policy code.
+    expect(shared).toEqual(expect.arrayContaining(["server/trust/scrub/window.test.ts", "server/ledger/tree.test.ts", "server/policy/risk/corpus.test.ts"]));
+  });
+
+  it("vitest.config.ts runs the shared files without isolation, under the guard, and leaves them out of the parallel group", () => {
+    type Project = { test?: { name?: string; include?: string[]; exclude?: string[]; isolate?: boolean; setupFiles?: string[]; maxWorkers?: number; sequence?: { groupOrder?: number } } };
+    const projects = (config as { test?: { projects?: Project[] } }).test?.projects ?? [];
+    const byName = new Map(projects.map((p) => [p.test?.name, p.test]));
+    const shared = byName.get("shared");
+    const parallel = byName.get("parallel");
+    expect(shared?.include).toEqual(sharedFiles(ROOT));
+    expect(shared?.exclude).toEqual(TEST_EXCLUDE);
+    expect(shared?.isolate).toBe(false);
+    expect(shared?.setupFiles).toEqual(["tools/lib/shared-guard.mjs"]);
+    // Side by side with "parallel": vitest runs projects of one groupOrder together only when their maxWorkers agree.
+    expect(shared?.sequence?.groupOrder).toBe(parallel?.sequence?.groupOrder);
+    expect(shared?.maxWorkers).toBe(parallel?.maxWorkers);
+    expect(parallel?.exclude).toEqual(expect.arrayContaining(sharedFiles(ROOT)));
+    expect(parallel?.isolate).toBeUndefined();
+    expect(byName.get("serial")?.isolate).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ALLOWED_SKIPS } from "./skip-allowlist.mjs";
-import { checkSkips, readPlaywrightReport, readVitestReport, summarise, type Skip } from "./test-report.mjs";
+import { checkSkips, failureLines, readPlaywrightReport, readVitestReport, summarise, type Skip } from "./test-report.mjs";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const at = (file: string) => path.join(root, file);
@@ -92,6 +92,75 @@ describe("npm test's report reading: slowest files and the skip allow-list", () 
   it("todo tests count as skipped", () => {
     const r = readVitestReport({ testResults: [{ name: at("server/x.test.ts"), startTime: 0, endTime: 1, assertionResults: [{ fullName: "x later", status: "todo" }] }] }, root);
     expect(r.skips).toEqual([{ runner: "vitest", file: "server/x.test.ts", name: "x later" }]);
+  });
+});
+
+describe("the failures that end npm test's output, named file › test", () => {
+  // Shaped as vitest 4's json reporter wrote a failed run: a failed test, a file whose beforeAll threw (its tests never ran), a passing file.
+  const failedVitest = {
+    testResults: [
+      {
+        name: at("server/ledger/verify.test.ts"), startTime: 0, endTime: 10, status: "failed", message: "",
+        assertionResults: [
+          { ancestorTitles: ["verifyExport"], fullName: "verifyExport accepts an untouched export", status: "failed", title: "accepts an untouched export", failureMessages: ["AssertionError: expected false to be true"] },
+          { ancestorTitles: ["verifyExport"], fullName: "verifyExport rejects a cut export", status: "passed", title: "rejects a cut export" },
+        ],
+      },
+      {
+        name: at("test/hub/http-hardening.test.ts"), startTime: 0, endTime: 20, status: "failed",
+        message: "\ntoken create failed: leasehold: server/ledger/verify.ts changed since the last build\n    at beforeAll (test/hub/http-hardening.test.ts:40:11)",
+        assertionResults: [{ ancestorTitles: ["http"], fullName: "http a 64 MiB body is refused", status: "skipped", title: "a 64 MiB body is refused" }],
+      },
+      { name: at("server/ok.test.ts"), startTime: 0, endTime: 1, status: "passed", message: "", assertionResults: [{ fullName: "fine", status: "passed", title: "fine" }] },
+    ],
+  };
+  // Shaped as Playwright's json reporter wrote a failed run: a test failed on every attempt, a flaky one, and an error outside any test.
+  const failedPlaywright = {
+    config: { rootDir: at("e2e") },
+    suites: [{
+      title: "console.spec.ts", file: "console.spec.ts",
+      suites: [{
+        title: "console", file: "console.spec.ts",
+        specs: [
+          { title: "approves from the queue", file: "console.spec.ts", tests: [{ projectName: "chromium", status: "unexpected", annotations: [], results: [{ status: "failed", duration: 900 }, { status: "timedOut", duration: 30_000 }] }] },
+          { title: "passes on a retry", file: "console.spec.ts", tests: [{ projectName: "chromium", status: "flaky", annotations: [], results: [{ status: "failed", duration: 300 }, { status: "passed", duration: 200 }] }] },
+        ],
+      }],
+    }],
+    errors: [
+      { message: "Error: Timed out waiting 60000ms from config.webServer.\n    at webServer" },
+      { message: "SyntaxError: Unexpected token", location: { file: at("e2e/broken.spec.ts"), line: 3, column: 1 } },
+    ],
+  };
+
+  it("lists each failed test and each file that failed outside its tests, vitest then Playwright, under a count; flaky and passed tests are not listed", () => {
+    const lines = failureLines([readVitestReport(failedVitest, root), readPlaywrightReport(failedPlaywright, root)]);
+    expect(lines).toEqual([
+      "failed (5; file › test):",
+      "  vitest     server/ledger/verify.test.ts › verifyExport accepts an untouched export",
+      "  vitest     test/hub/http-hardening.test.ts › (the file failed: token create failed: leasehold: server/ledger/verify.ts changed since the last build)",
+      "  playwright e2e/console.spec.ts › console approves from the queue [chromium]",
+      "  playwright (the run) › (error outside a test: Error: Timed out waiting 60000ms from config.webServer.)",
+      "  playwright e2e/broken.spec.ts › (error outside a test: SyntaxError: Unexpected token)",
+    ]);
+  });
+
+  it("a run where nothing failed adds no lines; a report from before failures were read counts as none", () => {
+    expect(failureLines([readVitestReport(vitestReport, root), readPlaywrightReport(playwrightReport, root)])).toEqual([]);
+    expect(failureLines([{ files: [], skips: [] } as unknown as ReturnType<typeof readVitestReport>])).toEqual([]);
+  });
+
+  it("a long error message is cut to one line of at most 200 characters", () => {
+    const long = { testResults: [{ name: at("server/x.test.ts"), startTime: 0, endTime: 1, status: "failed", message: `${"x".repeat(500)}\nsecond line`, assertionResults: [] }] };
+    const [, line] = failureLines([readVitestReport(long, root)]);
+    expect(line).toBe(`  vitest     server/x.test.ts › (the file failed: ${"x".repeat(199)}…)`);
+  });
+
+  it("npm test prints them after the step summary and the seed, as its last lines", () => {
+    const source = fs.readFileSync(at("tools/test.mjs"), "utf8");
+    const printed = source.indexOf("for (const line of failureLines(readings)) console.log(line);");
+    expect(printed).toBeGreaterThan(source.lastIndexOf("console.log(seedLine(seed));"));
+    expect(source.slice(printed).split("\n").filter((l) => l.trim() !== "" && !l.trim().startsWith("//"))).toHaveLength(2); // the loop, then process.exit
   });
 });
 

@@ -1,0 +1,1 @@
+export const SHARED_GUARD_MESSAGE: string;
