@@ -10,6 +10,7 @@ import { sessionDigest } from "./session-store";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { toolError, toolSuccess } from "./tools/result";
+import { asDatabaseUnavailable } from "../db/unavailable";
 import type { HubTool, ProgressMeta } from "./tools/tool";
 import { logLine } from "../text";
 
@@ -101,7 +102,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
       // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
       const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
       if (cause !== undefined) console.error(logLine(`leasehold: mcp tool ${decision.tool.name} failed: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`));
-      return toolError(error);
+      return toolError(asDatabaseUnavailable(error));
     }
   });
 
