@@ -31,6 +31,10 @@ export interface ClusterOptions {
   env?: Record<string, string | undefined>;
   /** Trust HAProxy's X-Forwarded-For (LEASEHOLD_TRUSTED_PROXIES=127.0.0.1/32). */
   trustProxy?: boolean;
+  /** Environment of one replica only (by index), over `env`: e.g. its own route to the database. */
+  replicaEnv?: (index: number, databaseUrl: string) => Record<string, string | undefined>;
+  /** Further addresses HAProxy listens on (same port), e.g. the root side of a test network namespace's veth. */
+  extraBinds?: string[];
 }
 
 export interface Cluster {
@@ -55,7 +59,7 @@ export function requireHaproxy(): void {
 }
 
 /** The generated HAProxy configuration (docs/deploy.md shows the same with comments). */
-export function haproxyConfig(options: { port: number; socket: string; servers: Array<{ name: string; port: number }> }): string {
+export function haproxyConfig(options: { port: number; socket: string; servers: Array<{ name: string; port: number }>; extraBinds?: string[] }): string {
   return [
     "global",
     "  maxconn 2000",
@@ -74,6 +78,7 @@ export function haproxyConfig(options: { port: number; socket: string; servers: 
     "  retry-on conn-failure empty-response 503",
     "frontend hub",
     `  bind 127.0.0.1:${options.port}`,
+    ...(options.extraBinds ?? []).map((address) => `  bind ${address}:${options.port}`),
     "  default_backend hubs",
     "backend hubs",
     "  balance roundrobin",
@@ -143,10 +148,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   };
   try {
     // The first replica creates the keys and pins them; the others start alongside once it has.
-    hubs.push(await startHub(hubEnv({ LEASEHOLD_PORT: String(ports[0]), LEASEHOLD_DATA_DIR: path.join(dir, "data0") })));
-    hubs.push(...(await Promise.all(ports.slice(1).map((p, i) => startHub(hubEnv({ LEASEHOLD_PORT: String(p), LEASEHOLD_DATA_DIR: path.join(dir, `data${i + 1}`) }))))));
+    const own = (i: number) => options.replicaEnv?.(i, scratch.url) ?? {};
+    hubs.push(await startHub(hubEnv({ LEASEHOLD_PORT: String(ports[0]), LEASEHOLD_DATA_DIR: path.join(dir, "data0"), ...own(0) })));
+    hubs.push(...(await Promise.all(ports.slice(1).map((p, i) => startHub(hubEnv({ LEASEHOLD_PORT: String(p), LEASEHOLD_DATA_DIR: path.join(dir, `data${i + 1}`), ...own(i + 1) }))))));
     const config = path.join(dir, "haproxy.cfg");
-    fs.writeFileSync(config, haproxyConfig({ port, socket, servers: ports.map((p, i) => ({ name: `hub${i}`, port: p })) }));
+    fs.writeFileSync(config, haproxyConfig({ port, socket, servers: ports.map((p, i) => ({ name: `hub${i}`, port: p })), extraBinds: options.extraBinds }));
     const check = spawnSync(HAPROXY_BIN, ["-c", "-f", config], { encoding: "utf8" });
     if (check.status !== 0) throw new Error(`haproxy refused its config:\n${check.stdout}${check.stderr}`);
     haproxy = spawn(HAPROXY_BIN, ["-db", "-f", config], { stdio: ["ignore", "pipe", "pipe"] });
