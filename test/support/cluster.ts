@@ -73,6 +73,8 @@ export function haproxyConfig(options: { port: number; socket: string; servers: 
     "  timeout connect 2s",
     "  timeout client 120s",
     "  timeout server 120s",
+    // Above /api/ready's own 2 s database wait; HAProxy's default (inter) would mark busy replicas DOWN.
+    "  timeout check 3s",
     // One request per connection to the hub: round-robin per request, as a session hop needs.
     "  option http-server-close",
     "  option forwardfor",

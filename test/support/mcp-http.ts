@@ -53,7 +53,7 @@ export async function mcpSession(url: string, token: string): Promise<string> {
   const init = await mcpPost(url, token, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "leasehold-test", version: "1" } } });
   if (init.status !== 200 || init.sessionId === undefined) throw new Error(`initialize answered ${init.status} ${init.failure ?? JSON.stringify(init.message)}`);
   const done = await mcpPost(url, token, { jsonrpc: "2.0", method: "notifications/initialized" }, { sessionId: init.sessionId });
-  if (done.status !== 202) throw new Error(`notifications/initialized answered ${done.status}`);
+  if (done.status !== 202) throw new Error(`notifications/initialized answered ${done.status} ${done.failure ?? JSON.stringify(done.message)}`);
   return init.sessionId;
 }
 
