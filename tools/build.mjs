@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DIST, EXECUTABLES, STAMP, STAMP_FORMAT, WORKER_DIST, WORKER_SOURCES, readStamp, sha256, staleReason, workerIds } from "../bin/compiled.mjs";
 import { bundleDigest } from "../server/trust/bundle-digest.mjs";
+import { applyPostgresDriverGuard } from "./lib/postgres-driver-guard.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -255,6 +256,8 @@ async function withBuildLock(fn) {
 
 export async function buildAll(options = {}) {
   await withBuildLock(async () => {
+    // The database driver's closed-socket guard: the hub refuses to open PostgreSQL without it.
+    applyPostgresDriverGuard(root);
     // The sandbox launcher first: it is what every job runs in. Its own script
     // installs the Debian build packages it needs and skips unchanged sources.
     const { buildNative } = await import("../native/build.mjs");
@@ -266,7 +269,10 @@ export async function buildAll(options = {}) {
 
 /** Only the executables (the vitest set-up: tests spawn bin/*.mjs), under the same lock. */
 export async function ensureExecutables(options = {}) {
-  return withBuildLock(() => buildExecutables(options));
+  return withBuildLock(() => {
+    applyPostgresDriverGuard(root);
+    return buildExecutables(options);
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -75,7 +75,8 @@ function scratchCheckout(): string {
   fs.mkdirSync(path.join(dir, "src"));
   fs.mkdirSync(path.join(dir, "agent-guest", "workers"), { recursive: true });
   fs.mkdirSync(path.join(dir, "server", "trust"), { recursive: true });
-  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tsconfig.json", "server/trust/bundle-digest.mjs"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
+  fs.mkdirSync(path.join(dir, "tools", "lib"), { recursive: true });
+  for (const rel of ["bin/compiled.mjs", "bin/leasehold.mjs", "bin/leasehold-guest.mjs", "tools/build.mjs", "tools/lib/postgres-driver-guard.mjs", "tsconfig.json", "server/trust/bundle-digest.mjs"]) fs.copyFileSync(path.join(ROOT, rel), path.join(dir, rel));
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "leasehold-scratch", type: "module" }));
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   fs.writeFileSync(path.join(dir, "src", "greeting.ts"), 'export const greeting: string = "compiled code ran";\n');

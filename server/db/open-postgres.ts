@@ -7,6 +7,7 @@ import * as schema from "./schema";
 import { postgresDebugCounter } from "./query-counters";
 import { preparingClient } from "./prepared-statements";
 import { stageTraceEnabled } from "../../common/trace/stage";
+import { checkPostgresDriverGuard } from "./driver-guard";
 
 /**
  * Connects to a real PostgreSQL server and proves it answers before
@@ -15,6 +16,7 @@ import { stageTraceEnabled } from "../../common/trace/stage";
  */
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<DatabaseHandle> {
   const shown = redactDatabaseUrl(url);
+  checkPostgresDriverGuard();
   const client = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: 5,

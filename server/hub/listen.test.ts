@@ -7,7 +7,7 @@ import { once } from "node:events";
 import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_HTTP_LIMITS, HEADERS_TIMEOUT_MS, MAX_CONNECTIONS_PER_ADDRESS, REQUEST_TIMEOUT_MS, bindHttpServer, type HttpLimits } from "./listen";
+import { CLOSE_GRACE_MS, DEFAULT_HTTP_LIMITS, HEADERS_TIMEOUT_MS, MAX_CONNECTIONS_PER_ADDRESS, REQUEST_TIMEOUT_MS, bindHttpServer, type HttpLimits } from "./listen";
 
 type Listener = Awaited<ReturnType<typeof bindHttpServer>>;
 let listener: Listener | undefined;
@@ -103,5 +103,52 @@ describe("the hub's HTTP server limits", () => {
     await freed;
     expect(await get(port, "127.0.0.1")).toBe(200);
     expect(listener.connectionStats().refused).toBe(1);
+  });
+});
+
+describe("closing the hub's HTTP server (after a drain)", () => {
+  const BODY_BYTES = 8 * 1024 * 1024;
+
+  it("an answer already produced but not yet sent reaches its client whole (no reset), while a long-poll that never answers is cut within the grace", async () => {
+    listener = await bindHttpServer("127.0.0.1", 0, DEFAULT_HTTP_LIMITS);
+    let answeredNow: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answeredNow = resolve));
+    listener.setHandler((req, res) => {
+      // A long-poll: no answer until the connection is closed under it.
+      if (req.url === "/poll") return;
+      // A large answer handed to the socket at once: most of it waits in the write queue while the client does not read.
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(BODY_BYTES) }).end(Buffer.alloc(BODY_BYTES, 7));
+      answeredNow();
+    });
+    const port = (listener.server.address() as net.AddressInfo).port;
+    const poll = new Promise<string>((resolve) => {
+      const req = http.get({ host: "127.0.0.1", port, path: "/poll", agent: false }, () => resolve("answered"));
+      req.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+    let received = 0;
+    let closingNow: () => void = () => undefined;
+    const closing = new Promise<void>((resolve) => (closingNow = resolve));
+    const download = new Promise<{ bytes: number; error?: string }>((resolve) => {
+      const req = http.get({ host: "127.0.0.1", port, path: "/big", agent: false }, (res) => {
+        res.pause();
+        // The client starts reading only once the server is closing.
+        void closing.then(() => res.resume());
+        res.on("data", (chunk: Buffer) => (received += chunk.length));
+        res.on("end", () => resolve({ bytes: received }));
+        res.on("error", (error: NodeJS.ErrnoException) => resolve({ bytes: received, error: error.code ?? error.message }));
+        res.on("aborted", () => resolve({ bytes: received, error: "aborted" }));
+      });
+      req.on("error", (error: NodeJS.ErrnoException) => resolve({ bytes: received, error: error.code ?? error.message }));
+    });
+    await answered;
+    const began = Date.now();
+    const closed = listener.close();
+    closingNow();
+    const result = await download;
+    expect(result).toEqual({ bytes: BODY_BYTES });
+    expect(await poll).toBe("ECONNRESET");
+    await closed;
+    expect(Date.now() - began).toBeLessThan(CLOSE_GRACE_MS + 1_000);
+    listener = undefined;
   });
 });

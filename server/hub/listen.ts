@@ -1,5 +1,5 @@
 import http from "node:http";
-import type net from "node:net";
+import { Server as NetServer, type Socket } from "node:net";
 import { LeaseholdError } from "../errors";
 import { logLine } from "../text";
 
@@ -59,7 +59,7 @@ function capConnectionsPerAddress(server: http.Server, limit: number): () => Con
   const perAddress = new Map<string, number>();
   let open = 0;
   let refused = 0;
-  server.on("connection", (socket: net.Socket) => {
+  server.on("connection", (socket: Socket) => {
     const key = addressKey(socket.remoteAddress);
     const current = perAddress.get(key) ?? 0;
     if (current >= limit) {
@@ -101,7 +101,12 @@ export async function bindHttpServer(
     headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
     connectionsCheckingInterval: limits.checkIntervalMs,
   };
+  // Responses not yet fully written: closing waits for them (closeGracefully).
+  const unfinished = new Set<http.ServerResponse>();
+  const sockets = new Set<Socket>();
   const server = http.createServer(options, (req, res) => {
+    unfinished.add(res);
+    res.once("close", () => unfinished.delete(res));
     const run = () => {
       Promise.resolve(handler?.(req, res)).catch((error: unknown) => {
         console.error(logLine(`leasehold: request failed: ${error instanceof Error ? error.message : String(error)}`));
@@ -114,6 +119,10 @@ export async function bindHttpServer(
   });
   // Header limit: a client cannot make the hub buffer megabytes of headers.
   server.maxHeadersCount = 100;
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   const connectionStats = capConnectionsPerAddress(server, limits.connectionsPerAddress);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
@@ -136,10 +145,45 @@ export async function bindHttpServer(
       for (const run of waiting.splice(0)) run();
     },
     connectionStats,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeGracefully(server, unfinished, sockets, CLOSE_GRACE_MS),
   };
+}
+
+/**
+ * How long closing the listener waits for answers still on their way out
+ * before cutting every connection (a long-poll that has not answered, an
+ * event stream, a client that stopped reading).
+ */
+export const CLOSE_GRACE_MS = 3_000;
+
+/**
+ * Stops accepting, ends every connection that is not answering, lets each
+ * response in progress finish (up to `graceMs`) and ends its connection
+ * then, and destroys whatever is still open at the deadline. A connection is
+ * ended (its bytes flushed, then FIN), never destroyed, while it may still
+ * hold an answer: destroying it resets a response the handler had already
+ * produced but the socket had not yet sent — a drained MCP call's answer
+ * arriving at its client as ECONNRESET, more often the busier the machine
+ * (docs/deploy.md#drain). Node's own `http.Server.close()` does exactly that
+ * (it destroys every connection whose request has been answered, sent or
+ * not), so only the listening socket is closed through `net.Server`.
+ */
+function closeGracefully(server: http.Server, unfinished: Set<http.ServerResponse>, sockets: Set<Socket>, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const deadline = setTimeout(() => {
+      for (const socket of sockets) socket.destroy();
+    }, graceMs);
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(deadline);
+      resolve();
+    });
+    const answering = new Set<Socket>();
+    for (const res of unfinished) {
+      const socket = res.socket;
+      if (socket === null) continue;
+      answering.add(socket);
+      res.once("close", () => socket.end());
+    }
+    for (const socket of sockets) if (!answering.has(socket)) socket.end();
+  });
 }

@@ -18,6 +18,7 @@
  */
 import type { ReservedSql, Sql } from "postgres";
 import type { DatabaseHandle } from "../db";
+import { isDatabaseUnavailable } from "../db/unavailable";
 
 /** Arbitrary constant, distinct from the per-batch transaction lock (integrate.ts INTEGRATOR_LOCK_KEY). */
 export const INTEGRATOR_ELECTION_KEY = 7_245_010_003;
@@ -51,12 +52,11 @@ function postgresElection(client: Sql, options: { retryMs?: number; checkMs?: nu
   const listeners: Array<(notice: "flush" | "integrated") => void> = [];
   let listening: Promise<unknown> | undefined;
 
-  const drop = (): void => {
+  const drop = (failure?: unknown): void => {
     held = false;
     const r = reserved;
     reserved = undefined;
-    // Released only once its session holds nothing we know of: a failed session is discarded by the driver.
-    r?.release();
+    if (r !== undefined) giveUp(r, failure);
   };
 
   const stillHeld = async (r: ReservedSql): Promise<boolean> => {
@@ -86,24 +86,22 @@ function postgresElection(client: Sql, options: { retryMs?: number; checkMs?: nu
       if (held && reserved !== undefined) {
         if (now - checkedAt < checkMs) return true;
         checkedAt = now;
-        try {
-          if (await stillHeld(reserved)) return true;
-        } catch {
-          // The session is gone: so is the lock.
-        }
-        drop();
+        // A failure: the session is gone, and so is the lock.
+        const failure = await stillHeld(reserved).then((still) => (still ? true : undefined), (error: unknown) => error ?? new Error("lost"));
+        if (failure === true) return true;
+        drop(failure);
       }
       if (now - triedAt < retryMs) return false;
       triedAt = now;
+      let failure: unknown;
       try {
         reserved ??= await client.reserve();
         const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${INTEGRATOR_ELECTION_KEY}) as locked`;
-        held = row?.locked === true;
-        checkedAt = Date.now();
-      } catch {
-        held = false;
+        [held, checkedAt] = [row?.locked === true, Date.now()];
+      } catch (error) {
+        [held, failure] = [false, error];
       }
-      if (!held) drop();
+      if (!held) drop(failure);
       return held;
     },
     async askForBatch() {
@@ -126,4 +124,16 @@ function postgresElection(client: Sql, options: { retryMs?: number; checkMs?: nu
       await request?.unlisten?.().catch(() => undefined);
     },
   };
+}
+
+/**
+ * Gives a reserved connection up. Released to the pool only while its
+ * session is alive: one whose session died (`isDatabaseUnavailable`) the
+ * driver has already filed as closed, and releasing it would file it as
+ * open again with no socket — every statement the pool gave it afterwards
+ * would fail, and after a database restart the integrator's own queries
+ * would keep landing there.
+ */
+function giveUp(reserved: ReservedSql, failure: unknown): void {
+  if (failure === undefined || !isDatabaseUnavailable(failure)) reserved.release();
 }

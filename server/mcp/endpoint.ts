@@ -32,6 +32,7 @@ import { deleteExpiredTasks } from "./tasks/store";
 import { readBoundedBody } from "../http/body";
 import { mcpResourceUrl } from "../oauth/metadata";
 import { logLine } from "../text";
+import { isDatabaseUnavailable } from "../db/unavailable";
 
 /**
  * `/api/mcp`: every request passes, in this order, the header-size check,
@@ -610,13 +611,18 @@ export function liveSessionCount(runtime: HubRuntime): number {
 /**
  * `/api/mcp` as both entry points serve it (the Next.js route file and the
  * hub's direct routes): an unexpected failure is logged and answered as a
- * JSON-RPC internal error, never as an HTML error page.
+ * JSON-RPC internal error, never as an HTML error page; the database out of
+ * reach is answered DATABASE_UNAVAILABLE (503, retryable) instead.
  */
 export async function serveMcp(request: Request, runtime: HubRuntime): Promise<Response> {
   try {
     return await handleMcpRequest(request, runtime);
   } catch (error) {
     console.error(logLine(`leasehold: /api/mcp failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`));
+    // The database out of reach (a restart, a lost connection) is the client's to retry, not a hub fault.
+    if (isDatabaseUnavailable(error)) {
+      return rpcError(503, -32000, "DATABASE_UNAVAILABLE", "the database is not answering (restarting or unreachable)", { retryable: true, hint: "retry in a few seconds", headers: { "retry-after": "2" } });
+    }
     return Response.json({ jsonrpc: "2.0", error: { code: -32603, message: "internal error", data: { code: "INTERNAL", message: "internal error", retryable: false, hint: "" } }, id: null }, { status: 500 });
   }
 }

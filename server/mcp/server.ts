@@ -12,6 +12,7 @@ import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { logToolFailure, toolError, toolSuccess } from "./tools/result";
 import { createToolTask, registerTaskHandlers, TASKS_CAPABILITY, type ContextOf } from "./tasks/handlers";
+import { asDatabaseUnavailable } from "../db/unavailable";
 import type { HubTool, ProgressMeta } from "./tools/tool";
 
 /** How the endpoint hands the authenticated token to the SDK (`extra.authInfo`). */
@@ -117,7 +118,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
     try {
       return toolSuccess(await decision.tool.run(args.value, contextOf(extra, request.params._meta?.progressToken)), decision.tool.text);
     } catch (error) {
-      return toolError(logToolFailure(decision.tool.name, error));
+      return toolError(asDatabaseUnavailable(logToolFailure(decision.tool.name, error)));
     }
   });
 

@@ -31,6 +31,14 @@ export interface ClusterOptions {
   env?: Record<string, string | undefined>;
   /** Trust HAProxy's X-Forwarded-For (LEASEHOLD_TRUSTED_PROXIES=127.0.0.1/32). */
   trustProxy?: boolean;
+  /** Environment of one replica only (by index), over `env`: e.g. its own route to the database. */
+  replicaEnv?: (index: number, databaseUrl: string) => Record<string, string | undefined>;
+  /**
+   * The address HAProxy listens on and the public URL names (default
+   * 127.0.0.1), e.g. the root end of a test network namespace's veth so
+   * guests inside reach the hub by the one name it answers to.
+   */
+  publicAddress?: string;
 }
 
 export interface Cluster {
@@ -55,7 +63,7 @@ export function requireHaproxy(): void {
 }
 
 /** The generated HAProxy configuration (docs/deploy.md shows the same with comments). */
-export function haproxyConfig(options: { port: number; socket: string; servers: Array<{ name: string; port: number }> }): string {
+export function haproxyConfig(options: { port: number; socket: string; servers: Array<{ name: string; port: number }>; address?: string }): string {
   return [
     "global",
     "  maxconn 2000",
@@ -65,6 +73,8 @@ export function haproxyConfig(options: { port: number; socket: string; servers: 
     "  timeout connect 2s",
     "  timeout client 120s",
     "  timeout server 120s",
+    // Above /api/ready's own 2 s database wait; HAProxy's default (inter) would mark busy replicas DOWN.
+    "  timeout check 3s",
     // One request per connection to the hub: round-robin per request, as a session hop needs.
     "  option http-server-close",
     "  option forwardfor",
@@ -73,7 +83,7 @@ export function haproxyConfig(options: { port: number; socket: string; servers: 
     // A draining hub answers 503 (HUB_STOPPING) before doing anything: safe to send elsewhere.
     "  retry-on conn-failure empty-response 503",
     "frontend hub",
-    `  bind 127.0.0.1:${options.port}`,
+    `  bind ${options.address ?? "127.0.0.1"}:${options.port}`,
     "  default_backend hubs",
     "backend hubs",
     "  balance roundrobin",
@@ -116,7 +126,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const keyDir = path.join(dir, "keys");
   const scratch = await createScratchPostgresDatabase();
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${options.publicAddress ?? "127.0.0.1"}:${port}`;
   const ports: number[] = [];
   for (let i = 0; i < replicas; i++) ports.push(await freePort());
   const hubEnv = (extra: Record<string, string | undefined> = {}) => ({
@@ -143,10 +153,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   };
   try {
     // The first replica creates the keys and pins them; the others start alongside once it has.
-    hubs.push(await startHub(hubEnv({ LEASEHOLD_PORT: String(ports[0]), LEASEHOLD_DATA_DIR: path.join(dir, "data0") })));
-    hubs.push(...(await Promise.all(ports.slice(1).map((p, i) => startHub(hubEnv({ LEASEHOLD_PORT: String(p), LEASEHOLD_DATA_DIR: path.join(dir, `data${i + 1}`) }))))));
+    const own = (i: number) => options.replicaEnv?.(i, scratch.url) ?? {};
+    hubs.push(await startHub(hubEnv({ LEASEHOLD_PORT: String(ports[0]), LEASEHOLD_DATA_DIR: path.join(dir, "data0"), ...own(0) })));
+    hubs.push(...(await Promise.all(ports.slice(1).map((p, i) => startHub(hubEnv({ LEASEHOLD_PORT: String(p), LEASEHOLD_DATA_DIR: path.join(dir, `data${i + 1}`), ...own(i + 1) }))))));
     const config = path.join(dir, "haproxy.cfg");
-    fs.writeFileSync(config, haproxyConfig({ port, socket, servers: ports.map((p, i) => ({ name: `hub${i}`, port: p })) }));
+    fs.writeFileSync(config, haproxyConfig({ port, socket, servers: ports.map((p, i) => ({ name: `hub${i}`, port: p })), address: options.publicAddress }));
     const check = spawnSync(HAPROXY_BIN, ["-c", "-f", config], { encoding: "utf8" });
     if (check.status !== 0) throw new Error(`haproxy refused its config:\n${check.stdout}${check.stderr}`);
     const [command, ...args] = dyingWithParent([HAPROXY_BIN, "-db", "-f", config]);

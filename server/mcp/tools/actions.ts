@@ -94,6 +94,28 @@ function runningMessage(r: { host: string; stdout_bytes: number; stderr_bytes: n
 }
 
 /**
+ * The approval card offered to the person at the agent's screen (URL
+ * elicitation) once the action is held; once decided (dispatched, denied,
+ * expired) the client may close what it showed.
+ */
+function cardOffer(ctx: ToolContext): { offerCard: (actionId: string, url: string, approvalId: string) => void; decidedNow: () => void } {
+  let endOffer: (() => void) | undefined;
+  return {
+    offerCard: (actionId, url, approvalId) => {
+      endOffer ??= ctx.offerUrl({
+        key: approvalId,
+        url,
+        message: `Leasehold holds action ${actionId} for a person's approval. Open its card to review it and decide (you sign in there); the agent's call goes on once it is decided, whatever you answer here.`,
+      });
+    },
+    decidedNow: () => {
+      endOffer?.();
+      endOffer = undefined;
+    },
+  };
+}
+
+/**
  * Runs one pipeline call with the MCP wait budget and progress. A wait cut
  * short by the budget after dispatch becomes the dispatched state; every
  * other error is the pipeline's own (a LeaseholdError with a stable code).
@@ -113,20 +135,7 @@ export async function withWaitBudget(
   // first one says in words how to continue (a client cut off from this process asks any other).
   let about: ProgressMeta | undefined;
   let told = false;
-  // The approval card offered to the person at the agent's screen (URL elicitation), once held.
-  let endOffer: (() => void) | undefined;
-  const offerCard = (actionId: string, url: string, approvalId: string): void => {
-    endOffer ??= ctx.offerUrl({
-      key: approvalId,
-      url,
-      message: `Leasehold holds action ${actionId} for a person's approval. Open its card to review it and decide (you sign in there); the agent's call goes on once it is decided, whatever you answer here.`,
-    });
-  };
-  // Once decided (dispatched, denied, expired), the client may close what it showed.
-  const decidedNow = (): void => {
-    endOffer?.();
-    endOffer = undefined;
-  };
+  const { offerCard, decidedNow } = cardOffer(ctx);
   const say = (message: string): void => {
     if (about === undefined) return ctx.progress(message);
     const lead = told ? "" : `action ${about["leasehold/action_id"]}${about["leasehold/approval_url"] === undefined ? "" : ` (approve at ${about["leasehold/approval_url"]})`}; if this call is cut off, continue it with approval_wait {action_id} on any hub process. `;
