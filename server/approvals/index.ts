@@ -16,6 +16,7 @@ export {
   pageApprovals,
   showApproval,
   waitForDecision,
+  withdrawApproval,
 } from "./approvals";
 export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
 export { APPROVAL_CHANNEL, announceDecision, approvalNotifier } from "./notifier";

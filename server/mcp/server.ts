@@ -7,6 +7,7 @@ import type { HubRuntime } from "../hub/runtime";
 import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
 import { sessionDigest } from "./session-store";
+import { cancelledByClient } from "./client-cancels";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { toolError, toolSuccess } from "./tools/result";
@@ -96,7 +97,8 @@ export function createMcpServer(runtime: HubRuntime): Server {
     try {
       const progress = progressSender(request.params._meta?.progressToken, extra.sendNotification);
       const digest = extra.sessionId === undefined ? null : sessionDigest(extra.sessionId);
-      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, sessionDigest: digest, progress }), decision.tool.text);
+      const clientCancelled = (): boolean => cancelledByClient(digest, extra.requestId);
+      return toolSuccess(await decision.tool.run(args.value, { runtime, token, now: new Date(), signal: extra.signal, clientCancelled, sessionDigest: digest, progress }), decision.tool.text);
     } catch (error) {
       // The INTERNAL hint says "the hub logged the failure": log the underlying error (first line only; never arguments).
       const cause = error instanceof LeaseholdError ? (error.code === "INTERNAL" ? error.cause : undefined) : error;
