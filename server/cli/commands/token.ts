@@ -23,7 +23,7 @@ const USAGE = [
   "",
   "revoke ends what the token started: its held approvals are denied (reason \"token revoked\"),",
   "its queued jobs cancelled and its leases released, each sealed in the ledger; a job a guest",
-  "is already running finishes (bounded by its timeout) and its result is sealed.",
+  "is already running is told to stop (its lease is killed) and its signed result is sealed.",
 ].join("\n");
 
 function scopeText(token: AgentToken): string {
