@@ -29,7 +29,7 @@ export interface NativeCgroup extends Record<NativeCounterName, NativeCounter> {
 }
 export interface NativeResult {
   failed: boolean; failStage: string; failErrno: number; failMessage: string; execErrno: number;
-  reportedExit: boolean; exitCode: number; termSignal: number; timedOut: boolean; helperStatus: number;
+  reportedExit: boolean; exitCode: number; termSignal: number; timedOut: boolean; cancelled: boolean; helperStatus: number;
   stdout: Buffer; stdoutTotal: number; stderr: Buffer; stderrTotal: number; readback: string;
   bpf: { enforced: boolean; withdrawn: boolean; dropped: number | bigint; denials: NativeDenial[] };
   sandboxPid: number; wallMs: number; setupMs: number; cpuUserMs: number; cpuSysMs: number; cgroup: NativeCgroup;
@@ -42,7 +42,11 @@ export interface NativeAddon {
     faultUnreadable?: string;
     netEgress: boolean;
     bpf?: { exec: Buffer; egress: Buffer; execEnforced: boolean; netEnforced: boolean };
+    /** Registers the launch under its lease id so `cancelLaunch` can stop it. */
+    cancellable?: boolean;
   }): Promise<NativeResult>;
+  /** Kills a cancellable launch's lease cgroup (launch.h `cancel_fd`); false when no such launch is running. */
+  cancelLaunch(leaseId: string): boolean;
   bpfStatus(maxTier?: string): { tier: string; objectSha256: string; detail: string };
   bpfAbi(): { rule: number; file: number };
   bpfProgramStats(): { name: string; runCnt: number | bigint; runTimeNs: number | bigint }[];

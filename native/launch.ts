@@ -27,6 +27,14 @@ export interface LaunchOptions {
   onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void;
   progressEveryMs?: number;
   /**
+   * Aborting it stops the run: the launch thread kills the lease's cgroup
+   * (every process in it, as at the deadline), withdraws the lease as usual,
+   * and the result says `exit.cancelled` with what ran until then. An abort
+   * before the workload started still launches and kills it at once, so the
+   * result always comes from the one withdrawal path.
+   */
+  signal?: AbortSignal;
+  /**
    * Tests only: cgroup files (e.g. "memory.events") whose post-run counter
    * reads fail with EIO, to prove an unread counter is reported as unknown.
    * The addon refuses it unless LEASEHOLD_NATIVE_FAULT_INJECTION=1 was set in
@@ -172,6 +180,22 @@ function openWorkdir(policy: SandboxPolicy): number {
   }
 }
 
+/**
+ * Relays an abort to the running launch (registered under its lease id
+ * before this is called). Returns the listener's removal.
+ */
+function stopOnAbort(a: NativeAddon, leaseId: string, signal: AbortSignal): () => void {
+  const stop = (): void => {
+    a.cancelLaunch(leaseId);
+  };
+  if (signal.aborted) {
+    stop();
+    return () => undefined;
+  }
+  signal.addEventListener("abort", stop, { once: true });
+  return () => signal.removeEventListener("abort", stop);
+}
+
 /** The addon's launch with the workdir lent to the lease uid for its length; the descriptor and uid are released here whatever happens. */
 async function runLease(a: NativeAddon, run: {
   policy: SandboxPolicy; options: LaunchOptions; wdFd: number; uid: number; leaseId: string; nofile: number;
@@ -181,11 +205,12 @@ async function runLease(a: NativeAddon, run: {
   // An observe lease writes nothing there: the workspace stays as it is, owner included.
   const chown = (options.chownWorkdir ?? true) && policy.workdir_access !== "ro";
   let wd: { uid: number; gid: number } | undefined;
+  let stopListening: (() => void) | undefined;
   try {
     wd = fstatSync(wdFd);
     if (chown) fchownSync(wdFd, uid, uid);
     const period = 100_000;
-    return await a.launch({
+    const running = a.launch({
       helper: HELPER_PATH,
       leaseId: run.leaseId,
       config: configBuffer(policy, uid, run.nofile),
@@ -202,8 +227,12 @@ async function runLease(a: NativeAddon, run: {
       ...(options.testFaults === undefined ? {} : { faultUnreadable: options.testFaults.unreadable_cgroup_files.join(" ") }),
       netEgress: policy.network !== "none",
       ...(run.bpfRequest === undefined ? {} : { bpf: run.bpfRequest }),
+      ...(options.signal === undefined ? {} : { cancellable: true }),
     });
+    if (options.signal !== undefined) stopListening = stopOnAbort(a, run.leaseId, options.signal);
+    return await running;
   } finally {
+    stopListening?.();
     if (chown && wd) { try { fchownSync(wdFd, wd.uid, wd.gid); } catch { /* gone: nothing to restore */ } }
     closeSync(wdFd);
     uidsInUse.delete(uid);

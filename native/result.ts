@@ -14,6 +14,8 @@ export interface LaunchResult {
     code: number | null;
     signal: string | null;
     timed_out: boolean;
+    /** the run was stopped by its caller (LaunchOptions.signal): the lease's cgroup was killed; absent when not */
+    cancelled?: true;
     /** from the cgroup's OOM-kill counter; null when that counter could not be read (see `limitations`) — unknown, not "no" */
     oom_killed: boolean | null;
     /** from the cgroup's pids.events "max"; null when it could not be read (see `limitations`) */
@@ -238,6 +240,7 @@ function exitOf(native: NativeResult): LaunchResult["exit"] {
     code: native.reportedExit && native.termSignal === 0 ? native.exitCode : null,
     signal: native.termSignal ? (signalNames.get(native.termSignal) ?? `SIG${native.termSignal}`) : null,
     timed_out: native.timedOut,
+    ...(native.cancelled ? { cancelled: true as const } : {}),
     oom_killed: oomKill === null ? null : oomKill > 0,
     pids_exhausted: pidsEventsMax === null ? null : pidsEventsMax > 0,
   };

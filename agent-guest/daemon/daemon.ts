@@ -18,7 +18,7 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { loadCeiling, type HostCeiling } from "../ceiling/index";
 import { mountWorkspace, unmountWorkspace, type MountedWorkspace } from "../workspace/index";
-import { OUTPUT_CHUNK_BYTES } from "../../server/trust";
+import { HeartbeatAnswer, OUTPUT_CHUNK_BYTES } from "../../server/trust";
 import { HubClient, HubError, backoffMs, sleep } from "./client";
 import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
@@ -265,9 +265,19 @@ export class GuestDaemon {
     // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
     let output: { stdout_bytes: number; stderr_bytes: number } | undefined;
     let beatAt = 0;
+    // The hub's stop comes back on a heartbeat's answer (docs/design.md#cancel): the run's lease is killed.
+    const stop = new AbortController();
     const sendBeat = (): void => {
       beatAt = Date.now();
-      void this.client.request("POST", `/api/agent/jobs/${jobId}/heartbeat`, output === undefined ? {} : { output }).catch(() => undefined);
+      void this.client
+        .request("POST", `/api/agent/jobs/${jobId}/heartbeat`, output === undefined ? {} : { output })
+        .then((res) => {
+          if (HeartbeatAnswer.safeParse(res.body).data?.stop === true && !stop.signal.aborted) {
+            this.log(`job ${jobId}: the hub asked to stop it; killing its lease`);
+            stop.abort();
+          }
+        })
+        .catch(() => undefined);
     };
     const beat = setInterval(sendBeat, HEARTBEAT_EVERY_MS);
     const onProgress = (p: { stdout_bytes: number; stderr_bytes: number }): void => {
@@ -278,7 +288,7 @@ export class GuestDaemon {
       let outcome: JobOutcome;
       try {
         const job = verifySignedJob(delivered, { jobKey: this.jobKey, hostId: this.enrolment.host_id, seen: this.seen });
-        const run = () => runJob(job, this.context(), { onProgress });
+        const run = () => runJob(job, this.context(), { onProgress, signal: stop.signal });
         outcome = job.writesWorkspace ? await this.workspaceLock.run(run) : await run();
       } catch (error) {
         this.log(`job ${delivered.id} refused: ${error instanceof Error ? error.message : String(error)}`);

@@ -29,7 +29,7 @@
  * launch's own evidence (it did run; the envelope says how it ended).
  */
 import { createHash, type KeyObject } from "node:crypto";
-import { SandboxPolicy, launch, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
+import { SandboxPolicy, launch, type LaunchOptions, type LaunchResult, type SandboxPolicyInput } from "../../native/index";
 import { LeaseholdError, isLeaseholdError, type GuestJobResult } from "../../server/trust";
 import { checkEgressBeforeResolution, checkResolvedNames, grantedMounts, intersectPolicy, type HostCeiling, type HostTier } from "../ceiling/index";
 import { hasNameRules, resolveEgressNames, type Lookup, type ResolvedEgress } from "../egress/index";
@@ -427,7 +427,7 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
     // The workdir is the guest's own job directory, not a path from the job: the ceiling admits exactly it.
     const policy = intersectPolicy(parsed.data, ctx.ceiling, { tier: ctx.tier, names: [], guestWorkdir: dir.path });
     options.onLaunch?.();
-    const result = await launch(policy, { chownWorkdir: false, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    const result = await launch(policy, { chownWorkdir: false, ...relayed(options) });
     const pair = scrubPair({ stdout: result.stdout, stderr: result.stderr, stdoutCut: result.stdout_truncated, stderrCut: result.stderr_truncated }, { returnMax: returned });
     const { stdout, stderr } = pair;
     const envelope = buildLaunchEvidence({
@@ -460,12 +460,20 @@ async function runBundle(job: VerifiedJob, ctx: RunnerContext, op: BundleOperati
   }
 }
 
+export interface RunOptions {
+  onLaunch?: () => void;
+  onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void;
+  /** The hub's stop (docs/design.md#cancel): a launched workload's lease is killed and the signed result says `exit.cancelled`. */
+  signal?: AbortSignal;
+}
+
+/** What of the runner's options the launch takes: progress reports and the hub's stop. */
+function relayed(options: RunOptions): Pick<LaunchOptions, "onProgress" | "signal"> {
+  return { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+}
+
 /** Runs a verified job to a JobOutcome; never throws for a refusal (it becomes a signed refusal). */
-export async function runJob(
-  job: VerifiedJob,
-  ctx: RunnerContext,
-  options: { onLaunch?: () => void; onProgress?: (progress: { stdout_bytes: number; stderr_bytes: number }) => void } = {},
-): Promise<JobOutcome> {
+export async function runJob(job: VerifiedJob, ctx: RunnerContext, options: RunOptions = {}): Promise<JobOutcome> {
   const key = `${job.capability.id}.${job.operation}`;
   const workspaceOp = WORKSPACE_OPS[key];
   let mounts: PreparedMounts | undefined;
@@ -508,7 +516,7 @@ export async function runJob(
     // Observe jobs share the workspace, bound read-only; exclusive mutating
     // jobs get it chowned to their lease uid for the run (one at a time: see daemon).
     traceStage(job.action_id, "guest.launch");
-    const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    const result: LaunchResult = await launch(policy, { chownWorkdir: job.writesWorkspace, ...relayed(options) });
     traceStage(job.action_id, "guest.exited");
     const bound = mounts.finish();
     result.limitations.push(...bound.limitations);

@@ -9,9 +9,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <thread>
@@ -56,6 +59,22 @@ struct Job {
   std::string config, stdin_bytes;
   std::string bpf_exec, bpf_egress;  // packed lh_bpf_file / lh_bpf_rule records (native/bpf-abi.ts)
 };
+
+// Running launches that may be cancelled, by lease id: the eventfd their
+// launch thread polls (launch.h `cancel_fd`). The thread removes its entry
+// under the lock before closing the descriptor, so CancelLaunch never writes
+// to a descriptor that was closed and perhaps reused.
+std::mutex g_cancel_lock;
+std::map<std::string, int> g_cancel_fds;
+
+void ForgetCancel(const std::string& lease, int fd) {
+  if (fd < 0) return;
+  {
+    std::lock_guard<std::mutex> hold(g_cancel_lock);
+    g_cancel_fds.erase(lease);
+  }
+  close(fd);
+}
 
 uint64_t GetU64(const Napi::Object& o, const char* key) {
   Napi::Value v = o.Get(key);
@@ -112,6 +131,7 @@ void ResolveOnJsThread(Napi::Env env, Napi::Function, std::nullptr_t*, Job* job)
     o.Set("exitCode", Napi::Number::New(env, r.exit_code));
     o.Set("termSignal", Napi::Number::New(env, r.term_signal));
     o.Set("timedOut", Napi::Boolean::New(env, r.timed_out != 0));
+    o.Set("cancelled", Napi::Boolean::New(env, r.cancelled != 0));
     o.Set("helperStatus", Napi::Number::New(env, r.helper_status));
     o.Set("stdout", Napi::Buffer<char>::Copy(env, r.out ? r.out : "", r.out_len));
     o.Set("stdoutTotal", U64(env, r.out_total));
@@ -260,11 +280,31 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
     job->req.progress_ctx = job;
     job->req.progress_every_ms = GetU64(in, "progressEveryMs");
   }
+  job->req.cancel_fd = -1;
+  if (in.Get("cancellable").ToBoolean().Value()) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) {
+      if (job->has_progress) job->progress.Release();
+      delete job;
+      Napi::Error::New(env, "eventfd for the launch's cancel failed").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    std::lock_guard<std::mutex> hold(g_cancel_lock);
+    if (!g_cancel_fds.emplace(lease, fd).second) {
+      close(fd);
+      if (job->has_progress) job->progress.Release();
+      delete job;
+      Napi::Error::New(env, "a launch with this lease id is already running").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    job->req.cancel_fd = fd;
+  }
   job->tsfn = Tsfn::New(env, "leasehold-launch", 0, 1, nullptr);
   Napi::Promise promise = job->deferred.Promise();
   try {
     std::thread([job]() {
       lh_launch(&job->req, &job->res);
+      ForgetCancel(job->req.lease_id, job->req.cancel_fd);
       // lh_launch calls no progress after it returns: the progress function can go.
       if (job->has_progress) job->progress.Release();
       Tsfn tsfn = job->tsfn;
@@ -272,12 +312,33 @@ Napi::Value Launch(const Napi::CallbackInfo& info) {
       tsfn.Release();
     }).detach();
   } catch (...) {
+    ForgetCancel(job->req.lease_id, job->req.cancel_fd);
     if (job->has_progress) job->progress.Release();
     job->tsfn.Release();
     job->deferred.Reject(Napi::Error::New(env, "could not start launch thread").Value());
     // job is leaked deliberately: the TSFN finaliser may still reference it.
   }
   return promise;
+}
+
+// Cancels a running launch started with `cancellable: true`: its launch
+// thread kills the lease's cgroup at its next poll wake-up (at once). True
+// when such a launch was running; false when none is (never started, or
+// already withdrawn) — the caller then has nothing left to stop.
+Napi::Value CancelLaunch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) {
+    Napi::TypeError::New(env, "cancelLaunch(leaseId) expects a string").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::string lease = info[0].As<Napi::String>().Utf8Value();
+  std::lock_guard<std::mutex> hold(g_cancel_lock);
+  auto found = g_cancel_fds.find(lease);
+  if (found == g_cancel_fds.end()) return Napi::Boolean::New(env, false);
+  uint64_t one = 1;
+  ssize_t w = write(found->second, &one, sizeof one);
+  // EAGAIN: the counter is already non-zero, i.e. already cancelled.
+  return Napi::Boolean::New(env, w == (ssize_t)sizeof one || errno == EAGAIN);
 }
 
 Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
@@ -448,6 +509,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   const char* fi = std::getenv(kFaultInjectionEnv);
   g_fault_injection = fi != nullptr && std::strcmp(fi, "1") == 0;
   exports.Set("launch", Napi::Function::New(env, Launch));
+  exports.Set("cancelLaunch", Napi::Function::New(env, CancelLaunch));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
   exports.Set("renameExchangeAt", Napi::Function::New(env, RenameExchangeAt));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));

@@ -301,12 +301,13 @@ static void supervise(struct launch_state *s) {
   double told_at = 0;
   double every = req->progress_every_ms > 0 ? (double)req->progress_every_ms : 1000;
   while (s->st_pipe[0] >= 0 || out->fd >= 0 || errc->fd >= 0) {
-    struct pollfd p[4];
-    int n = 0, i_st = -1, i_out = -1, i_err = -1, i_in = -1;
+    struct pollfd p[5];
+    int n = 0, i_st = -1, i_out = -1, i_err = -1, i_in = -1, i_cancel = -1;
     if (s->st_pipe[0] >= 0) { p[n] = (struct pollfd){s->st_pipe[0], POLLIN, 0}; i_st = n++; }
     if (out->fd >= 0) { p[n] = (struct pollfd){out->fd, POLLIN, 0}; i_out = n++; }
     if (errc->fd >= 0) { p[n] = (struct pollfd){errc->fd, POLLIN, 0}; i_err = n++; }
     if (s->in_pipe[1] >= 0 && ready) { p[n] = (struct pollfd){s->in_pipe[1], POLLOUT, 0}; i_in = n++; }
+    if (req->cancel_fd >= 0 && !killed) { p[n] = (struct pollfd){req->cancel_fd, POLLIN, 0}; i_cancel = n++; }
     double now = now_ms();
     if (!killed && now >= deadline) {
       res->timed_out = 1;
@@ -348,6 +349,15 @@ static void supervise(struct launch_state *s) {
          * workload that passed its write end elsewhere cannot hold us. */
         if (!killed) { hard_stop = now_ms() + 2000; killed = 1; deadline = 0; }
       }
+    }
+    if (i_cancel >= 0 && p[i_cancel].revents && !killed) {
+      /* The hub asked to stop this run: the same kill as at the deadline, so
+       * every process of the lease (a fork bomb's children included) ends
+       * together and the withdrawal below verifies the cgroup empty. */
+      res->cancelled = 1;
+      killed = 1;
+      lh_cgroup_kill(&res->cgroup);
+      hard_stop = now_ms() + 5000;
     }
     if (i_out >= 0 && p[i_out].revents && drain(out) < 0) close_fd(&out->fd);
     if (i_err >= 0 && p[i_err].revents && drain(errc) < 0) close_fd(&errc->fd);
@@ -411,7 +421,7 @@ static void withdraw_lease(struct launch_state *s) {
     res->bpf_withdrawn = 1;
   }
   lh_cgroup_forget(&res->cgroup); /* not live any more: a leftover is the sweep's */
-  if (!res->failed && !res->reported_exit && !res->timed_out && s->helper > 0 && !res->exec_errno) {
+  if (!res->failed && !res->reported_exit && !res->timed_out && !res->cancelled && s->helper > 0 && !res->exec_errno) {
     /* Neither an exit report nor a timeout: PID 1 itself was killed (e.g. the
      * memory cgroup's OOM killer chose it). Report what the kernel says. */
     if (WIFSIGNALED(res->helper_status)) res->term_signal = WTERMSIG(res->helper_status);
@@ -419,7 +429,7 @@ static void withdraw_lease(struct launch_state *s) {
       res->term_signal = WEXITSTATUS(res->helper_status) - 128;
   }
   /* At the deadline we killed the cgroup: the workload ended by our SIGKILL. */
-  if (res->timed_out && !res->reported_exit) res->term_signal = SIGKILL;
+  if ((res->timed_out || res->cancelled) && !res->reported_exit) res->term_signal = SIGKILL;
   free(s->config);
   res->out = s->out.buf; res->out_len = s->out.len; res->out_total = s->out.total;
   res->err = s->errc.buf; res->err_len = s->errc.len; res->err_total = s->errc.total;

@@ -45,6 +45,11 @@ struct lh_launch_request {
   const struct lh_bpf_file *bpf_exec; size_t bpf_n_exec;
   int bpf_net_enforced;
   const struct lh_bpf_rule *bpf_egress; size_t bpf_n_egress;
+  /* Readable (an eventfd the caller owns, or -1 for none) when the caller
+   * cancels the run: the lease's cgroup is killed at once, as at the deadline,
+   * and the result says `cancelled`. Polled with the workload's pipes, so a
+   * cancel is acted on within one poll wake-up. */
+  int cancel_fd;
 };
 
 #define LH_LAUNCH_MAX_DENIALS 1024
@@ -58,6 +63,7 @@ struct lh_launch_result {
   int reported_exit;          /* PID 1 reported the workload's end */
   int exit_code, term_signal;
   int timed_out;
+  int cancelled;              /* the caller's cancel_fd fired and the lease was killed */
   int helper_status;          /* raw wait status of the helper */
   char *out; size_t out_len; uint64_t out_total;
   char *err; size_t err_len; uint64_t err_total;

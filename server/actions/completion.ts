@@ -67,7 +67,8 @@ async function signatureOf(handle: DatabaseHandle, completion: StoredCompletion)
   return sig === undefined ? null : { alg: "Ed25519", key_id: completion.key_id, sig };
 }
 
-async function summarise(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined, handedOutput?: Record<string, Buffer>): Promise<ActionCompletion> {
+/** What a caller is shown of a stored completion: output, exit, evidence summary with the signed envelope, receipt. */
+export async function summariseCompletion(handle: DatabaseHandle, completion: StoredCompletion, integrator: RunningIntegrator | undefined, handedOutput?: Record<string, Buffer>): Promise<ActionCompletion> {
   const output = handedOutput ?? (await readJobOutput(handle.db, completion.job_id));
   const env = completion.envelope;
   const artifact = (name: string) => env.artifacts.find((a) => a.name === name);
@@ -112,7 +113,7 @@ async function summarise(handle: DatabaseHandle, completion: StoredCompletion, i
   };
 }
 
-const FINAL = new Set(["completed", "failed", "unknown"]);
+const FINAL = new Set(["completed", "failed", "unknown", "cancelled"]);
 
 export function createCompletionWaiter(handle: DatabaseHandle, integrator?: RunningIntegrator): CompletionWaiter {
   return {
@@ -156,7 +157,7 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
         const stored = (row.result ?? {}) as { completion?: StoredCompletion; error?: ErrorPayload };
         if (stored.completion !== undefined) {
           traceStage(outcome.action_id, "hub.woken");
-          const completion = await summarise(handle, stored.completion, integrator, handed?.output);
+          const completion = await summariseCompletion(handle, stored.completion, integrator, handed?.output);
           traceStage(outcome.action_id, "hub.receipt");
           if (stored.completion.state === "failed" && stored.completion.error !== null) {
             const e = stored.completion.error;
@@ -165,7 +166,7 @@ export function createCompletionWaiter(handle: DatabaseHandle, integrator?: Runn
               details: { ...(e.details ?? {}), action_id: outcome.action_id, evidence: completion.evidence, receipt: completion.receipt },
             });
           }
-          return { ...outcome, status: "completed", result: completion };
+          return { ...outcome, status: completion.state === "cancelled" ? "cancelled" : "completed", result: completion };
         }
         if (stored.error !== undefined) throw errorFromPayload(stored.error);
         throw new LeaseholdError("INTERNAL", `action ${outcome.action_id} ended as ${row.state} without a result`, { tier: "hub" });

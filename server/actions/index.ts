@@ -3,7 +3,9 @@ export { DEFAULT_SETTINGS, PREPARED_ACTION_SCHEMA, approvalOfAction, callerKey, 
 export { AGENT_REASON_MAX_CHARS, checkAgentReason, splitAgentReason, takesAgentReason, toolInputSchema } from "./agent-reason";
 export { APPROVED_DISPATCH_GRACE_MS, startApprovedDispatch } from "./approved";
 export type { ApprovedDispatch } from "./approved";
-export { createCompletionWaiter } from "./completion";
+export { CANCEL_CONFIRM_MS, cancelAction, cancelledError } from "./cancel";
+export type { CancelRequest, CancelResult, CancelStage, CancelledBy } from "./cancel";
+export { createCompletionWaiter, summariseCompletion } from "./completion";
 export { createActionScheduler } from "./queue";
 export type { ActionScheduler, QueueTask } from "./queue";
 export { hostReportReadiness } from "./readiness";

@@ -626,6 +626,8 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
     stored = again === undefined ? stored : storedOf(again);
     if (stored.outcome !== undefined) return { ...stored.outcome, replayed: true };
+    // Cancelled while it waited (server/actions/cancel.ts): the stored CANCELLED.
+    if (stored.error !== undefined) throw errorFromPayload(stored.error);
     throw new LeaseholdError("APPROVAL_PENDING", `${row.operation} is still being processed`, { tier: "hub", retryable: true, details: { action_id: row.id } });
   }
 
@@ -660,8 +662,8 @@ async function proceedToDispatch(deps: PipelineDeps, trace: Trace, caller: Calle
     traceStage(row.id, "hub.dispatched");
     return dispatched;
   } catch (error) {
-    // Revoked between the check above and the dispatch: give back the lease taken for nothing.
-    if (lease.acquired && isLeaseholdError(error) && error.details?.["token_revoked"] === true) await releaseLease(db, lease.lease.id, leaseHolderOf(caller));
+    // Revoked or cancelled between the check above and the dispatch: give back the lease taken for nothing.
+    if (lease.acquired && isLeaseholdError(error) && (error.details?.["token_revoked"] === true || error.code === "CANCELLED")) await releaseLease(db, lease.lease.id, leaseHolderOf(caller));
     throw error;
   }
 }
@@ -748,7 +750,12 @@ async function dispatch(deps: PipelineDeps, caller: Caller, row: ActionRow, stor
   if (result === "raced") {
     const [again] = await db.select().from(actions).where(eq(actions.id, row.id));
     const outcomeStored = again === undefined ? undefined : storedOf(again).outcome;
-    if (outcomeStored === undefined) throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
+    const errorStored = again === undefined ? undefined : storedOf(again).error;
+    if (outcomeStored === undefined) {
+      // Cancelled between its approval and this dispatch: the lease taken for it is given back by the caller's catch.
+      if (errorStored !== undefined) throw errorFromPayload(errorStored);
+      throw new LeaseholdError("INTERNAL", "action changed state during dispatch", { tier: "hub" });
+    }
     return { ...outcomeStored, replayed: true };
   }
   wake(jobTopic(job.document.host_id));

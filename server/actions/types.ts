@@ -127,9 +127,10 @@ export type DecisionOutcome = "auto_allow" | "observe_scope" | "grant" | "approv
 /** What a caller gets back for a dispatched action. Identical on every channel. */
 /** What the host did, as the hub verified and sealed it. */
 export interface ActionCompletion {
-  state: "completed" | "failed";
+  /** `cancelled`: stopped while it ran (docs/design.md#cancel); exit and output say what ran until then. */
+  state: "completed" | "failed" | "cancelled";
   /** `oom_killed` is absent when the host could not read the OOM counter (the evidence's `limitations` say so). */
-  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed?: boolean } | null;
+  exit: { code: number | null; signal: string | null; timed_out: boolean; cancelled?: true; oom_killed?: boolean } | null;
   /** Scrubbed on the host before it left; decoded as UTF-8, at most 1 MiB each here. */
   output: { stdout: string; stderr: string; stdout_bytes: number; stderr_bytes: number; stdout_truncated: boolean; stderr_truncated: boolean };
   /** A workspace operation's result (fs_*); for a launched workload, `{sandbox: {lease, workspace, throwaway_writes, host_facts_shown, note}}` — where its writes went and what of the host it saw. */
@@ -166,8 +167,8 @@ export interface ActionCompletion {
 }
 
 export interface ActionOutcome {
-  /** "dispatched": queued for the host (no completion waiter); "completed": ran and sealed. */
-  status: "dispatched" | "completed";
+  /** "dispatched": queued for the host (no completion waiter); "completed": ran and sealed; "cancelled": stopped while it ran, what ran sealed. */
+  status: "dispatched" | "completed" | "cancelled";
   action_id: string;
   action_hash: string;
   operation: string;
@@ -188,7 +189,7 @@ export interface ActionOutcome {
   job: { id: string; deadline: string };
   /** True when this is the stored outcome of an earlier call with the same idempotency key. */
   replayed: boolean;
-  /** Present when status is "completed". */
+  /** Present when status is "completed" or "cancelled". */
   result?: ActionCompletion;
 }
 

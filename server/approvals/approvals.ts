@@ -32,7 +32,8 @@ import { announceDecision, approvalNotifier } from "./notifier";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
 export type ApprovalRow = typeof approvals.$inferSelect;
-export type ApprovalState = "pending" | "approved" | "denied" | "expired";
+/** `cancelled`: withdrawn from the queue because its action was cancelled (server/actions/cancel.ts), sealed as cancel/1. */
+export type ApprovalState = "pending" | "approved" | "denied" | "expired" | "cancelled";
 export const DEFAULT_APPROVAL_TTL_MS = 5 * 60_000;
 
 export interface ApprovingAdmin {
@@ -256,6 +257,21 @@ export async function denyApprovalsOfToken(tx: Database, tokenId: string, actor:
     await sealApproval(tx, row, "denied", actor);
   }
   return denied.map((row) => row.id);
+}
+
+/**
+ * Withdraws the pending approval of `actionId` from the queue, inside the
+ * caller's transaction (the cancellation's, which seals cancel/1 for it).
+ * Returns the approval withdrawn, or undefined when none was pending; the
+ * caller announces it after commit (`announceDecision`) so its waiters wake.
+ */
+export async function withdrawApproval(tx: Database, actionId: string): Promise<ApprovalRow | undefined> {
+  const [row] = await tx
+    .update(approvals)
+    .set({ state: "cancelled", decidedAt: new Date() })
+    .where(and(eq(approvals.actionId, actionId), eq(approvals.state, "pending")))
+    .returning();
+  return row;
 }
 
 /** Approves a pending action as `admin` (by approval id or action id). Sealed; wakes waiters everywhere. */

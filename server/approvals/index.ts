@@ -16,6 +16,7 @@ export {
   pageApprovals,
   showApproval,
   waitForDecision,
+  withdrawApproval,
 } from "./approvals";
 export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
 export { ORPHANED_AFTER_MS, WAITING_MARK_EVERY_MS, livenessOf, livenessText, markClientWaiting } from "./liveness";

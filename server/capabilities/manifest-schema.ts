@@ -45,6 +45,7 @@ export const RESERVED_OPERATION_NAMES: ReadonlySet<string> = new Set([
   "audit_proof",
   "host_key",
   "artifact_upload",
+  "action_cancel",
 ]);
 
 export const TRUST_BOUNDARIES = ["read-only", "host-exec", "static-analysis", "network-egress"] as const;

@@ -35,6 +35,7 @@ describe("loadConfig", () => {
           sessionMaxS: 86_400,
           sessionsPerToken: 32,
           maxHeldPerToken: 20,
+          cancelHeldOnDelete: true,
         },
         localGuest: true,
         jobs: { heartbeatLostMs: 10_000, claimWaitMs: 10_000, slotsPerToken: 3 },

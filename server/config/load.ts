@@ -30,6 +30,8 @@ export interface McpConfig {
   sessionsPerToken: number;
   /** Actions one token may have held for a person at once (LEASEHOLD_MCP_MAX_HELD_PER_TOKEN); beyond it RATE_LIMITED. */
   maxHeldPerToken: number;
+  /** Cancel the session's held actions when the agent ends its session with DELETE (LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE, default on). */
+  cancelHeldOnDelete: boolean;
 }
 
 export interface HubConfig {
@@ -145,6 +147,7 @@ export function loadConfig(env: EnvironmentVariables, cwd: string = process.cwd(
     sessionMaxS: e.LEASEHOLD_MCP_SESSION_MAX_S,
     sessionsPerToken: e.LEASEHOLD_MCP_SESSIONS_PER_TOKEN,
     maxHeldPerToken: e.LEASEHOLD_MCP_MAX_HELD_PER_TOKEN,
+    cancelHeldOnDelete: e.LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE === "1",
   };
   const jobs: JobWindows = { heartbeatLostMs: e.LEASEHOLD_JOB_HEARTBEAT_LOST_S * 1000, claimWaitMs: e.LEASEHOLD_JOB_CLAIM_WAIT_S * 1000, slotsPerToken: e.LEASEHOLD_JOB_SLOTS_PER_TOKEN };
   const output: OutputLimits = {

@@ -24,6 +24,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_MCP_SESSION_MAX_S",
   "LEASEHOLD_MCP_SESSIONS_PER_TOKEN",
   "LEASEHOLD_MCP_MAX_HELD_PER_TOKEN",
+  "LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE",
   "LEASEHOLD_LOCAL_GUEST",
   "LEASEHOLD_JOB_HEARTBEAT_LOST_S",
   "LEASEHOLD_JOB_CLAIM_WAIT_S",
@@ -132,6 +133,8 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_SESSIONS_PER_TOKEN: wholeNumber(1, 10_000).default(32),
   // Held actions (awaiting a person) one agent token may have at once; beyond it RATE_LIMITED.
   LEASEHOLD_MCP_MAX_HELD_PER_TOKEN: wholeNumber(1, 10_000).default(20),
+  // An agent that ends its MCP session with DELETE withdraws what it left waiting for a person (docs/design.md#cancel).
+  LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
   // `leasehold start` enrols and runs a guest agent for this machine (host "local") unless "0".
   LEASEHOLD_LOCAL_GUEST: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
   // Guest jobs (server/jobs/delivery.ts): how long a running job may go without a heartbeat

@@ -33,10 +33,10 @@
  *   LEASEHOLD_JOB_CLAIM_WAIT_S).
  *   The action's lease is left to lapse at its own expiry.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { claimJob, DEFAULT_FAIR_SHARE, type ClaimedJob, type FairShare } from "../dispatch/jobs";
 import { executeRows, type Database } from "../db";
-import { actions, jobs } from "../db/schema";
+import { actions } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { appendEntry } from "../ledger/append";
 import { hashActor } from "../ledger/entry";
@@ -44,6 +44,7 @@ import { announce, announceProgress } from "./notify";
 import { actionTopic, jobTopic, subscribeTopic, type OutputProgress } from "./wake";
 import { traceStage } from "../../common/trace/stage";
 import { touchHostLastSeen } from "../hosts/last-seen";
+import type { HeartbeatAnswer } from "../trust/protocol";
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_LOST_MS = 10_000;
@@ -104,16 +105,25 @@ const OFFLINE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_MS;
  * so a host cannot speak for a job it does not hold.
  */
 export async function heartbeat(db: Database, hostId: string, jobId: string, output?: OutputProgress): Promise<boolean> {
-  if (!JOB_ID.test(jobId)) return false;
-  const rows = await db
-    .update(jobs)
-    .set({ heartbeatAt: sql`now()` })
-    .where(and(eq(jobs.id, jobId), eq(jobs.hostId, hostId), eq(jobs.state, "claimed")))
-    .returning({ id: jobs.id, actionId: jobs.actionId });
-  const [row] = rows;
-  if (row === undefined) return false;
-  if (output !== undefined) await announceProgress(db, row.actionId, output);
-  return true;
+  return (await beat(db, hostId, jobId, output)).alive;
+}
+
+/**
+ * `heartbeat`, with what the guest is told back (server/trust/protocol.ts
+ * `HeartbeatAnswer`): `stop` when the job's action was cancelled while it
+ * runs (stop.ts `requestStop`), so the guest kills its lease.
+ */
+export async function beat(db: Database, hostId: string, jobId: string, output?: OutputProgress): Promise<HeartbeatAnswer> {
+  if (!JOB_ID.test(jobId)) return { alive: false };
+  const [row] = await executeRows<{ action_id: string; stop: boolean }>(
+    db,
+    sql`update jobs set heartbeat_at = now()
+        where id = ${jobId} and host_id = ${hostId} and state = 'claimed'
+        returning action_id, (result ? 'stop') as stop`,
+  );
+  if (row === undefined) return { alive: false };
+  if (output !== undefined) await announceProgress(db, row.action_id, output);
+  return row.stop ? { alive: true, stop: true } : { alive: true };
 }
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

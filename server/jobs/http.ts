@@ -9,7 +9,7 @@ import type { HubRuntime } from "../hub/runtime";
 import { authenticated, handle } from "../hosts/http";
 import { HeartbeatBody } from "../trust/protocol";
 import { readJobArtifact } from "./artifact";
-import { ackJob, heartbeat, nextJob } from "./delivery";
+import { ackJob, beat, nextJob } from "./delivery";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
 
@@ -38,8 +38,7 @@ export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: str
     const { host, body } = await authenticated(runtime, request);
     const parsed = HeartbeatBody.safeParse(body ?? {});
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `heartbeat: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`, { tier: "hub" });
-    const alive = await heartbeat(runtime.database.handle.db, host.id, jobId, parsed.data.output);
-    return Response.json({ alive });
+    return Response.json(await beat(runtime.database.handle.db, host.id, jobId, parsed.data.output));
   });
 }
 

@@ -1,5 +1,6 @@
 // Public surface of server/jobs. See README.md.
-export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, OFFER_ACK_MS, ackJob, heartbeat, nextJob, sweepJobs } from "./delivery";
+export { CLAIM_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_LOST_MS, OFFER_ACK_MS, ackJob, beat, heartbeat, nextJob, sweepJobs } from "./delivery";
+export { dropUnclaimedJob, requestStop, stopWasRequested } from "./stop";
 export { DEFAULT_OUTPUT_QUOTAS, pruneExpiredOutput, readJobOutput, receiveJobResult, receiveOutputChunk } from "./intake";
 export type { OutputQuotas, StoredCompletion } from "./intake";
 export { serveAck, serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "./http";

@@ -24,6 +24,7 @@ import { offerCompletion } from "./handoff";
 import { hostPublicKey } from "../hosts/public-keys";
 import { notifyOthersAtCommit } from "./notify";
 import { actionTopic, wake } from "./wake";
+import { stopWasRequested } from "./stop";
 import { traceStage } from "../../common/trace/stage";
 
 const STREAMS = new Set(["stdout", "stderr"]);
@@ -154,7 +155,8 @@ export async function readJobOutput(db: Database, jobId: string): Promise<Record
 
 /** What actions.result.completion holds once the guest's result is stored. */
 export interface StoredCompletion {
-  state: "completed" | "failed";
+  /** `cancelled`: the hub asked the guest to stop it and the signed envelope says the lease was killed (`exit.cancelled`). */
+  state: "completed" | "failed" | "cancelled";
   job_id: string;
   evidence_entry_id: string;
   envelope_digest: string;
@@ -232,12 +234,15 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
     error = { code: e.code, message: e.message.slice(0, 2000), ...(e.details ? { details: e.details } : {}) };
   }
   const structured = result.structured !== null && typeof result.structured === "object" ? result.structured : null;
+  // Cancelled only when both agree: the hub asked for the stop, and the host's signed envelope says it killed the lease.
+  const stop = stopWasRequested(job.result) ? { stop: (job.result as { stop: unknown }).stop } : {};
+  const cancelled = "stop" in stop && result.kind === "ran" && envelope.exit?.cancelled === true;
   const stored = await db.transaction(async (txRaw) => {
     const tx = txRaw as unknown as Database;
     if (pendingNonce !== undefined && !(await recordNonce(tx, pendingNonce))) replayed();
     const [claimed] = await tx
       .update(jobs)
-      .set({ state: result.kind === "ran" ? "completed" : "failed", completedAt: new Date(), result: { kind: result.kind, envelope_digest: verified.digest } })
+      .set({ state: result.kind === "ran" ? "completed" : "failed", completedAt: new Date(), result: { kind: result.kind, envelope_digest: verified.digest, ...stop } })
       .where(and(eq(jobs.id, jobId), eq(jobs.state, "claimed")))
       .returning({ id: jobs.id });
     if (claimed === undefined) return null;
@@ -272,7 +277,7 @@ export async function receiveJobResult(db: Database, host: AuthenticatedHost, jo
       },
     });
     const completion: StoredCompletion = {
-      state: result.kind === "ran" ? "completed" : "failed",
+      state: cancelled ? "cancelled" : result.kind === "ran" ? "completed" : "failed",
       job_id: jobId,
       evidence_entry_id: entryId.toString(),
       envelope_digest: verified.digest,

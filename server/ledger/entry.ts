@@ -120,6 +120,21 @@ export const ENTRY_DATA = {
     host_id: id,
     action_hash: digest,
   }),
+  /**
+   * An action cancelled (docs/design.md#cancel): `held` — withdrawn before it
+   * ran (its approval taken from the queue, or allowed and not yet queued);
+   * `queued` — its job dropped before a guest took it; `running` — the guest
+   * was told to stop it (what ran comes in its evidence/1). `by` says which
+   * path asked; the actor who; the reason only as a digest.
+   */
+  "cancel/1": z.strictObject({
+    stage: z.enum(["held", "queued", "running"]),
+    by: z.enum(["agent", "admin", "token_revoked", "session_closed"]),
+    action_hash: digest,
+    approval_id: id.nullable(),
+    job_id: id.nullable(),
+    reason_digest: digest,
+  }),
   "refusal/1": z.strictObject({
     stage: z.enum(["authenticate", "resolve", "validate", "prepare", "assess", "decide", "lease", "dispatch", "execute", "scrub", "seal"]),
     code: errorCode,
@@ -233,6 +248,7 @@ export const entrySchemaUnion = z.discriminatedUnion("type", [
   entrySchema("dispatch/1"),
   entrySchema("evidence/1"),
   entrySchema("job/1"),
+  entrySchema("cancel/1"),
   entrySchema("refusal/1"),
   entrySchema("token/1"),
   entrySchema("host/1"),

@@ -1,7 +1,12 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { and, eq, inArray } from "drizzle-orm";
+import { cancelAction } from "../actions/cancel";
 import type { McpConfig } from "../config";
+import { actions } from "../db/schema";
+import { isLeaseholdError } from "../errors";
+import { recordClientCancels } from "./client-cancels";
 import type { HubRuntime } from "../hub/runtime";
 import { releaseSessionLeases } from "../leases";
 import { authenticateToken, type AgentToken, type TokenCheck } from "../tokens";
@@ -147,6 +152,30 @@ async function endSessionLeases(state: EndpointState, digest: string): Promise<v
   } catch (error) {
     // The lease still lapses when idle; the session is gone either way.
     console.error(`leasehold: releasing an ended MCP session's leases failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+  }
+}
+
+/**
+ * The agent ended its session with DELETE: what it left waiting for a person
+ * (or approved and not yet queued) is withdrawn through the one cancel path
+ * (server/actions/cancel.ts, by `session_closed`), behind
+ * LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE (default on). Dispatched actions are
+ * left to finish. One that moved on meanwhile has nothing to withdraw.
+ */
+async function cancelSessionHeld(state: EndpointState, digest: string, tokenId: string): Promise<void> {
+  const db = state.runtime.database.handle.db;
+  const held = await db
+    .select({ id: actions.id })
+    .from(actions)
+    .where(and(eq(actions.sessionId, digest), eq(actions.tokenId, tokenId), inArray(actions.state, ["held", "allowed", "approved"])));
+  for (const { id } of held) {
+    try {
+      await cancelAction(db, { actionId: id, by: { kind: "session_closed", id: tokenId }, reason: "the agent ended its MCP session", owner: `token:${tokenId}` });
+    } catch (error) {
+      if (!(isLeaseholdError(error) && error.code === "ACTION_FINISHED")) {
+        console.error(`leasehold: cancelling a closed MCP session's held action failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+      }
+    }
   }
 }
 
@@ -417,6 +446,7 @@ export async function handleMcpRequest(request: Request, runtime: HubRuntime): P
       // The transport's onsessionclosed deleted the row; make sure of it even if the SDK refused.
       if (response.status === 200) {
         await deleteSession(db, stored.digest);
+        if (mcp.cancelHeldOnDelete) await cancelSessionHeld(state, stored.digest, token.id);
         await endSessionLeases(state, stored.digest);
       }
       state.live.delete(stored.digest);
@@ -501,6 +531,8 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
       const resolved = await resolveSession(state, request, token, now, found);
       if (resolved instanceof Response) return resolved;
       endCall = beginCall(state, resolved.session);
+      // Before the SDK aborts the cancelled call's signal: its listener asks whether the client cancelled it.
+      recordClientCancels(resolved.stored.digest, messages);
       response = await resolved.session.transport.handleRequest(request, { authInfo: authInfoFor(token), parsedBody: parsed });
     }
     handedOver = true;

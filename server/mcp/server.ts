@@ -8,6 +8,7 @@ import { HUB_VERSION } from "../hub/version";
 import type { AgentToken } from "../tokens";
 import { urlOffer } from "./elicit";
 import { sessionDigest } from "./session-store";
+import { cancelledByClient } from "./client-cancels";
 import { decideTool, listedInputSchema, visibleTools } from "./tools/catalogue";
 import { withErrorResult } from "./tools/output-schemas";
 import { logToolFailure, toolError, toolSuccess } from "./tools/result";
@@ -86,6 +87,7 @@ export function createMcpServer(runtime: HubRuntime): Server {
     signal: extra.signal,
     sessionDigest: extra.sessionId === undefined ? null : sessionDigest(extra.sessionId),
     progress: progressSender(progressToken, extra.sendNotification),
+    clientCancelled: () => cancelledByClient(extra.sessionId === undefined ? null : sessionDigest(extra.sessionId), extra.requestId),
     offerUrl: urlOffer(() => server.getClientCapabilities(), offered, extra.sendRequest, extra.sendNotification),
   });
   registerTaskHandlers(server, contextOf);

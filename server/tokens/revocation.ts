@@ -13,10 +13,12 @@
  * Then, each in its own transaction (they lock host rows): every lease the
  * token holds is released, sealed lease/1 `revoked`.
  *
- * A job a guest has already claimed (running) finishes: the guest has no
- * channel from the hub to stop a workload, and its run is bounded by the
- * job's policy timeout; its result is sealed as usual. Its lease is released
- * at once all the same, so the host is free for other sessions.
+ * Then every job of its actions a guest has already claimed (running) is
+ * stopped through the one cancel path (server/actions/cancel.ts, by
+ * `token_revoked`, sealed cancel/1): its guest kills the lease on its next
+ * heartbeat and posts the signed result, stored as `cancelled`. The
+ * revocation does not wait for those results. Its lease is released at once
+ * all the same, so the host is free for other sessions.
  *
  * Races: the pipeline's dispatch re-reads the token row FOR SHARE inside the
  * transaction that queues a job (server/actions/pipeline.ts), so a dispatch
@@ -28,6 +30,7 @@ import { denyApprovalsOfToken, announceDecision } from "../approvals";
 import type { Database } from "../db";
 import { actions, agentTokens, jobs, leases } from "../db/schema";
 import { LeaseholdError } from "../errors";
+import { cancelAction } from "../actions/cancel";
 import { announce } from "../jobs/notify";
 import { actionTopic } from "../jobs/wake";
 import { appendEntry } from "../ledger/append";
@@ -37,7 +40,7 @@ import { fromRow, scopeDigest, type AgentToken } from "./store";
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** What a revocation ended. `jobsRunning` were left to finish (claimed by a guest). */
+/** What a revocation ended. `jobsRunning`: running jobs (claimed by a guest) told to stop. */
 export interface RevocationEffects {
   approvalsDenied: number;
   jobsCancelled: number;
@@ -73,7 +76,7 @@ export async function revokeToken(
     const [row] = await tx.select().from(agentTokens).where(eq(agentTokens.id, id)).for("update");
     if (!row) throw new LeaseholdError("NOT_FOUND", `no token ${id}`, { hint: "leasehold token list shows token ids" });
     const token = fromRow(row);
-    if (token.revokedAt !== null) return { token, alreadyRevoked: true, denied: [] as string[], cancelled: [] as string[], running: 0 };
+    if (token.revokedAt !== null) return { token, alreadyRevoked: true, denied: [] as string[], cancelled: [] as string[], running: [] as string[] };
     await appendEntry(tx, {
       type: "token/1",
       time: now,
@@ -84,18 +87,19 @@ export async function revokeToken(
     const [updated] = await tx.update(agentTokens).set({ revokedAt: now }).where(eq(agentTokens.id, id)).returning();
     const denied = await denyApprovalsOfToken(tx, id, actor);
     const cancelled = await cancelQueuedJobs(tx, id, actor);
-    const [running] = await tx
-      .select({ n: sql<number>`count(*)::int` })
+    const running = await tx
+      .select({ actionId: jobs.actionId })
       .from(jobs)
       .where(and(eq(jobs.state, "claimed"), sql`${jobs.actionId} in (select ${actions.id} from ${actions} where ${actions.tokenId} = ${id})`));
-    return { token: updated ? fromRow(updated) : { ...token, revokedAt: now }, alreadyRevoked: false, denied, cancelled, running: Number(running?.n ?? 0) };
+    return { token: updated ? fromRow(updated) : { ...token, revokedAt: now }, alreadyRevoked: false, denied, cancelled, running: running.map((r) => r.actionId) };
   });
   for (const approvalId of inside.denied) await announceDecision(db, approvalId);
   for (const actionId of inside.cancelled) await announce(db, actionTopic(actionId));
+  const stopped = await stopRunning(db, inside.running, actorKind === "system" ? "system" : revokedBy);
   const leasesReleased = await releaseTokenLeases(db, id, revokedBy);
   const ended = inside.alreadyRevoked
     ? { ...NOTHING, leasesReleased }
-    : { approvalsDenied: inside.denied.length, jobsCancelled: inside.cancelled.length, leasesReleased, jobsRunning: inside.running };
+    : { approvalsDenied: inside.denied.length, jobsCancelled: inside.cancelled.length, leasesReleased, jobsRunning: stopped };
   return { token: inside.token, alreadyRevoked: inside.alreadyRevoked, ended };
 }
 
@@ -130,6 +134,24 @@ async function cancelQueuedJobs(tx: Database, tokenId: string, actor: `sha256:${
       .where(eq(actions.id, job.actionId));
   }
   return cancelled.map((j) => j.actionId);
+}
+
+/**
+ * Tells the guests running the token's jobs to stop them (cancel.ts, not
+ * waiting for their results). One that finished meanwhile has nothing left
+ * to stop. Returns how many were told.
+ */
+async function stopRunning(db: Database, actionIds: readonly string[], revokedBy: string): Promise<number> {
+  let told = 0;
+  for (const actionId of actionIds) {
+    try {
+      await cancelAction(db, { actionId, by: { kind: "token_revoked", id: revokedBy }, reason: "token revoked", confirmMs: 0 });
+      told += 1;
+    } catch (error) {
+      if (!(error instanceof LeaseholdError && error.code === "ACTION_FINISHED")) throw error;
+    }
+  }
+  return told;
 }
 
 /** Releases every active lease the token holds (any session), sealed lease/1 `revoked` by `revokedBy`. */

@@ -34,6 +34,10 @@ export const ERROR_CODES = {
   WORKSPACE_FULL: { retryable: false, http: 507 },
   /** This hub process is stopping (SIGTERM) and takes no new calls; nothing was done. Another replica will answer a retry. */
   HUB_STOPPING: { retryable: true, http: 503 },
+  /** The action was cancelled (details: `action_id`, `by`, `reason`, the `stage` it was at); held or queued ones never ran, a running one was stopped and its signed result says what ran. */
+  CANCELLED: { retryable: false, http: 409 },
+  /** A cancel of an action that has already finished (details.state: completed, failed, denied, expired, cancelled, unknown); nothing was changed. */
+  ACTION_FINISHED: { retryable: false, http: 409 },
 } as const satisfies Record<string, { retryable: boolean; http: number }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -15,6 +15,7 @@ export {
   HEADER_SIGNATURE,
   HEADER_TIMESTAMP,
   HOST_NAME_PATTERN,
+  HeartbeatAnswer,
   HeartbeatBody,
   JOB_ACK_RETRY_MS,
   JobAckAnswer,

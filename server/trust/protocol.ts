@@ -136,6 +136,16 @@ export const HeartbeatBody = z
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 
 /**
+ * The hub's answer to a heartbeat. `alive`: the job is still this host's
+ * running job. `stop`: the hub asks the guest to stop it now
+ * (docs/design.md#cancel) — the guest kills the lease's cgroup and posts the
+ * result as usual, signed, with `exit.cancelled`. Heartbeats go every 2 s
+ * while a job runs, so a stop reaches a live guest within one interval.
+ */
+export const HeartbeatAnswer = z.object({ alive: z.boolean(), stop: z.literal(true).optional() }).strict();
+export type HeartbeatAnswer = z.infer<typeof HeartbeatAnswer>;
+
+/**
  * The hub's answer to a job acknowledgement (`POST /api/agent/jobs/<id>/ack`,
  * empty body). A long-poll only offers a job; the guest acknowledges it
  * before running anything, and runs it only on this answer. Any 4xx answer

@@ -99,6 +99,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** Tools a full token sees on a hub with the built-in capabilities (hub tools, approvals, leases, operations). */
 export const FULL_TOOLS = [
+  "action_cancel",
   "apk_inspect",
   "apk_preflight",
   "approval_status",

@@ -187,15 +187,20 @@ describe("MCP Tasks on a real hub [pglite]", () => {
     expect((await client.experimental.tasks.listTasks()).tasks.length).toBeGreaterThan(0);
   }, 60_000);
 
-  it("tasks/cancel of a held task says cancellation is not available yet and leaves the task held", async () => {
+  it("tasks/cancel of a held task cancels its action through cancelAction: the approval leaves the queue, the task is cancelled, a second cancel is refused", async () => {
     const taskId = await startTask(client, "run_command", { host: "local", command: "touch task-cancel" });
     const held = await waitForStatus(client, taskId, ["input_required"]);
-    const error = await rpcError(client.experimental.tasks.cancelTask(taskId));
-    expect(error.code).toBe(ErrorCode.InvalidRequest);
-    expect(error.message).toMatch(/cancelling a held task is not available yet/);
-    expect((await client.experimental.tasks.getTask(taskId)).status).toBe("input_required");
-    await decide("deny", APPROVAL_LINK.exec(held.statusMessage ?? "")![1]!, "cleanup");
-    await waitForStatus(client, taskId, ["failed"]);
+    const approvalId = APPROVAL_LINK.exec(held.statusMessage ?? "")![1]!;
+    const cancelled = await client.experimental.tasks.cancelTask(taskId);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe("cancelled");
+    // The same path every channel takes: the approval is withdrawn, so a person has nothing left to decide.
+    const shown = await runCli(["approvals", "show", approvalId], env());
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/cancelled/);
+    const decided = await runCli(["approvals", "approve", approvalId, "--as", "ops"], env());
+    expect(decided.code).not.toBe(0);
+    // Terminal now: cancelling again is refused as the specification says.
     expect((await rpcError(client.experimental.tasks.cancelTask(taskId))).code).toBe(ErrorCode.InvalidParams);
   }, 60_000);
 

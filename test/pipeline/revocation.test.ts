@@ -11,7 +11,7 @@ import { expect, it } from "vitest";
 import { resumeAction, submitAction } from "../../server/actions";
 import { approve, getApproval } from "../../server/approvals";
 import { claimJob } from "../../server/dispatch";
-import { ackJob } from "../../server/jobs";
+import { ackJob, beat } from "../../server/jobs";
 import { agentTokens, jobs, leases } from "../../server/db/schema";
 import { beginAuthorization, decideAuthorization, exchangeCode, mcpResourceUrl } from "../../server/oauth";
 import { clientResolver, registerClientByAdmin } from "../../server/oauth/clients";
@@ -118,7 +118,7 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     return (await db().handle.db.select().from(leases).where(sql`${leases.ownerId} = ${tokenId} and ${leases.releasedAt} is null`)).length;
   }
 
-  it("revocation denies held approvals, cancels queued jobs and releases leases, all sealed; a running job finishes", async () => {
+  it("revocation denies held approvals, cancels queued jobs and releases leases, all sealed; a running job is told to stop (cancel/1 by token_revoked)", async () => {
     const d = db().handle.db;
     const deps = testDeps(db().handle);
     const hostA = await insertHost(d);
@@ -151,6 +151,10 @@ describeEachDatabase("token revocation ends what the token started", (db) => {
     expect(kinds).toContain("token:revoked");
     expect(kinds).toContain(`job:cancelled:${queued.action_id}`);
     expect(kinds).toContain(`approval:denied:${String(held.details?.["action_id"])}`);
+    // The running job stays the guest's until its result comes; its next heartbeat answer says stop.
+    const stop = entries.find((e) => e.type === "cancel/1" && e.action_id === running.action_id);
+    expect(stop?.type === "cancel/1" ? { stage: stop.data.stage, by: stop.data.by } : null).toEqual({ stage: "running", by: "token_revoked" });
+    expect(await beat(d, hostA.id, running.job.id)).toEqual({ alive: true, stop: true });
     const tokenLeases = new Set((await d.select().from(leases).where(eq(leases.ownerId, caller.tokenId))).map((l) => l.id));
     expect(entries.filter((e) => e.type === "lease/1" && e.data.event === "revoked" && tokenLeases.has(e.data.lease_id)).length).toBe(result.ended.leasesReleased);
   });

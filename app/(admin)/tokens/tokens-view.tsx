@@ -50,7 +50,7 @@ function TokenTable({ tokens, onRevoked }: { tokens: TokenRow[]; onRevoked: () =
       {revoke.isSuccess ? (
         <p role="status" data-testid="revoke-result">
           Revoked: {revoke.data.ended.approvalsDenied} held approval(s) denied, {revoke.data.ended.jobsCancelled} queued job(s) cancelled, {revoke.data.ended.leasesReleased} lease(s) released
-          {revoke.data.ended.jobsRunning > 0 ? `; ${revoke.data.ended.jobsRunning} running job(s) finish` : ""}.
+          {revoke.data.ended.jobsRunning > 0 ? `; ${revoke.data.ended.jobsRunning} running job(s) told to stop` : ""}.
         </p>
       ) : null}
       {revoke.isError ? <ErrorState>{errorText(revoke.error)}</ErrorState> : null}

@@ -98,6 +98,7 @@ static void run(struct lh_launch_result *res, const char *const *argv, uint64_t 
   req.limits.cpu_quota_us = quota_us;
   req.limits.cpu_period_us = 100000;
   snprintf(req.fault_unreadable, sizeof req.fault_unreadable, "%s", faults);
+  req.cancel_fd = -1;
   if (bpf_exec) {
     req.bpf = 1;
     req.bpf_exec_enforced = 1;

@@ -23,7 +23,7 @@ const USAGE = [
   "",
   "revoke ends what the token started: its held approvals are denied (reason \"token revoked\"),",
   "its queued jobs cancelled and its leases released, each sealed in the ledger; a job a guest",
-  "is already running finishes (bounded by its timeout) and its result is sealed.",
+  "is already running is told to stop (its lease is killed) and its signed result is sealed.",
 ].join("\n");
 
 function scopeText(token: AgentToken): string {
@@ -66,7 +66,7 @@ export const tokenCommand = {
     const id = parseCommandArgs(rest, {}, { min: 1, max: 1, label: "token ID (leasehold token list shows ids)" }).positionals[0] as string;
     const result = await ctx.withDatabase("leasehold token revoke", ({ handle }) => revokeToken(handle.db, id, CLI_ACTOR));
     const e = result.ended;
-    const ended = `${e.approvalsDenied} held approval(s) denied, ${e.jobsCancelled} queued job(s) cancelled, ${e.leasesReleased} lease(s) released; ${e.jobsRunning} running job(s) finish`;
+    const ended = `${e.approvalsDenied} held approval(s) denied, ${e.jobsCancelled} queued job(s) cancelled, ${e.leasesReleased} lease(s) released; ${e.jobsRunning} running job(s) told to stop`;
     ctx.out(result.alreadyRevoked ? `token ${id} was already revoked at ${result.token.revokedAt?.toISOString()}; ${e.leasesReleased} lease(s) released` : `token ${id} revoked; its next request is refused; ${ended}`);
     return EXIT.ok;
   },

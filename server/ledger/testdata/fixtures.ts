@@ -22,6 +22,10 @@ export function sampleEntries(): Record<EntryType, EntryInput> {
       data: { action_hash: actionHash, host_id: "host-1", envelope_digest: digestOf("envelope"), state: "observed", tier: "B", exit_code: 0, timed_out: false, artifacts: [{ name: "stdout", sha256: digestOf("out").slice(7), bytes: 3, truncated: false }], redaction_count: 1 },
     },
     "job/1": { type: "job/1", time, action_id: "act_1", actor: hashActor("system", "hub"), data: { event: "unknown", job_id: "job_1", host_id: "host-1", action_hash: actionHash } },
+    "cancel/1": {
+      type: "cancel/1", time, action_id: "act_1", actor: hashActor("token", "tok_1"),
+      data: { stage: "running", by: "agent", action_hash: actionHash, approval_id: null, job_id: "job_1", reason_digest: digestOf("not needed any more") },
+    },
     "refusal/1": { type: "refusal/1", time, action_id: null, actor: hashActor("token", "tok_2"), data: { stage: "validate", code: "INVALID_ARGUMENT", action_hash: null, operation: "run_command", host_id: null, reason_digest: digestOf("unknown field") } },
     "token/1": { type: "token/1", time, action_id: null, actor: admin, data: { event: "issued", token_id: "tok_1", scope_digest: digestOfJson({ tools: ["*"] }), read_only: false, expires_at: null } },
     "host/1": { type: "host/1", time, action_id: null, actor: admin, data: { event: "enrolled", host_id: "host-1", key_digest: digestOf("pubkey"), tier: "A", ceiling_digest: null } },

@@ -1,34 +1,36 @@
-import { and, eq } from "drizzle-orm";
-import { callerKey } from "../../actions";
-import { actions } from "../../db/schema";
+import { callerKey, cancelAction } from "../../actions";
+import { isLeaseholdError } from "../../errors";
 import { callerOf } from "../tools/actions";
 import type { ToolContext } from "../tools/tool";
 
 /**
  * The one place `tasks/cancel` asks for an action to be stopped
- * (docs/design.md#mcp-tasks). `ok: true` means the action will not run (or
- * was stopped) and the task may be marked cancelled; anything else is
- * answered to the client as an error and the task is left as it is.
- *
- * The hub has no way yet for an agent to withdraw its own action: a held
- * action is decided only by a person (approve / deny, recorded as the
- * admin's approval/1), and a running job is not stopped from here. Both are
- * refused with a reason that says what does work instead, so a client never
+ * (docs/design.md#mcp-tasks): through server/actions `cancelAction`, the
+ * path every other channel takes (docs/design.md#cancel). `ok: true` means
+ * the action will not run, or its guest was told to kill it (the signed
+ * result, `exit.cancelled`, follows), and the task may be marked cancelled;
+ * anything else — finished first, another caller's action — is answered to
+ * the client as an error and the task is left as it is, so a client never
  * believes a task stopped when it did not.
+ *
+ * `confirmMs: 0`: the specification has tasks/cancel answer with the task,
+ * not wait for the host; a running action's stop is recorded and sealed
+ * before this returns.
  */
-export type CancelOutcome = { ok: true } | { ok: false; message: string };
+export type CancelOutcome = { ok: true; state: "cancelled" | "stopping" } | { ok: false; message: string };
 
 export async function cancelActionForTask(ctx: ToolContext, actionId: string): Promise<CancelOutcome> {
-  const db = ctx.runtime.database.handle.db;
-  const [row] = await db
-    .select({ state: actions.state })
-    .from(actions)
-    .where(and(eq(actions.id, actionId), eq(actions.callerKey, callerKey(callerOf(ctx)))));
-  if (row?.state === "held") {
-    return {
-      ok: false,
-      message: `cancelling a held task is not available yet: action ${actionId} waits for a person, who can deny it in the console or with \`leasehold approvals deny\`; unanswered, it expires at its approval deadline and never runs`,
-    };
+  try {
+    const done = await cancelAction(ctx.runtime.database.handle.db, {
+      actionId,
+      by: { kind: "agent", id: ctx.token.id },
+      reason: "tasks/cancel",
+      owner: callerKey(callerOf(ctx)),
+      confirmMs: 0,
+    });
+    return { ok: true, state: done.state };
+  } catch (error) {
+    if (isLeaseholdError(error)) return { ok: false, message: `${error.code}: ${error.message}` };
+    throw error;
   }
-  return { ok: false, message: `cancelling a running task is not available yet: action ${actionId} carries on to its result, which tasks/result returns` };
 }

@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import { actionPipelineFor, callerKey, toolInputSchema, type ActionOutcome, type Caller, type StoredResult, type SubmitOptions } from "../../actions";
+import { actionPipelineFor, callerKey, cancelAction, summariseCompletion, toolInputSchema, type ActionOutcome, type Caller, type StoredResult, type SubmitOptions } from "../../actions";
 import { expireApproval, getApproval, markClientWaiting } from "../../approvals";
 import type { OperationInputSchema, OperationResolution } from "../../capabilities";
 import { actions, hosts } from "../../db/schema";
 import { isLeaseholdError, LeaseholdError } from "../../errors";
-import { ACTION_OUTCOME_SCHEMA, APPROVAL_STATUS_SCHEMA } from "./output-schemas";
-import { actionText, approvalStatusText } from "./text";
+import { ACTION_CANCEL_SCHEMA, ACTION_OUTCOME_SCHEMA, APPROVAL_STATUS_SCHEMA } from "./output-schemas";
+import { actionCancelText, actionText, approvalStatusText } from "./text";
 import type { HubTool, ProgressMeta, TaskStart, ToolContext } from "./tool";
 
 /**
@@ -64,7 +64,7 @@ export function shapeOutcome(outcome: ActionOutcome): Record<string, unknown> {
     replayed: outcome.replayed,
   };
   const result = outcome.result;
-  if (outcome.status === "completed" && result !== undefined) {
+  if ((outcome.status === "completed" || outcome.status === "cancelled") && result !== undefined) {
     shaped.result = { state: result.state, exit: result.exit, output: result.output, structured: result.structured };
     // The summary, and the host-signed envelope itself so anyone can check the host's signature from the result alone (docs/verify.md).
     const { envelope, signature, ...summary } = result.evidence;
@@ -116,6 +116,38 @@ function cardOffer(ctx: ToolContext): { offerCard: (actionId: string, url: strin
 }
 
 /**
+ * Cancels the action a call started when its client cancelled the call:
+ * `wanted` when the notification came, `named` when the pipeline names the
+ * action; the cancel goes once both happened (either order), without waiting
+ * for a running action's stop to be confirmed.
+ */
+function clientCancelRelay(ctx: ToolContext): { wanted(): void; named(actionId: string): void } {
+  let wanted = false;
+  let actionId: string | undefined;
+  let sent = false;
+  const send = (): void => {
+    if (!wanted || sent || actionId === undefined) return;
+    sent = true;
+    const reason = typeof ctx.signal.reason === "string" && ctx.signal.reason !== "" ? `notifications/cancelled: ${ctx.signal.reason}` : "notifications/cancelled";
+    void cancelAction(ctx.runtime.database.handle.db, { actionId, by: { kind: "agent", id: ctx.token.id }, reason, owner: callerKey(callerOf(ctx)), confirmMs: 0 }).catch((error: unknown) => {
+      // Finished before the cancel reached it: nothing left to cancel.
+      if (isLeaseholdError(error) && error.code === "ACTION_FINISHED") return;
+      console.error(`leasehold: cancelling a call's action after notifications/cancelled failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+    });
+  };
+  return {
+    wanted() {
+      wanted = true;
+      send();
+    },
+    named(id) {
+      actionId ??= id;
+      send();
+    },
+  };
+}
+
+/**
  * Runs one pipeline call with the MCP wait budget and progress. A wait cut
  * short by the budget after dispatch becomes the dispatched state; every
  * other error is the pipeline's own (a LeaseholdError with a stable code).
@@ -126,7 +158,13 @@ export async function withWaitBudget(
   approvalWaitMs: number = ctx.runtime.config.mcp.approvalWaitS * 1000,
 ): Promise<Record<string, unknown>> {
   const budget = new AbortController();
-  const onCallerAbort = (): void => budget.abort();
+  // The client cancelled this call (notifications/cancelled): the action it started is cancelled too,
+  // once the pipeline has named it (docs/design.md#cancel). A transport that closed cancels nothing.
+  const relay = clientCancelRelay(ctx);
+  const onCallerAbort = (): void => {
+    if (ctx.clientCancelled()) relay.wanted();
+    budget.abort();
+  };
   ctx.signal.addEventListener("abort", onCallerAbort, { once: true });
   const timer = setTimeout(() => budget.abort(), approvalWaitMs + Math.max(approvalWaitMs, RESULT_WAIT_MIN_MS));
   let held: { waitedMs: number; deadline: string; at: number } | undefined;
@@ -162,6 +200,7 @@ export async function withWaitBudget(
         about = approvalUrl === undefined ? { "leasehold/action_id": p.actionId } : { "leasehold/action_id": p.actionId, "leasehold/approval_url": approvalUrl };
         if (p.stage === "approval" && approvalUrl !== undefined) offerCard(p.actionId, approvalUrl, p.approvalId);
         else decidedNow();
+        relay.named(p.actionId);
         if (p.stage === "running") {
           // Each report is news (the waiter passes on changes only): say it now.
           running = { host: p.host, stdout_bytes: p.stdout_bytes, stderr_bytes: p.stderr_bytes };
@@ -184,6 +223,7 @@ export async function withWaitBudget(
   } catch (error) {
     if (isLeaseholdError(error) && (error.code === "APPROVAL_DENIED" || error.code === "APPROVAL_EXPIRED")) decidedNow();
     const actionId = isLeaseholdError(error) ? error.details?.["action_id"] : undefined;
+    if (typeof actionId === "string") relay.named(actionId);
     if (isLeaseholdError(error) && error.code === "TIMEOUT" && budget.signal.aborted && !ctx.signal.aborted && typeof actionId === "string") {
       const outcome = await dispatchedOutcome(ctx, actionId);
       if (outcome !== undefined) return shapeOutcome({ ...outcome, status: "dispatched", replayed: false });
@@ -333,6 +373,50 @@ export const approvalStatusTool: HubTool = {
           : state === "approved" || state === "dispatched" || state === "completed" || state === "failed"
             ? "approval_wait returns its result"
             : "",
+    };
+  },
+};
+
+export const actionCancelTool: HubTool = {
+  name: "action_cancel",
+  title: "Cancel one of your actions",
+  description:
+    "Cancels one of your actions: a held one is withdrawn from the approval queue and never runs; a queued one is dropped; a running one is stopped on its host (the sandbox is killed) and the result says what ran, with the host-signed evidence. Cancelling a finished action is ACTION_FINISHED; another token's action is NOT_FOUND. Waits up to 10 s for the host to confirm a stop; HOST_UNAVAILABLE when it does not.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["action_id"],
+    properties: {
+      action_id: { type: "string", maxLength: 36, pattern: ACTION_ID_PATTERN, description: "The action to cancel (from a result, a progress notification or APPROVAL_PENDING)." },
+      reason: { type: "string", maxLength: 500, description: "Why, kept with the action (the ledger seals its digest)." },
+    },
+  },
+  // It only withdraws or stops what this same token started (a read-only token's reads too).
+  mutating: false,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  outputSchema: ACTION_CANCEL_SCHEMA,
+  text: actionCancelText,
+  async run(args, ctx) {
+    const done = await cancelAction(ctx.runtime.database.handle.db, {
+      actionId: String(args.action_id),
+      by: { kind: "agent", id: ctx.token.id },
+      reason: typeof args.reason === "string" ? args.reason : "",
+      owner: callerKey(callerOf(ctx)),
+      signal: ctx.signal,
+    });
+    const shaped: Record<string, unknown> = { action_id: done.actionId, state: done.state, stage: done.stage, approval_id: done.approvalId, job_id: done.jobId };
+    if (done.completion === undefined) {
+      shaped.hint = done.stage === "running" ? "the guest was told to stop it; approval_wait returns its result" : "it never ran; approval_wait answers CANCELLED";
+      return shaped;
+    }
+    const result = await summariseCompletion(ctx.runtime.database.handle, done.completion, ctx.runtime.ledger.integrator);
+    const { envelope, signature, ...summary } = result.evidence;
+    return {
+      ...shaped,
+      result: { state: result.state, exit: result.exit, output: result.output, structured: result.structured },
+      evidence: signature === null ? summary : { ...summary, signed: { envelope, signature } },
+      ledger_entry_id: result.ledger_entry_id,
+      hint: "stopped on its host; the evidence is signed by the host (verify it with the host key)",
     };
   },
 };

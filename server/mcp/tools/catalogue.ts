@@ -1,6 +1,6 @@
 import type { OperationInputSchema } from "../../capabilities";
 import type { AgentToken } from "../../tokens";
-import { approvalStatusTool, approvalWaitTool, operationTool } from "./actions";
+import { actionCancelTool, approvalStatusTool, approvalWaitTool, operationTool } from "./actions";
 import { artifactUploadTool } from "./artifacts";
 import { leaseAcquireTool, leaseReleaseTool, leaseStatusTool } from "./leases";
 import { capabilityRegistry, HUB_TOOLS } from "./listing";
@@ -16,8 +16,8 @@ import type { HubTool } from "./tool";
 
 type Scope = Pick<AgentToken, "readOnly" | "tools">;
 
-/** The hub's own tools around the pipeline: approvals, leases, and artifact uploads for capability input. */
-export const PIPELINE_TOOLS: readonly HubTool[] = [approvalStatusTool, approvalWaitTool, leaseAcquireTool, leaseReleaseTool, leaseStatusTool, artifactUploadTool];
+/** The hub's own tools around the pipeline: approvals, cancelling an action, leases, and artifact uploads for capability input. */
+export const PIPELINE_TOOLS: readonly HubTool[] = [approvalStatusTool, approvalWaitTool, actionCancelTool, leaseAcquireTool, leaseReleaseTool, leaseStatusTool, artifactUploadTool];
 
 /** Every tool this hub serves now: hub tools, pipeline tools, then the operations of active capabilities. */
 export function servedTools(): HubTool[] {

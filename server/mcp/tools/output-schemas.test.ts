@@ -130,6 +130,25 @@ const SUCCESS: Record<string, () => Structured[]> = {
     { action_id: ACTION_ID, operation: "run_command", host: null, state: "failed", risk: { level: "low", reasons: [] }, decision: null, created_at: NOW, approval: null, error: { code: "INTERNAL", message: "m" }, hint: "" },
   ],
   approval_wait: actionResults,
+  action_cancel: () => {
+    const stopped = shapeOutcome({ ...completed("started\n"), status: "cancelled" });
+    const result = stopped.result as Record<string, unknown>;
+    return [
+      { action_id: ACTION_ID, state: "cancelled", stage: "held", approval_id: "a", job_id: null, hint: "it never ran; approval_wait answers CANCELLED" },
+      { action_id: ACTION_ID, state: "stopping", stage: "running", approval_id: null, job_id: "j", hint: "the guest was told to stop it" },
+      {
+        action_id: ACTION_ID,
+        state: "cancelled",
+        stage: "running",
+        approval_id: null,
+        job_id: "j",
+        result: { ...result, state: "cancelled", exit: { code: null, signal: "SIGKILL", timed_out: false, cancelled: true, oom_killed: false } },
+        evidence: stopped.evidence,
+        ledger_entry_id: "12",
+        hint: "stopped on its host",
+      },
+    ];
+  },
   lease_acquire: () => [
     { ...LEASE, holder: 'agent token "ci" (session 1234abcd)', mine: true, acquired: true },
     { ...LEASE, mode: "observe", mine: false, acquired: false },

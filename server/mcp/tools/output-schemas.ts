@@ -91,7 +91,12 @@ const OUTPUT = object({
 
 const COMPLETION = object({
   state: string,
-  exit: nullable(object({ code: nullable(integer), signal: nullableString, timed_out: boolean, oom_killed: boolean }, ["code", "signal", "timed_out"])),
+  exit: nullable(
+    object(
+      { code: nullable(integer), signal: nullableString, timed_out: boolean, cancelled: { type: "boolean", description: "true: stopped by a cancel (docs/design.md#cancel); absent otherwise." }, oom_killed: boolean },
+      ["code", "signal", "timed_out"],
+    ),
+  ),
   output: OUTPUT,
   structured: nullable(anyObject),
 });
@@ -133,7 +138,7 @@ const RECEIPT = nullable(object({ leaf_index: integer, tree_size: integer, inclu
 export const ACTION_OUTCOME_SCHEMA: JsonSchema = object(
   {
     action_id: string,
-    status: { type: "string", enum: ["dispatched", "completed"] },
+    status: { type: "string", enum: ["dispatched", "completed", "cancelled"] },
     operation: string,
     host: string,
     decision: string,
@@ -162,6 +167,22 @@ export const ACTION_OUTCOME_SCHEMA: JsonSchema = object(
     receipt: RECEIPT,
   },
   ["action_id", "status", "operation", "host", "decision", "risk", "approval_id", "grant_id", "lease_id", "job", "action_hash", "replayed", "hint"],
+);
+
+/** actions.ts `actionCancelTool`: what a cancel did. */
+export const ACTION_CANCEL_SCHEMA: JsonSchema = object(
+  {
+    action_id: string,
+    state: { type: "string", enum: ["cancelled", "stopping"], description: "cancelled: done (a running action's lease was killed and its signed result stored); stopping: the guest was told and its result is still on the way." },
+    stage: { type: "string", enum: ["held", "queued", "running"], description: "Where the action was: held or queued ones never ran; a running one was stopped." },
+    approval_id: nullableString,
+    job_id: nullableString,
+    result: COMPLETION,
+    evidence: EVIDENCE,
+    ledger_entry_id: string,
+    hint: string,
+  },
+  ["action_id", "state", "stage", "approval_id", "job_id", "hint"],
 );
 
 export const APPROVAL_STATUS_SCHEMA: JsonSchema = object({

@@ -53,6 +53,7 @@ function exitLine(result: Json): string {
     if (exit.code !== null && exit.code !== undefined) parts.push(`exit ${str(exit.code)}`);
     if (exit.signal !== null && exit.signal !== undefined) parts.push(`killed by ${str(exit.signal)}`);
     if (exit.timed_out === true) parts.push("timed out");
+    if (exit.cancelled === true) parts.push("stopped by a cancel");
     if (exit.oom_killed === true) parts.push("out of memory");
   }
   if (parts.length === 0) parts.push("no exit status");
@@ -109,7 +110,7 @@ function referenceLine(s: Json, sandbox: Json | null): string {
  * dispatched one says plainly that no result exists yet and what to call.
  */
 export function actionText(s: Json): string {
-  if (s.status !== "completed" || !isRecord(s.result)) {
+  if ((s.status !== "completed" && s.status !== "cancelled") || !isRecord(s.result)) {
     const job = isRecord(s.job) ? s.job : {};
     return [
       `${str(s.operation)} on ${str(s.host)} is queued for the host; no result yet (job deadline ${str(job.deadline)}).`,
@@ -131,6 +132,17 @@ export function actionText(s: Json): string {
     if (isRecord(report)) sandbox = report;
   }
   blocks.push(referenceLine(s, sandbox));
+  return blocks.join("\n");
+}
+
+/** `action_cancel`: what was cancelled, and for a stopped run what ran until then. */
+export function actionCancelText(s: Json): string {
+  const head = `action ${str(s.action_id)}: ${str(s.state)} (${s.stage === "running" ? "it was running; its host was told to stop it" : `${str(s.stage)}: it never ran`}).`;
+  if (!isRecord(s.result)) return [head, str(s.hint)].join("\n");
+  const output = isRecord(s.result.output) ? s.result.output : {};
+  const blocks = [head, exitLine(s.result)];
+  for (const block of [streamBlock("stdout", output), streamBlock("stderr", output)]) if (block !== null) blocks.push(block.slice(0, -1));
+  blocks.push(str(s.hint));
   return blocks.join("\n");
 }
 

@@ -9,7 +9,13 @@ export interface ToolContext {
   /** The token of THIS request (re-authenticated on every request). */
   token: AgentToken;
   now: Date;
+  /** Aborted when the client cancels this call (`notifications/cancelled`) and when the transport closes. */
   signal: AbortSignal;
+  /**
+   * Whether `signal` was aborted by the client's `notifications/cancelled`
+   * for this request (client-cancels.ts), not by the transport closing.
+   */
+  clientCancelled(): boolean;
   /**
    * sha256 (hex) of this request's MCP session id — what actions and leases
    * record as their session (the id itself is never stored); null when the

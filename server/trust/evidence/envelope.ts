@@ -89,6 +89,8 @@ export const EvidenceEnvelope = z
         code: z.number().int().min(0).max(255).nullable(),
         signal: z.string().max(32).nullable(),
         timed_out: z.boolean(),
+        /** true when the hub stopped the run (docs/design.md#cancel) and the lease's cgroup was killed; absent otherwise */
+        cancelled: z.literal(true).optional(),
         /** absent when the lease's OOM counter could not be read (a `limitations` line says so) */
         oom_killed: z.boolean().optional(),
       })
@@ -166,7 +168,7 @@ export type SignedEvidence = { envelope: EvidenceEnvelope; signature: { alg: "Ed
  * the compiler checks that the two agree.
  */
 export interface LaunchReadback {
-  exit: { code: number | null; signal: string | null; timed_out: boolean; oom_killed: boolean | null };
+  exit: { code: number | null; signal: string | null; timed_out: boolean; cancelled?: true; oom_killed: boolean | null };
   timing: { started_at: string; ended_at: string; cpu_ms: number };
   enforcement: {
     namespaces: string[];
@@ -276,6 +278,7 @@ export function buildLaunchEvidence(input: LaunchEvidenceInput): EvidenceEnvelop
 
   // An unread OOM counter is unknown, not "no OOM kill": leave the field out.
   const exit: NonNullable<EvidenceEnvelope["exit"]> = { code: rb.exit.code, signal: rb.exit.signal, timed_out: rb.exit.timed_out };
+  if (rb.exit.cancelled === true) exit.cancelled = true;
   if (rb.exit.oom_killed !== null) exit.oom_killed = rb.exit.oom_killed;
   else limitations.push("OOM kill not measured: exit.oom_killed absent");
 

@@ -7,6 +7,7 @@ import { useTRPC } from "~/app/_components/trpc";
 import { Badge, Card, Code, EmptyState, ErrorState, Loading, PageHeader, RiskBadge } from "~/app/_components/ui";
 import { errorText } from "~/app/_lib/errors";
 import { DECISION_LABEL, DECISION_TONE, formatTime } from "../../_dashboard/labels";
+import { StopButton } from "./stop-button";
 
 /** Text from the envelope (a process name is the workload's choice), control characters shown as visible escapes. */
 function shownText(value: string): string {
@@ -35,7 +36,7 @@ export function ActionDetailView({ id }: { id: string }) {
     refetchInterval: (q) => {
       const d = q.state.data;
       if (d === undefined || q.state.status === "error") return false;
-      const ended = ["completed", "failed", "denied", "expired", "unknown"].includes(d.state);
+      const ended = ["completed", "failed", "denied", "expired", "unknown", "cancelled"].includes(d.state);
       return ended && d.receipt !== null && d.timeline.every((e) => e.leaf_index !== null) ? false : 2_000;
     },
   });
@@ -64,7 +65,11 @@ export function ActionDetailView({ id }: { id: string }) {
             {a.requester.kind === "admin" ? "admin" : "token"} {a.requester.name ?? "?"} · {formatTime(a.created_at)}
           </>
         }
-        actions={<Link href="/actions">All actions</Link>}
+        actions={
+          <>
+            <StopButton id={a.id} state={a.state} /> <Link href="/actions">All actions</Link>
+          </>
+        }
       />
       {a.error === null ? null : (
         <ErrorState>
