@@ -9,7 +9,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test, type Page } from "@playwright/test";
-import { boundHeaders, leaseholdCli, signIn, signedInAs } from "./support/admins";
+import { boundHeaders, leaseholdCli, sharedSignIn, signIn } from "./support/admins";
+
+/** The tests here need "an owner, signed in", not a fresh account each: one sign-in for the file. */
+const signedInAsOwner = sharedSignIn("owner");
 
 async function mcpClient(url: string, secret: string): Promise<Client> {
   const client = new Client({ name: "admin-pages-e2e", version: "1.0.0" });
@@ -33,7 +36,7 @@ async function screenshots(page: Page, name: string): Promise<void> {
 }
 
 test("tokens: the owner re-authenticates, sees the secret once with its MCP settings; an SDK client calls health with it, and is refused once it is revoked", async ({ page }) => {
-  const owner = await signedInAs(page, "owner");
+  const owner = await signedInAsOwner(page);
   await page.goto("/tokens");
   await expect(page.getByRole("heading", { name: "Agent tokens" })).toBeVisible();
   const name = `e2e-${Date.now().toString(36)}`;
@@ -86,7 +89,7 @@ test("tokens: the owner re-authenticates, sees the secret once with its MCP sett
 });
 
 test("grants: an owner creates a grant with its whole scope and revokes it", async ({ page }) => {
-  await signedInAs(page, "owner");
+  await signedInAsOwner(page);
   await page.goto("/grants");
   await expect(page.getByRole("heading", { name: "Grants", exact: true })).toBeVisible();
   // The local guest enrols when the hub starts: the host list offers it.
@@ -116,7 +119,7 @@ test("grants: an owner creates a grant with its whole scope and revokes it", asy
 });
 
 test("users: the owner adds an approver (one-time password shown once); the approver signs in and sees only their sections", async ({ page, browser }) => {
-  await signedInAs(page, "owner");
+  await signedInAsOwner(page);
   await page.goto("/users");
   const name = `appr-${Date.now().toString(36)}`;
   await page.getByLabel("User name").fill(name);
@@ -156,7 +159,7 @@ test("users: the owner adds an approver (one-time password shown once); the appr
 });
 
 test("hosts: host local is online with the tier its guest reported, the BPF object that enforces it and the apk-static worker digest requested and verified; the owner breaks a lease an MCP client holds", async ({ page }) => {
-  await signedInAs(page, "owner");
+  await signedInAsOwner(page);
   const secret = cliToken(`lease-holder-${Date.now().toString(36)}`);
   await page.goto("/hosts");
   await expect(page.getByTestId("host-state-local")).toHaveText("online", { timeout: 90_000 });

@@ -9,7 +9,7 @@
 import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
-import { closeOpenAgents, connectAgent, runCommand, structured } from "./support/mcp-agent";
+import { closeOpenAgents, connectAgent, connectAgents, runCommand, structured } from "./support/mcp-agent";
 import { allowSimilarButton, approveButton, denyButton, openItem } from "./support/queue";
 
 // A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
@@ -185,7 +185,7 @@ test.describe("as an owner", () => {
 
   test("batch: two selected held actions approved together, each waiting client receives its result", async ({ page }) => {
     await openQueue(page);
-    const agents = [await connectAgent("batch"), await connectAgent("batch")];
+    const agents = await connectAgents("batch", 2);
     const held = agents.map(() => heldCommand("batch"));
     // Each agent ends its session once answered: its exclusive lease on "local" goes with it, so the other can run.
     const calls = agents.map((agent, i) =>
@@ -208,7 +208,7 @@ test.describe("as an owner", () => {
 
   test("batch deny with one reason: each selected client gets APPROVAL_DENIED with it", async ({ page }) => {
     await openQueue(page);
-    const agents = [await connectAgent("batchdeny"), await connectAgent("batchdeny")];
+    const agents = await connectAgents("batchdeny", 2);
     const held = agents.map(() => heldCommand("batchdeny"));
     const calls = agents.map((agent, i) => runCommand(agent, (held[i] as { command: string }).command));
     for (const h of held) await card(page, h.marker).getByRole("checkbox").check();

@@ -11,10 +11,13 @@
  *    token name with one, as visible escapes.
  */
 import { expect, test } from "@playwright/test";
-import { leaseholdCli, signedInAs } from "./support/admins";
+import { leaseholdCli, sharedSignIn, signedInAs } from "./support/admins";
 import { virtualAuthenticator } from "./support/passkeys";
 import { closeOpenAgents, connectAgent, runCommand, structured } from "./support/mcp-agent";
 import { allowSimilarButton, openItem } from "./support/queue";
+
+/** The owner's tests need "an owner, signed in", not a fresh account each: one sign-in for the file. */
+const signedInAsOwner = sharedSignIn("owner");
 
 // A test that fails before its own agent.close() must not leave its session holding host "local" for the next.
 test.afterEach(closeOpenAgents);
@@ -81,7 +84,7 @@ test("allow similar on a high action: the approval and the grant are signed with
 
 test("the Grants page refuses a pattern holding a raw U+200B before sending, naming the code point; written as an escape the grant is created; the CLI refuses the raw one too", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });
-  const account = await signedInAs(page, "owner");
+  const account = await signedInAsOwner(page);
   await page.goto("/grants");
   const mk = marker("zw");
   const patternBox = page.getByLabel(/Command pattern/);
@@ -111,7 +114,7 @@ test("the Grants page refuses a pattern holding a raw U+200B before sending, nam
 
 test("the actions list shows a command holding a right-to-left override and a zero-width space as visible escapes, never raw (list row and action page)", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });
-  const account = await signedInAs(page, "owner");
+  const account = await signedInAsOwner(page);
   const mk = marker("rlo");
   const agent = await connectAgent("rlo");
   // Held (text.invisible-characters keeps it from running unseen); denied below once checked.

@@ -14,7 +14,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
 import { virtualAuthenticator } from "./support/passkeys";
-import { closeOpenAgents, connectAgent, structured } from "./support/mcp-agent";
+import { closeOpenAgents, connectAgent, connectAgents, structured } from "./support/mcp-agent";
 import { approveButton, openItem } from "./support/queue";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -149,11 +149,12 @@ test("register a passkey, sign in with it, approve a high command with it; verif
 
   // An assertion made for one approval (its action hash) is refused for another.
   freeHostLocal(account.name);
-  const second = await connectAgent("passkey-b");
+  // One token, a session per call: both are held at once.
+  const [second, secondB] = await connectAgents("passkey-b", 2);
   const a = highCommand();
   const b = highCommand();
-  const callA = run(second, a.command);
-  const callB = run(second, b.command);
+  const callA = run(second!, a.command);
+  const callB = run(secondB!, b.command);
   const heldA = await pendingWith(page, a.marker);
   const heldB = await pendingWith(page, b.marker);
   expect(heldA.action_hash).not.toBe(heldB.action_hash);
@@ -194,7 +195,7 @@ test("register a passkey, sign in with it, approve a high command with it; verif
   }
   expect(structured(await callA)["code"]).toBe("APPROVAL_DENIED");
   expect(structured(await callB)["code"]).toBe("APPROVAL_DENIED");
-  await second.close();
+  await Promise.all([second!.close(), secondB!.close()]);
 
   // Offline: export the ledger and verify it with the log's public key; the passkey-signed approval is checked.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lh-e2e-passkeys-"));

@@ -61,6 +61,34 @@ export async function signedInAs(page: Page, role: Role): Promise<Account> {
 }
 
 /**
+ * One account of `role` shared by the tests of a spec file that need only
+ * "an admin of that role, signed in" (no fresh account, no first sign-in):
+ * the first call signs in as `signedInAs` does and keeps the session (its
+ * cookie and the page's binding secret); later calls give their page that
+ * session and open /account, as `signedInAs` leaves it. A test that signs
+ * out or changes the account's password must use `signedInAs` instead.
+ */
+export function sharedSignIn(role: Role): (page: Page) => Promise<Account> {
+  let kept: { account: Account; state: Awaited<ReturnType<BrowserContext["storageState"]>> } | undefined;
+  return async (page) => {
+    if (kept === undefined) {
+      const account = await signedInAs(page, role);
+      kept = { account, state: await page.context().storageState() };
+      return account;
+    }
+    await page.context().addCookies(kept.state.cookies);
+    // The binding secret goes into the origin's storage before any admin page loads (health is a page of no script).
+    await page.goto("/api/health");
+    await page.evaluate((saved) => {
+      for (const entry of saved) if (entry.origin === window.location.origin) for (const item of entry.localStorage) window.localStorage.setItem(item.name, item.value);
+    }, kept.state.origins);
+    await page.goto("/account");
+    await expect(page.getByRole("heading", { name: "Your account" })).toBeVisible();
+    return kept.account;
+  };
+}
+
+/**
  * For specs that run a hub of their own (its own port and data directory):
  * a new admin made with that hub's CLI (`cli` runs `leasehold` against it),
  * signed in at `base`, one-time password replaced. Ends signed in on /account.

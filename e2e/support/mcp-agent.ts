@@ -23,11 +23,26 @@ export interface Agent {
 
 /** A new token and a connected MCP session for it. */
 export async function connectAgent(prefix = "agent"): Promise<Agent> {
+  const [agent] = await connectAgents(prefix, 1);
+  return agent!;
+}
+
+/**
+ * A new token and `count` MCP sessions for it, one per call an agent makes
+ * at the same time: calls sent together on one session wait until the first
+ * of them is answered (a held one only after the hub's approval wait), so a
+ * test that holds several actions at once gives each its own session.
+ */
+export async function connectAgents(prefix: string, count: number): Promise<Agent[]> {
   counter += 1;
   const tokenName = `${prefix}-${process.pid}-${counter}`;
   const out = leaseholdCli(["token", "create", "--name", tokenName, "--expires", "1h"]);
   const secret = out.split("\n").find((line) => line.startsWith("lh_"));
   if (secret === undefined) throw new Error(`no token in: ${out}`);
+  return Promise.all(Array.from({ length: count }, () => openSession(secret, tokenName)));
+}
+
+async function openSession(secret: string, tokenName: string): Promise<Agent> {
   const transport = new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
   const client = new Client({ name: "leasehold-e2e", version: "1.0.0" });
   await client.connect(transport);
