@@ -265,7 +265,7 @@ export class GuestDaemon {
     // waiting caller as progress. New output is reported at once, at most every PROGRESS_EVERY_MS.
     let output: { stdout_bytes: number; stderr_bytes: number } | undefined;
     let beatAt = 0;
-    // The hub's stop comes back on a heartbeat's answer (docs/design.md#cancel): the run's lease is killed.
+    // The hub's stop comes back on the stop watch or a heartbeat's answer (docs/design.md#cancel): the run's lease is killed.
     const stop = new AbortController();
     const sendBeat = (): void => {
       beatAt = Date.now();
@@ -280,6 +280,8 @@ export class GuestDaemon {
         .catch(() => undefined);
     };
     const beat = setInterval(sendBeat, HEARTBEAT_EVERY_MS);
+    const ran = new AbortController();
+    void this.watchForStop(jobId, stop, ran.signal);
     const onProgress = (p: { stdout_bytes: number; stderr_bytes: number }): void => {
       output = p;
       if (Date.now() - beatAt >= PROGRESS_EVERY_MS) sendBeat();
@@ -310,6 +312,36 @@ export class GuestDaemon {
       if (typeof outcome.structured?.["snapshot_id"] === "string") await this.reportHealth().catch((e: unknown) => this.log(`health report failed: ${String(e)}`));
     } finally {
       clearInterval(beat);
+      ran.abort();
+    }
+  }
+
+  /**
+   * Keeps the hub's stop watch open while a job runs (docs/design.md#cancel):
+   * the hub answers it the moment the action is cancelled, so the lease dies
+   * in milliseconds, not at the next heartbeat. A watch that fails costs only
+   * that latency: heartbeats carry the stop too.
+   */
+  private async watchForStop(jobId: string, stop: AbortController, ran: AbortSignal): Promise<void> {
+    const signal = AbortSignal.any([ran, this.stop.signal, stop.signal]);
+    let attempt = 0;
+    while (!signal.aborted) {
+      try {
+        const res = await this.client.request("GET", `/api/agent/jobs/${encodeURIComponent(jobId)}/stop?wait=20000`, undefined, { signal, timeoutMs: 35_000 });
+        const answer = HeartbeatAnswer.safeParse(res.body).data;
+        if (answer?.stop === true) {
+          this.log(`job ${jobId}: the hub asked to stop it; killing its lease`);
+          stop.abort();
+          return;
+        }
+        // Not this host's running job any more, or a hub without the watch: heartbeats go on.
+        if (res.status !== 200 || answer === undefined || !answer.alive) return;
+        attempt = 0;
+      } catch {
+        if (signal.aborted) return;
+        await sleep(backoffMs(attempt, HEARTBEAT_EVERY_MS), signal);
+        attempt += 1;
+      }
     }
   }
 

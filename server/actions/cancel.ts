@@ -13,7 +13,8 @@
  *   dispatched, its job not yet taken by a guest: the job is ended
  *     (`cancelled`), the action likewise — nothing ran;
  *   dispatched and running: the job is marked to stop; its guest hears it on
- *     the next heartbeat answer (≤ 2 s), kills the lease's cgroup and posts
+ *     its stop watch at once (server/jobs/stop.ts), or on the next heartbeat
+ *     answer (≤ 2 s), kills the lease's cgroup and posts
  *     its signed result as usual, which the intake stores as `cancelled`;
  *   finished (completed, failed, denied, expired, cancelled, unknown):
  *     ACTION_FINISHED, nothing changed.
@@ -212,7 +213,7 @@ async function waitForStop(db: Database, actionId: string, confirmMs: number, wo
       throw new LeaseholdError("HOST_UNAVAILABLE", `the stop is recorded and sealed, but the host's guest has not confirmed it within ${Math.round(confirmMs / 1000)} s; the workload may still be running`, {
         tier: "hub",
         retryable: false,
-        hint: "the guest hears the stop on its next heartbeat (every 2 s) once it reaches the hub; approval_status shows when the action ends",
+        hint: "the guest hears the stop on its stop watch or its next heartbeat (every 2 s) once it reaches the hub; approval_status shows when the action ends",
         details: { action_id: actionId, action_state: "running", stop_requested: true },
       });
     }

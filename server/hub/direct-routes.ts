@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { serveEnrol, serveHealthReport } from "../hosts/http";
-import { serveAck, serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult } from "../jobs/http";
+import { serveAck, serveArtifact, serveHeartbeat, serveNextJob, serveOutput, serveResult, serveStopWatch } from "../jobs/http";
 import { sendWebResponse, toWebRequest } from "../http/node-bridge";
 import { serveHealth } from "../health/serve-health";
 import { serveReady } from "../health/ready";
@@ -50,6 +50,7 @@ export const DIRECT_ROUTES: readonly DirectRoute[] = [
   { method: "POST", path: "/api/agent/jobs/[id]/heartbeat", handler: serveHeartbeat },
   { method: "POST", path: "/api/agent/jobs/[id]/output", handler: serveOutput },
   { method: "POST", path: "/api/agent/jobs/[id]/result", handler: serveResult },
+  { method: "GET", path: "/api/agent/jobs/[id]/stop", handler: serveStopWatch },
   { method: "GET", path: "/api/health", handler: (runtime, request) => serveHealth(runtime, request) },
   { method: "GET", path: "/api/ready", handler: (runtime) => serveReady(runtime) },
   ...MCP_METHODS.map((method) => ({ method, path: "/api/mcp", handler: ((runtime, request) => serveMcp(request, runtime)) satisfies Handler })),

@@ -1,6 +1,6 @@
 /**
  * The guest-facing job routes (`app/api/agent/jobs/*`): long-poll, ack, heartbeat,
- * output, artifact and result, as Request → Response functions so the route
+ * stop watch, output, artifact and result, as Request → Response functions so the route
  * files stay one line each. Every one is a signed request, read and checked
  * by server/hosts/http.ts `authenticated` before anything here acts.
  */
@@ -12,6 +12,7 @@ import { readJobArtifact } from "./artifact";
 import { ackJob, beat, nextJob } from "./delivery";
 import { receiveJobResult, receiveOutputChunk } from "./intake";
 import { listenForHostWakeups } from "./notify";
+import { watchForStop } from "./stop";
 
 /** GET /api/agent/jobs?wait=MS — long-poll: 200 {job} or 204 when none arrived in time. */
 export function serveNextJob(runtime: HubRuntime, request: Request): Promise<Response> {
@@ -39,6 +40,16 @@ export function serveHeartbeat(runtime: HubRuntime, request: Request, jobId: str
     const parsed = HeartbeatBody.safeParse(body ?? {});
     if (!parsed.success) throw new LeaseholdError("INVALID_ARGUMENT", `heartbeat: ${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`, { tier: "hub" });
     return Response.json(await beat(runtime.database.handle.db, host.id, jobId, parsed.data.output));
+  });
+}
+
+/** GET /api/agent/jobs/<id>/stop?wait=MS — the running job's stop watch (stop.ts `watchForStop`). */
+export function serveStopWatch(runtime: HubRuntime, request: Request, jobId: string): Promise<Response> {
+  return handle(async () => {
+    const { host } = await authenticated(runtime, request);
+    const wait = Number(new URL(request.url).searchParams.get("wait") ?? "0");
+    await listenForHostWakeups(runtime.database.handle);
+    return Response.json(await watchForStop(runtime.database.handle.db, host.id, jobId, Number.isFinite(wait) ? wait : 0, request.signal));
   });
 }
 
