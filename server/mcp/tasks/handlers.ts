@@ -15,6 +15,7 @@ import {
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { z } from "zod";
 import { isLeaseholdError } from "../../errors";
+import { markClientWaiting } from "../../approvals";
 import { continueAction } from "../tools/actions";
 import { logToolFailure, toolError, toolSuccess } from "../tools/result";
 import { actionText } from "../tools/text";
@@ -174,7 +175,10 @@ export function registerTaskHandlers(server: Server, contextOf: ContextOf): void
   server.setRequestHandler(anyParams("tasks/get"), async (raw, extra) => {
     const request = checked(GetTaskRequestSchema, raw);
     const ctx = contextOf(extra, undefined);
-    return taskObject(await viewOrThrow(ctx, request.params.taskId), new Date(), ctx.runtime.config.publicUrl);
+    const view = await viewOrThrow(ctx, request.params.taskId);
+    // A client polling its held task is waiting on it, as much as one inside tasks/result (docs/design.md#approval-liveness).
+    if (view.approval?.state === "pending") await markClientWaiting(ctx.runtime.database.handle.db, view.approval.id, new Date());
+    return taskObject(view, new Date(), ctx.runtime.config.publicUrl);
   });
 
   server.setRequestHandler(anyParams("tasks/result"), async (raw, extra) => {
