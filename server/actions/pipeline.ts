@@ -53,7 +53,7 @@ import { DEFAULT_APPROVAL_TTL_MS, getApproval, insertApproval, waitForDecision }
 import { JOB_SCHEMA, signJob, type JobDocument } from "../dispatch/jobs";
 import { announce, notifyOthersAtCommit } from "../jobs/notify";
 import { actionTopic, jobTopic, wake } from "../jobs/wake";
-import { TOKEN_REVOKED_MESSAGE } from "../tokens/revocation";
+import { TOKEN_REVOKED_MESSAGE } from "./messages";
 import { acquireLabelLeases, acquireLabelLeasesInTransaction, acquireLease, acquireLeaseInTransaction, releaseLease, DEFAULT_LEASE_IDLE_MS, DEFAULT_LEASE_TTL_MS, exclusiveConflict, labelConflict, type LeaseHolder, type LeaseMode } from "../leases";
 import { assessActionRisk } from "../policy/assess-action";
 import { decideCall, type DecisionPath } from "../policy/decide";

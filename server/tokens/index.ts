@@ -16,6 +16,6 @@ export {
 export { parseExpiry } from "./expiry";
 export type { ExpiryParse } from "./expiry";
 export { authenticateToken, checkAccessRow, checkObserveScope, checkTokenRow, createToken, fromRow, listTokens, normaliseScope, scopeDigest, tokenStatus } from "./store";
-export { TOKEN_REVOKED_MESSAGE, revokeToken } from "./revocation";
+export { revokeToken } from "./revocation";
 export type { RevocationEffects } from "./revocation";
 export type { AgentToken, CreateTokenInput, CreateTokenOptions, TokenCheck, TokenScope, TokenStatus } from "./store";

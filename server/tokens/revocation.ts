@@ -31,6 +31,7 @@ import type { Database } from "../db";
 import { actions, agentTokens, jobs, leases } from "../db/schema";
 import { LeaseholdError } from "../errors";
 import { cancelAction } from "../actions/cancel";
+import { TOKEN_REVOKED_MESSAGE } from "../actions/messages";
 import { announce } from "../jobs/notify";
 import { actionTopic } from "../jobs/wake";
 import { appendEntry } from "../ledger/append";
@@ -50,7 +51,6 @@ export interface RevocationEffects {
 
 const NOTHING: RevocationEffects = { approvalsDenied: 0, jobsCancelled: 0, leasesReleased: 0, jobsRunning: 0 };
 
-export const TOKEN_REVOKED_MESSAGE = "the agent token that submitted this action was revoked; it does not run (refused by a hub check)";
 
 function revokedError(actionId: string): LeaseholdError {
   return new LeaseholdError("FORBIDDEN", TOKEN_REVOKED_MESSAGE, { tier: "hub", details: { action_id: actionId, token_revoked: true } });
