@@ -237,7 +237,6 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     const sandboxRequest = resolution.adapter.sandboxRequest(resolution.operation, preparedArguments);
     // Arguments the guest will certainly refuse are refused before a person is asked (docs/design.md#prechecks).
     checkLabelsListed(host.name, sandboxRequest.mounts ?? [], args, hostPaths.host_paths);
-    await checkCwdReported(db, host, preparedArguments["cwd"]);
     // Read per action (not cached), so a change by any hub process applies to the next action.
     const configuredEgress = resolution.manifest.sandbox.network === "none" ? null : await capabilityEgressConfiguration(db, resolution.manifest.id);
     const policy = compileSandboxPolicy({
@@ -287,6 +286,10 @@ export async function submitAction(deps: PipelineDeps, caller: Caller, request: 
     writeLeaseRequested: prepared.action.arguments["lease"] === "write",
     writesHostPaths: rwLabels(prepared.action.policy).length > 0,
   });
+  // A cwd missing from the host's last workspace listing is refused only where a person would be asked
+  // (docs/design.md#prechecks): the listing can be older than a directory made on the host by hand, and
+  // an action that runs at once is answered by the guest itself, from the workspace as it is.
+  if (path !== "auto_allow" && path !== "observe_scope") await step(trace, "assess", () => checkCwdReported(db, host, prepared.action.arguments["cwd"]));
   const labels = rwLabels(prepared.action.policy);
   const mode = leaseModeFor(jobWritesWorkspace(resolution.adapter.writesWorkspace(resolution.operation, prepared.action.arguments), prepared.action.arguments, labels), verdict.level, path);
 
