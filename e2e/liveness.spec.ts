@@ -2,10 +2,12 @@
  * Approval liveness and the agent's reason, as a person sees them in the
  * queue (docs/design.md#approval-liveness, #agent-reason). Two agents (the
  * official SDK client) each ask for a held run_command with a `reason`; one
- * keeps waiting, the other cancels its call and ends its session. The queue
- * says "agent waiting (session open, …)" for the first and, once nobody has
- * waited for ORPHANED_AFTER_MS, marks the second "orphaned: no client
- * waiting since … (session closed)", lists it after the live one and counts
+ * keeps waiting, the other dies: its connection drops with neither
+ * `notifications/cancelled` nor a session DELETE (either of which would
+ * cancel its action, docs/design.md#cancel). The queue says "agent waiting
+ * (session open, …)" for the first and, once nobody has waited for
+ * ORPHANED_AFTER_MS, marks the second "orphaned: no client waiting since …
+ * (session open)" — the session has not expired — lists it after the live one and counts
  * it above the list; the open card shows the agent's reason with its
  * invisible character escaped. axe finds nothing on that page.
  */
@@ -52,9 +54,8 @@ test("a held action nobody waits on is marked orphaned and listed after the live
   const liveAgent = await connectAgent("live");
   const liveCall = waitDecided(liveAgent, live.command, live.reason);
   const goneAgent = await connectAgent("gone");
-  const cut = new AbortController();
   const goneCall = goneAgent.client
-    .callTool({ name: "run_command", arguments: { host: "local", command: gone.command, reason: gone.reason } }, undefined, { signal: cut.signal, timeout: 120_000 })
+    .callTool({ name: "run_command", arguments: { host: "local", command: gone.command, reason: gone.reason } }, undefined, { timeout: 120_000 })
     .catch((error: unknown) => error);
 
   const liveRow = queueItem(page, `lh-live-${tag}`);
@@ -62,12 +63,12 @@ test("a held action nobody waits on is marked orphaned and listed after the live
   await expect(liveRow.getByTestId("approval-liveness")).toHaveText(/^agent waiting \(session open, last seen \d+ s ago\)$/);
   await expect(goneRow.getByTestId("approval-liveness")).toHaveText(/^agent waiting \(session open, last seen \d+ s ago\)$/);
 
-  // The second agent stops waiting: its call is cancelled and its session ended (DELETE).
-  cut.abort();
+  // The second agent dies: its transport closes under the waiting call, with no notifications/cancelled
+  // and no DELETE, so the action stays held and nobody waits on it.
+  await goneAgent.client.close();
   await goneCall;
-  await goneAgent.close();
 
-  await expect(goneRow.getByTestId("approval-liveness")).toHaveText(/^orphaned: no client waiting since \d{1,2}:\d{2}:\d{2}( [AP]M)? \(session closed\)$/, { timeout: 75_000 });
+  await expect(goneRow.getByTestId("approval-liveness")).toHaveText(/^orphaned: no client waiting since \d{1,2}:\d{2}:\d{2}( [AP]M)? \(session open\)$/, { timeout: 75_000 });
   await expect(goneRow).toHaveAttribute("data-liveness", "orphaned");
   // The live agent is still waiting (approval_wait after each APPROVAL_PENDING) and stays live.
   await expect(liveRow.getByTestId("approval-liveness")).toHaveText(/^agent waiting \(session open/);
