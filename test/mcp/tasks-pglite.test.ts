@@ -25,6 +25,7 @@ describe("MCP Tasks on a real hub [pglite]", () => {
   let client: Client;
   let other: Client;
   let secret: string;
+  let otherSecret: string;
   const env = () => ({ LEASEHOLD_DATA_DIR: hub.dataDir });
   const hubEnv = { LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" };
 
@@ -62,6 +63,7 @@ describe("MCP Tasks on a real hub [pglite]", () => {
     hub = await startHub(hubEnv);
     ({ secret } = await createTokenViaCli(hub, ["--name", "tasks", "--expires", "1h"]));
     const second = await createTokenViaCli(hub, ["--name", "tasks-other", "--expires", "1h"]);
+    otherSecret = second.secret;
     ({ client } = await connectClient(hub.url, secret));
     ({ client: other } = await connectClient(hub.url, second.secret));
     const admin = await runCli(["admin", "create", "--name", "ops"], env());
@@ -212,7 +214,9 @@ describe("MCP Tasks on a real hub [pglite]", () => {
     await hub.stop();
     // The same port: the local guest enrolled against this address.
     hub = await startHub({ ...hubEnv, LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port) });
+    // Both clients again: the tests run in shuffled order, and later ones use the other token's client too.
     ({ client } = await connectClient(hub.url, secret));
+    ({ client: other } = await connectClient(hub.url, otherSecret));
     const held = await waitForStatus(client, taskId, ["input_required"]);
     // The approved job needs the host's guest back (a restarted hub restarts its local guest), or it ends
     // HOST_UNAVAILABLE, which the task would then report: wait until a command runs again.
