@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
-import { insertHost } from "../../test/pipeline/support";
+import { insertHost, insertJob } from "../../test/pipeline/support";
 import { countingTransactions } from "../../test/support/count-transactions";
 import type { Database } from "../db";
 import { actions, jobs } from "../db/schema";
@@ -9,14 +8,6 @@ import { eq, sql } from "drizzle-orm";
 import { ackJob, heartbeat, nextJob, sweepJobs } from "./delivery";
 import { HeartbeatBody } from "../trust/protocol";
 import { jobTopic, onOutputProgress, wake, type OutputProgress } from "./wake";
-
-async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {
-  const actionId = randomUUID();
-  const jobId = randomUUID();
-  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: "token:test", operation: "run_command", capabilityId: "shell", hostId, actionHash: `sha256:${"0".repeat(64)}`, prepared: {}, riskLevel: "read_only", state: "dispatched" });
-  await db.insert(jobs).values({ id: jobId, actionId, hostId, payload: {}, signature: "x", state, deadline: new Date(Date.now() + 60_000), claimedBy: state === "queued" ? null : `host:${hostId}`, claimedAt: state === "queued" ? null : new Date() });
-  return { jobId, actionId };
-}
 
 function collect(actionId: string): { seen: OutputProgress[]; stop(): void } {
   const seen: OutputProgress[] = [];

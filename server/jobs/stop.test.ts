@@ -1,19 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import { describeEachDatabase } from "../../test/support/databases";
-import { insertHost } from "../../test/pipeline/support";
-import type { Database } from "../db";
-import { actions, jobs } from "../db/schema";
+import { insertHost, insertJob } from "../../test/pipeline/support";
 import { requestStop, watchForStop } from "./stop";
 import { actionTopic, wake } from "./wake";
-
-async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {
-  const actionId = randomUUID();
-  const jobId = randomUUID();
-  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: "token:test", operation: "run_command", capabilityId: "shell", hostId, actionHash: `sha256:${"0".repeat(64)}`, prepared: {}, riskLevel: "read_only", state: "dispatched" });
-  await db.insert(jobs).values({ id: jobId, actionId, hostId, payload: {}, signature: "x", state, deadline: new Date(Date.now() + 60_000), claimedBy: state === "queued" ? null : `host:${hostId}`, claimedAt: state === "queued" ? null : new Date() });
-  return { jobId, actionId };
-}
 
 describeEachDatabase("the guest's stop watch", (db) => {
   it("answers stop when the running job's stop is requested and announced: the wake-up answers, not the re-read or the end of the wait", async () => {

@@ -264,12 +264,25 @@ async function acquireLocked(tx: Tx, input: AcquireLeaseInput): Promise<{ lease:
     const holder = hostLeases.find((lease) => lease.mode === "exclusive");
     if (holder !== undefined) throw hostBusy(holder);
   }
+  const lease = await insertSealedLease(tx, { hostId: input.hostId, mode: input.mode, label: null, holder: input.holder, actionId: input.actionId }, now, ttlMs, idleMs);
+  return { lease, acquired: true };
+}
+
+/** Inserts one lease and seals its `acquired` entry in the same transaction: a host lease (label null) or a label's. */
+async function insertSealedLease(
+  tx: Tx,
+  input: { hostId: string; mode: LeaseMode; label: string | null; holder: LeaseHolder; actionId: string | null | undefined },
+  now: Date,
+  ttlMs: number,
+  idleMs: number,
+): Promise<LeaseRow> {
   const expiresAt = new Date(now.getTime() + ttlMs);
   const [lease] = await tx
     .insert(leases)
     .values({
       hostId: input.hostId,
       mode: input.mode,
+      label: input.label,
       ownerKind: input.holder.ownerKind,
       ownerId: input.holder.ownerId,
       sessionId: input.holder.sessionId,
@@ -281,7 +294,7 @@ async function acquireLocked(tx: Tx, input: AcquireLeaseInput): Promise<{ lease:
     .returning();
   if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
   await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
-  return { lease, acquired: true };
+  return lease;
 }
 
 export interface AcquireLabelLeasesInput {
@@ -333,25 +346,7 @@ async function acquireLabelsLocked(tx: Tx, input: AcquireLabelLeasesInput): Prom
       taken.push(touched ?? own);
       continue;
     }
-    const expiresAt = new Date(now.getTime() + ttlMs);
-    const [lease] = await tx
-      .insert(leases)
-      .values({
-        hostId: input.hostId,
-        mode: "exclusive",
-        label,
-        ownerKind: input.holder.ownerKind,
-        ownerId: input.holder.ownerId,
-        sessionId: input.holder.sessionId,
-        description: input.holder.description,
-        createdAt: now,
-        expiresAt,
-        idleExpiresAt: new Date(Math.min(now.getTime() + idleMs, expiresAt.getTime())),
-      })
-      .returning();
-    if (lease === undefined) throw new LeaseholdError("INTERNAL", "lease insert returned no row", { tier: "database" });
-    await sealLease(asDb(tx), lease, "acquired", { kind: input.holder.ownerKind, id: input.holder.ownerId }, input.actionId ?? null);
-    taken.push(lease);
+    taken.push(await insertSealedLease(tx, { hostId: input.hostId, mode: "exclusive", label, holder: input.holder, actionId: input.actionId }, now, ttlMs, idleMs));
   }
   return taken;
 }

@@ -3,7 +3,7 @@
  * capability on every host: that is a test decision only (production
  * readiness comes from host reports, server/actions/readiness.ts).
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { asc, eq, sql } from "drizzle-orm";
 import { createCapabilityRegistry } from "../../server/capabilities";
 import type { Caller, PipelineDeps, PipelineSettings, ReadinessCheck } from "../../server/actions";
@@ -29,6 +29,15 @@ export const PASSKEY_OFF = { settings: { publicUrl: "", host: "", port: 0, passk
 
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString("hex")}`;
+}
+
+/** A dispatched action and its job in `state`, on `hostId`, written directly (no pipeline): for the job lifecycle's own tests. */
+export async function insertJob(db: Database, hostId: string, state: "queued" | "claimed" | "completed"): Promise<{ jobId: string; actionId: string }> {
+  const actionId = randomUUID();
+  const jobId = randomUUID();
+  await db.insert(actions).values({ id: actionId, channel: "mcp", callerKey: "token:test", operation: "run_command", capabilityId: "shell", hostId, actionHash: `sha256:${"0".repeat(64)}`, prepared: {}, riskLevel: "read_only", state: "dispatched" });
+  await db.insert(jobs).values({ id: jobId, actionId, hostId, payload: {}, signature: "x", state, deadline: new Date(Date.now() + 60_000), claimedBy: state === "queued" ? null : `host:${hostId}`, claimedAt: state === "queued" ? null : new Date() });
+  return { jobId, actionId };
 }
 
 export async function insertHost(db: Database, name = uniqueName("host")): Promise<{ id: string; name: string }> {
