@@ -38,6 +38,7 @@ export default defineConfig({
     gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
     timeout: 120_000,
     stdout: "pipe",
-    env: { LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1" },
+    // A 12 s orphan window (default 30 s, at least 10 s): e2e/liveness.spec.ts waits it out, and no other spec reads liveness.
+    env: { LEASEHOLD_PORT: String(port), LEASEHOLD_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1", LEASEHOLD_APPROVAL_ORPHANED_S: "12" },
   },
 });

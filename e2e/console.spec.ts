@@ -23,7 +23,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { leaseholdCli, signedInAs, type Account } from "./support/admins";
-import { connectAgent, structured, type Agent } from "./support/mcp-agent";
+import { closeOpenAgents, connectAgents, structured, type Agent } from "./support/mcp-agent";
 import { queueItem } from "./support/queue";
 
 const STATE = { approver: path.join("test-results", ".console-approver.json"), owner: path.join("test-results", ".console-owner.json") } as const;
@@ -38,6 +38,8 @@ async function saveSignedIn(browser: Browser, role: "owner" | "approver"): Promi
   await context.storageState({ path: STATE[role] });
   await context.close();
 }
+
+test.afterEach(closeOpenAgents);
 
 test.beforeAll(async ({ browser }) => {
   await saveSignedIn(browser, "approver");
@@ -109,7 +111,16 @@ function nineHeld(m: string): Held[] {
   ];
 }
 
-/** Asks and keeps waiting as an agent does (approval_wait after each APPROVAL_PENDING) until the action is decided and done. */
+/**
+ * Asks and keeps waiting as an agent does (approval_wait after each
+ * APPROVAL_PENDING) until the action is decided and done, on a session of
+ * its own: the hub runs one session's mutating calls on a host one after the
+ * other, a held one included until its call returns (server/actions/queue.ts),
+ * so nine calls on one session would reach the queue one approval wait apart.
+ * The session is closed once the call is answered: the exclusive lease on
+ * host local its command took ends with it, and the next approved command
+ * of another session can run.
+ */
 async function ask(agent: Agent, held: Held): Promise<CallToolResult | undefined> {
   const options = { timeout: 600_000, resetTimeoutOnProgress: true };
   const args = { host: "local", command: held.command, idempotency_key: randomUUID(), ...(held.env === undefined ? {} : { env: held.env }) };
@@ -123,6 +134,8 @@ async function ask(agent: Agent, held: Held): Promise<CallToolResult | undefined
     return result;
   } catch {
     return undefined;
+  } finally {
+    await agent.close();
   }
 }
 
@@ -157,8 +170,8 @@ test.describe("as an approver", () => {
 
     const m = `con-${process.pid}`;
     const held = nineHeld(m);
-    const agent = await connectAgent("console");
-    const calls = held.map((h) => ask(agent, h));
+    const agents = await connectAgents("console", held.length);
+    const calls = held.map((h, i) => ask(agents[i]!, h));
     await expect(page.locator("article.approval")).toHaveCount(9, { timeout: 60_000 });
 
     // Sorted: most dangerous first, every level its own badge colour.
@@ -307,12 +320,10 @@ test.describe("as an approver", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join("test-results", "console-linked-390.png"), fullPage: false });
 
-    // Clean-up: nothing stays held for the next test.
-    for (const id of await page.locator("article.approval:not([data-outcome])").evaluateAll((rows) => rows.map((r) => r.id))) {
-      leaseholdCli(["approvals", "deny", id, "--reason", "e2e clean-up", "--as", accounts.approver?.name ?? "?"]);
-    }
+    // Clean-up: nothing stays held for the next test. Each agent ends its session with DELETE, which
+    // withdraws what it left held (LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE, on by default; docs/design.md#cancel).
+    await closeOpenAgents();
     await Promise.all(calls);
-    await agent.close();
   });
 });
 

@@ -11,10 +11,12 @@ import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test, type Page } from "@playwright/test";
-import { boundHeaders, createAccount, leaseholdCli, signedInAs } from "./support/admins";
+import { boundHeaders, createAccount, leaseholdCli, sharedSignIn, signedInAs } from "./support/admins";
 import { E2E_BASE_URL } from "./support/hub";
 
 const marker = `dash-e2e-${randomBytes(4).toString("hex")}`;
+// Two tests need only "an auditor, signed in": one sign-in (two argon2id hashes) serves both.
+const signedInAsAuditor = sharedSignIn("auditor");
 let ownerName = "";
 
 async function mcpClient(token: string): Promise<{ client: Client; close(): Promise<void> }> {
@@ -131,7 +133,7 @@ test("the dashboard shows non-zero figures from that data and renders its charts
 });
 
 test("the actions list finds the action by command text; its page shows timeline, output, verified envelope and receipt", async ({ page }) => {
-  await signedInAs(page, "auditor");
+  await signedInAsAuditor(page);
   await page.goto("/actions");
   const rows = page.getByTestId("actions-table").locator("tbody tr");
   // The marker is in the agent token's name too: all three of its actions match.
@@ -210,7 +212,7 @@ test("the console runs ls on host local through the pipeline and shows the outpu
 });
 
 test("an auditor sees actions but has no console: no nav link, the page redirects, the procedures refuse", async ({ page, context }) => {
-  await signedInAs(page, "auditor");
+  await signedInAsAuditor(page);
   await page.goto("/");
   await expect(page.getByRole("link", { name: "Actions", exact: true })).toBeVisible();
   await expect(page.getByRole("link", { name: "Console", exact: true })).toHaveCount(0);

@@ -19,7 +19,7 @@ export {
   withdrawApproval,
 } from "./approvals";
 export type { ApprovalListing, ApprovalPage, ApprovalSummary, ApprovalRow, ApprovalState, ApprovingAdmin, DecideOptions, WaitOptions } from "./approvals";
-export { ORPHANED_AFTER_MS, WAITING_MARK_EVERY_MS, livenessOf, livenessText, markClientWaiting } from "./liveness";
+export { ORPHANED_AFTER_MS, WAITING_MARK_EVERY_MS, livenessOf, livenessText, markClientWaiting, orphanedAfterMs } from "./liveness";
 export type { Liveness, SessionState } from "./liveness";
 export { APPROVAL_CHANNEL, announceDecision, approvalNotifier } from "./notifier";
 export type { ApprovalNotifier } from "./notifier";

@@ -11,7 +11,7 @@ import { approvals, mcpSessions } from "../db/schema";
 import { describeEachDatabase } from "../../test/support/databases";
 import { rejectionOf } from "../../test/support/refusals";
 import { insertHost, insertToken, testDeps } from "../../test/pipeline/support";
-import { livenessOf, livenessText, markClientWaiting, ORPHANED_AFTER_MS, WAITING_MARK_EVERY_MS } from "./liveness";
+import { livenessOf, livenessText, markClientWaiting, ORPHANED_AFTER_MS, orphanedAfterMs, WAITING_MARK_EVERY_MS } from "./liveness";
 import { showApproval, waitForDecision } from "./approvals";
 import { renderApproval, approvalViewOf } from "./view";
 
@@ -28,6 +28,18 @@ describe("livenessOf", () => {
     const never = livenessOf({ ...base, clientWaitingAt: null }, NOW);
     expect(never).toMatchObject({ state: "orphaned", since: base.heldAt.toISOString() });
     expect(livenessText(never, (iso) => iso.slice(11, 16))).toBe("orphaned: no client waiting since 12:04 (session open)");
+  });
+
+  it("the window is LEASEHOLD_APPROVAL_ORPHANED_S: 30 s when unset, the given seconds otherwise, and no shorter than 10 s", () => {
+    expect(ORPHANED_AFTER_MS).toBe(30_000);
+    expect(orphanedAfterMs({})).toBe(30_000);
+    expect(orphanedAfterMs({ LEASEHOLD_APPROVAL_ORPHANED_S: "12" })).toBe(12_000);
+    expect(() => orphanedAfterMs({ LEASEHOLD_APPROVAL_ORPHANED_S: "5" })).toThrow("LEASEHOLD_APPROVAL_ORPHANED_S must be a whole number between 10 and 86400");
+    expect(() => orphanedAfterMs({ LEASEHOLD_APPROVAL_ORPHANED_S: "30s" })).toThrow("LEASEHOLD_APPROVAL_ORPHANED_S must be a whole number between 10 and 86400");
+    // An 11 s old mark: waiting under the default window, orphaned under a 10 s one.
+    const mark = { clientWaitingAt: new Date(NOW.getTime() - 11_000), heldAt: new Date(NOW.getTime() - 60_000), sessionId: "s", sessionExpiresAt: new Date(NOW.getTime() + 1000) };
+    expect(livenessOf(mark, NOW).state).toBe("waiting");
+    expect(livenessOf(mark, NOW, orphanedAfterMs({ LEASEHOLD_APPROVAL_ORPHANED_S: "10" })).state).toBe("orphaned");
   });
 
   it("the session is open only while unexpired; closed when its row is gone or expired; none for a caller without an MCP session", () => {

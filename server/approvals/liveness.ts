@@ -13,6 +13,7 @@
  * who decides what to do with an action nobody is waiting for.
  */
 import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { environmentSchema } from "../config/schema";
 import type { Database } from "../db";
 import { approvals } from "../db/schema";
 
@@ -20,12 +21,33 @@ import { approvals } from "../db/schema";
 export const WAITING_MARK_EVERY_MS = 5_000;
 
 /**
- * A mark older than this means nobody is waiting. A waiting call refreshes
- * it every WAITING_MARK_EVERY_MS; a client whose call ended with
- * APPROVAL_PENDING has this long to ask again (`approval_wait`) before its
- * action reads as orphaned.
+ * A mark older than this means nobody is waiting (the default of
+ * `LEASEHOLD_APPROVAL_ORPHANED_S`). A waiting call refreshes it every
+ * WAITING_MARK_EVERY_MS; a client whose call ended with APPROVAL_PENDING has
+ * this long to ask again (`approval_wait`) before its action reads as
+ * orphaned.
  */
 export const ORPHANED_AFTER_MS = 30_000;
+
+let orphanWindow: { raw: string | undefined; ms: number } | undefined;
+
+/**
+ * The orphan window in force: `LEASEHOLD_APPROVAL_ORPHANED_S` parsed with
+ * the hub's own schema (10 s to a day, default ORPHANED_AFTER_MS). Read here
+ * rather than passed down from the hub's config because every process that
+ * lists approvals judges liveness itself (the hub, and the CLI on
+ * PostgreSQL); `leasehold start` has already refused a bad value by name,
+ * and a process that reads one anyway throws instead of guessing a window.
+ */
+export function orphanedAfterMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const raw = env["LEASEHOLD_APPROVAL_ORPHANED_S"];
+  if (orphanWindow === undefined || orphanWindow.raw !== raw) {
+    const parsed = environmentSchema.shape.LEASEHOLD_APPROVAL_ORPHANED_S.safeParse(raw);
+    if (!parsed.success) throw new Error(`LEASEHOLD_APPROVAL_ORPHANED_S ${parsed.error.issues[0]?.message ?? "is not valid"}`);
+    orphanWindow = { raw, ms: parsed.data * 1000 };
+  }
+  return orphanWindow.ms;
+}
 
 /**
  * Records that a client is waiting on this approval now. Writes only when the
@@ -56,7 +78,7 @@ export function waitingMarkDue(clientWaitingAt: Date | null, now: Date, everyMs 
 export type SessionState = "open" | "closed" | "none";
 
 export interface Liveness {
-  /** `waiting`: a client waited on it within ORPHANED_AFTER_MS; `orphaned`: nobody has since `since`. */
+  /** `waiting`: a client waited on it within the orphan window (`orphanedAfterMs`); `orphaned`: nobody has since `since`. */
   state: "waiting" | "orphaned";
   /** The last time a client was waiting (or, when none ever did, when the action was held). */
   since: string;
@@ -66,14 +88,19 @@ export interface Liveness {
 }
 
 /**
- * Liveness of one held action from its stored mark. Pure: the caller reads
- * the row and the session's expiry and passes the hub's clock.
+ * Liveness of one held action from its stored mark. Pure once the window is
+ * given: the caller reads the row and the session's expiry and passes the
+ * hub's clock.
  */
-export function livenessOf(input: { clientWaitingAt: Date | null; heldAt: Date; sessionId: string | null; sessionExpiresAt: Date | null }, now: Date): Liveness {
+export function livenessOf(
+  input: { clientWaitingAt: Date | null; heldAt: Date; sessionId: string | null; sessionExpiresAt: Date | null },
+  now: Date,
+  windowMs: number = orphanedAfterMs(),
+): Liveness {
   const since = input.clientWaitingAt ?? input.heldAt;
   const ago = Math.max(0, now.getTime() - since.getTime());
   const session: SessionState = input.sessionId === null ? "none" : input.sessionExpiresAt !== null && input.sessionExpiresAt.getTime() > now.getTime() ? "open" : "closed";
-  const waiting = input.clientWaitingAt !== null && ago < ORPHANED_AFTER_MS;
+  const waiting = input.clientWaitingAt !== null && ago < windowMs;
   return { state: waiting ? "waiting" : "orphaned", since: since.toISOString(), seen_s_ago: Math.floor(ago / 1000), session };
 }
 

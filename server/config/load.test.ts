@@ -146,6 +146,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ LEASEHOLD_MCP_RATE_PER_MINUTE: "0" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_MCP_RATE_PER_MINUTE" });
   });
 
+  it("LEASEHOLD_APPROVAL_ORPHANED_S is accepted from 10 s and refused by name below it", () => {
+    expect(loadConfig({ LEASEHOLD_APPROVAL_ORPHANED_S: "10" }, cwd).ok).toBe(true);
+    expect(loadConfig({ LEASEHOLD_APPROVAL_ORPHANED_S: "9" }, cwd)).toMatchObject({ ok: false, variable: "LEASEHOLD_APPROVAL_ORPHANED_S" });
+  });
+
   it("uses a real server when DATABASE_URL is set", () => {
     const r = loadConfig({ DATABASE_URL: "postgres://u:p@db.internal:5432/lh" }, cwd);
     expect(r.ok && r.config.database).toEqual({ kind: "postgres", url: "postgres://u:p@db.internal:5432/lh" });

@@ -25,6 +25,7 @@ export const KNOWN_VARIABLES = [
   "LEASEHOLD_MCP_SESSIONS_PER_TOKEN",
   "LEASEHOLD_MCP_MAX_HELD_PER_TOKEN",
   "LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE",
+  "LEASEHOLD_APPROVAL_ORPHANED_S",
   "LEASEHOLD_LOCAL_GUEST",
   "LEASEHOLD_JOB_HEARTBEAT_LOST_S",
   "LEASEHOLD_JOB_CLAIM_WAIT_S",
@@ -135,6 +136,9 @@ export const environmentSchema = z.object({
   LEASEHOLD_MCP_MAX_HELD_PER_TOKEN: wholeNumber(1, 10_000).default(20),
   // An agent that ends its MCP session with DELETE withdraws what it left waiting for a person (docs/design.md#cancel).
   LEASEHOLD_MCP_CANCEL_HELD_ON_DELETE: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
+  // A held action whose waiting mark is this old reads "orphaned" in the queue (server/approvals/liveness.ts
+  // reads it there). At least twice the 5 s marking interval, so a client that waits is never shown orphaned.
+  LEASEHOLD_APPROVAL_ORPHANED_S: wholeNumber(10, 86_400).default(30),
   // `leasehold start` enrols and runs a guest agent for this machine (host "local") unless "0".
   LEASEHOLD_LOCAL_GUEST: z.enum(["0", "1"], { message: "must be 0 (off) or 1 (on)" }).default("1"),
   // Guest jobs (server/jobs/delivery.ts): how long a running job may go without a heartbeat
