@@ -11,7 +11,7 @@ import path from "node:path";
 import { probeIdmappedMount } from "../../native/index";
 import { LeaseholdError, RollbackArguments, type EvidenceMount, type HostPathEntry } from "../../server/trust";
 import { grantedMounts, type GrantedHostPath, type HostCeiling } from "../ceiling/index";
-import { DEFAULT_RETENTION, ensureStore, holdLabels, knownFrom, listSnapshots, manifestEntries, newestSnapshotOf, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
+import { DEFAULT_RETENTION, holdLabels, knownFrom, listSnapshots, manifestEntries, newestSnapshotOf, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** A label's tree budget when the ceiling names none: the workspace's defaults. */
@@ -177,25 +177,25 @@ export type BaselineOutcome = { label: string } & ({ taken: string; ms: number }
  * of every file unchanged since instead of copying them, so an approved job
  * waits for its own changes' copies, not the whole tree's. A label whose
  * baseline cannot be taken (over its budget, missing) is reported and left:
- * its jobs meet the same refusal before they run. Labels are held while
- * their baseline is taken, as for a job.
+ * its jobs meet the same refusal before they run (a store that cannot be
+ * made fails each label the same way; the guest still starts). Labels are
+ * held while their baseline is taken, as for a job.
  */
 export function takeBaselines(ceiling: HostCeiling, snapshotsDir: string): BaselineOutcome[] {
   const out: BaselineOutcome[] = [];
   const rw = (ceiling.host_paths ?? []).filter((h) => h.mode === "rw");
-  if (rw.length === 0) return out;
-  ensureStore(snapshotsDir);
   for (const entry of rw) {
-    const have = newestSnapshotOf(snapshotsDir, entry.label, entry.path);
-    if (have !== undefined) {
-      out.push({ label: entry.label, kept: have });
-      continue;
-    }
     let release: (() => void) | undefined;
     try {
+      const have = newestSnapshotOf(snapshotsDir, entry.label, entry.path);
+      if (have !== undefined) {
+        out.push({ label: entry.label, kept: have });
+        continue;
+      }
       release = holdLabels([entry.label], `baseline:${entry.label}`);
       const started = performance.now();
       const snap = takeSnapshot(snapshotsDir, entry.label, entry.path, budgetOf(entry));
+      pruneSnapshots(snapshotsDir, retentionOf(ceiling));
       out.push({ label: entry.label, taken: snap.id, ms: performance.now() - started });
     } catch (error) {
       out.push({ label: entry.label, failed: error instanceof Error ? error.message : String(error) });
@@ -203,7 +203,6 @@ export function takeBaselines(ceiling: HostCeiling, snapshotsDir: string): Basel
       release?.();
     }
   }
-  pruneSnapshots(snapshotsDir, retentionOf(ceiling));
   return out;
 }
 
