@@ -24,7 +24,7 @@ import { fetchJobArtifact } from "./artifact-fetch";
 import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, type InstalledBundle } from "./bundle-run";
 import { listWorkspaceDirs } from "./workspace-dirs";
 import { healthReport, measureHost, type Measured } from "./health";
-import { reportedSnapshots, snapshotsPath } from "./host-paths-run";
+import { reportedSnapshots, snapshotsPath, takeBaselines } from "./host-paths-run";
 import { sweepPartialSnapshots } from "../snapshots/index";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
@@ -157,6 +157,11 @@ export class GuestDaemon {
     if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in ${jobsPath(this.options.stateDir)}`);
     const partial = sweepPartialSnapshots(snapshotsPath(this.options.stateDir));
     if (partial > 0) this.log(`removed ${partial} half-built snapshot${partial === 1 ? "" : "s"} a previous run left in ${snapshotsPath(this.options.stateDir)}`);
+    // Before the first health report: a host takes no job while its labels' baselines are being copied.
+    for (const b of takeBaselines(this.ceiling, snapshotsPath(this.options.stateDir))) {
+      if ("taken" in b) this.log(`host path ${b.label}: baseline snapshot ${b.taken} taken in ${Math.round(b.ms)} ms`);
+      else if ("failed" in b) this.log(`host path ${b.label}: no baseline snapshot (${b.failed}); its jobs' snapshots copy the whole tree`);
+    }
     this.measured = await measureHost(this.ceiling, this.bundles);
     this.log(`host ${this.enrolment.name} (${this.enrolment.host_id}): tier ${this.measured.tier ?? "none"}, self-test ${this.measured.self_test} (${this.measured.self_test_detail})`);
     await this.retry("health report", () => this.reportHealth());
@@ -305,7 +310,11 @@ export class GuestDaemon {
         );
       }
       traceStage(traceId, "guest.ran");
-      await this.deliver(delivered.id, outcome, deadline);
+      try {
+        await this.deliver(delivered.id, outcome, deadline);
+      } finally {
+        this.afterDelivery(jobId, outcome);
+      }
       traceStage(traceId, "guest.delivered");
       // A job that took a snapshot (a rw host path, a rollback's undo) changed what the hub may offer to
       // roll back to: it hears so now, not with the next periodic report up to half a minute later.
@@ -313,6 +322,15 @@ export class GuestDaemon {
     } finally {
       clearInterval(beat);
       ran.abort();
+    }
+  }
+
+  /** What the job left for after its result (a rollback's old tree): a failure is logged, the result stands. */
+  private afterDelivery(jobId: string, outcome: JobOutcome): void {
+    try {
+      outcome.afterDelivery?.();
+    } catch (error) {
+      this.log(`job ${jobId}: after delivery: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 

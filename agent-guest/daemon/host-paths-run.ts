@@ -11,7 +11,7 @@ import path from "node:path";
 import { probeIdmappedMount } from "../../native/index";
 import { LeaseholdError, RollbackArguments, type EvidenceMount, type HostPathEntry } from "../../server/trust";
 import { grantedMounts, type GrantedHostPath, type HostCeiling } from "../ceiling/index";
-import { DEFAULT_RETENTION, holdLabels, knownFrom, listSnapshots, manifestEntries, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
+import { DEFAULT_RETENTION, holdLabels, knownFrom, listSnapshots, manifestEntries, newestSnapshotOf, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** A label's tree budget when the ceiling names none: the workspace's defaults. */
@@ -112,6 +112,8 @@ export interface RollbackOutcome {
   structured: Record<string, unknown>;
   mount: EvidenceMount;
   restored: RestoreResult;
+  /** Removes the tree the restore swapped out (root's, 0700, beside the label): run once the result is delivered. */
+  afterDelivery: () => void;
 }
 
 /**
@@ -139,10 +141,14 @@ export function runRollback(job: Pick<VerifiedJob, "job_id" | "policy" | "argume
   const release = holdLabels([label], job.job_id);
   try {
     const undo = takeSnapshot(store, label, g.path, budget);
-    const restored = restoreSnapshot(store, manifest, g.path, budget);
+    // The old tree's removal (an unlink per entry) waits until the result is delivered: nothing reads it,
+    // and it is root's alone from the swap on.
+    let removeOld = () => {};
+    const restored = restoreSnapshot(store, manifest, g.path, budget, { deferRemoval: (remove) => (removeOld = remove) });
     pruneSnapshots(store, retentionOf(ctx.ceiling));
     return {
       restored,
+      afterDelivery: () => removeOld(),
       mount: { label, path: g.path, mode: "rw", tree_before: undo.tree_digest, tree_after: restored.tree_digest, snapshot_id: undo.id },
       structured: {
         label,
@@ -158,6 +164,46 @@ export function runRollback(job: Pick<VerifiedJob, "job_id" | "policy" | "argume
   } finally {
     release();
   }
+}
+
+/** One label's baseline: the snapshot taken, the reason none was needed, or why it could not be taken. */
+export type BaselineOutcome = { label: string } & ({ taken: string; ms: number } | { kept: string } | { failed: string });
+
+/**
+ * Each "rw" label's baseline (docs/design.md#snapshots), taken when the guest
+ * starts, before it takes a job: a full snapshot of the tree when the store
+ * holds none of that label and path. The snapshot before each approved job
+ * is still taken, always; with a baseline in the store it links the bytes
+ * of every file unchanged since instead of copying them, so an approved job
+ * waits for its own changes' copies, not the whole tree's. A label whose
+ * baseline cannot be taken (over its budget, missing) is reported and left:
+ * its jobs meet the same refusal before they run (a store that cannot be
+ * made fails each label the same way; the guest still starts). Labels are
+ * held while their baseline is taken, as for a job.
+ */
+export function takeBaselines(ceiling: HostCeiling, snapshotsDir: string): BaselineOutcome[] {
+  const out: BaselineOutcome[] = [];
+  const rw = (ceiling.host_paths ?? []).filter((h) => h.mode === "rw");
+  for (const entry of rw) {
+    let release: (() => void) | undefined;
+    try {
+      const have = newestSnapshotOf(snapshotsDir, entry.label, entry.path);
+      if (have !== undefined) {
+        out.push({ label: entry.label, kept: have });
+        continue;
+      }
+      release = holdLabels([entry.label], `baseline:${entry.label}`);
+      const started = performance.now();
+      const snap = takeSnapshot(snapshotsDir, entry.label, entry.path, budgetOf(entry));
+      pruneSnapshots(snapshotsDir, retentionOf(ceiling));
+      out.push({ label: entry.label, taken: snap.id, ms: performance.now() - started });
+    } catch (error) {
+      out.push({ label: entry.label, failed: error instanceof Error ? error.message : String(error) });
+    } finally {
+      release?.();
+    }
+  }
+  return out;
 }
 
 /** The retained snapshots for the health report (none when the store does not exist yet). */

@@ -7,7 +7,8 @@ import { createPublicKey } from "node:crypto";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { testRunnerContext } from "../../test/support/runner-context";
 import { parseCeiling } from "../ceiling/index";
-import { listSnapshots, openDirNoFollow, walkTree } from "../snapshots/index";
+import { listSnapshots, openDirNoFollow, readManifest, walkTree } from "../snapshots/index";
+import { prepareMounts, takeBaselines } from "./host-paths-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
 
@@ -71,6 +72,31 @@ const digestOf = (dir: string) => {
   }
 };
 
+describe("host paths: baselines at guest start", () => {
+  it("each rw label with no snapshot of its path gets a baseline (over budget: reported, none kept; ro labels none); a second start keeps it; the snapshot before a job then links every unchanged file's stored bytes", () => {
+    const store = path.join(base, "state", "baseline-store");
+    const first = takeBaselines(ctx.ceiling, store);
+    expect(first.map((b) => b.label)).toEqual(["app", "tiny"]);
+    const taken = first[0] as { label: string; taken: string };
+    expect(taken.taken).toMatch(/^s/);
+    expect(first[1]).toMatchObject({ label: "tiny", failed: expect.stringMatching(/more than 4 bytes/) });
+    expect(listSnapshots(store).map((s) => `${s.label}:${s.id}`)).toEqual([`app:${taken.taken}`]);
+    expect(readManifest(store, taken.taken).tree_digest).toBe(digestOf(app));
+
+    expect(takeBaselines(ctx.ceiling, store)).toEqual([{ label: "app", kept: taken.taken }, first[1]]);
+    expect(listSnapshots(store)).toHaveLength(1);
+
+    const job = testVerifiedJob({ job_id: "after-baseline", mutating: true, arguments: { host: "local", path: "app:index.html" }, policy: { ...testShellPolicy(), mounts: [{ label: "app", path: app, mode: "rw" }] } });
+    const prepared = prepareMounts(job, { ceiling: ctx.ceiling, snapshotsDir: store }, { bind: false });
+    prepared.release();
+    const before = listSnapshots(store).find((s) => s.id !== taken.taken);
+    expect(before).toBeDefined();
+    const dataInodes = (id: string) => readManifest(store, id).entries.filter((e) => e.data !== undefined).map((e) => fs.statSync(path.join(store, id, "data", String(e.data))).ino);
+    expect(dataInodes(before?.id as string)).toEqual(dataInodes(taken.taken));
+    expect(dataInodes(taken.taken).length).toBeGreaterThan(0);
+  });
+});
+
 describe("runner: host paths", () => {
   it("reads a host log through an ro label; the evidence lists the mount without digests", async () => {
     const outcome = await runJob(shellJob("cat /host/logs/nginx.log", [{ label: "logs", path: logs, mode: "ro" }]), ctx);
@@ -125,6 +151,15 @@ describe("runner: host paths", () => {
     expect(fs.existsSync(path.join(app, "shadow"))).toBe(false);
     expect(fs.readFileSync(path.join(app, "index.html"), "utf8")).toBe("<h1>v1</h1>\n");
     expect(envelopeOf(rollback).mounts).toEqual([{ label: "app", path: app, mode: "rw", tree_before: mount?.tree_after, tree_after: original, snapshot_id: rollback.structured?.["undo_snapshot_id"] }]);
+    // The tree swapped out (with the workload's link to /etc/shadow) waits, root's alone, until the result is delivered.
+    const swappedOut = () => fs.readdirSync(path.dirname(app)).filter((name) => name.startsWith(`.${path.basename(app)}.leasehold-restore-`));
+    expect(swappedOut()).toHaveLength(1);
+    expect(fs.lstatSync(path.join(path.dirname(app), swappedOut()[0] as string))).toMatchObject({ uid: 0, mode: fs.constants.S_IFDIR | 0o700 });
+    const shadow = fs.statSync("/etc/shadow");
+    rollback.afterDelivery?.();
+    expect(swappedOut()).toEqual([]);
+    expect(fs.statSync("/etc/shadow")).toMatchObject({ ino: shadow.ino, mode: shadow.mode, size: shadow.size });
+    expect(digestOf(app)).toBe(original);
   });
 
   it.skipIf(!idmap.ok)(`a second concurrent job on the same rw label gets HOST_BUSY on the guest; an ro job beside it runs${idmapSkip}`, async () => {

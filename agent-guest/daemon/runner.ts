@@ -74,6 +74,12 @@ export interface JobOutcome {
   evidence: SignedEvidence;
   structured: Record<string, unknown> | null;
   error: GuestJobResult["error"];
+  /**
+   * Work the job leaves for after its result is delivered (a rollback's
+   * removal of the tree it swapped out): the caller runs it once the hub
+   * holds the result, or at once when it delivers nothing.
+   */
+  afterDelivery?: () => void;
 }
 
 const SCRUB_CHUNK = 64 * 1024;
@@ -599,5 +605,5 @@ function rollbackOutcome(job: VerifiedJob, ctx: RunnerContext): JobOutcome {
     timing: { started_at: startedAt.toISOString(), ended_at: new Date().toISOString() },
     limitations,
   };
-  return { kind: "ran", streams: { stdout: body, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured: r.structured, error: null };
+  return { kind: "ran", streams: { stdout: body, stderr: Buffer.alloc(0) }, evidence: signEvidence(envelope, ctx.hostKey), structured: r.structured, error: null, afterDelivery: r.afterDelivery };
 }

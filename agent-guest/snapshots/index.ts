@@ -1,5 +1,5 @@
 export { holdLabels } from "./labels";
-export { DEFAULT_RETENTION, ensureStore, listSnapshots, manifestDigest, manifestEntries, pruneSnapshots, readManifest, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
+export { DEFAULT_RETENTION, ensureStore, listSnapshots, manifestDigest, manifestEntries, newestSnapshotOf, pruneSnapshots, readManifest, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
 export type { CopyMethod, Retention, SnapshotManifest } from "./store";
 export { restoreSnapshot } from "./restore";
 export type { RestoreHooks, RestoreResult } from "./restore";

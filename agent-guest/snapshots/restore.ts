@@ -42,11 +42,19 @@ export interface RestoreResult {
   not_restored: string[];
   /** whether the tree was swapped in whole (false: a mount-point label, restored in place) */
   atomic: boolean;
+  /** the check's regular files: taken by a stamp the restore recorded as it made them, or read again */
+  checked: { by_stamp: number; read: number };
 }
 
-/** A test seam: called after each entry is made, so a test can fail a restore half-way. */
 export interface RestoreHooks {
+  /** A test seam: called after each entry is made, so a test can fail a restore half-way. */
   afterEntry?: (entryPath: string) => void;
+  /**
+   * Takes the removal of the old tree (swapped out, already root's and mode
+   * 0700) to run later, e.g. once the job's result is delivered; without
+   * it the old tree is removed before the restore returns.
+   */
+  deferRemoval?: (remove: () => void) => void;
 }
 
 /** The staging directories of a label are named `.<label dir>.leasehold-restore-<random>` beside it. */
@@ -225,6 +233,8 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
   fs.closeSync(openDirNoFollow(hostPath));
   const parentFd = openParent(hostPath);
   const base = path.basename(hostPath);
+  // Cleared once the parent and the old root are handed to the old tree's removal.
+  let held = true;
   try {
     const liveRoot = openChild(parentFd, base, fs.lstatSync(fdPath(parentFd, base)), O_DIR, hostPath);
     const dev = fs.fstatSync(liveRoot).dev;
@@ -250,20 +260,71 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
       }
       if (!exchanged.ok) throw new LeaseholdError("INTERNAL", `rollback: the restored tree could not be swapped in (${exchanged.errno}); the label's tree was not replaced`, { tier: "guest" });
       swapped = true;
-      // The old tree now has the staging name: removed by descriptor, nothing in it followed.
-      removeEntry(parentFd, staging, staging, dev);
-      const after = walkTree(newRoot, widen(budget, manifest), { known: (entry) => (entry.stamp === undefined ? undefined : b.known.get(entry.stamp)) });
-      return { tree_digest: after.digest, identical: after.digest === manifest.tree_digest, not_restored: b.notRestored, atomic: true };
+      // The old tree now has the staging name: root's and 0700 at once, so no other user enters it
+      // while it waits for removal, and a sweep after a crash knows it for one of ours.
+      fs.fchownSync(liveRoot, 0, 0);
+      fs.fchmodSync(liveRoot, 0o700);
+      // Checked before the old tree goes: unlinking its names changes the ctime of every file the
+      // restore linked, which would make each of them unknown to this walk and re-read.
+      const after = checkRestored(newRoot, b, budget);
+      const result: RestoreResult = { tree_digest: after.digest, identical: after.digest === manifest.tree_digest, not_restored: b.notRestored, atomic: true, checked: after.checked };
+      const remove = oldTreeRemoval(parentFd, liveRoot, staging, dev);
+      held = false;
+      if (hooks.deferRemoval) hooks.deferRemoval(remove);
+      else remove();
+      return result;
     } catch (error) {
       if (!swapped && fs.existsSync(fdPath(parentFd, staging))) removeEntry(parentFd, staging, staging, dev);
+      if (swapped && held) {
+        held = false;
+        oldTreeRemoval(parentFd, liveRoot, staging, dev)();
+      }
       throw error;
     } finally {
       fs.closeSync(newRoot);
-      fs.closeSync(liveRoot);
+      if (held) fs.closeSync(liveRoot);
     }
   } finally {
-    fs.closeSync(parentFd);
+    if (held) fs.closeSync(parentFd);
   }
+}
+
+/**
+ * Removes the swapped-out tree, by descriptor, once: only while `staging`
+ * in the held parent is still the very directory swapped out (a later
+ * restore of the label may have swept it already). Owns both descriptors.
+ */
+function oldTreeRemoval(parentFd: number, oldRoot: number, staging: string, dev: number): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    try {
+      const st = lstatOrNull(fdPath(parentFd, staging));
+      const old = fs.fstatSync(oldRoot, { bigint: true });
+      if (st !== null && st.dev === old.dev && st.ino === old.ino) removeEntry(parentFd, staging, staging, dev);
+    } finally {
+      fs.closeSync(oldRoot);
+      fs.closeSync(parentFd);
+    }
+  };
+}
+
+/** Walks the restored tree: files whose stamp the restore recorded (made or linked by it) are taken as known, the rest read. */
+function checkRestored(rootFd: number, b: Build, budget: TreeBudget): { digest: `sha256:${string}`; checked: RestoreResult["checked"] } {
+  const checked = { by_stamp: 0, read: 0 };
+  const after = walkTree(rootFd, widen(budget, b.manifest), {
+    known: (entry) => {
+      const sha = entry.stamp === undefined ? undefined : b.known.get(entry.stamp);
+      if (sha !== undefined) checked.by_stamp++;
+      return sha;
+    },
+    file: (_entry, fd) => {
+      checked.read++;
+      return hashFile(fd);
+    },
+  });
+  return { digest: after.digest, checked };
 }
 
 /** The walk after a restore may meet the snapshot's own size even if the ceiling's budget shrank since. */
@@ -329,8 +390,8 @@ function restoreInPlace(b: Build, hostPath: string, budget: TreeBudget): Restore
     } finally {
       while (stack.length > 1) fs.closeSync((stack.pop() as Level).fd);
     }
-    const after = walkTree(rootFd, widen(budget, b.manifest), { known: (entry) => (entry.stamp === undefined ? undefined : b.known.get(entry.stamp)) });
-    return { tree_digest: after.digest, identical: after.digest === b.manifest.tree_digest, not_restored: b.notRestored, atomic: false };
+    const after = checkRestored(rootFd, b, budget);
+    return { tree_digest: after.digest, identical: after.digest === b.manifest.tree_digest, not_restored: b.notRestored, atomic: false, checked: after.checked };
   } finally {
     fs.closeSync(rootFd);
   }

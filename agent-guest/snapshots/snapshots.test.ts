@@ -54,7 +54,7 @@ describe("snapshots", () => {
     fs.rmSync(path.join(app, "pipe"));
     expect(digestOf(app)).not.toBe(before);
     const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
-    expect(restored).toEqual({ atomic: true, tree_digest: before, identical: true, not_restored: [] });
+    expect(restored).toEqual({ atomic: true, tree_digest: before, identical: true, not_restored: [], checked: { by_stamp: 3, read: 0 } });
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
     expect(fs.statSync(path.join(app, "config.txt"))).toMatchObject({ uid: 4321, gid: 4322 });
     expect(fs.lstatSync(path.join(app, "pipe")).isFIFO()).toBe(true);
@@ -261,6 +261,67 @@ describe("snapshots", () => {
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
     expect(restoreSnapshot(store, readManifest(store, second.id), app, BUDGET).tree_digest).toBe(second.tree_digest);
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=2\n");
+  });
+
+  it("the check after a restore reads no file again: each file linked from the live tree is known by the stamp its link gave it, taken before the old tree's removal changes that ctime", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    const bigInode = fs.statSync(path.join(app, "lib", "big.bin")).ino;
+    const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET);
+    expect(restored).toMatchObject({ identical: true, atomic: true, checked: { by_stamp: 3, read: 0 } });
+    // Linked, not copied: the live file's inode carries on in the restored tree.
+    expect(fs.statSync(path.join(app, "lib", "big.bin")).ino).toBe(bigInode);
+    expect(digestOf(app)).toBe(snap.tree_digest);
+  });
+
+  it("the old tree's removal can wait (deferRemoval): swapped out it is root's, mode 0700, beside the label; removed when called; and a restore whose removal never ran has it swept by the label's next restore", () => {
+    const { store, app } = fresh();
+    fs.chownSync(app, 1000, 1000);
+    fs.chmodSync(app, 0o755);
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    const staged = () => fs.readdirSync(path.dirname(app)).filter((name) => name.startsWith(".app.leasehold-restore-"));
+    let remove: (() => void) | undefined;
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET, { deferRemoval: (r) => (remove = r) }).identical).toBe(true);
+    expect(digestOf(app)).toBe(snap.tree_digest);
+    expect(fs.statSync(app)).toMatchObject({ uid: 1000, gid: 1000 });
+    const [old] = staged();
+    expect(old).toBeDefined();
+    const oldSt = fs.lstatSync(path.join(path.dirname(app), old as string));
+    expect([oldSt.uid, oldSt.gid, oldSt.mode & 0o7777]).toEqual([0, 0, 0o700]);
+    expect(fs.readFileSync(path.join(path.dirname(app), old as string, "config.txt"), "utf8")).toBe("version=2\n");
+    remove?.();
+    expect(staged()).toEqual([]);
+
+    // A guest that died before running the removal: the next restore of the label sweeps the old tree.
+    fs.writeFileSync(path.join(app, "config.txt"), "version=3\n");
+    let never: (() => void) | undefined;
+    restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET, { deferRemoval: (r) => (never = r) });
+    expect(staged()).toHaveLength(1);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=4\n");
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET).identical).toBe(true);
+    expect(staged()).toEqual([]);
+    // Run late, it finds its tree gone and only lets go of its descriptors.
+    never?.();
+    expect(staged()).toEqual([]);
+    expect(digestOf(app)).toBe(snap.tree_digest);
+  });
+
+  it("a listing reads each snapshot's small summary.json, not its manifest; a snapshot stored without one is listed from its manifest; a summary naming another id is not listed", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const a = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
+    const b = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")));
+    expect(JSON.parse(fs.readFileSync(path.join(store, b.id, "summary.json"), "utf8"))).toEqual({ id: b.id, label: "app", path: app, created_at: b.created_at, bytes: b.bytes, files: b.files, tree_digest: b.tree_digest, method: b.method });
+    // A manifest a listing does not read: made unparseable, the snapshot is still listed from its summary.
+    fs.writeFileSync(path.join(store, b.id, "manifest.json"), "{");
+    fs.rmSync(path.join(store, a.id, "summary.json"));
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([b.id, a.id]);
+    fs.writeFileSync(path.join(store, b.id, "summary.json"), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(store, b.id, "summary.json"), "utf8")), id: a.id }));
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([a.id]);
   });
 
   it("a half-built snapshot a killed guest left is never listed, and the start-up sweep removes it", () => {

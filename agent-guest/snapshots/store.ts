@@ -59,6 +59,14 @@ const Manifest = z
   .strict();
 export type SnapshotManifest = z.infer<typeof Manifest>;
 
+/**
+ * `summary.json` beside each manifest: what a listing needs (the manifest's
+ * header without its entries), so listing, pruning and finding a label's
+ * newest snapshot read a few hundred bytes per snapshot, not every entry.
+ */
+const Summary = Manifest.omit({ schema: true, entries: true }).strict();
+type StoredSummary = z.infer<typeof Summary>;
+
 /** How many snapshots are kept: per label by count, all by age and total bytes (docs/design.md#snapshots). */
 export interface Retention {
   keep_per_label: number;
@@ -168,6 +176,8 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
       entries: tree.entries.map((e) => ({ ...e, ...(dataOf.has(e.path) ? { data: dataOf.get(e.path) as number } : {}) })),
     };
     fs.writeFileSync(path.join(tmp, "manifest.json"), JSON.stringify(manifest), { mode: 0o600, flag: "wx" });
+    const { schema: _schema, entries: _entries, ...summary } = manifest;
+    fs.writeFileSync(path.join(tmp, "summary.json"), JSON.stringify(summary satisfies StoredSummary), { mode: 0o600, flag: "wx" });
     fs.renameSync(tmp, path.join(store, id));
     return manifest;
   } catch (error) {
@@ -181,8 +191,8 @@ export function takeSnapshot(store: string, label: string, hostPath: string, bud
 /** The label's newest snapshot of this path: its files by stamp, with where their bytes are stored. */
 function previousFiles(store: string, label: string, hostPath: string): Map<string, { sha256: string; data: string }> {
   const out = new Map<string, { sha256: string; data: string }>();
-  const newest = listSnapshots(store).find((s) => s.label === label);
-  if (newest === undefined) return out;
+  const newest = storedSummaries(store).find((s) => s.label === label);
+  if (newest === undefined || newest.path !== hostPath) return out;
   const m = readManifest(store, newest.id);
   if (m.path !== hostPath) return out;
   for (const e of m.entries) {
@@ -204,20 +214,44 @@ export function readManifest(store: string, id: string): SnapshotManifest {
   return parsed.data;
 }
 
-/** Retained snapshots, most recent first. */
-export function listSnapshots(store: string): SnapshotSummary[] {
+/** One snapshot's summary: its `summary.json`, or its manifest's header for a snapshot stored without one. */
+function readSummary(store: string, id: string): StoredSummary {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(store, id, "summary.json"), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    const { schema: _schema, entries: _entries, ...header } = readManifest(store, id);
+    return header;
+  }
+  const parsed = Summary.safeParse(JSON.parse(text));
+  if (!parsed.success || parsed.data.id !== id) throw new LeaseholdError("INTERNAL", `snapshot ${id}: summary unreadable`, { tier: "guest" });
+  return parsed.data;
+}
+
+/** Every complete snapshot's summary, most recent first. */
+function storedSummaries(store: string): StoredSummary[] {
   if (!fs.existsSync(store)) return [];
-  const out: SnapshotSummary[] = [];
+  const out: StoredSummary[] = [];
   for (const name of fs.readdirSync(store)) {
-    if (name.startsWith(".")) continue;
+    if (name.startsWith(".") || !SnapshotSummary.shape.id.safeParse(name).success) continue;
     try {
-      const m = readManifest(store, name);
-      out.push({ id: m.id, label: m.label, created_at: m.created_at, bytes: m.bytes, files: m.files, tree_digest: m.tree_digest });
+      out.push(readSummary(store, name));
     } catch {
       // A directory that is not a complete snapshot is not listed.
     }
   }
   return out.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1));
+}
+
+/** Retained snapshots, most recent first. */
+export function listSnapshots(store: string): SnapshotSummary[] {
+  return storedSummaries(store).map((s) => ({ id: s.id, label: s.label, created_at: s.created_at, bytes: s.bytes, files: s.files, tree_digest: s.tree_digest }));
+}
+
+/** The id of the newest retained snapshot of `label` taken of `hostPath`, if any. */
+export function newestSnapshotOf(store: string, label: string, hostPath: string): string | undefined {
+  return storedSummaries(store).find((s) => s.label === label && s.path === hostPath)?.id;
 }
 
 /**

@@ -148,6 +148,29 @@ describe("approval view: reach, folded arguments, risky env entries", () => {
     expect(net.reach.map((r) => r.text)).toEqual(["runs as an unprivileged lease user", "workspace read-only", "network only to api.example.test:443, 10.0.0.0/8:5432", "512 MiB / 512 procs / 300 s"]);
   });
 
+  it("a rollback's reach names the host path label it restores (and its path), never the workspace; the card and the CLI say the same", () => {
+    const base = view({ label: "app", snapshot_id: "s1" });
+    const rollback: ApprovalView = { ...base, operation: "rollback", capability: "workspace", prepared: { ...base.prepared, mutating: true, policy: { timeout_s: 60, network: { mode: "none" }, mounts: [{ label: "app", path: "/srv/app", mode: "rw" }] } } };
+    const built = buildApprovalView(rollback);
+    expect(built.reach).toEqual([
+      { key: "user", text: "the guest restores it itself; nothing is launched" },
+      { key: "host_path", text: "host path label app (/srv/app) restored; the workspace is not touched" },
+    ]);
+    expect(built.reach.map((r) => r.text).join(" ")).not.toMatch(/workspace read-(write|only)/);
+    expect(renderApproval(rollback)).toContain("  reach: the guest restores it itself; nothing is launched · host path label app (/srv/app) restored; the workspace is not touched");
+    // A normal job's reach is unchanged, and the CLI prints it too.
+    const job: ApprovalView = { ...base, prepared: { ...base.prepared, mutating: true, policy: { network: { mode: "none" } } } };
+    expect(renderApproval(job)).toContain("  reach: runs as an unprivileged lease user · workspace read-write · no network");
+  });
+
+  it("hostile: a rollback whose label or path carries control characters is shown escaped in its reach", () => {
+    const base = view({ label: "a\u001b[2Jb", snapshot_id: "s1" });
+    const built = buildApprovalView({ ...base, operation: "rollback", prepared: { ...base.prepared, policy: { mounts: [{ label: "a\u001b[2Jb", path: "/srv/\u202eppa", mode: "rw" }] } } });
+    const text = built.reach.find((r) => r.key === "host_path")?.text ?? "";
+    expect(text.includes("\u001b") || text.includes("\u202e")).toBe(false);
+    expect(text).toContain("(/srv/⟨U+202E⟩ppa)");
+  });
+
   it("hostile: an egress rule or unknown network shape with control characters is shown escaped, never as words it does not say", () => {
     const base = view({ command: "x" });
     const odd = buildApprovalView({ ...base, prepared: { ...base.prepared, policy: { network: { mode: "egress", egress: ["a\u202eb:443"] } } } });

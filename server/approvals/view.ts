@@ -230,15 +230,29 @@ export function networkInWords(network: unknown): string {
   return `network ${escapeForTerminal(JSON.stringify(network))}`;
 }
 
+/** A rollback's reach: the host path label it restores (its one mount), not the workspace, which it never touches. */
+function rollbackReach(prepared: { arguments?: Record<string, unknown>; policy?: Record<string, unknown> }): Array<{ key: string; text: string }> {
+  const label = prepared.arguments?.["label"];
+  const mounts = Array.isArray(prepared.policy?.["mounts"]) ? (prepared.policy["mounts"] as Array<{ label?: unknown; path?: unknown }>) : [];
+  const mount = mounts.find((m) => m.label === label);
+  const where = mount === undefined ? "" : ` (${escapeForTerminal(String(mount.path))})`;
+  return [
+    { key: "user", text: "the guest restores it itself; nothing is launched" },
+    { key: "host_path", text: `host path label ${escapeForTerminal(String(label))}${where} restored; the workspace is not touched` },
+  ];
+}
+
 /**
  * As whom and with what reach: every held action runs in the sandbox as the
  * lease's own unprivileged uid (docs/design.md#enforcement); a mutating operation
  * holds the host's write lease (workspace read-write), anything else an
- * observe lease (read-only).
+ * observe lease (read-only). A rollback launches nothing: it names the host
+ * path label it restores.
  */
-export function reachOf(prepared: { mutating?: unknown; policy?: Record<string, unknown> }): Array<{ key: string; text: string }> {
+export function reachOf(prepared: { arguments?: Record<string, unknown>; mutating?: unknown; policy?: Record<string, unknown> }, operation?: string): Array<{ key: string; text: string }> {
   const policy = prepared.policy ?? {};
   const num = (key: string): number | null => (typeof policy[key] === "number" ? (policy[key] as number) : null);
+  if (operation === ROLLBACK_OPERATION) return rollbackReach(prepared);
   const items: Array<{ key: string; text: string }> = [{ key: "user", text: "runs as an unprivileged lease user" }];
   if (typeof prepared.mutating === "boolean") items.push({ key: "workspace", text: prepared.mutating ? "workspace read-write" : "workspace read-only" });
   items.push({ key: "network", text: networkInWords(policy["network"]) });
@@ -360,7 +374,7 @@ export function buildApprovalView(view: ApprovalView): PreparedActionView {
     folded: Object.entries(args)
       .filter(([name]) => FOLDED.has(name))
       .map(([name, value]) => ({ name: escapeForTerminal(name), json: escapeForTerminal(JSON.stringify(value) ?? "undefined") })),
-    reach: reachOf(view.prepared),
+    reach: reachOf(view.prepared, view.operation),
     risky_env: "env" in args ? riskyEnvNames((args["env"] ?? {}) as Record<string, unknown>, view.reasons) : [],
     reasons: view.reasons.map((reason) => {
       const spanned = reason.span.end > reason.span.start;
@@ -425,6 +439,7 @@ export function renderApproval(input: ApprovalView, now = new Date()): string[] 
   }
   if (view.stdin !== null) lines.push(...dataLines("stdin", view.stdin));
   if (view.content !== null) lines.push(...dataLines("content", view.content));
+  lines.push(`  reach: ${view.reach.map((item) => item.text).join(" · ")}`);
   const timeout = view.timeout.enforced_s === null ? "?" : `${view.timeout.enforced_s} s`;
   const network = view.network === null ? "" : `  network ${view.network}`;
   lines.push(`  timeout: ${timeout}${view.timeout.asked_s === null ? "" : ` (asked ${view.timeout.asked_s} s)`}${network}`);

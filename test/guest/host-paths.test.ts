@@ -159,6 +159,10 @@ describe("host paths through a real guest [postgres]", () => {
     const after = fs.statSync("/etc/shadow");
     expect([after.ino, after.mode, after.uid, after.mtimeMs]).toEqual([shadow.ino, shadow.mode, shadow.uid, shadow.mtimeMs]);
     expect((await envelopeOf(rollback.actionId)).mounts?.[0]).toMatchObject({ label: "app", tree_after: original });
+    // The tree the restore swapped out (holding the link to /etc/shadow) is removed once the guest has delivered the result.
+    const swappedOut = () => fs.readdirSync(path.dirname(app)).filter((name) => name.startsWith(`.${path.basename(app)}.leasehold-restore-`));
+    await waitFor("the swapped-out tree removed after delivery", async () => swappedOut().length === 0);
+    expect(fs.statSync("/etc/shadow").ino).toBe(shadow.ino);
   });
 
   it.skipIf(!idmap.ok)(`hostile: a FIFO planted in the rw tree (by another user of the host) is recorded by the next job's snapshot without being opened (the job runs), and a rollback removes it${idmapSkip}`, async () => {

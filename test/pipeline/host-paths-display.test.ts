@@ -62,6 +62,8 @@ describeEachDatabase("host paths as people read them", (db) => {
     const text = out.join("\n");
     expect(text).toMatch(/risk high/);
     expect(text).toContain("    /srv/app is restored to snapshot snap-1, replacing everything written since (label app)");
+    expect(text).toContain("  reach: the guest restores it itself; nothing is launched · host path label app (/srv/app) restored; the workspace is not touched");
+    expect(text).not.toMatch(/workspace read-write/);
   });
 
   it("snapshot list: a table of every host's reported snapshots with the label's path, --host narrows, --json gives the rows, an unknown host is NOT_FOUND", async () => {
