@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { guestArgv } from "../../server/hosts/local-guest";
 import { startHub, tempDir, type RunningHub } from "../support/hub-process";
-import { waitFor } from "../guest/support";
+import { unmountLeftovers, waitFor } from "../guest/support";
 
 /** How long the guest may take to stop after its hub died (its SIGTERM path: stop polling, unmount). */
 const GUEST_EXIT_MS = 15_000;
@@ -35,14 +35,19 @@ function commandLine(pid: number): string[] {
 
 describe("the local guest ends with its hub", () => {
   const strays: number[] = [];
+  const dir = tempDir("lh-guest-dies-");
   let hub: RunningHub | undefined;
   afterAll(async () => {
     await hub?.stop("SIGKILL");
+    // A guest that outlived its hub (the fault this file is about) is killed here, and its workspace unmounted.
     for (const pid of strays) if (alive(pid)) process.kill(pid, "SIGKILL");
+    for (const until = Date.now() + 5_000; strays.some(alive) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    unmountLeftovers([dir]);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it(`a SIGKILLed hub's local guest stops through its SIGTERM path within ${GUEST_EXIT_MS / 1000} s`, async () => {
-    hub = await startHub({ LEASEHOLD_DATA_DIR: path.join(tempDir("lh-guest-dies-"), "data") });
+    hub = await startHub({ LEASEHOLD_DATA_DIR: path.join(dir, "data") });
     const running = hub;
     const pid = await waitFor("the hub's line naming its local guest's pid", async () => {
       const found = /local guest: host "local" \(leasehold-guest, pid (\d+);/.exec(running.output())?.[1];

@@ -27,6 +27,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTemporaryPostgres } from "../../tools/lib/postgres.mjs";
 import { waitFor } from "../guest/support";
+import { within } from "../support/deadline";
 import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { mcpSession, mcpTool, outcome, structured } from "../support/mcp-http";
 
@@ -51,19 +52,6 @@ type Server = Awaited<ReturnType<typeof startTemporaryPostgres>>;
 let server: Server;
 let hub: RunningHub;
 let token: string;
-
-/** `promise`, or a failure naming `what` once `ms` have passed. */
-async function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * One statement on a connection of its own, bounded: a client kept across
