@@ -86,12 +86,19 @@ function postgresElection(openSession: (events: SessionEvents) => Sql, options: 
     held = false;
     listening = false;
   };
-  const events: SessionEvents = {
-    onclose: lost,
-    onnotify(channel, payload) {
-      const notice = channel === LEDGER_CHANNEL ? parseNotice(payload) : null;
-      if (notice !== null) for (const listener of listeners) listener(notice);
-    },
+  /** A new session. Only the current one's close counts: one ended earlier may report its close after a newer one won the lock. */
+  const open = (): Sql => {
+    const events: SessionEvents = {
+      onclose: () => {
+        if (session === opened) lost();
+      },
+      onnotify(channel, payload) {
+        const notice = channel === LEDGER_CHANNEL ? parseNotice(payload) : null;
+        if (notice !== null) for (const listener of listeners) listener(notice);
+      },
+    };
+    const opened = openSession(events);
+    return opened;
   };
 
   /** Ends the session, and with it its lock and LISTEN; the next statement opens another. */
@@ -105,7 +112,7 @@ function postgresElection(openSession: (events: SessionEvents) => Sql, options: 
   /** One statement on the session. A failure or a missed deadline ends the session: whatever it held is not trusted. */
   const statement = async <T>(what: string, run: (s: Sql) => Promise<T>): Promise<T> => {
     if (closed) throw new Error("the integrator election is closed");
-    const s = (session ??= openSession(events));
+    const s = (session ??= open());
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`${what}: no answer from the election session within ${statementMs} ms`)), statementMs);
