@@ -1,5 +1,5 @@
 export { executeRows } from "./client";
-export type { Database, DatabaseHandle, DatabaseKind, Schema } from "./client";
+export type { Database, DatabaseHandle, DatabaseKind, Schema, SessionEvents } from "./client";
 export { openHubDatabase } from "./open";
 export type { OpenedDatabase } from "./open";
 export { openPglite } from "./open-pglite";

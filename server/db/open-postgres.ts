@@ -1,8 +1,8 @@
-import postgres from "postgres";
+import postgres, { type Sql } from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { redactDatabaseUrl } from "../config";
 import { LeaseholdError } from "../errors";
-import type { Database, DatabaseHandle } from "./client";
+import type { Database, DatabaseHandle, SessionEvents } from "./client";
 import * as schema from "./schema";
 import { postgresDebugCounter } from "./query-counters";
 import { preparingClient } from "./prepared-statements";
@@ -20,6 +20,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   const client = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: 5,
+    backoff: reconnectBackoff,
     idle_timeout: 60,
     onnotice: () => undefined,
     // The hub's own id in pg_stat_activity helps an operator see who is connected.
@@ -43,7 +44,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   return {
     kind: "postgres",
     db,
-    driver: { kind: "postgres", client },
+    driver: { kind: "postgres", client, session: (events) => dedicatedSession(url, events) },
     location: shown,
     async close() {
       if (closed) return;
@@ -51,6 +52,34 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
       await client.end({ timeout: 5 });
     },
   };
+}
+
+/**
+ * Seconds a connection waits before its next connect after a failed one.
+ * The driver's default grows threefold per failure up to 20 s, so a few
+ * seconds of outage left the hub's connections waiting many seconds more
+ * after the server was back; capped at one second here.
+ */
+export function reconnectBackoff(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 1);
+}
+
+/** A connection of its own for session-scoped state (client.ts `DatabaseHandle.driver.session`). */
+function dedicatedSession(url: string, events: SessionEvents): Sql {
+  return postgres(url, {
+    max: 1,
+    connect_timeout: 5,
+    backoff: reconnectBackoff,
+    // Closed only when its owner says so: an idle or lifetime close would end the session's lock.
+    idle_timeout: 0,
+    max_lifetime: null,
+    fetch_types: false,
+    onnotice: () => undefined,
+    onclose: () => events.onclose(),
+    connection: { application_name: "leasehold-hub" },
+    // The driver delivers a session's notifications to this option; its types do not list it.
+    ...({ onnotify: (channel: string, payload: string) => events.onnotify(channel, payload) } as Record<string, unknown>),
+  });
 }
 
 function describeConnectError(error: unknown): string {

@@ -8,6 +8,13 @@
  * line — and a child process `leasehold-guest run`. The guest then talks to
  * the hub over loopback HTTP exactly like a remote one — signed requests, no
  * shortcuts — and the hub never loads the sandbox addon itself.
+ *
+ * The guest ends with its hub, however the hub ends: it runs under a death
+ * signal (`guestArgv`), so a hub that is SIGKILLed, OOM-killed or crashes
+ * takes its guest down through the guest's own SIGTERM path (running jobs
+ * end as on any stop, the workspace is unmounted). A guest left behind
+ * would keep the data directory's guest state in use, and the next
+ * `leasehold start` there would run a second guest for host "local".
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -66,6 +73,24 @@ export function loopbackUrl(config: HubConfig): string {
   return `http://${shown}:${config.port}`;
 }
 
+/** util-linux's setpriv: sets the death signal (PR_SET_PDEATHSIG), then execs the command as the same process. */
+export const SETPRIV = "/usr/bin/setpriv";
+
+/**
+ * The command line that runs the guest (`node GUEST_BIN ARGS…`) so that the
+ * kernel sends it SIGTERM when the hub process dies. Throws, naming what is
+ * missing, where that cannot be arranged: the local guest is then not
+ * started at all rather than started without it.
+ */
+export function guestArgv(nodeArgs: readonly string[], setpriv = SETPRIV): string[] {
+  if (!fs.existsSync(setpriv)) {
+    throw new Error(
+      `${setpriv} (util-linux) is missing, so the local guest could not be tied to this hub's life (it would outlive a killed hub); install util-linux, or set LEASEHOLD_LOCAL_GUEST=0 and run leasehold-guest yourself`,
+    );
+  }
+  return [setpriv, "--pdeathsig", "TERM", "--", process.execPath, ...nodeArgs];
+}
+
 export interface RunningLocalGuest {
   process: ChildProcess;
   stop(): Promise<void>;
@@ -78,6 +103,8 @@ export interface RunningLocalGuest {
  */
 export async function startLocalGuest(config: HubConfig, db: Database, guestBin: string, log: (line: string) => void): Promise<RunningLocalGuest | null> {
   const paths = localGuestPaths(config.dataDir);
+  // First: where the guest cannot be made to die with the hub, nothing is prepared or started.
+  const argv = guestArgv([guestBin, "run", "--state-dir", paths.stateDir, "--ceiling", paths.ceiling, "--hub", loopbackUrl(config)]);
   const enrolled = fs.existsSync(path.join(paths.stateDir, "enrolment.json"));
   if (!enrolled) {
     const [existing] = await db.select({ id: hosts.id }).from(hosts).where(and(eq(hosts.name, LOCAL_HOST_NAME), isNull(hosts.removedAt)));
@@ -91,12 +118,11 @@ export async function startLocalGuest(config: HubConfig, db: Database, guestBin:
     // Private like everything in the data directory; the guest (root) reads it.
     fs.writeFileSync(paths.ceiling, `${JSON.stringify(defaultCeiling(paths.workspace), null, 2)}\n`, { mode: 0o600, flag: "wx" });
   }
-  const args = [guestBin, "run", "--state-dir", paths.stateDir, "--ceiling", paths.ceiling, "--hub", loopbackUrl(config)];
   let code: string | undefined;
   if (!enrolled) {
     code = (await createEnrolCode(db, { name: LOCAL_HOST_NAME, ttlMs: 5 * 60_000, actor: hashActor("system", "leasehold start") })).code;
     // The code goes through the pipe on fd 0, never argv: /proc/PID/cmdline is readable by every local user.
-    args.push("--enrol-stdin");
+    argv.push("--enrol-stdin");
   }
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("LEASEHOLD_") && k !== "DATABASE_URL") env[k] = v;
@@ -108,7 +134,7 @@ export async function startLocalGuest(config: HubConfig, db: Database, guestBin:
   const hubMask = process.umask(startingProcessUmask());
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, args, { stdio: [code === undefined ? "ignore" : "pipe", "inherit", "inherit"], env: env as NodeJS.ProcessEnv });
+    child = spawn(argv[0]!, argv.slice(1), { stdio: [code === undefined ? "ignore" : "pipe", "inherit", "inherit"], env: env as NodeJS.ProcessEnv });
   } finally {
     process.umask(hubMask);
   }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { executeRows, type Database, type DatabaseHandle } from "../db";
-import { electionFor, LEDGER_CHANNEL, type IntegratorElection } from "./election";
+import { electionFor, LEDGER_CHANNEL, type ElectionOptions, type IntegratorElection } from "./election";
 import { signCheckpoint } from "../trust/ledger/checkpoint";
 import { hashLeaf } from "../trust/ledger/hash";
 import type { LogKey } from "./log-key";
@@ -100,6 +100,26 @@ export async function integrateOnce(
   });
 }
 
+/**
+ * `work`, or a failure naming `what` once `ms` have passed. The integrator's
+ * loop awaits nothing without one: a statement the pool never answers (a
+ * connection left wedged by a database restart) must fail that round, not
+ * stall integration — and the hub's shutdown, which waits for the loop —
+ * for good. A batch abandoned this way still ends on its own: it commits or
+ * rolls back as one transaction, and the next batch reads the stored size.
+ */
+async function bounded<T>(what: string, ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** True when some entry waits for a leaf index (one read of the pending index, no transaction). */
 async function entriesWaiting(db: Database): Promise<boolean> {
   const [row] = await executeRows<{ waiting: boolean }>(db, sql`select exists (select 1 from ledger_entries where leaf_index is null) as waiting`);
@@ -161,21 +181,38 @@ async function lastWaiting(db: Database): Promise<bigint | null> {
  * elected one for a batch (NOTIFY) and are answered once every entry that
  * waited when they asked has a leaf index, so a call served by any process
  * shares the one integrator's group commit — three processes write about as
- * many checkpoints per call as one. A standby tries for the lock every half
- * second and takes over when the integrator's session is gone.
+ * many checkpoints per call as one. A waiting standby re-reads when the
+ * integrator announces a batch (`integrated`), and at least every
+ * `standbyPollMs` (1 s) in case a notice was missed. A standby tries for the
+ * lock every half second and takes over when the integrator's session is
+ * gone — also after a database restart, when every session is gone and the
+ * first process back takes the lock.
+ *
+ * Every step has a deadline (`stepMs`, 15 s): a round that does not finish
+ * in time counts as a failure, and the loop goes on.
  */
 // eslint-disable-next-line max-lines-per-function -- the integrator's loop, its election and its wake-ups share the loop's state
 export function startIntegrator(
   db: Database,
   key: LogKey,
-  options: { pollMs?: number; batchSize?: number; onError?: (error: unknown) => void; electOn?: DatabaseHandle } = {},
+  options: {
+    pollMs?: number;
+    standbyPollMs?: number;
+    stepMs?: number;
+    batchSize?: number;
+    onError?: (error: unknown) => void;
+    electOn?: DatabaseHandle;
+    election?: ElectionOptions;
+  } = {},
 ): RunningIntegrator {
   const pollMs = options.pollMs ?? 200;
+  const standbyPollMs = options.standbyPollMs ?? 1_000;
+  const stepMs = options.stepMs ?? 15_000;
   const counters = ledgerCounters();
   const cache: { frontier?: Frontier } = {};
   const recent = recentBatches();
   const status: IntegratorStatus = { state: "running", size: 0, lastCheckpointAt: null, detail: null };
-  const election: IntegratorElection | null = options.electOn === undefined ? null : electionFor(options.electOn);
+  const election: IntegratorElection | null = options.electOn === undefined ? null : electionFor(options.electOn, options.election);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wakeSleep: (() => void) | undefined;
@@ -184,8 +221,11 @@ export function startIntegrator(
   let lastWasIdle = false;
   // A standby asked for a batch since the last one started.
   let asked = false;
+  // Batches the integrator has announced: a standby that saw this move while it read does not sleep.
+  let announced = 0;
   election?.onNotice((notice) => {
     if (notice === "flush") asked = true;
+    else announced += 1;
     wakeSleep?.();
   });
 
@@ -202,19 +242,21 @@ export function startIntegrator(
     Object.assign(status, { state: "standby", detail: "another hub process is integrating" });
     cache.frontier = undefined;
     if (covered.length === 0) return sleep(pollMs);
-    const target = await lastWaiting(db);
+    const target = await bounded("reading the newest waiting entry", stepMs, lastWaiting(db));
     if (target !== null) {
       await election?.askForBatch();
-      for (let round = 0; !stopped; round += 1) {
-        const check = await waitingUpTo(db, target);
+      while (!stopped) {
+        const seen = announced;
+        const check = await bounded("reading whether the entries are integrated", stepMs, waitingUpTo(db, target));
         status.size = check.size;
         if (!check.waiting) break;
-        // The integrator may have died: try for the lock now and then (hold() paces itself).
-        if (round % 10 === 9 && (await election?.hold()) === true) {
+        // The integrator may have died: try for the lock (hold() paces itself).
+        if ((await election?.hold()) === true) {
           idleWaiters.unshift(...covered);
           return;
         }
-        await sleep(100);
+        // Woken by the integrator's next batch; the poll covers a notice that never came.
+        if (announced === seen) await sleep(standbyPollMs);
       }
     }
     for (const resolve of covered) resolve();
@@ -234,8 +276,11 @@ export function startIntegrator(
         asked = false;
         // An idle poll with nobody waiting asks one cheap question (the pending index) instead of
         // running an empty batch transaction of five statements, five times a second.
-        const quiet: boolean = covered.length === 0 && !askedNow && status.state === "running" && lastWasIdle && !(await entriesWaiting(db));
-        outcome = quiet ? { kind: "idle", size: status.size } : await integrateOnce(db, key, { batchSize, cache, announce: election !== null });
+        const quiet: boolean =
+          covered.length === 0 && !askedNow && status.state === "running" && lastWasIdle && !(await bounded("reading whether entries wait", stepMs, entriesWaiting(db)));
+        outcome = quiet
+          ? { kind: "idle", size: status.size }
+          : await bounded("a ledger batch", stepMs, integrateOnce(db, key, { batchSize, cache, announce: election !== null }));
       } catch (error) {
         counters.integrationFailures += 1;
         counters.lastIntegrationError = error instanceof Error ? error.message.split("\n")[0] ?? "" : String(error);

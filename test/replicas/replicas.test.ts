@@ -14,6 +14,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../guest/support";
 import { CHECK_FALL, CHECK_INTERVAL_MS, startCluster, type Cluster } from "../support/cluster";
+import { within } from "../support/deadline";
 import { childEnv, LEASEHOLD_BIN, runCli, runProcess, startHub, tempDir } from "../support/hub-process";
 import { INITIALIZE, RPC_HEADERS } from "../mcp/support";
 
@@ -204,9 +205,9 @@ describe("three hub processes behind HAProxy on one PostgreSQL", () => {
     for (let i = 0; i < 6; i++) expect((await ping(cluster.url, token.secret, sessionId, 20 + i)).status).toBe(200);
     expect(hub.process.exitCode).toBeNull();
     heldRequest!.end(body.slice(10));
-    const answer = await held;
+    const answer = await within("the draining hub's answer to its held call", 30_000, held);
     expect(answer.status, answer.body).toBe(200);
-    expect(await exited).toBe(0);
+    expect(await within("the draining hub to exit", 45_000, exited), hub.output().slice(-3000)).toBe(0);
     expect(hub.output()).toContain("draining: /api/ready answers 503");
     // Put the replica back for the other cases (same port and data directory): HAProxy takes it in again.
     cluster.hubs[victim] = await startHub(cluster.hubEnv({ LEASEHOLD_PORT: String(hub.port), LEASEHOLD_DATA_DIR: hub.dataDir }));

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { executeRows, openPostgres, applyMigrations, type DatabaseHandle } from "../../db";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../../../test/support/databases";
-import { INTEGRATOR_ELECTION_KEY, startIntegrator, type RunningIntegrator } from "../integrate";
+import { INTEGRATOR_ELECTION_KEY, integrateOnce, startIntegrator, type RunningIntegrator } from "../integrate";
 import { leafIndexOf } from "../prove";
 import { appendTestEntry, memoryLogKey } from "./fixtures";
 
@@ -18,11 +18,11 @@ interface Replicas {
   close(): Promise<void>;
 }
 
-async function replicas(url: string, n: number, key: ReturnType<typeof memoryLogKey>): Promise<Replicas> {
+async function replicas(url: string, n: number, key: ReturnType<typeof memoryLogKey>, options: { standbyPollMs?: number } = {}): Promise<Replicas> {
   const handles: DatabaseHandle[] = [];
   for (let i = 0; i < n; i += 1) handles.push(await openPostgres(url, { max: 4 }));
   // As the hub starts it (server/hub/runtime.ts): the default poll, elected on its own handle.
-  const integrators = handles.map((h) => startIntegrator(h.db, key, { electOn: h }));
+  const integrators = handles.map((h) => startIntegrator(h.db, key, { electOn: h, ...options }));
   return {
     handles,
     integrators,
@@ -60,6 +60,37 @@ async function until(what: string, fn: () => Promise<boolean>, timeoutMs: number
     await new Promise((r) => setTimeout(r, 20));
   }
   return Date.now() - started;
+}
+
+/** The pid of the session holding the election lock, read through `h`; undefined when nobody holds it. */
+async function holderPid(h: DatabaseHandle): Promise<number | undefined> {
+  const [row] = await executeRows<{ pid: number }>(
+    h.db,
+    sql`select pid from pg_locks where locktype = 'advisory' and granted and ((classid::bigint << 32) | objid::bigint) = ${INTEGRATOR_ELECTION_KEY}`,
+  );
+  return row?.pid;
+}
+
+/** An entry appended through `h` once its pool answers again (its connections may have just been ended). */
+async function appendWhenBack(h: DatabaseHandle, tag: string): Promise<bigint> {
+  for (const until = Date.now() + 5_000; ; ) {
+    try {
+      return await appendTestEntry(h.db, tag);
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** Every entry once in the tree, under a checkpoint of its size. */
+async function expectWholeTree(h: DatabaseHandle): Promise<void> {
+  const [tree] = await executeRows<{ n: number; distinct_leaves: number; max_leaf: number; size: number }>(
+    h.db,
+    sql`select count(*)::int as n, count(distinct leaf_index)::int as distinct_leaves, max(leaf_index)::int as max_leaf,
+               (select max(tree_size)::int from ledger_checkpoints) as size from ledger_entries`,
+  );
+  expect(tree).toEqual({ n: tree!.size, distinct_leaves: tree!.size, max_leaf: tree!.size - 1, size: tree!.size });
 }
 
 describe("one integrator across hub processes [postgres]", () => {
@@ -128,14 +159,105 @@ describe("one integrator across hub processes [postgres]", () => {
       const others = r.integrators.filter((_, i) => i !== leader);
       expect(others.filter((i) => i.status().state === "running")).toHaveLength(1);
 
-      const [tree] = await executeRows<{ n: number; distinct_leaves: number; max_leaf: number; size: number }>(
-        r.handles[standby]!.db,
-        sql`select count(*)::int as n, count(distinct leaf_index)::int as distinct_leaves, max(leaf_index)::int as max_leaf,
-                   (select max(tree_size)::int from ledger_checkpoints) as size from ledger_entries`,
-      );
-      expect(tree).toEqual({ n: tree!.size, distinct_leaves: tree!.size, max_leaf: tree!.size - 1, size: tree!.size });
+      await expectWholeTree(r.handles[standby]!);
     } finally {
       await r.close();
+    }
+  }, 60_000);
+
+  it("the holder's session dies while its process lives: the lock is known lost and an entry appended after is integrated within 2 s by the same processes", async () => {
+    const r = await replicas(await scratch(), 3, memoryLogKey());
+    try {
+      await r.integrators[0]!.flush(15_000);
+      await until("an integrator elected", async () => r.integrators.filter((i) => i.status().state === "running").length === 1, 5_000);
+      const pid = await holderPid(r.handles[0]!);
+      expect(pid).toBeDefined();
+      await executeRows(r.handles[0]!.db, sql`select pg_terminate_backend(${pid!})`);
+      const orphan = await appendWhenBack(r.handles[1]!, "after the holder's session died");
+      const tookMs = await until("an entry integrated after the holder's session died", async () => (await leafIndexOf(r.handles[1]!.db, orphan)) !== null, 2_000);
+      console.log(`integrator: the holder's session ended, its process alive: an entry appended then was integrated ${tookMs} ms later`);
+      expect(await holderPid(r.handles[0]!)).not.toBe(pid);
+      await until("one process integrating again", async () => r.integrators.filter((i) => i.status().state === "running").length === 1, 2_000);
+      await expectWholeTree(r.handles[0]!);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+
+  it("every session of the database ends at once (as in a server restart): the same three processes integrate again within 3 s, every flush answered, one holder", async () => {
+    const url = await scratch();
+    const r = await replicas(url, 3, memoryLogKey());
+    const admin = await openPostgres(url, { max: 1 });
+    try {
+      await r.integrators[0]!.flush(15_000);
+      for (let round = 0; round < 3; round += 1) {
+        const ended = await executeRows<{ pid: number }>(
+          admin.db,
+          sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+        );
+        expect(ended.length).toBeGreaterThanOrEqual(3);
+        const began = Date.now();
+        const ids = await Promise.all(r.handles.map((h, i) => appendWhenBack(h, `round ${round} via ${i}`)));
+        // Each process's caller flushes: the holder runs the batch, the standbys hear of it.
+        await Promise.all(r.integrators.map((i) => i.flush(3_000)));
+        for (const id of ids) expect(await leafIndexOf(admin.db, id)).not.toBeNull();
+        console.log(`integrator: every session ended (round ${round}): all three processes' flushes answered ${Date.now() - began} ms later`);
+        expect(r.integrators.filter((i) => i.status().state === "running")).toHaveLength(1);
+      }
+      await expectWholeTree(admin);
+    } finally {
+      await admin.close();
+      await r.close();
+    }
+  }, 60_000);
+
+  it("a standby's flush is answered when the integrator announces its batch, without waiting for the standby's poll", async () => {
+    // A poll far beyond the test: only the announcement can answer in time.
+    const r = await replicas(await scratch(), 2, memoryLogKey(), { standbyPollMs: 60_000 });
+    try {
+      await r.integrators[0]!.flush(15_000);
+      await until("an integrator elected", async () => r.integrators.filter((i) => i.status().state === "running").length === 1, 5_000);
+      const standby = r.integrators.findIndex((i) => i.status().state === "standby");
+      for (let n = 0; n < 3; n += 1) {
+        const id = await appendTestEntry(r.handles[standby]!.db, `announced ${n}`);
+        const began = Date.now();
+        await r.integrators[standby]!.flush(2_000);
+        expect(await leafIndexOf(r.handles[standby]!.db, id)).not.toBeNull();
+        console.log(`integrator: a standby's flush answered ${Date.now() - began} ms after it asked (standby poll 60 s)`);
+      }
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+
+  it("a standby whose notices never come (a batch not announced) still answers its flush from its fallback poll within about a second", async () => {
+    const url = await scratch();
+    const key = memoryLogKey();
+    const holder = await openPostgres(url, { max: 2 });
+    const standbyHandle = await openPostgres(url, { max: 4 });
+    // This test holds the election lock itself and integrates without announcing: no notice is ever sent.
+    if (holder.driver.kind !== "postgres") throw new Error("expected PostgreSQL");
+    const lock = await holder.driver.client.reserve();
+    const standby = startIntegrator(standbyHandle.db, key, { electOn: standbyHandle, standbyPollMs: 1_000 });
+    try {
+      const [won] = await lock<{ locked: boolean }[]>`select pg_try_advisory_lock(${INTEGRATOR_ELECTION_KEY}) as locked`;
+      expect(won?.locked).toBe(true);
+      await integrateOnce(holder.db, key);
+      await until("the standby standing by", async () => standby.status().state === "standby", 5_000);
+      const id = await appendTestEntry(standbyHandle.db, "never announced");
+      const flushed = standby.flush(5_000).then(() => Date.now());
+      await new Promise((r) => setTimeout(r, 200));
+      const integratedAt = Date.now();
+      expect(await integrateOnce(holder.db, key, { announce: false })).toMatchObject({ kind: "integrated" });
+      const answeredMs = (await flushed) - integratedAt;
+      console.log(`integrator: a standby's flush with no notice answered ${answeredMs} ms after the batch (fallback poll 1 s)`);
+      expect(await leafIndexOf(standbyHandle.db, id)).not.toBeNull();
+      expect(answeredMs).toBeLessThanOrEqual(2_000);
+    } finally {
+      await standby.stop();
+      lock.release();
+      await standbyHandle.close();
+      await holder.close();
     }
   }, 60_000);
 });
