@@ -26,7 +26,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, runProcess, startHub, type RunningHub } from "../support/hub-process";
+import { ROOT, runInRunningHub, runProcess, startHub, type RunningHub } from "../support/hub-process";
 
 const MiB = 1024 * 1024;
 
@@ -38,7 +38,7 @@ const SESSION_CAP = 4;
 
 beforeAll(async () => {
   hub = await startHub({ LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_SESSIONS_PER_TOKEN: String(SESSION_CAP) });
-  const made = await runCli(["token", "create", "--name", "http-test", "--expires", "1d"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+  const made = await runInRunningHub(hub.dataDir, ["token", "create", "--name", "http-test", "--expires", "1d"]);
   const secret = made.stdout.split("\n").find((line) => line.startsWith("lh_"));
   if (made.code !== 0 || secret === undefined) throw new Error(`token create failed: ${made.stderr}`);
   token = secret;

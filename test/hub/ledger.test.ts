@@ -1,6 +1,8 @@
 /**
  * The ledger through the hub, as users reach it: the CLI (`ledger key`,
- * `export`, `verify` — including a tampered and a truncated export), the
+ * `export`, `ledger checkpoint`, `verify` — including a tampered and a
+ * truncated export; witnesses are registered, for set-up, with the CLI's
+ * command run inside the hub through its control socket), the
  * public HTTP routes, a witness submitting a cosignature over HTTP, and the
  * hub's own local guest witnessing an idle log without making it grow.
  */
@@ -11,7 +13,7 @@ import { WITNESS_INTERVAL_MS } from "../../agent-guest/daemon/witness";
 import { decodeBase64Strict } from "../../server/trust/ledger/base64";
 import { generateSignerKey, SIGNATURE_TYPE } from "../../server/trust/ledger/note";
 import { initialWitnessState, witnessCosign } from "../../server/trust/ledger/witness";
-import { fullHealth, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { fullHealth, runCli, runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
 
 /** The idle window: four of the guest's witness rounds, each of which would append if cosigning grew the log. */
 const IDLE_WINDOW_MS = 4 * WITNESS_INTERVAL_MS;
@@ -19,7 +21,11 @@ const IDLE_WINDOW_MS = 4 * WITNESS_INTERVAL_MS;
 let hub: RunningHub;
 beforeAll(async () => {
   hub = await startHub();
-});
+  // Start-up goes on after the hub answers: its first admin and token, the local guest's enrolment and
+  // witness key are sealed entries. Once the guest cosigns, they are in; a case that needs the log to
+  // stand still between two reads is not overtaken by them.
+  await waitForGuestCosignature(1);
+}, 120_000);
 afterAll(async () => {
   await hub?.stop();
 });
@@ -116,7 +122,7 @@ describe("the ledger through a running hub", () => {
   it("a new checkpoint is cosigned by the guest within seconds of the append that made it", async () => {
     const start = sizeOf(await settledCheckpoint());
     // Any sealed step appends; registering a witness is one a test can make.
-    const added = await runCli(["ledger", "witness", "add", generateSignerKey("witness.test/append", SIGNATURE_TYPE.cosignatureV1).verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    const added = await runInRunningHub(hub.dataDir, ["ledger", "witness", "add", generateSignerKey("witness.test/append", SIGNATURE_TYPE.cosignatureV1).verifier]);
     expect(added.code, added.stderr).toBe(0);
     const appendedAt = Date.now();
     const cosigned = await waitForGuestCosignature(start + 1);
@@ -128,7 +134,7 @@ describe("the ledger through a running hub", () => {
     // A witness of this case's own cosigns one checkpoint, then the log grows past it (another sealed
     // registration): at least two checkpoints to cut between, and a final one this witness did not cosign.
     const lagging = await registerAndCosign("witness.test/lagging");
-    const grown = await runCli(["ledger", "witness", "add", generateSignerKey("witness.test/growth", SIGNATURE_TYPE.cosignatureV1).verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    const grown = await runInRunningHub(hub.dataDir, ["ledger", "witness", "add", generateSignerKey("witness.test/growth", SIGNATURE_TYPE.cosignatureV1).verifier]);
     expect(grown.code, grown.stderr).toBe(0);
     const dir = tempDir();
     const logKey = lagging.logKey;
@@ -160,7 +166,7 @@ describe("the ledger through a running hub", () => {
     expect(whole.stdout).toMatch(/consistent with the supplied checkpoint \(size \d+/);
 
     // The guest's witness key (registered at enrolment) cosigned the final checkpoint; the lagging witness did not.
-    const witnesses = await runCli(["ledger", "witness", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+    const witnesses = await runInRunningHub(hub.dataDir, ["ledger", "witness", "list"]);
     const guestKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.includes("/leasehold-guest/"))!;
     const laggingKey = witnesses.stdout.split("\n").map((l) => l.split(/\s+/)[2] ?? "").find((k) => k.startsWith("witness.test/lagging+"))!;
     expect(laggingKey).toBe(lagging.witness.verifier);
@@ -210,7 +216,7 @@ describe("the ledger through a running hub", () => {
  */
 async function registerAndCosign(name: string) {
   const witness = generateSignerKey(name, SIGNATURE_TYPE.cosignatureV1);
-  const added = await runCli(["ledger", "witness", "add", witness.verifier], { LEASEHOLD_DATA_DIR: hub.dataDir });
+  const added = await runInRunningHub(hub.dataDir, ["ledger", "witness", "add", witness.verifier]);
   expect(added.code, added.stderr).toBe(0);
   expect(added.stdout).toContain("registered");
   const note = await settledCheckpoint();
@@ -249,7 +255,7 @@ async function waitForGuestCosignature(minSize: number): Promise<{ size: number;
 /** The number of entries an export made now holds (every integrated entry). */
 async function exportedEntries(): Promise<number> {
   const dir = tempDir();
-  const out = await runCli(["export", "--out", "count.export"], { LEASEHOLD_DATA_DIR: hub.dataDir }, 60_000, dir);
+  const out = await runInRunningHub(hub.dataDir, ["export", "--out", "count.export"], dir);
   if (out.code !== 0) throw new Error(out.stderr);
   const end = JSON.parse(fs.readFileSync(path.join(dir, "count.export"), "utf8").trimEnd().split("\n").at(-1)!) as { entries: number };
   return end.entries;

@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { runCli, runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { waitFor } from "../guest/support";
 import { freePort } from "../../tools/lib/postgres.mjs";
 
@@ -52,7 +52,7 @@ describe("the data directory is private", () => {
     const hub = await startHub({ LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_LOCAL_GUEST: "0" });
     hubs.push(hub);
     // A token makes the hub write to the database (PGlite creates and extends its files).
-    expect((await runCli(["token", "create", "--name", "private", "--expires", "1d"], { LEASEHOLD_DATA_DIR: dataDir })).code).toBe(0);
+    expect((await runInRunningHub(dataDir, ["token", "create", "--name", "private", "--expires", "1d"])).code).toBe(0);
     expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
     expect(countFiles(path.join(dataDir, "pg"))).toBeGreaterThan(100);
     expect(exposed(dataDir)).toEqual([]);
@@ -97,7 +97,7 @@ describe("the local guest's enrolment code", () => {
     expect(argv.join(" ")).not.toMatch(/lhe_/);
     expect(fs.readFileSync(`/proc/${guestPid}/environ`, "utf8")).not.toMatch(/lhe_/);
     const listing = await waitFor("local online", async () => {
-      const r = await runCli(["host", "list"], { LEASEHOLD_DATA_DIR: hub.dataDir });
+      const r = await runInRunningHub(hub.dataDir, ["host", "list"]);
       return /local {2}online/.test(r.stdout) ? r.stdout : undefined;
     }, 60_000, 500);
     expect(listing).toMatch(/^local {2}online/m);

@@ -9,7 +9,8 @@
  * guest's health report would. Jobs are therefore dispatched and never
  * completed, so a call answers with the honest dispatched state after its
  * wait budget. With PGlite the hub owns the database: the test writes rows
- * while the hub is stopped, and approves / denies through the CLI.
+ * while the hub is stopped, and approves / denies with the CLI's commands run
+ * inside the hub (its control socket).
  */
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -23,9 +24,9 @@ import { createCapabilityRegistry } from "../../server/capabilities";
 import { KERNEL_FEATURES } from "../../server/trust/kernel-requirements";
 import { openPglite, openPostgres, type Database, type DatabaseHandle, type DatabaseKind } from "../../server/db";
 import { adminUsers, approvals, hosts } from "../../server/db/schema";
-import { hubDatabaseFor, testPostgresUrl } from "../support/databases";
-import { runCli, startHub, type RunningHub } from "../support/hub-process";
-import { cliEnv, connectClient, createTokenViaCli, FULL_TOOLS, rawPost, READ_ONLY_TOOLS, type HubAddress } from "./support";
+import { hubDatabaseFor, seedPgliteDataDir, testPostgresUrl } from "../support/databases";
+import { runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { connectClient, createTokenViaCli, FULL_TOOLS, rawPost, READ_ONLY_TOOLS, type HubAddress } from "./support";
 
 /** A held call waits this long for a decision, then as long again (at least 5 s) for the host's result. */
 const APPROVAL_WAIT_S = 3;
@@ -107,11 +108,11 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
           if (found) return found.id;
         } else if (actionId !== undefined) {
           // `approvals show` takes the action id and prints the approval id first.
-          const shown = await runCli(["approvals", "show", actionId], cliEnv(address));
+          const shown = await runInRunningHub(address.dataDir, ["approvals", "show", actionId]);
           const id = /^([0-9a-f-]{36})/.exec(shown.stdout.trim())?.[1];
           if (shown.code === 0 && id !== undefined) return id;
         } else {
-          const listed = await runCli(["approvals", "list"], cliEnv(address));
+          const listed = await runInRunningHub(address.dataDir, ["approvals", "list"]);
           const line = listed.stdout.split("\n").find((l) => l.includes(` on ${host} `));
           if (line) return line.split(/\s+/)[0] as string;
         }
@@ -127,7 +128,7 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
         else await deny(pg.db, approvalId, admin!, reason ?? "no");
         return;
       }
-      const result = await runCli(["approvals", verdict, approvalId, "--as", ADMIN, ...(reason === undefined ? [] : ["--reason", reason])], cliEnv(address));
+      const result = await runInRunningHub(address.dataDir, ["approvals", verdict, approvalId, "--as", ADMIN, ...(reason === undefined ? [] : ["--reason", reason])]);
       if (result.code !== 0) throw new Error(`approvals ${verdict} failed: ${result.stderr}${result.stdout}`);
     }
 
@@ -151,9 +152,22 @@ export function defineMcpActionSuite(kind: DatabaseKind): void {
       const databaseUrl = database.url;
       drop = database.drop;
       env = { DATABASE_URL: databaseUrl, LEASEHOLD_LOCAL_GUEST: "0", LEASEHOLD_MCP_APPROVAL_WAIT_S: String(APPROVAL_WAIT_S), LEASEHOLD_MCP_RATE_PER_MINUTE: "1000000" };
-      hub = await startHub(env);
-      if (databaseUrl !== undefined) pg = await openPostgres(databaseUrl, { max: 4 });
-      await editDatabase(seed);
+      if (databaseUrl !== undefined) {
+        hub = await startHub(env);
+        pg = await openPostgres(databaseUrl, { max: 4 });
+        await seed(pg.db);
+      } else {
+        // PGlite: the rows are written into the data directory before the hub's first start, which saves a restart.
+        const dataDir = path.join(tempDir(), "data");
+        await seedPgliteDataDir(dataDir);
+        const handle = await openPglite(path.join(dataDir, "pg"));
+        try {
+          await seed(handle.db);
+        } finally {
+          await handle.close();
+        }
+        hub = await startHub({ ...env, LEASEHOLD_DATA_DIR: dataDir });
+      }
       address = { url: hub.url, port: hub.port, dataDir: hub.dataDir, ...(databaseUrl === undefined ? {} : { databaseUrl }) };
       const created = await Promise.all([
         createTokenViaCli(address, ["--name", "full", "--expires", "1d"]),

@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHub, type RunningHub } from "../support/hub-process";
+import { runInRunningHub, startHub, type RunningHub } from "../support/hub-process";
 import { waitFor } from "../guest/support";
 import { connectClient, createTokenViaCli } from "./support";
 
@@ -20,7 +20,7 @@ describe("MCP session cap: the least recently used idle session makes room [pgli
   const open: Client[] = [];
 
   beforeAll(async () => {
-    // Held calls wait 20 s for a decision: long enough to be in flight while the cap is hit.
+    // Held calls wait 20 s for a decision: long enough to be in flight while the cap is hit (the test decides sooner).
     // The rate limit is raised so that opening 34 sessions in a row tests the session cap alone.
     hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "20", LEASEHOLD_MCP_RATE_PER_MINUTE: "20000" });
   }, 90_000);
@@ -79,21 +79,26 @@ describe("MCP session cap: the least recently used idle session makes room [pgli
     );
     // Session 1 is now the least recently used; session 0 becomes busy with a held call.
     for (const c of clients.slice(2)) expect(await alive(c)).toBe(true);
-    let held!: () => void;
-    const heldSeen = new Promise<void>((resolve) => (held = resolve));
+    let held!: (approvalId: string) => void;
+    const heldSeen = new Promise<string>((resolve) => (held = resolve));
     const call = busy.callTool({ name: "run_command", arguments: { host: "local", command: "touch busy-marker" } }, CallToolResultSchema, {
       timeout: 60_000,
       onprogress: (p) => {
-        if (/held for a person's approval/.test(p.message ?? "")) held();
+        const url = (p as { _meta?: Record<string, unknown> })._meta?.["leasehold/approval_url"];
+        const approvalId = typeof url === "string" ? /\/approvals#([0-9a-f-]{36})$/.exec(url)?.[1] : undefined;
+        if (/held for a person's approval/.test(p.message ?? "") && approvalId !== undefined) held(approvalId);
       },
     });
-    await heldSeen;
+    const approvalId = await heldSeen;
     // Two new sessions: the first takes session 1's slot; the second would take session 0's if busy ones counted as idle.
     const { client: extraA } = await connectClient(hub.url, secret);
     const { client: extraB } = await connectClient(hub.url, secret);
     open.push(extraA, extraB);
+    // The held call ends on a decision (rather than at the end of its wait): its answer reaches the busy session.
+    const denied = await runInRunningHub(hub.dataDir, ["approvals", "deny", approvalId, "--as", "admin", "--reason", "session cap test over"]);
+    expect(denied.code, denied.stderr).toBe(0);
     const answer = (await call) as CallToolResult;
-    expect((answer.structuredContent as { code?: string }).code, JSON.stringify(answer.structuredContent)).toBe("APPROVAL_PENDING");
+    expect(answer.structuredContent, JSON.stringify(answer.structuredContent)).toMatchObject({ code: "APPROVAL_DENIED", message: expect.stringContaining("session cap test over") });
     expect(await alive(busy)).toBe(true);
     expect(await alive(clients[1]!)).toBe(false);
     expect(await alive(clients[2]!)).toBe(false);

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { runCli } from "../support/hub-process";
+import { runInRunningHub } from "../support/hub-process";
 
 /** Env that points the CLI at a running hub (PGlite: through its control socket). */
 export interface HubAddress {
@@ -17,9 +17,9 @@ export function cliEnv(hub: HubAddress): Record<string, string | undefined> {
   return { LEASEHOLD_DATA_DIR: hub.dataDir, LEASEHOLD_PORT: String(hub.port), DATABASE_URL: hub.databaseUrl };
 }
 
-/** `leasehold token create …`; returns the id and the secret it printed once. */
+/** `leasehold token create …`, run inside the hub (its control socket); returns the id and the secret it printed once. */
 export async function createTokenViaCli(hub: HubAddress, args: string[]): Promise<{ id: string; secret: string }> {
-  const result = await runCli(["token", "create", ...args], cliEnv(hub));
+  const result = await runInRunningHub(hub.dataDir, ["token", "create", ...args]);
   if (result.code !== 0) throw new Error(`token create failed (${result.code}): ${result.stderr}${result.stdout}`);
   const secret = result.stdout.split("\n").find((line) => line.startsWith("lh_"));
   const id = /token ([0-9a-f-]{36}) /.exec(result.stdout)?.[1];

@@ -11,7 +11,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, startHub, type RunningHub } from "../support/hub-process";
+import { runCli, runInRunningHub, startHub, type RunningHub } from "../support/hub-process";
 import { waitFor } from "../guest/support";
 import { connectClient, createTokenViaCli } from "./support";
 
@@ -31,7 +31,7 @@ describe("MCP Tasks on a real hub [pglite]", () => {
 
   const call = async (c: Client, name: string, args: Record<string, unknown>) => structured(await c.callTool({ name, arguments: args }, CallToolResultSchema, { timeout: 60_000 }));
   const decide = async (verdict: "approve" | "deny", approvalId: string, reason?: string) => {
-    const result = await runCli(["approvals", verdict, approvalId, "--as", "ops", ...(reason === undefined ? [] : ["--reason", reason])], env());
+    const result = await runInRunningHub(hub.dataDir, ["approvals", verdict, approvalId, "--as", "ops", ...(reason === undefined ? [] : ["--reason", reason])]);
     expect(result.code, result.stderr + result.stdout).toBe(0);
   };
   /** Starts a task and returns its id; the first status is `working`, as the spec requires. */
@@ -66,7 +66,7 @@ describe("MCP Tasks on a real hub [pglite]", () => {
     otherSecret = second.secret;
     ({ client } = await connectClient(hub.url, secret));
     ({ client: other } = await connectClient(hub.url, second.secret));
-    const admin = await runCli(["admin", "create", "--name", "ops"], env());
+    const admin = await runInRunningHub(hub.dataDir, ["admin", "create", "--name", "ops"]);
     expect(admin.code, admin.stderr).toBe(0);
     await waitFor("host local online", async () => {
       const listing = (await call(client, "hosts_list", {})) as { hosts?: Array<{ name: string; online: boolean }> };

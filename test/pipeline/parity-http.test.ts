@@ -27,7 +27,7 @@ import { decodeBase64Strict } from "../../server/trust/ledger/base64";
 import { decodeEntry, type LedgerEntry } from "../../server/ledger/entry";
 import type { AppRouter } from "../../server/trpc";
 import { waitFor } from "../guest/support";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { runCli, runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { cliEnv, connectClient, createTokenViaCli, type HubAddress } from "../mcp/support";
 
 const ADMIN = "parity-admin";
@@ -118,7 +118,7 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     // An owner made the way a person makes one (the CLI prints a one-time password), signed in the
     // way the sign-in page does it (tRPC auth.signIn from the hub's own origin; the session comes back
     // as a cookie), and the one-time password replaced, as the hub insists before anything else.
-    const made = await runCli(["admin", "create", "--name", ADMIN, "--role", "owner"], cliEnv(address));
+    const made = await runInRunningHub(hub.dataDir, ["admin", "create", "--name", ADMIN, "--role", "owner"]);
     expect(made.code, made.stderr).toBe(0);
     const oneTime = /^password: (\S+)$/m.exec(made.stdout)?.[1];
     expect(oneTime, made.stdout).toBeDefined();
@@ -177,7 +177,7 @@ describe("channel parity over HTTP: MCP (SDK client, lh_ token) vs tRPC console.
     try {
       return await waitFor("every action's evidence/1 in the exported ledger", async () => {
         const out = path.join(dir, `ledger-${Date.now()}.jsonl`);
-        const exported = await runCli(["export", "--out", out], cliEnv(address));
+        const exported = await runInRunningHub(hub.dataDir, ["export", "--out", out]);
         if (exported.code !== 0) throw new Error(`export failed: ${exported.stderr}`);
         const byAction = new Map<string, LedgerEntry[]>(actionIds.map((id) => [id, []]));
         for (const line of fs.readFileSync(out, "utf8").split("\n")) {

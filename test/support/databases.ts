@@ -49,6 +49,49 @@ async function migratedPgliteTemplate(): Promise<Blob> {
   return pgliteTemplate;
 }
 
+let pgliteDataDirTemplate: Promise<string> | undefined;
+
+/**
+ * The same migrated PGlite as a data directory, for hubs under test: built
+ * once per set of migrations (from the dump above) into TEMPLATE_CACHE and
+ * copied into a hub's data directory (seedPgliteDataDir), so the hub opens
+ * an existing database instead of paying for PGlite's initdb and every
+ * migration — seconds of CPU per hub. Built aside and renamed: another
+ * process never copies half a directory.
+ */
+async function migratedPgliteDataDir(): Promise<string> {
+  pgliteDataDirTemplate ??= (async () => {
+    const dir = path.join(TEMPLATE_CACHE, `pglite-dir-${migrationsHash()}`);
+    if (fs.existsSync(dir)) return dir;
+    fs.mkdirSync(TEMPLATE_CACHE, { recursive: true });
+    const partial = `${dir}.${process.pid}.partial`;
+    fs.rmSync(partial, { recursive: true, force: true });
+    const handle = await openPglite(partial, { loadDataDir: await migratedPgliteTemplate() });
+    await handle.close();
+    try {
+      fs.renameSync(partial, dir);
+    } catch (error) {
+      // Another process renamed its own copy into place first: use that one.
+      fs.rmSync(partial, { recursive: true, force: true });
+      if (!fs.existsSync(dir)) throw error;
+    }
+    return dir;
+  })();
+  return pgliteDataDirTemplate;
+}
+
+/**
+ * Lays a migrated PGlite database into `dataDir/pg` (creating `dataDir`,
+ * 0700): a hub started on it finds every migration applied and starts as on
+ * any later start of an existing data directory — its first admin, token
+ * and keys are still made then, since the template holds none.
+ */
+export async function seedPgliteDataDir(dataDir: string): Promise<void> {
+  const template = await migratedPgliteDataDir();
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.cpSync(template, path.join(dataDir, "pg"), { recursive: true });
+}
+
 /** A digest of every migration file (names and bytes) and of the PGlite version: a changed or added migration, or another PGlite, makes a new template. */
 function migrationsHash(): string {
   const folder = migrationsFolder();
@@ -68,12 +111,15 @@ export function testPostgresUrl(): string | undefined {
 
 /**
  * The database a real hub under test uses: for "postgres" a scratch database
- * on the test server (its URL for DATABASE_URL, and how to drop it); for
- * "pglite" none — the hub opens its embedded one in its data directory.
+ * on the test server, cloned from the migrated template (its URL for
+ * DATABASE_URL, and how to drop it); for "pglite" none — the hub opens its
+ * embedded one in its data directory (startHub lays the migrated template
+ * there). test/hub/start.test.ts starts hubs on empty databases of both
+ * kinds, which they migrate themselves.
  */
 export async function hubDatabaseFor(kind: DatabaseKind): Promise<{ url: string | undefined; drop: (() => Promise<void>) | undefined }> {
   if (kind === "pglite") return { url: undefined, drop: undefined };
-  const scratch = await createScratchPostgresDatabase();
+  const scratch = await createScratchPostgresDatabase({ migrated: true });
   return { url: scratch.url, drop: scratch.drop };
 }
 

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { runInHub } from "../../server/hub/control-socket";
 import { freePort } from "../../tools/lib/postgres.mjs";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -55,6 +56,19 @@ export function runProcess(
   });
 }
 
+/**
+ * Runs `leasehold <argv>` inside the running hub on `dataDir`, through its
+ * control socket — what the CLI does itself while a hub holds the data
+ * directory — without starting a CLI process (a second of CPU each). For a
+ * test's set-up (tokens, admins); a test of the CLI itself uses runCli.
+ */
+export async function runInRunningHub(dataDir: string, argv: string[], cwd = ROOT): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runInHub(dataDir, { argv, env: {}, cwd }, { out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) });
+  return { code, stdout, stderr };
+}
+
 export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000, cwd = ROOT): Promise<CliResult> {
   return runProcess(process.execPath, [LEASEHOLD_BIN, ...args], { env: childEnv(env), cwd, timeoutMs, label: `leasehold ${args.join(" ")}` });
 }
@@ -97,11 +111,22 @@ export function requireWebBuild(): void {
 /**
  * Starts `leasehold start` on a free port and waits until /api/health
  * answers. The hub dies with this process (dyingWithParent).
+ *
+ * A data directory made here (no LEASEHOLD_DATA_DIR given) for a hub on
+ * PGlite (no DATABASE_URL) starts with a migrated database copied in
+ * (support/databases.ts). A data directory the caller names is used as the
+ * caller left it: a test of the first start, which creates and migrates the
+ * database, names one.
  */
 export async function startHub(env: Record<string, string | undefined> = {}, timeoutMs = 90_000, options: { wrap?: readonly string[] } = {}): Promise<RunningHub> {
   requireWebBuild();
   const port = Number(env.LEASEHOLD_PORT ?? (await freePort()));
   const dataDir = env.LEASEHOLD_DATA_DIR ?? path.join(tempDir(), "data");
+  if (env.LEASEHOLD_DATA_DIR === undefined && env.DATABASE_URL === undefined) {
+    // Imported here: the database modules are heavy, and most users of this file start no PGlite hub.
+    const { seedPgliteDataDir } = await import("./databases");
+    await seedPgliteDataDir(dataDir);
+  }
   // `wrap`: a command that execs the hub as its last arguments (same pid), e.g. unshare for a mount namespace of the test's own.
   // LEASEHOLD_BENCH_CPU_PROF=<dir>: the hub writes a V8 CPU profile there when it stops (for benches; node refuses --cpu-prof in NODE_OPTIONS).
   const profile = process.env.LEASEHOLD_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.LEASEHOLD_BENCH_CPU_PROF}`] : [];
@@ -121,8 +146,9 @@ export async function startHub(env: Record<string, string | undefined> = {}, tim
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hub exited with ${child.exitCode} before answering:\n${out}`);
     try {
+      // The ready line follows the control socket's start: runInRunningHub may be used from here on.
       const res = await fetch(`${url}/api/health`);
-      if (res.ok) break;
+      if (res.ok && out.includes(" — hub ready in ")) break;
     } catch {
       // not listening yet
     }
