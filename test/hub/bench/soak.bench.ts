@@ -184,6 +184,7 @@ try {
       const kinds = ["auto", "approve", "deny", "refused"] as const;
       const tally = new Map<string, number>();
       const acknowledged: Array<{ id: string; kind: string }> = [];
+      const notRunIds: string[] = [];
       const latencies: number[] = [];
       let seq = 0;
       let kills = 0;
@@ -215,7 +216,15 @@ try {
                   : ["run_command", { host: hostName, command: `echo ${marker} >> soak.log` }];
             const answer: McpAnswer = await mcpTool(c.url, token, session, call[0], call[1], 60_000);
             latencies.push(answer.ms);
-            const what = outcome(answer);
+            let what = outcome(answer);
+            if (what === "HOST_UNAVAILABLE") {
+              // Two answers share this code: a job no guest claimed (retryable: nothing ran, checked below to have no
+              // evidence) and a job whose host stopped answering while it held it (not retryable: unknown, a failure here).
+              const body = structured<{ retryable?: boolean; action_id?: string }>(answer);
+              const notRun = body.retryable === true;
+              what = notRun ? "HOST_UNAVAILABLE nothing ran" : "HOST_UNAVAILABLE unknown";
+              if (notRun && body.action_id !== undefined) notRunIds.push(body.action_id);
+            }
             tally.set(`${kind} ${what}`, (tally.get(`${kind} ${what}`) ?? 0) + 1);
             if (what === "ok") {
               const body = structured<{ action_id?: string; status?: string }>(answer);
@@ -238,7 +247,8 @@ try {
         const kind = k.slice(0, space);
         const what = k.slice(space + 1);
         // A write waits for the host while another holds it: HOST_BUSY (retryable) is the hub's answer, not a failure.
-        const expected = kind === "refused" ? ["NOT_FOUND"] : kind === "deny" ? ["APPROVAL_DENIED", "HOST_BUSY"] : kind === "approve" ? ["ok", "HOST_BUSY"] : ["ok"];
+        // A job no guest claimed in time (the guest's poll was on a killed process, or starved) is not run and says so: retryable.
+        const expected = kind === "refused" ? ["NOT_FOUND"] : kind === "deny" ? ["APPROVAL_DENIED", "HOST_BUSY"] : kind === "approve" ? ["ok", "HOST_BUSY", "HOST_UNAVAILABLE nothing ran"] : ["ok", "HOST_UNAVAILABLE nothing ran"];
         // A call whose process was killed under it has no answer (the client's socket closed) or the balancer's 502/503.
         return !expected.includes(what) && !what.startsWith("no answer") && what !== "http 503" && what !== "http 502";
       });
@@ -257,6 +267,15 @@ try {
       if (lost.length > 0) failures.push(`${lost.length} acknowledged actions lost: ${lost.slice(0, 5).join(", ")}`);
       if ((twice?.n ?? 1) !== 0) failures.push(`${twice?.n} actions ran more than once`);
       if (badRows.length > 0) failures.push(`${badRows.length} acknowledged actions without exactly one job and one evidence row`);
+
+      // "Nothing ran" is a promise: no evidence and no job that a guest claimed.
+      if (notRunIds.length > 0) {
+        const ran = await sql<{ id: string }[]>`
+          select a.id from actions a where a.id = any(${notRunIds}::uuid[])
+            and (exists (select 1 from evidence e where e.action_id = a.id) or exists (select 1 from jobs j where j.action_id = a.id and j.claimed_at is not null))`;
+        log(`phase mixed: ${notRunIds.length} answered HOST_UNAVAILABLE "nothing ran"; of those with evidence or a claimed job: ${ran.length}`);
+        if (ran.length > 0) failures.push(`${ran.length} actions answered "nothing ran" had run: ${ran.slice(0, 5).map((r) => r.id).join(", ")}`);
+      }
 
       // The ledger verifies from entry 0.
       await handle.close();
