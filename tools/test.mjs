@@ -3,11 +3,11 @@
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
 // type-checks, lints, runs unit and database tests against PGlite AND a
 // throwaway PostgreSQL server and the browser tests, and ends with one
-// summary line. vitest runs three times (test/README.md, "Groups"): the
-// shared and parallel groups (two workers); then the serial group (one file
-// at a time) side by side with Playwright (one worker), each line of those
-// two prefixed with its runner; then the alone group, with the machine to
-// itself. vitest runs in shuffled order (vitest.config.ts) with a seed
+// summary line. vitest runs three times (test/README.md, "How the suite
+// runs"): the shared and parallel groups (two workers); then the serial
+// group (one file at a time) side by side with Playwright (one worker),
+// each line of those two prefixed with its runner; then the alone group,
+// with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
 // The summary lists the ten slowest test files of both runners and fails the
 // run when a test was skipped for a reason tools/lib/skip-allowlist.mjs does
@@ -172,7 +172,7 @@ try {
   await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
 
   // The serial group beside the browser tests: each takes about one core.
-  // Neither counts or sweeps what the other holds (test/README.md, "Groups").
+  // Neither counts or sweeps what the other holds (test/README.md, "How the suite runs").
   await Promise.all([
     step("kernel-resource tests (vitest serial, beside playwright)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
     step("browser tests (playwright, Debian chromium, beside vitest serial)", async () => {
