@@ -2,7 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { givenSeed } from "./tools/lib/test-seed.mjs";
-import { serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
+import { aloneFiles, serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
 
 /**
  * Shuffled order, always: test files and the cases inside each file run in
@@ -16,20 +16,23 @@ import { serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/
 const seed = givenSeed();
 
 /**
- * Three groups (tools/lib/test-groups.mjs says which file is in which, and
+ * Four groups (tools/lib/test-groups.mjs says which file is in which, and
  * test/README.md why): "shared" and "parallel" run side by side, two files
  * at a time; then "serial" runs the files that take kernel resources
- * (sandboxes, guests, volumes, namespaces, VMs) one at a time. A "parallel"
- * or "serial" file gets a fresh process; "shared" files — those that start
- * nothing — run one after another in each worker's one process, loading
- * their modules once (tools/lib/shared-guard.mjs refuses a child process
- * there).
+ * (sandboxes, guests, volumes, namespaces, VMs) one at a time; then
+ * "alone" the few timed ones that need the machine to themselves. `npm
+ * test` runs them as three vitest runs (--project), the serial one beside
+ * the browser tests. A "parallel", "serial" or "alone" file gets a fresh
+ * process; "shared" files — those that start nothing — run one after
+ * another in each worker's one process, loading their modules once
+ * (tools/lib/shared-guard.mjs refuses a child process there).
  */
 // A `--sequence.*` option on the command line (tools/test.mjs passes the seed
 // that way) replaces each project's `sequence` whole, groupOrder included;
 // vitest still runs a single-worker project after the others then, so the
-// serial group runs last either way.
+// single-worker groups run last either way.
 const serial = serialGlobs(import.meta.dirname);
+const alone = aloneFiles();
 const shared = sharedFiles(import.meta.dirname);
 // One figure for both: vitest runs projects of one groupOrder together only when their maxWorkers agree.
 const PARALLEL_WORKERS = 2;
@@ -75,9 +78,19 @@ export default defineConfig({
         test: {
           name: "serial",
           include: serial,
-          exclude: TEST_EXCLUDE,
+          exclude: [...TEST_EXCLUDE, ...alone],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "alone",
+          include: alone,
+          exclude: TEST_EXCLUDE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

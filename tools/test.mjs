@@ -2,8 +2,12 @@
 // `npm test`: the whole suite from a fresh clone. Installs what the tests
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
 // type-checks, lints, runs unit and database tests against PGlite AND a
-// throwaway PostgreSQL server, then the browser tests, and ends with one
-// summary line. vitest runs in shuffled order (vitest.config.ts) with a seed
+// throwaway PostgreSQL server and the browser tests, and ends with one
+// summary line. vitest runs three times (test/README.md, "How the suite
+// runs"): the shared and parallel groups (two workers); then the serial
+// group (one file at a time) side by side with Playwright (one worker),
+// each line of those two prefixed with its runner; then the alone group,
+// with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
 // The summary lists the ten slowest test files of both runners and fails the
 // run when a test was skipped for a reason tools/lib/skip-allowlist.mjs does
@@ -67,6 +71,31 @@ function runBuffered(cmd, args) {
   });
 }
 
+/**
+ * Runs a command beside another, each line it prints prefixed with `tag`
+ * (a partial line waits for its end), so two runs' output stays readable
+ * interleaved; resolves true on exit status 0.
+ */
+function runTagged(tag, cmd, args, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const pass = (stream, out) => {
+      let pending = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (text) => {
+        const lines = (pending + text).split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) out.write(`${tag} ${line}\n`);
+      });
+      stream.on("end", () => { if (pending !== "") out.write(`${tag} ${pending}\n`); });
+    };
+    pass(child.stdout, process.stdout);
+    pass(child.stderr, process.stderr);
+    child.on("error", (error) => { console.error(`${tag} ${cmd}: ${error.message}`); resolve(false); });
+    child.on("close", (code) => resolve(code === 0));
+  });
+}
+
 /** Prints a buffered run's output; true when it succeeded. */
 function print(result) {
   process.stdout.write(result.output);
@@ -117,42 +146,56 @@ await step("start a PostgreSQL test server", async () => {
   console.log(`PostgreSQL test server at ${postgres.url} (${postgres.binDir})`);
 });
 
-try {
-  await step("unit and database tests (vitest: PGlite + PostgreSQL)", () => {
-    const out = path.join(cache, "vitest.json");
-    fs.rmSync(out, { force: true });
-    console.log(seedLine(seed));
-    const ok = run(bin("vitest"), ["run", `--sequence.seed=${seed}`, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`], {
-      // Database tests run on both; without this URL the PostgreSQL half fails.
-      TEST_POSTGRES_URL: postgres?.url ?? "",
-    });
-    if (!fs.existsSync(out)) return false;
-    const report = JSON.parse(fs.readFileSync(out, "utf8"));
-    totals.passed += report.numPassedTests;
-    totals.failed += report.numFailedTests + (report.numFailedTestSuites > 0 && report.numFailedTests === 0 ? report.numFailedTestSuites : 0);
-    totals.skipped += report.numPendingTests + report.numTodoTests;
-    readings.push(readVitestReport(report, root));
-    return ok;
-  });
+/**
+ * One vitest run of the given projects (vitest.config.ts), with the seed and
+ * a JSON report of its own read into the totals and the summary; `tag`
+ * prefixes its lines when it runs beside another runner.
+ */
+async function vitest(projects, report, tag) {
+  const out = path.join(cache, report);
+  fs.rmSync(out, { force: true });
+  const args = ["run", ...projects.flatMap((p) => ["--project", p]), `--sequence.seed=${seed}`, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`];
+  // Database tests run on both; without this URL the PostgreSQL half fails.
+  const env = { TEST_POSTGRES_URL: postgres?.url ?? "" };
+  const ok = tag === undefined ? run(bin("vitest"), args, env) : await runTagged(tag, bin("vitest"), args, env);
+  if (!fs.existsSync(out)) return false;
+  const parsed = JSON.parse(fs.readFileSync(out, "utf8"));
+  totals.passed += parsed.numPassedTests;
+  totals.failed += parsed.numFailedTests + (parsed.numFailedTestSuites > 0 && parsed.numFailedTests === 0 ? parsed.numFailedTestSuites : 0);
+  totals.skipped += parsed.numPendingTests + parsed.numTodoTests;
+  readings.push(readVitestReport(parsed, root));
+  return ok;
+}
 
-  await step("browser tests (playwright, Debian chromium)", () => {
-    if (!built) {
-      console.error("skipped: the build failed");
-      totals.failed += 1;
-      return false;
-    }
-    const out = path.join(cache, "playwright.json");
-    fs.rmSync(out, { force: true });
-    const ok = run(bin("playwright"), ["test", "--reporter=list,json"], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
-    if (!fs.existsSync(out)) return false;
-    const report = JSON.parse(fs.readFileSync(out, "utf8"));
-    const stats = report.stats;
-    readings.push(readPlaywrightReport(report, root));
-    totals.passed += stats.expected + stats.flaky;
-    totals.failed += stats.unexpected;
-    totals.skipped += stats.skipped;
-    return ok;
-  });
+try {
+  console.log(seedLine(seed));
+  await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
+
+  // The serial group beside the browser tests: each takes about one core.
+  // Neither counts or sweeps what the other holds (test/README.md, "How the suite runs").
+  await Promise.all([
+    step("kernel-resource tests (vitest serial, beside playwright)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
+    step("browser tests (playwright, Debian chromium, beside vitest serial)", async () => {
+      if (!built) {
+        console.error("skipped: the build failed");
+        totals.failed += 1;
+        return false;
+      }
+      const out = path.join(cache, "playwright.json");
+      fs.rmSync(out, { force: true });
+      const ok = await runTagged("[e2e]", bin("playwright"), ["test", "--reporter=list,json"], { PLAYWRIGHT_JSON_OUTPUT_NAME: out });
+      if (!fs.existsSync(out)) return false;
+      const report = JSON.parse(fs.readFileSync(out, "utf8"));
+      const stats = report.stats;
+      readings.push(readPlaywrightReport(report, root));
+      totals.passed += stats.expected + stats.flaky;
+      totals.failed += stats.unexpected;
+      totals.skipped += stats.skipped;
+      return ok;
+    }),
+  ]);
+
+  await step("timed tests with the machine to themselves (vitest alone)", () => vitest(["alone"], "vitest-alone.json"));
 } finally {
   postgres?.stop();
   cleanUpWorkspaces();

@@ -92,25 +92,33 @@ describe("sweepStaleLeases", () => {
   });
 
   it("a launch whose process was SIGKILLed mid-run leaves a lease that the next sweep removes", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(here, "fixtures", "launch-and-hang.ts"), wd], {
-      stdio: ["ignore", "pipe", "inherit"], cwd: join(here, "..", ".."),
-    });
-    let out = "";
-    child.stdout!.on("data", (b: Buffer) => { out += b.toString(); });
-    const prefix = await waitFor(() => (out.includes("\n") ? out.split("\n")[0] : undefined), 20_000);
-    expect(prefix).toMatch(/^lh\.\d+\.\d+\.\d+\.$/);
-    // Running: the workload sits in the lease's cgroups.
-    const lease = await waitFor(() => runningLease(prefix), 20_000);
-    const dirs = lease.dirs;
-    expect(dirs).toHaveLength(dirsPerLease);
-    child.kill("SIGKILL");
-    await exitOf(child);
-    expect(dirs.filter(existsSync)).toEqual(dirs); // the dead launch withdrew nothing
-    const r = sweepStaleLeases();
-    expect(r.failures).toEqual([]);
-    expect(r.removed).toBeGreaterThanOrEqual(1);
-    expect(dirs.filter(existsSync)).toEqual([]);
-  }, 40_000);
+    // The lease is stale for every process: a guest starting meanwhile (the
+    // browser tests' hub runs beside this file) may sweep it first. Then
+    // again with a fresh launch.
+    for (let attempt = 1; ; attempt++) {
+      const child = spawn(process.execPath, ["--import", "tsx", join(here, "fixtures", "launch-and-hang.ts"), wd], {
+        stdio: ["ignore", "pipe", "inherit"], cwd: join(here, "..", ".."),
+      });
+      let out = "";
+      child.stdout!.on("data", (b: Buffer) => { out += b.toString(); });
+      const prefix = await waitFor(() => (out.includes("\n") ? out.split("\n")[0] : undefined), 20_000);
+      expect(prefix).toMatch(/^lh\.\d+\.\d+\.\d+\.$/);
+      // Running: the workload sits in the lease's cgroups.
+      const lease = await waitFor(() => runningLease(prefix), 20_000);
+      const dirs = lease.dirs;
+      expect(dirs).toHaveLength(dirsPerLease);
+      child.kill("SIGKILL");
+      await exitOf(child);
+      const left = dirs.filter(existsSync);
+      const r = sweepStaleLeases();
+      if (attempt < 3 && (left.length !== dirs.length || r.removed === 0)) continue;
+      expect(left).toEqual(dirs); // the dead launch withdrew nothing
+      expect(r.failures).toEqual([]);
+      expect(r.removed).toBeGreaterThanOrEqual(1);
+      expect(dirs.filter(existsSync)).toEqual([]);
+      break;
+    }
+  }, 120_000);
 
   it("never touches a live launch of this process, a live owner's lease, or foreign names", async () => {
     const running = launch({ ...basePolicy(wd), argv: ["/bin/sh", "-c", "sleep 1; echo survived"] });

@@ -37,7 +37,6 @@ type Structured = Record<string, unknown> & {
 };
 
 const structured = (r: unknown): Structured => ((r as CallToolResult).structuredContent ?? {}) as Structured;
-const PORT = process.env.E2E_PORT ?? "8802";
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const layout = currentLayout();
 
@@ -111,7 +110,7 @@ describe("cancellation through a real MCP client → hub → local guest → san
   }
 
   beforeAll(async () => {
-    hub = await startHub({ LEASEHOLD_PORT: PORT, LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
+    hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
     runnerToken = await createToken(["--name", "runner", "--observe", "any"]);
     judgedToken = await createToken(["--name", "judged"]);
     ({ client: runner } = await connectClient(hub.url, runnerToken.secret));

@@ -40,8 +40,6 @@ type HostListing = { hosts?: Array<{ name: string; online: boolean; host_paths: 
 const structured = (r: unknown): Structured => ((r as CallToolResult).structuredContent ?? {}) as Structured;
 const sha256 = (file: string): string => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
-/** The `e2e` hub's port for this suite (each helper has its own). */
-const PORT = process.env.E2E_PORT ?? "8793";
 const ADMIN = "ops";
 
 describe("host paths through a real MCP client → hub → local guest [pglite]", () => {
@@ -83,7 +81,7 @@ describe("host paths through a real MCP client → hub → local guest [pglite]"
     };
     // The local guest writes its default ceiling only when none exists: this one lists the two labels.
     fs.writeFileSync(path.join(dataDir, "guest-ceiling.json"), `${JSON.stringify(ceiling, null, 2)}\n`, { mode: 0o600 });
-    hub = await startHub({ LEASEHOLD_PORT: PORT, LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_MCP_APPROVAL_WAIT_S: "0", LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" });
+    hub = await startHub({ LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_MCP_APPROVAL_WAIT_S: "0", LEASEHOLD_PASSKEY_APPROVAL_RISK: "critical" });
     const created = await runCli(["token", "create", "--expires", "1h", "--name", "deployer"], env());
     expect(created.code, created.stderr).toBe(0);
     ({ client } = await connectClient(hub.url, created.stdout.split("\n").find((line) => line.startsWith("lh_")) ?? ""));

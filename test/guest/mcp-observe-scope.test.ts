@@ -33,8 +33,6 @@ type Structured = Record<string, unknown> & {
 const structured = (r: unknown): Structured => ((r as CallToolResult).structuredContent ?? {}) as Structured;
 const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
-/** The `e2e` hub's port for this suite (each helper has its own). */
-const PORT = process.env.E2E_PORT ?? "8792";
 const ADMIN = "ops";
 
 describe("the observe scope through a real MCP client → hub → local guest [pglite]", () => {
@@ -63,7 +61,7 @@ describe("the observe scope through a real MCP client → hub → local guest [p
   };
 
   beforeAll(async () => {
-    hub = await startHub({ LEASEHOLD_PORT: PORT, LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
+    hub = await startHub({ LEASEHOLD_MCP_APPROVAL_WAIT_S: "0" });
     ({ client: observeClient } = await connectClient(hub.url, await createToken(["--name", "sandbox-first", "--observe", "any"])));
     ({ client: judgedClient } = await connectClient(hub.url, await createToken(["--name", "judged"])));
     await waitFor(

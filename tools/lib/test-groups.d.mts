@@ -1,6 +1,8 @@
 export const TEST_FILES: string[];
 export const TEST_EXCLUDE: string[];
 export const SERIAL_FOLDERS: string[];
+export const ALONE_FILES: ReadonlyArray<{ file: string; why: string }>;
+export function aloneFiles(): string[];
 export const SERIAL_MARKER: RegExp;
 export function hasSerialMarker(text: string): boolean;
 export function markedSerialFiles(root: string): string[];

@@ -12,7 +12,13 @@
 //   serial    one file at a time, after the others: files that take kernel
 //             resources a second copy could trip over (sandbox launches,
 //             cgroups, loop-device workspace volumes, network namespaces,
-//             VMs, real guests, leftover-mount sweeps).
+//             VMs, real guests, leftover-mount sweeps). Each names and
+//             counts only what it made itself, so the group runs beside
+//             the browser tests (tools/test.mjs), whose hub runs real
+//             sandboxes of its own.
+//   alone     serial files that must not share the machine with anything,
+//             not even the browser tests: ALONE_FILES, each with why. They
+//             run last, one at a time.
 //
 // A file is serial when it sits under one of SERIAL_FOLDERS, or when its
 // first lines carry the marker `test-group: serial` (in a comment, followed
@@ -33,6 +39,16 @@ export const TEST_EXCLUDE = ["node_modules/**", "e2e/**", ".next/**", "dist/**"]
 
 /** Folders whose every test file is serial: the native sandbox, the guest's workspace volumes, real guests and kernel egress. */
 export const SERIAL_FOLDERS = ["native/", "agent-guest/workspace/", "agent-guest/daemon/", "test/guest/", "test/egress/", "test/apk/"];
+
+/**
+ * Serial files that cannot share the machine even with the browser tests,
+ * each with the reason: they time checks a second load on 2 cores stretches.
+ * They are out of the serial project and form the "alone" one.
+ */
+export const ALONE_FILES = [
+  { file: "test/replicas/readiness.test.ts", why: "times HAProxy's readiness checks (out within two checks of a fault, back within two of the fix): a second load on 2 cores stretches them" },
+  { file: "test/replicas/replicas.test.ts", why: "times HAProxy's readiness check taking a draining replica out within two checks: a second load on 2 cores stretches it" },
+];
 
 /** The marker, looked for in a file's first MARKER_LINES lines. */
 export const SERIAL_MARKER = /^\s*(?:\/\/|\*|\/\*\*?)\s*test-group: serial\b/m;
@@ -61,9 +77,14 @@ export function markedSerialFiles(root) {
   );
 }
 
-/** The include globs of the serial group: its folders and the marked files. */
+/** The include globs of the serial group: its folders and the marked files (the alone ones among them too; the serial project excludes those). */
 export function serialGlobs(root) {
   return [...SERIAL_FOLDERS.map((folder) => `${folder}**/*.test.ts`), ...markedSerialFiles(root)];
+}
+
+/** The files of the alone group. */
+export function aloneFiles() {
+  return ALONE_FILES.map((entry) => entry.file);
 }
 
 /** The marker that keeps a file out of the shared group whatever its text shows (followed by the reason). */

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config";
-import { hasSerialMarker, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
+import { ALONE_FILES, aloneFiles, hasSerialMarker, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -115,5 +115,29 @@ describe("vitest's shared group: files that start nothing share a process (tools
     expect(parallel?.exclude).toEqual(expect.arrayContaining(sharedFiles(ROOT)));
     expect(parallel?.isolate).toBeUndefined();
     expect(byName.get("serial")?.isolate).toBeUndefined();
+  });
+});
+
+describe("vitest's alone group: serial files that cannot run beside the browser tests (tools/lib/test-groups.mjs)", () => {
+  type Project = { test?: { name?: string; include?: string[]; exclude?: string[]; maxWorkers?: number; sequence?: { groupOrder?: number } } };
+  const byName = new Map(((config as { test?: { projects?: Project[] } }).test?.projects ?? []).map((p) => [p.test?.name, p.test]));
+
+  it("each listed file exists, is serial (by folder or marker) and says why", () => {
+    const marked = new Set(markedSerialFiles(ROOT));
+    expect(ALONE_FILES.length).toBeGreaterThan(0);
+    for (const { file, why } of ALONE_FILES) {
+      expect(fs.existsSync(path.join(ROOT, file)), file).toBe(true);
+      expect(marked.has(file) || SERIAL_FOLDERS.some((f) => file.startsWith(f)), file).toBe(true);
+      expect(why.length, file).toBeGreaterThan(20);
+    }
+  });
+
+  it("vitest.config.ts runs them one at a time after the serial group, and the serial group leaves them out", () => {
+    const serial = byName.get("serial");
+    const alone = byName.get("alone");
+    expect(alone?.include).toEqual(aloneFiles());
+    expect(alone?.maxWorkers).toBe(1);
+    expect(serial?.exclude).toEqual(expect.arrayContaining(aloneFiles()));
+    expect(alone?.sequence?.groupOrder).toBeGreaterThan(serial?.sequence?.groupOrder ?? Infinity);
   });
 });
