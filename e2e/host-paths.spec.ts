@@ -129,7 +129,8 @@ test("the approval card says which host paths become readable and which writable
   await expect(listed).toContainText(logs);
   await expect(listed).toContainText("owner uid 1000, gid 1000");
   await expect(listed).toContainText("budget 64 MiB");
-  await expect(page.getByTestId("host-snapshots-local")).toContainText("none");
+  // The guest took the rw label's baseline snapshot when it started (docs/design.md#snapshots): listed before any job ran.
+  await expect(page.getByTestId("host-snapshots-local")).toContainText(" of app at ");
 });
 
 test("an agent reads through the ro label, edits under the rw label after a browser approval, and rolls it back byte for byte after a passkey approval", async ({ page }) => {
