@@ -515,6 +515,20 @@ describe("content-addressed store", () => {
     expect(restoreSnapshot(store, readManifest(store, "s1-00000001"), app, BUDGET)).toMatchObject({ identical: true, tree_digest: v2.tree_digest });
   });
 
+  it("a restore records the stamps of the files it made from blobs: the label's next snapshot does not open them (the linked ones, whose ctime the old tree's removal moved, it reads)", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")));
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET).identical).toBe(true);
+    const opened: string[] = [];
+    const next = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:02:00Z")), { beforeOpen: (p) => opened.push(p) });
+    expect(next.tree_digest).toBe(snap.tree_digest);
+    expect(opened).toEqual(["lib/a.js", "lib/big.bin"]);
+    expectConsistent(store, false);
+  });
+
   it("hostile: a host write between restore's unchanged check of a live file and its link is not taken as known: the file is made from the blob", () => {
     const { store, app } = fresh();
     seed(app);

@@ -454,6 +454,7 @@ export interface PruneSeam extends SweepSeam {
  * manifest naming a missing blob.
  */
 export function pruneSnapshots(store: string, retention: Retention, now = new Date(), seam: PruneSeam = {}): string[] {
+  if (!fs.existsSync(store)) return [];
   migrateOnce(store);
   const removed: string[] = [];
   const perLabel = new Map<string, number>();
