@@ -3,8 +3,8 @@
  * the compiled policy's labels checked against the ceiling, each "rw" label
  * probed for an idmapped bind, held against other writers on this guest
  * (HOST_BUSY), its tree bounded and snapshotted before the job may change
- * it, and digested again after; and the `rollback` operation, which puts a
- * snapshot back.
+ * it, and digested again after (what the job changed stored as blobs on
+ * the way); and the `rollback` operation, which puts a snapshot back.
  */
 import path from "node:path";
 import { probeIdmappedMount } from "../../native/index";
@@ -163,9 +163,9 @@ export type BaselineOutcome = { label: string } & ({ taken: string; ms: number }
  * Each "rw" label's baseline (docs/design.md#snapshots), taken when the guest
  * starts, before it takes a job: a full snapshot of the tree when the store
  * holds none of that label and path. The snapshot before each approved job
- * is still taken, always; with a baseline in the store it links the bytes
- * of every file unchanged since instead of copying them, so an approved job
- * waits for its own changes' copies, not the whole tree's. A label whose
+ * is still taken, always; with a baseline in the store it takes every file
+ * unchanged since by its stamp (the blob stored already), so an approved job
+ * waits for the files changed since, not the whole tree's. A label whose
  * baseline cannot be taken (over its budget, missing) is reported and left:
  * its jobs meet the same refusal before they run (a store that cannot be
  * made fails each label the same way; the guest still starts). Labels are
