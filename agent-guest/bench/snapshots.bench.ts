@@ -4,14 +4,19 @@
 //    1024) in 100 directories; each round, alternating: `cp -a` of the tree
 //    (the baseline, exit status checked), then the label's steps as the guest
 //    takes them (docs/design.md#snapshots):
-//    - the label's first snapshot (descriptor walk, digest, FICLONE or a
-//      bounded copy of every file): the guest takes it as the label's
-//      baseline when it starts, before it takes a job, so no approved job
-//      waits for it; printed on its own row;
-//    - the snapshot before a job when nothing changed since (every file's
-//      stored bytes linked by stamp);
+//    - the label's first snapshot (descriptor walk, digest, every file's
+//      bytes stored as a blob by FICLONE or a bounded copy): the guest takes
+//      it as the label's baseline when it starts, before it takes a job, so
+//      no approved job waits for it; printed on its own row;
+//    - the snapshot before a job when nothing changed since (every file
+//      known by its stamp: one lstat each, nothing opened or linked);
 //    - what a job does (a tenth of the files rewritten, a tenth deleted),
-//      then the snapshot before the next job (the tenth rewritten copied);
+//      the digest after that job (evidence's tree_after), which reads the
+//      rewritten files and stores them as blobs, timed on its own row, then
+//      the snapshot before the next job (every file known by its stamp);
+//    - what a host write does between jobs (the same tenth rewritten again,
+//      no digest after it), then the snapshot before the next job, which
+//      reads and stores the rewritten files itself;
 //    - a restore of the first snapshot, timed to its result (tree built
 //      beside the label, swapped in, checked by stamp), and the removal of
 //      the tree it swapped out, which the guest runs after the result is
@@ -31,7 +36,7 @@ import { buildNative } from "../../native/build.mjs";
 import { launch, probeIdmappedMount, type SandboxPolicyInput } from "../../native/index";
 import { assertLaunched } from "../../native/bench/checked-launch";
 import { reportBench } from "../../tools/lib/bench-report";
-import { openDirNoFollow, readManifest, restoreSnapshot, storeReflinks, takeSnapshot, walkTree } from "../snapshots/index";
+import { digestAfterJob, manifestEntries, openDirNoFollow, readManifest, restoreSnapshot, storeReflinks, takeSnapshot, walkTree } from "../snapshots/index";
 
 buildNative({ quiet: true });
 const loadAtStart = os.loadavg();
@@ -84,7 +89,9 @@ try {
   const cp: number[] = [];
   const snap: number[] = [];
   const unchanged: number[] = [];
+  const digestAfter: number[] = [];
   const incremental: number[] = [];
+  const hostChanged: number[] = [];
   const restore: number[] = [];
   const removal: number[] = [];
   const reread: number[] = [];
@@ -96,13 +103,21 @@ try {
     let id = "";
     snap.push(timed(() => { id = takeSnapshot(store, "app", tree, budget).id; }));
     // The snapshot before a job when nothing changed since the baseline.
-    let same = "";
-    unchanged.push(timed(() => { same = takeSnapshot(store, "app", tree, budget).id; }));
-    // What a job does: rewrites a tenth of the files and deletes another tenth; the next job's snapshot is incremental.
+    let same: ReturnType<typeof takeSnapshot> | undefined;
+    unchanged.push(timed(() => { same = takeSnapshot(store, "app", tree, budget); }));
+    // What a job does: rewrites a tenth of the files and deletes another tenth; the digest after it stores what changed.
     for (let i = 0; i < FILES; i += 10) fs.writeFileSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`), other);
     for (let i = 5; i < FILES; i += 10) fs.rmSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`));
-    let next = "";
-    incremental.push(timed(() => { next = takeSnapshot(store, "app", tree, budget).id; }));
+    let after = "";
+    digestAfter.push(timed(() => { after = digestAfterJob(store, "app", tree, budget, manifestEntries(same as ReturnType<typeof takeSnapshot>)); }));
+    let next: ReturnType<typeof takeSnapshot> | undefined;
+    incremental.push(timed(() => { next = takeSnapshot(store, "app", tree, budget); }));
+    if (next?.tree_digest !== after) throw new Error("the snapshot after the digest saw another tree: not a sample");
+    // A host write between jobs, no digest after it: the same tenth rewritten again (so the restore below
+    // undoes the same changes as before: a tenth rewritten, a tenth deleted).
+    const third = randomBytes(each);
+    for (let i = 0; i < FILES; i += 10) fs.writeFileSync(path.join(tree, `d${i % DIRS}`, `f${i}.bin`), third);
+    hostChanged.push(timed(() => void takeSnapshot(store, "app", tree, budget)));
     let result: ReturnType<typeof restoreSnapshot> | undefined;
     let removeOld: (() => void) | undefined;
     restore.push(timed(() => { result = restoreSnapshot(store, readManifest(store, id), tree, budget, { deferRemoval: (remove) => (removeOld = remove) }); }));
@@ -110,7 +125,9 @@ try {
     removal.push(timed(() => (removeOld as () => void)()));
     if (result?.identical !== true || digestOf(tree) !== original) throw new Error("restore was not byte-identical: not a sample");
     reread.push(result.checked.read);
-    for (const s of [id, same, next]) fs.rmSync(path.join(store, s), { recursive: true, force: true });
+    // Each round starts from an empty store: snapshots, known stamps and blobs.
+    fs.rmSync(store, { recursive: true, force: true });
+    fs.mkdirSync(store, { mode: 0o700 });
   }
   const method = storeReflinks(store) ? "reflink (FICLONE)" : "copy (no FICLONE on this file system)";
 
@@ -138,16 +155,18 @@ try {
   }
   fs.rmSync(wd, { recursive: true, force: true });
 
-  const c = median(cp), s = median(snap), same = median(unchanged), inc = median(incremental), rs = median(restore), rm = median(removal);
+  const c = median(cp), s = median(snap), same = median(unchanged), dg = median(digestAfter), inc = median(incremental), host = median(hostChanged), rs = median(restore), rm = median(removal);
   const lines = [
     `host path snapshots — ${new Date().toISOString()}, ${FILES} files, ${MB} MiB in ${DIRS} directories, ${ROUNDS} rounds (medians), store: ${method}; ${os.cpus().length} cores, load average (1 / 5 / 15 min) ${loadAtStart.map((l) => l.toFixed(2)).join(" / ")} at the start, ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")} at the end, kernel ${os.release()}`,
     "",
     "| step | median | ÷ `cp -a` | goal |",
     "|---|---|---|---|",
     `| \`cp -a\` of the tree (baseline) | ${c.toFixed(0)} ms | 1.00 | — |`,
-    `| the label's first snapshot (walk + digest + copy of every file): its baseline, taken when the guest starts, before it takes a job | ${s.toFixed(0)} ms | ${(s / c).toFixed(2)} | — (off a job's path) |`,
-    `| snapshot before a job, nothing changed since the last one (every file linked by stamp) | ${same.toFixed(0)} ms | ${(same / c).toFixed(2)} | ≤ 0.2 |`,
-    `| snapshot before the next job, after a job rewrote a tenth and deleted a tenth (the rewritten copied, the rest linked) | ${inc.toFixed(0)} ms | ${(inc / c).toFixed(2)} | ≤ 0.2 |`,
+    `| the label's first snapshot (walk + digest + every file stored as a blob): its baseline, taken when the guest starts, before it takes a job | ${s.toFixed(0)} ms | ${(s / c).toFixed(2)} | — (off a job's path) |`,
+    `| snapshot before a job, nothing changed since the last one (every file known by stamp: one lstat each) | ${same.toFixed(0)} ms | ${(same / c).toFixed(2)} | ≤ 0.2 |`,
+    `| digest after a job, storing what changed (a job rewrote a tenth and deleted a tenth: the rewritten read, hashed and stored as blobs; evidence's tree_after) | ${dg.toFixed(0)} ms | ${(dg / c).toFixed(2)} | — (the job's own cost, after it ran) |`,
+    `| snapshot before the next job, after that job and its digest (every file known by stamp) | ${inc.toFixed(0)} ms | ${(inc / c).toFixed(2)} | ≤ 0.2 |`,
+    `| snapshot before a job after a host write with no digest between (the same tenth rewritten again: read, hashed and stored here) | ${host.toFixed(0)} ms | ${(host / c).toFixed(2)} | — |`,
     `| restore of the first snapshot over that, to its result (built beside, swapped in, checked by stamp: ${median(reread)} files re-read) | ${rs.toFixed(0)} ms | ${(rs / c).toFixed(2)} | ≤ 0.5 |`,
     `| removal of the tree the restore swapped out (run after the result is delivered) | ${rm.toFixed(0)} ms | ${(rm / c).toFixed(2)} | — |`,
     "",
@@ -166,7 +185,9 @@ try {
     { name: "cp -a of the tree, median", value: c, unit: "ms" },
     { name: "first snapshot (the label's baseline, at guest start), median", value: s, unit: "ms", baseline: "cp -a of the tree, median", ratio: s / c },
     { name: "snapshot before a job, nothing changed, median", value: same, unit: "ms", baseline: "cp -a of the tree, median", ratio: same / c, goal: "≤ 0.2× cp -a" },
+    { name: "digest after a job, storing what changed (a fifth changed), median", value: dg, unit: "ms", baseline: "cp -a of the tree, median", ratio: dg / c },
     { name: "incremental snapshot (a fifth changed), median", value: inc, unit: "ms", baseline: "cp -a of the tree, median", ratio: inc / c, goal: "≤ 0.2× cp -a" },
+    { name: "snapshot after a host write with no digest between (a tenth rewritten), median", value: host, unit: "ms", baseline: "cp -a of the tree, median", ratio: host / c },
     { name: "restore to its result, median", value: rs, unit: "ms", baseline: "cp -a of the tree, median", ratio: rs / c, goal: "≤ 0.5× cp -a" },
     { name: "removal of the swapped-out tree (after delivery), median", value: rm, unit: "ms", baseline: "cp -a of the tree, median", ratio: rm / c },
     ...variants.map(([name], v) => ({ name: `launch p50, ${name}`, value: p50(times[v] as number[]), unit: "ms", ...(v === 0 ? {} : { baseline: "launch p50, no host path", ratio: p50(times[v] as number[]) / p50(times[0] as number[]) }) })),

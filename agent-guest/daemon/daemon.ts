@@ -25,7 +25,7 @@ import { installShippedBundles, jobsPath, sweepJobDirectories, workerStorePath, 
 import { listWorkspaceDirs } from "./workspace-dirs";
 import { healthReport, measureHost, type Measured } from "./health";
 import { reportedSnapshots, snapshotsPath, takeBaselines } from "./host-paths-run";
-import { sweepPartialSnapshots } from "../snapshots/index";
+import { migrateStore, sweepPartialSnapshots } from "../snapshots/index";
 import { refusalOutcome, runJob, type JobOutcome, type RunnerContext } from "./runner";
 import { SeenJobs, loadEnrolment, loadHostKey, loadWitnessKey, type Enrolment } from "./state";
 import { verifySignedJob } from "./verify-job";
@@ -155,6 +155,9 @@ export class GuestDaemon {
     for (const [capability, b] of Object.entries(this.bundles)) this.log(`worker ${capability}: ${b.digest ?? `not ready (${b.detail})`}`);
     const swept = sweepJobDirectories(jobsPath(this.options.stateDir));
     if (swept > 0) this.log(`removed ${swept} job director${swept === 1 ? "y" : "ies"} a previous run left in ${jobsPath(this.options.stateDir)}`);
+    const migration = migrateStore(snapshotsPath(this.options.stateDir));
+    if (migration.migrated.length > 0) this.log(`snapshot store: ${migration.migrated.length} leasehold.snapshot/1 snapshot(s) moved to the content-addressed store`);
+    for (const id of migration.dropped) this.log(`snapshot store: snapshot ${id} removed: a stored file does not hash to what its manifest says`);
     const partial = sweepPartialSnapshots(snapshotsPath(this.options.stateDir));
     if (partial > 0) this.log(`removed ${partial} half-built snapshot${partial === 1 ? "" : "s"} a previous run left in ${snapshotsPath(this.options.stateDir)}`);
     // Before the first health report: a host takes no job while its labels' baselines are being copied.

@@ -3,15 +3,14 @@
  * the compiled policy's labels checked against the ceiling, each "rw" label
  * probed for an idmapped bind, held against other writers on this guest
  * (HOST_BUSY), its tree bounded and snapshotted before the job may change
- * it, and digested again after; and the `rollback` operation, which puts a
- * snapshot back.
+ * it, and digested again after (what the job changed stored as blobs on
+ * the way); and the `rollback` operation, which puts a snapshot back.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { probeIdmappedMount } from "../../native/index";
 import { LeaseholdError, RollbackArguments, type EvidenceMount, type HostPathEntry } from "../../server/trust";
 import { grantedMounts, type GrantedHostPath, type HostCeiling } from "../ceiling/index";
-import { DEFAULT_RETENTION, holdLabels, knownFrom, listSnapshots, manifestEntries, newestSnapshotOf, openDirNoFollow, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, walkTree, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
+import { DEFAULT_RETENTION, digestAfterJob, holdLabels, listSnapshots, manifestEntries, newestSnapshotOf, pruneSnapshots, readManifest, restoreSnapshot, takeSnapshot, type RestoreResult, type TreeBudget, type TreeEntry } from "../snapshots/index";
 import type { VerifiedJob } from "./verify-job";
 
 /** A label's tree budget when the ceiling names none: the workspace's defaults. */
@@ -30,16 +29,6 @@ function entryOf(ceiling: HostCeiling, label: string): HostPathEntry {
 
 export function budgetOf(entry: HostPathEntry): TreeBudget {
   return { max_bytes: entry.max_bytes ?? DEFAULT_HOST_PATH_MAX_BYTES, max_inodes: entry.max_inodes ?? DEFAULT_HOST_PATH_MAX_INODES };
-}
-
-/** The tree's digest now; files whose stamp the snapshot hashed are not read again (tree.ts `stamp`). */
-function digestNow(hostPath: string, budget: TreeBudget, before: readonly TreeEntry[]): `sha256:${string}` {
-  const fd = openDirNoFollow(hostPath);
-  try {
-    return walkTree(fd, budget, { known: knownFrom(before) }).digest;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 export interface PreparedMounts {
@@ -92,7 +81,8 @@ export function prepareMounts(job: Pick<VerifiedJob, "job_id" | "policy">, ctx: 
         if (t === undefined) return { label: g.label, path: g.path, mode: g.mode };
         const out: EvidenceMount = { label: g.label, path: g.path, mode: g.mode, tree_before: t.digest, snapshot_id: t.id };
         try {
-          out.tree_after = digestNow(g.path, t.budget, t.entries);
+          // Files the job changed are read here once, and stored as blobs on the way, so the label's next snapshot reads none.
+          out.tree_after = digestAfterJob(ctx.snapshotsDir as string, g.label, g.path, t.budget, t.entries);
         } catch (error) {
           limitations.push(`host path ${g.label}: tree digest after the job not taken (${error instanceof Error ? error.message : String(error)})`);
         }
@@ -173,9 +163,9 @@ export type BaselineOutcome = { label: string } & ({ taken: string; ms: number }
  * Each "rw" label's baseline (docs/design.md#snapshots), taken when the guest
  * starts, before it takes a job: a full snapshot of the tree when the store
  * holds none of that label and path. The snapshot before each approved job
- * is still taken, always; with a baseline in the store it links the bytes
- * of every file unchanged since instead of copying them, so an approved job
- * waits for its own changes' copies, not the whole tree's. A label whose
+ * is still taken, always; with a baseline in the store it takes every file
+ * unchanged since by its stamp (the blob stored already), so an approved job
+ * waits for the files changed since, not the whole tree's. A label whose
  * baseline cannot be taken (over its budget, missing) is reported and left:
  * its jobs meet the same refusal before they run (a store that cannot be
  * made fails each label the same way; the guest still starts). Labels are

@@ -3,11 +3,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeIdmappedMount } from "../../native/index";
 import { verifyEvidence, type EvidenceEnvelope } from "../../server/trust/evidence/index";
-import { createPublicKey } from "node:crypto";
+import { createHash, createPublicKey } from "node:crypto";
 import { testShellPolicy, testVerifiedJob } from "../../test/support/shell-policy";
 import { testRunnerContext } from "../../test/support/runner-context";
 import { parseCeiling } from "../ceiling/index";
-import { listSnapshots, openDirNoFollow, readManifest, walkTree } from "../snapshots/index";
+import { listSnapshots, openDirNoFollow, readManifest, storedBlobs, walkTree } from "../snapshots/index";
 import { prepareMounts, takeBaselines } from "./host-paths-run";
 import { runJob, type RunnerContext } from "./runner";
 import type { VerifiedJob } from "./verify-job";
@@ -73,7 +73,7 @@ const digestOf = (dir: string) => {
 };
 
 describe("host paths: baselines at guest start", () => {
-  it("each rw label with no snapshot of its path gets a baseline (over budget: reported, none kept; ro labels none); a second start keeps it; the snapshot before a job then links every unchanged file's stored bytes", () => {
+  it("each rw label with no snapshot of its path gets a baseline (over budget: reported, none kept; ro labels none); a second start keeps it; the snapshot before a job then names the same blobs and stores none", () => {
     const store = path.join(base, "state", "baseline-store");
     const first = takeBaselines(ctx.ceiling, store);
     expect(first.map((b) => b.label)).toEqual(["app", "tiny"]);
@@ -91,9 +91,11 @@ describe("host paths: baselines at guest start", () => {
     prepared.release();
     const before = listSnapshots(store).find((s) => s.id !== taken.taken);
     expect(before).toBeDefined();
-    const dataInodes = (id: string) => readManifest(store, id).entries.filter((e) => e.data !== undefined).map((e) => fs.statSync(path.join(store, id, "data", String(e.data))).ino);
-    expect(dataInodes(before?.id as string)).toEqual(dataInodes(taken.taken));
-    expect(dataInodes(taken.taken).length).toBeGreaterThan(0);
+    // Both name the same blobs, and the snapshot before the job stored none.
+    const blobsOf = (id: string) => readManifest(store, id).entries.flatMap((e) => (e.sha256 === undefined ? [] : [e.sha256]));
+    expect(blobsOf(before?.id as string)).toEqual(blobsOf(taken.taken));
+    expect(blobsOf(taken.taken).length).toBeGreaterThan(0);
+    expect(storedBlobs(store)).toEqual([...new Set(blobsOf(taken.taken))].sort());
   });
 });
 
@@ -199,7 +201,7 @@ describe("runner: host paths", () => {
     expect(fs.existsSync(path.join(logs, "x"))).toBe(false);
   });
 
-  it("fs_write to an rw label snapshots the tree first and records both digests", async () => {
+  it("fs_write to an rw label snapshots the tree first and records both digests; the digest after stores the written bytes as a blob", async () => {
     const before = digestOf(app);
     const outcome = await runJob(fsJob("fs_write", { path: "app:notes/todo.txt", content: "ship it\n" }, [{ label: "app", path: app, mode: "rw" }]), ctx);
     expect(outcome.error).toBeNull();
@@ -207,5 +209,7 @@ describe("runner: host paths", () => {
     const mount = envelopeOf(outcome).mounts?.[0];
     expect(mount).toMatchObject({ label: "app", mode: "rw", tree_before: before, tree_after: digestOf(app) });
     expect(outcome.structured?.["snapshot_id"]).toBe(mount?.snapshot_id);
+    // The digest after the job stored what it wrote, so the label's next snapshot will not read it.
+    expect(storedBlobs(ctx.snapshotsDir as string)).toContain(createHash("sha256").update("ship it\n").digest("hex"));
   });
 });

@@ -1,6 +1,7 @@
 export { holdLabels } from "./labels";
-export { DEFAULT_RETENTION, ensureStore, listSnapshots, manifestDigest, manifestEntries, newestSnapshotOf, pruneSnapshots, readManifest, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
-export type { CopyMethod, Retention, SnapshotManifest } from "./store";
+export { storedBlobs } from "./blobs";
+export { DEFAULT_RETENTION, digestAfterJob, ensureStore, listSnapshots, manifestDigest, manifestEntries, migrateStore, newestSnapshotOf, pruneSnapshots, readManifest, storeReflinks, sweepPartialSnapshots, takeSnapshot } from "./store";
+export type { CopyMethod, Migration, PruneSeam, Retention, SnapshotManifest } from "./store";
 export { restoreSnapshot } from "./restore";
 export type { RestoreHooks, RestoreResult } from "./restore";
 export { knownFrom, openDirNoFollow, stampOf, treeDigest, walkTree } from "./tree";

@@ -27,10 +27,12 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { renameExchangeAt } from "../../native/index";
 import { LeaseholdError } from "../../server/trust";
-import { writeAll, type CopyMethod, type ManifestEntry, type SnapshotManifest } from "./store";
-import { fdPath, hashFile, openChild, openDirNoFollow, sortedNames, stampOf, walkTree, type TreeBudget } from "./tree";
+import { blobPath, writeAll, type CopyMethod } from "./blobs";
+import { writeKnownStamps, type ManifestEntry, type SnapshotManifest } from "./store";
+import { fdPath, hashFile, openChild, openDirNoFollow, sortedNames, stampOf, walkTree, type TreeBudget, type TreeEntry } from "./tree";
 
 const C = fs.constants;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
@@ -49,6 +51,10 @@ export interface RestoreResult {
 export interface RestoreHooks {
   /** A test seam: called after each entry is made, so a test can fail a restore half-way. */
   afterEntry?: (entryPath: string) => void;
+  /** A test seam: called between a live file's "unchanged" check and its link into the staging tree. */
+  beforeLink?: (entryPath: string) => void;
+  /** A test seam: called right after the swap, before the old tree is made root's (where a killed guest would stop). */
+  afterSwap?: () => void;
   /**
    * Takes the removal of the old tree (swapped out, already root's and mode
    * 0700) to run later, e.g. once the job's result is delivered; without
@@ -89,13 +95,19 @@ function unchanged(want: ManifestEntry, dirFd: number, name: string, st: fs.BigI
   return false;
 }
 
-/** The stored bytes into the new file; returns their sha256 hex (hashed while copying, or, for a reflink, of the clone). */
-function copyOut(dataFile: string, destFd: number, method: CopyMethod): string {
+/** The blob's bytes into the new file; returns their sha256 hex (hashed while copying, or, for a reflink, of the clone). */
+function copyOut(blob: string, destFd: number, method: CopyMethod): string {
   if (method === "reflink") {
-    fs.copyFileSync(dataFile, fdPath(destFd), fs.constants.COPYFILE_FICLONE_FORCE);
-    return hashFile(destFd);
+    try {
+      fs.copyFileSync(blob, fdPath(destFd), fs.constants.COPYFILE_FICLONE_FORCE);
+      return hashFile(destFd);
+    } catch (error) {
+      // A label on another file system than the store's: the bytes are copied.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EXDEV" && code !== "EOPNOTSUPP" && code !== "ENOTSUP" && code !== "EINVAL") throw error;
+    }
   }
-  const src = fs.openSync(dataFile, C.O_RDONLY | C.O_NOFOLLOW);
+  const src = fs.openSync(blob, C.O_RDONLY | C.O_NOFOLLOW);
   try {
     return hashFile(src, (chunk) => writeAll(destFd, chunk));
   } finally {
@@ -154,16 +166,24 @@ function makeEntry(b: Build, parent: Level, e: ManifestEntry, name: string): Lev
     const live = liveSame && liveSt !== null && parent.live !== null ? openChild(parent.live, name, fs.lstatSync(fdPath(parent.live, name)), O_DIR, e.path) : null;
     return { path: e.path, fd, live };
   }
-  if (e.type === "file" && liveSame && parent.live !== null && e.sha256 !== undefined) {
+  if (e.type === "file" && liveSame && liveSt !== null && parent.live !== null && e.sha256 !== undefined) {
+    b.hooks.beforeLink?.(e.path);
     // linkat without AT_SYMLINK_FOLLOW: the name's own inode, never a link's target.
     fs.linkSync(fdPath(parent.live, name), at);
-    b.known.set(stampOf(fs.lstatSync(at, { bigint: true })), e.sha256);
-    return null;
+    // The link itself sets ctime, so a write between the check above and the link would hide behind
+    // it: the linked inode must still have the bytes' size and mtime (a write sets mtime), else its
+    // link goes and the file is made from the blob.
+    const linked = fs.lstatSync(at, { bigint: true });
+    if (linked.ino === liveSt.ino && linked.size === liveSt.size && linked.mtimeNs === liveSt.mtimeNs && linked.mode === liveSt.mode && linked.uid === liveSt.uid && linked.gid === liveSt.gid) {
+      b.known.set(stampOf(linked), e.sha256);
+      return null;
+    }
+    fs.unlinkSync(at);
   }
   if (e.type === "file") {
     const fd = fs.openSync(at, C.O_RDWR | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
     try {
-      const sha = copyOut(path.join(b.store, b.manifest.id, "data", String(e.data)), fd, b.manifest.method);
+      const sha = copyOut(blobPath(b.store, e.sha256 ?? ""), fd, b.manifest.method);
       fs.fchownSync(fd, e.uid, e.gid);
       fs.fchmodSync(fd, e.mode);
       b.known.set(stampOf(fs.fstatSync(fd, { bigint: true })), sha);
@@ -208,12 +228,67 @@ function buildTree(b: Build, liveRoot: number, newRoot: number): void {
   }
 }
 
-/** Removes what an earlier restore of this label left beside it (killed before or after its swap): root's own directories of the staging name. */
-function sweepStaging(parentFd: number, base: string, dev: number): void {
+/**
+ * The swap record (`<store>/restoring/<label>.json`): written before the
+ * swap, removed once the swapped-out tree is root's and 0700. It names the
+ * directory that will carry the staging name after the swap — the label's
+ * old root, by device and inode — so a guest killed between the swap and
+ * the chmod leaves a record by which the next restore knows that directory
+ * (still its owner's, its mode unchanged) for the old tree.
+ */
+const SwapRecord = z.object({ staging: z.string().max(300), dev: z.string().regex(/^[0-9]+$/), ino: z.string().regex(/^[0-9]+$/) }).strict();
+type SwapRecord = z.infer<typeof SwapRecord>;
+const swapRecordPath = (store: string, label: string) => path.join(store, "restoring", `${label}.json`);
+
+function readSwapRecord(store: string, label: string): SwapRecord | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(swapRecordPath(store, label), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  try {
+    const parsed = SwapRecord.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeSwapRecord(store: string, label: string, record: SwapRecord): void {
+  const file = swapRecordPath(store, label);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp-${randomBytes(4).toString("hex")}`;
+  fs.writeFileSync(tmp, JSON.stringify(record), { mode: 0o600, flag: "wx" });
+  fs.renameSync(tmp, file);
+}
+
+/**
+ * Removes what an earlier restore of this label left beside it: root's own
+ * directories of the staging name (killed before the swap, or after the
+ * chmod), and the one directory of that name the swap record names by
+ * device and inode (killed between the swap and the chmod: the old root,
+ * still its owner's) — made root's and 0700 on its descriptor first. Any
+ * other user's directory of the prefix is left alone.
+ */
+function sweepStaging(parentFd: number, base: string, dev: number, record: SwapRecord | null): void {
   for (const name of sortedNames(parentFd, "")) {
     if (!name.startsWith(stagingPrefix(base))) continue;
-    const st = fs.lstatSync(fdPath(parentFd, name));
-    if (st.isDirectory() && st.uid === 0 && st.dev === dev) removeEntry(parentFd, name, name, dev);
+    const st = fs.lstatSync(fdPath(parentFd, name), { bigint: true });
+    if (!st.isDirectory() || Number(st.dev) !== dev) continue;
+    if (st.uid === 0n) {
+      removeEntry(parentFd, name, name, dev);
+    } else if (record !== null && record.staging === name && record.dev === String(st.dev) && record.ino === String(st.ino)) {
+      const fd = openChild(parentFd, name, st, O_DIR, name);
+      try {
+        fs.fchownSync(fd, 0, 0);
+        fs.fchmodSync(fd, 0o700);
+      } finally {
+        fs.closeSync(fd);
+      }
+      removeEntry(parentFd, name, name, dev);
+    }
   }
 }
 
@@ -245,14 +320,18 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
       fs.closeSync(liveRoot);
       return restoreInPlace(b, hostPath, budget);
     }
-    sweepStaging(parentFd, base, dev);
+    sweepStaging(parentFd, base, dev, readSwapRecord(store, manifest.label));
+    fs.rmSync(swapRecordPath(store, manifest.label), { force: true });
     const staging = `${stagingPrefix(base)}${randomBytes(6).toString("hex")}`;
     fs.mkdirSync(fdPath(parentFd, staging), 0o700);
     const newRoot = openChild(parentFd, staging, fs.lstatSync(fdPath(parentFd, staging)), O_DIR, staging);
     let swapped = false;
     try {
       buildTree(b, liveRoot, newRoot);
+      const oldSt = fs.fstatSync(liveRoot, { bigint: true });
+      writeSwapRecord(store, manifest.label, { staging, dev: String(oldSt.dev), ino: String(oldSt.ino) });
       const exchanged = renameExchangeAt(parentFd, base, staging);
+      if (!exchanged.ok) fs.rmSync(swapRecordPath(store, manifest.label), { force: true });
       if (!exchanged.ok && (exchanged.errno === "EXDEV" || exchanged.errno === "EBUSY")) {
         // A bind mount of the label (same device, other mount): the swap cannot cross it.
         removeEntry(parentFd, staging, staging, dev);
@@ -260,13 +339,15 @@ export function restoreSnapshot(store: string, manifest: SnapshotManifest, hostP
       }
       if (!exchanged.ok) throw new LeaseholdError("INTERNAL", `rollback: the restored tree could not be swapped in (${exchanged.errno}); the label's tree was not replaced`, { tier: "guest" });
       swapped = true;
+      hooks.afterSwap?.();
       // The old tree now has the staging name: root's and 0700 at once, so no other user enters it
       // while it waits for removal, and a sweep after a crash knows it for one of ours.
       fs.fchownSync(liveRoot, 0, 0);
       fs.fchmodSync(liveRoot, 0o700);
+      fs.rmSync(swapRecordPath(store, manifest.label), { force: true });
       // Checked before the old tree goes: unlinking its names changes the ctime of every file the
       // restore linked, which would make each of them unknown to this walk and re-read.
-      const after = checkRestored(newRoot, b, budget);
+      const after = checkRestored(newRoot, b, budget, hostPath);
       const result: RestoreResult = { tree_digest: after.digest, identical: after.digest === manifest.tree_digest, not_restored: b.notRestored, atomic: true, checked: after.checked };
       const remove = oldTreeRemoval(parentFd, liveRoot, staging, dev);
       held = false;
@@ -311,12 +392,16 @@ function oldTreeRemoval(parentFd: number, oldRoot: number, staging: string, dev:
 }
 
 /** Walks the restored tree: files whose stamp the restore recorded (made or linked by it) are taken as known, the rest read. */
-function checkRestored(rootFd: number, b: Build, budget: TreeBudget): { digest: `sha256:${string}`; checked: RestoreResult["checked"] } {
+function checkRestored(rootFd: number, b: Build, budget: TreeBudget, hostPath: string): { digest: `sha256:${string}`; checked: RestoreResult["checked"] } {
   const checked = { by_stamp: 0, read: 0 };
+  const stored: TreeEntry[] = [];
   const after = walkTree(rootFd, widen(budget, b.manifest), {
     known: (entry) => {
       const sha = entry.stamp === undefined ? undefined : b.known.get(entry.stamp);
-      if (sha !== undefined) checked.by_stamp++;
+      if (sha !== undefined) {
+        checked.by_stamp++;
+        stored.push({ ...entry, sha256: sha });
+      }
       return sha;
     },
     file: (_entry, fd) => {
@@ -324,6 +409,9 @@ function checkRestored(rootFd: number, b: Build, budget: TreeBudget): { digest: 
       return hashFile(fd);
     },
   });
+  // The stamps of the files whose bytes are blobs (the snapshot's), for the label's next snapshot;
+  // a file read here (changed since the restore made it) has no blob and is left out.
+  writeKnownStamps(b.store, b.manifest.label, hostPath, stored);
   return { digest: after.digest, checked };
 }
 
@@ -390,7 +478,7 @@ function restoreInPlace(b: Build, hostPath: string, budget: TreeBudget): Restore
     } finally {
       while (stack.length > 1) fs.closeSync((stack.pop() as Level).fd);
     }
-    const after = checkRestored(rootFd, b, budget);
+    const after = checkRestored(rootFd, b, budget, hostPath);
     return { tree_digest: after.digest, identical: after.digest === b.manifest.tree_digest, not_restored: b.notRestored, atomic: false, checked: after.checked };
   } finally {
     fs.closeSync(rootFd);

@@ -1,11 +1,12 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LeaseholdError } from "../../server/trust";
 import { thrownBy } from "../../test/support/refusals";
-import { holdLabels, listSnapshots, pruneSnapshots, readManifest, restoreSnapshot, sweepPartialSnapshots, takeSnapshot, walkTree, openDirNoFollow } from "./index";
+import { digestAfterJob, holdLabels, listSnapshots, manifestEntries, migrateStore, pruneSnapshots, readManifest, restoreSnapshot, storedBlobs, sweepPartialSnapshots, takeSnapshot, walkTree, openDirNoFollow } from "./index";
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "lh-snapshots-"));
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
@@ -28,6 +29,28 @@ function seed(app: string): void {
   fs.writeFileSync(path.join(app, "lib", "big.bin"), Buffer.alloc(3 << 20, 7));
   fs.symlinkSync("lib/a.js", path.join(app, "current"));
   execFileSync("mkfifo", [path.join(app, "pipe")]);
+}
+
+const blobFile = (store: string, sha: string) => path.join(store, "blobs", sha.slice(0, 2), sha);
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/** The store's invariants: every retained manifest's blobs are stored and hash to their names; with `swept`, no blob is stored that no manifest names. */
+function expectConsistent(store: string, swept: boolean): void {
+  const named = new Set<string>();
+  for (const s of listSnapshots(store)) for (const e of readManifest(store, s.id).entries) if (e.sha256 !== undefined) named.add(e.sha256);
+  for (const sha of named) expect(sha256(fs.readFileSync(blobFile(store, sha)))).toBe(sha);
+  if (swept) expect(storedBlobs(store)).toEqual([...named].sort());
+}
+
+/** Runs `call` (over this folder's index) in a child process: where a test kills the guest mid-step through a seam. */
+function runChild(dir: string, name: string, call: string) {
+  const script = path.join(dir, name);
+  fs.writeFileSync(script, `import { readManifest, restoreSnapshot, takeSnapshot } from ${JSON.stringify(path.resolve(__dirname, "index.ts"))};\nvoid readManifest;\nvoid restoreSnapshot;\nvoid takeSnapshot;\n${call}\n`);
+  try {
+    return spawnSync(process.execPath, ["--import", "tsx", script], { cwd: path.resolve(__dirname, "../.."), encoding: "utf8", timeout: 60_000 });
+  } finally {
+    fs.rmSync(script);
+  }
 }
 
 const digestOf = (dir: string) => {
@@ -94,7 +117,8 @@ describe("snapshots", () => {
     const e = thrownBy(() => takeSnapshot(store, "app", app, budget));
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.message).toMatch(message);
-    expect(fs.readdirSync(store)).toEqual([]);
+    expect(fs.readdirSync(store).filter((name) => name !== "blobs")).toEqual([]);
+    expect(storedBlobs(store)).toEqual([]);
   });
 
   it("a restore that fails half-way leaves the label's tree exactly as it was and no staging directory beside it", () => {
@@ -197,7 +221,8 @@ describe("snapshots", () => {
     );
     expect(e.code).toBe("POLICY_REFUSED");
     expect(e.message).toMatch(/lib\/a\.js (changed|was replaced) during the walk/);
-    expect(fs.readdirSync(store)).toEqual([]);
+    expect(fs.readdirSync(store).filter((name) => name !== "blobs")).toEqual([]);
+    expect(storedBlobs(store)).toEqual([]);
   });
 
   it("refuses a label path that is, or passes through, a symlink", () => {
@@ -248,15 +273,19 @@ describe("snapshots", () => {
     expect(digestOf(app)).toBe(before);
   });
 
-  it("a later snapshot shares the unchanged files' stored bytes and copies the changed one; each restores its own tree", () => {
+  it("a later snapshot names the unchanged files' blobs without opening or linking them, and stores only the changed one; each restores its own tree", () => {
     const { store, app } = fresh();
     seed(app);
     const first = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
     fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
-    const second = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")));
-    const dataOf = (m: typeof first, p: string) => path.join(store, m.id, "data", String(m.entries.find((e) => e.path === p)?.data));
-    expect(fs.statSync(dataOf(second, "lib/big.bin")).ino).toBe(fs.statSync(dataOf(first, "lib/big.bin")).ino);
-    expect(fs.statSync(dataOf(second, "config.txt")).ino).not.toBe(fs.statSync(dataOf(first, "config.txt")).ino);
+    const opened: string[] = [];
+    const second = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")), { beforeOpen: (p) => opened.push(p) });
+    expect(opened).toEqual(["config.txt"]);
+    const shaOf = (m: typeof first, p: string) => m.entries.find((e) => e.path === p)?.sha256 as string;
+    expect(shaOf(second, "lib/big.bin")).toBe(shaOf(first, "lib/big.bin"));
+    // No hard link per unchanged file: the blob is the one file holding those bytes.
+    expect(fs.statSync(blobFile(store, shaOf(first, "lib/big.bin"))).nlink).toBe(1);
+    expect(storedBlobs(store)).toEqual([...new Set([...first.entries, ...second.entries].flatMap((e) => (e.sha256 ? [e.sha256] : [])))].sort());
     expect(restoreSnapshot(store, readManifest(store, first.id), app, BUDGET).identical).toBe(true);
     expect(fs.readFileSync(path.join(app, "config.txt"), "utf8")).toBe("version=1\n");
     expect(restoreSnapshot(store, readManifest(store, second.id), app, BUDGET).tree_digest).toBe(second.tree_digest);
@@ -331,6 +360,215 @@ describe("snapshots", () => {
     fs.mkdirSync(path.join(store, ".tmp-s0-deadbeef", "data"), { recursive: true });
     expect(listSnapshots(store).map((s) => s.id)).toEqual([kept.id]);
     expect(sweepPartialSnapshots(store)).toBe(1);
-    expect(fs.readdirSync(store)).toEqual([kept.id]);
+    expect(fs.readdirSync(store).filter((name) => name !== "blobs")).toEqual([kept.id]);
+  });
+});
+
+describe("content-addressed store", () => {
+  it("stores each content once under blobs/<prefix>/<sha256> (dirs 0700, blobs 0400, no temporaries left); manifests are leasehold.snapshot/2 and name blobs by sha256", () => {
+    const { store, app } = fresh();
+    seed(app);
+    fs.writeFileSync(path.join(app, "copy.js"), "module.exports = 1;\n"); // the same bytes as lib/a.js
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    const m = JSON.parse(fs.readFileSync(path.join(store, snap.id, "manifest.json"), "utf8")) as { schema: string; entries: Array<Record<string, unknown>> };
+    expect(m.schema).toBe("leasehold.snapshot/2");
+    expect(m.entries.some((e) => "data" in e)).toBe(false);
+    expect(fs.readdirSync(path.join(store, snap.id)).sort()).toEqual(["manifest.json", "summary.json"]);
+    const files = snap.entries.filter((e) => e.type === "file");
+    expect(files).toHaveLength(4);
+    expect(storedBlobs(store)).toHaveLength(3);
+    for (const e of files) {
+      const st = fs.statSync(blobFile(store, e.sha256 as string));
+      expect([st.mode & 0o7777, st.uid, st.size]).toEqual([0o400, 0, e.size]);
+    }
+    expect(fs.statSync(path.join(store, "blobs")).mode & 0o7777).toBe(0o700);
+    expect(fs.statSync(path.dirname(blobFile(store, files[0]?.sha256 as string))).mode & 0o7777).toBe(0o700);
+    expect(fs.readdirSync(path.join(store, "blobs")).filter((n) => n.startsWith("."))).toEqual([]);
+    expectConsistent(store, true);
+  });
+
+  it("the digest after a job stores what the job changed and records its stamps: the next snapshot opens no file; a host write after that digest is read by the next snapshot (ctime)", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const before = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
+    // What a job does.
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    fs.writeFileSync(path.join(app, "lib", "new.txt"), "new\n");
+    fs.rmSync(path.join(app, "lib", "big.bin"));
+    const after = digestAfterJob(store, "app", app, BUDGET, manifestEntries(before));
+    expect(after).toBe(digestOf(app));
+    expect(fs.existsSync(blobFile(store, sha256("version=2\n")))).toBe(true);
+    expect(fs.existsSync(blobFile(store, sha256("new\n")))).toBe(true);
+    const opened: string[] = [];
+    const next = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")), { beforeOpen: (p) => opened.push(p) });
+    expect(opened).toEqual([]);
+    expect(next.tree_digest).toBe(after);
+    // A host write after the digest: its ctime moves, so its stamp is unknown and it is read.
+    const third = digestAfterJob(store, "app", app, BUDGET, manifestEntries(next));
+    fs.writeFileSync(path.join(app, "lib", "new.txt"), "NEW\n");
+    const reread: string[] = [];
+    const last = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:02:00Z")), { beforeOpen: (p) => reread.push(p) });
+    expect(third).toBe(after);
+    expect(reread).toEqual(["lib/new.txt"]);
+    expect(last.tree_digest).toBe(digestOf(app));
+    expect(restoreSnapshot(store, readManifest(store, next.id), app, BUDGET)).toMatchObject({ identical: true });
+    expect(fs.readFileSync(path.join(app, "lib", "new.txt"), "utf8")).toBe("new\n");
+    expectConsistent(store, false);
+  });
+
+  it("pruning removes a snapshot's manifest and then every blob no retained manifest names; max_bytes counts a blob shared by snapshots once", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const t0 = Date.parse("2026-01-01T00:00:00Z");
+    const a = takeSnapshot(store, "app", app, BUDGET, new Date(t0));
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    const b = takeSnapshot(store, "app", app, BUDGET, new Date(t0 + 60_000));
+    // Each holds 3 MiB and a few bytes, almost all of it the same blob: both fit in 4 MiB counted once, not twice.
+    expect(a.bytes + b.bytes).toBeGreaterThan(6 << 20);
+    expect(pruneSnapshots(store, { keep_per_label: 10, max_age_s: 1e9, max_bytes: 4 << 20 }, new Date(t0 + 120_000))).toEqual([]);
+    expectConsistent(store, true);
+    expect(pruneSnapshots(store, { keep_per_label: 1, max_age_s: 1e9, max_bytes: 1e12 }, new Date(t0 + 120_000))).toEqual([a.id]);
+    expect(fs.existsSync(blobFile(store, sha256("version=1\n")))).toBe(false);
+    expect(fs.existsSync(blobFile(store, sha256("version=2\n")))).toBe(true);
+    expectConsistent(store, true);
+    expect(restoreSnapshot(store, readManifest(store, b.id), app, BUDGET).identical).toBe(true);
+  });
+
+  it("hostile: a prune failed after removing a manifest, or half-way through its sweep, leaves every retained manifest's blobs; the next prune leaves no unnamed blob", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const t0 = Date.parse("2026-01-01T00:00:00Z");
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      fs.writeFileSync(path.join(app, "config.txt"), `version=${i}\n`);
+      fs.writeFileSync(path.join(app, `only-${i}.txt`), `only ${i}\n`);
+      ids.push(takeSnapshot(store, "app", app, BUDGET, new Date(t0 + i * 60_000)).id);
+    }
+    const keep2 = { keep_per_label: 2, max_age_s: 1e9, max_bytes: 1e12 };
+    expect(() => pruneSnapshots(store, keep2, new Date(t0 + 1e6), { afterRemove: () => { throw new Error("killed after a manifest"); } })).toThrow("killed after a manifest");
+    expectConsistent(store, false);
+    let unlinked = 0;
+    expect(() => pruneSnapshots(store, keep2, new Date(t0 + 1e6), { beforeUnlink: () => { if (++unlinked === 2) throw new Error("killed mid-sweep"); } })).toThrow("killed mid-sweep");
+    expectConsistent(store, false);
+    expect(storedBlobs(store).length).toBeGreaterThan(new Set(listSnapshots(store).flatMap((s) => readManifest(store, s.id).entries.flatMap((e) => (e.sha256 ? [e.sha256] : [])))).size);
+    pruneSnapshots(store, keep2, new Date(t0 + 1e6));
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([ids[3], ids[2]]);
+    expectConsistent(store, true);
+    for (const id of [ids[2], ids[3]]) expect(restoreSnapshot(store, readManifest(store, id as string), app, BUDGET).identical).toBe(true);
+  });
+
+  it("hostile: a snapshot failed after storing some blobs keeps none of them; one killed there leaves blobs no manifest names, which the start-up sweep removes, the retained snapshot whole", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const kept = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    fs.writeFileSync(path.join(app, "lib", "a.js"), "module.exports = 2;\n");
+    const e = thrownBy(() => takeSnapshot(store, "app", app, BUDGET, new Date(), { beforeOpen: (p) => { if (p === "lib/a.js") throw new LeaseholdError("INTERNAL", "failed mid-snapshot"); } }));
+    expect(e.message).toBe("failed mid-snapshot");
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([kept.id]);
+    expect(fs.existsSync(blobFile(store, sha256("version=2\n")))).toBe(false);
+    expectConsistent(store, true);
+    // Killed at the same point: config.txt's blob is stored, no manifest names it.
+    const child = runChild(path.dirname(app), "kill-mid-snapshot.ts", `takeSnapshot(${JSON.stringify(store)}, "app", ${JSON.stringify(app)}, ${JSON.stringify(BUDGET)}, new Date(), { beforeOpen: (p) => { if (p === "lib/a.js") process.kill(process.pid, "SIGKILL"); } });`);
+    expect([child.signal, child.stderr]).toEqual(["SIGKILL", ""]);
+    expect(listSnapshots(store).map((s) => s.id)).toEqual([kept.id]);
+    expect(fs.existsSync(blobFile(store, sha256("version=2\n")))).toBe(true);
+    expectConsistent(store, false);
+    expect(sweepPartialSnapshots(store)).toBe(1);
+    expect(fs.existsSync(blobFile(store, sha256("version=2\n")))).toBe(false);
+    expectConsistent(store, true);
+    expect(restoreSnapshot(store, readManifest(store, kept.id), app, BUDGET).identical).toBe(true);
+  });
+
+  it("a leasehold.snapshot/1 snapshot on disk is migrated at store open (its data/<n> become blobs after a hash check, its manifest rewritten) and restores; one whose stored bytes do not match is removed", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const v2 = takeSnapshot(store, "app", app, BUDGET);
+    // The v1 layout of the same tree: data/<n> per regular file, the manifest naming n.
+    const asV1 = (id: string, corrupt: boolean) => {
+      fs.mkdirSync(path.join(store, id, "data"), { recursive: true, mode: 0o700 });
+      let n = 0;
+      const entries = v2.entries.map((e) => {
+        if (e.type !== "file") return e;
+        const bytes = fs.readFileSync(blobFile(store, e.sha256 as string));
+        // The damaged one's first file: bytes that do not hash to what its manifest names (a content no other snapshot has).
+        if (corrupt && n === 0) {
+          fs.writeFileSync(path.join(store, id, "data", String(n)), "tampered");
+          return { ...e, sha256: sha256("what the manifest says"), data: n++ };
+        }
+        fs.writeFileSync(path.join(store, id, "data", String(n)), bytes);
+        return { ...e, data: n++ };
+      });
+      const { schema: _s, entries: _e, ...header } = v2;
+      fs.writeFileSync(path.join(store, id, "manifest.json"), JSON.stringify({ ...header, id, schema: "leasehold.snapshot/1", entries }));
+      fs.writeFileSync(path.join(store, id, "summary.json"), JSON.stringify({ ...header, id }));
+    };
+    asV1("s1-00000001", false);
+    asV1("s1-00000002", true);
+    fs.rmSync(path.join(store, v2.id), { recursive: true });
+    fs.rmSync(path.join(store, "blobs"), { recursive: true });
+    expect(migrateStore(store)).toEqual({ migrated: ["s1-00000001"], dropped: ["s1-00000002"] });
+    expect(fs.readdirSync(path.join(store, "s1-00000001")).sort()).toEqual(["manifest.json", "summary.json"]);
+    expect(listSnapshots(store).map((s) => s.id)).toEqual(["s1-00000001"]);
+    expectConsistent(store, true);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    expect(restoreSnapshot(store, readManifest(store, "s1-00000001"), app, BUDGET)).toMatchObject({ identical: true, tree_digest: v2.tree_digest });
+  });
+
+  it("a restore records the stamps of the files it made from blobs: the label's next snapshot does not open them (the linked ones, whose ctime the old tree's removal moved, it reads)", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:00:00Z")));
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:01:00Z")));
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET).identical).toBe(true);
+    const opened: string[] = [];
+    const next = takeSnapshot(store, "app", app, BUDGET, new Date(Date.parse("2026-01-01T00:02:00Z")), { beforeOpen: (p) => opened.push(p) });
+    expect(next.tree_digest).toBe(snap.tree_digest);
+    expect(opened).toEqual(["lib/a.js", "lib/big.bin"]);
+    expectConsistent(store, false);
+  });
+
+  it("hostile: a host write between restore's unchanged check of a live file and its link is not taken as known: the file is made from the blob", () => {
+    const { store, app } = fresh();
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    let wrote = false;
+    const restored = restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET, {
+      beforeLink: (p) => {
+        if (p !== "lib/a.js") return;
+        fs.writeFileSync(path.join(app, "lib", "a.js"), "module.exports = 666;\n");
+        wrote = true;
+      },
+    });
+    expect(wrote).toBe(true);
+    expect(restored).toMatchObject({ identical: true, tree_digest: snap.tree_digest });
+    expect(fs.readFileSync(path.join(app, "lib", "a.js"), "utf8")).toBe("module.exports = 1;\n");
+    expect(digestOf(app)).toBe(snap.tree_digest);
+  });
+
+  it("hostile: a guest killed between the swap and the chmod leaves the old tree under the staging name, still its owner's: the next restore recognises it by the swap record and removes it; another user's directory of the prefix stays", () => {
+    const { store, app } = fresh();
+    fs.chownSync(app, 1000, 1000);
+    fs.chmodSync(app, 0o755);
+    seed(app);
+    const snap = takeSnapshot(store, "app", app, BUDGET);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=2\n");
+    const foreign = path.join(path.dirname(app), ".app.leasehold-restore-foreign");
+    fs.mkdirSync(foreign);
+    fs.chownSync(foreign, 1000, 1000);
+    // The restore runs in a child that SIGKILLs itself right after the swap.
+    const child = runChild(path.dirname(app), "kill-after-swap.ts", `restoreSnapshot(${JSON.stringify(store)}, readManifest(${JSON.stringify(store)}, ${JSON.stringify(snap.id)}), ${JSON.stringify(app)}, ${JSON.stringify(BUDGET)}, { afterSwap: () => process.kill(process.pid, "SIGKILL") });`);
+    expect([child.signal, child.stderr]).toEqual(["SIGKILL", ""]);
+    expect(digestOf(app)).toBe(snap.tree_digest);
+    const left = fs.readdirSync(path.dirname(app)).filter((n) => n.startsWith(".app.leasehold-restore-") && n !== path.basename(foreign));
+    expect(left).toHaveLength(1);
+    const leftSt = fs.lstatSync(path.join(path.dirname(app), left[0] as string));
+    expect([leftSt.uid, leftSt.mode & 0o7777]).toEqual([1000, 0o755]);
+    fs.writeFileSync(path.join(app, "config.txt"), "version=3\n");
+    expect(restoreSnapshot(store, readManifest(store, snap.id), app, BUDGET).identical).toBe(true);
+    expect(fs.readdirSync(path.dirname(app)).filter((n) => n.startsWith(".app.leasehold-restore-"))).toEqual([path.basename(foreign)]);
+    expect(fs.statSync(foreign).uid).toBe(1000);
   });
 });
