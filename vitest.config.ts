@@ -36,6 +36,8 @@ const alone = aloneFiles();
 const shared = sharedFiles(import.meta.dirname);
 // One figure for both: vitest runs projects of one groupOrder together only when their maxWorkers agree.
 const PARALLEL_WORKERS = 2;
+// Each file's CPU seconds, when TEST_CPU_LOG names a file (tools/test.mjs's summary lists the ten heaviest).
+const CPU_PROBE = "tools/lib/cpu-probe.mjs";
 
 // Unit and database tests. Browser tests are Playwright's (e2e/), not vitest's.
 export default defineConfig({
@@ -58,7 +60,7 @@ export default defineConfig({
           include: shared,
           exclude: TEST_EXCLUDE,
           isolate: false,
-          setupFiles: ["tools/lib/shared-guard.mjs"],
+          setupFiles: ["tools/lib/shared-guard.mjs", CPU_PROBE],
           maxWorkers: PARALLEL_WORKERS,
           sequence: { groupOrder: 0 },
         },
@@ -67,6 +69,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "parallel",
+          setupFiles: [CPU_PROBE],
           include: TEST_FILES,
           exclude: [...TEST_EXCLUDE, ...serial, ...shared],
           maxWorkers: PARALLEL_WORKERS,
@@ -77,6 +80,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "serial",
+          setupFiles: [CPU_PROBE],
           include: serial,
           exclude: [...TEST_EXCLUDE, ...alone],
           maxWorkers: 1,
@@ -87,6 +91,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "alone",
+          setupFiles: [CPU_PROBE],
           include: alone,
           exclude: TEST_EXCLUDE,
           maxWorkers: 1,

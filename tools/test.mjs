@@ -3,15 +3,19 @@
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
 // type-checks, lints, runs unit and database tests against PGlite AND a
 // throwaway PostgreSQL server and the browser tests, and ends with one
-// summary line. vitest runs three times (test/README.md, "How the suite
-// runs"): the shared and parallel groups (two workers); then the serial
-// group (one file at a time) side by side with Playwright (one worker),
-// each line of those two prefixed with its runner; then the alone group,
-// with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
+// summary line. The tests run in three lanes at once (test/README.md, "How
+// the suite runs"): vitest's shared and parallel groups (two workers),
+// vitest's serial group (one file at a time) and Playwright (one worker),
+// each line prefixed with its lane; then vitest's alone group, with the
+// machine to itself. On two cores the first lane alone keeps both busy while
+// the other two mostly wait on hubs, guests and the browser, so together
+// they finish sooner than one after another. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
-// The summary lists the ten slowest test files of both runners and fails the
-// run when a test was skipped for a reason tools/lib/skip-allowlist.mjs does
-// not accept (only absent kernel features are: never "needs root"). The
+// The summary lists the ten slowest test files of both runners, the ten
+// vitest files that used the most CPU, how busy the machine was in each
+// step, and fails the run when a test was skipped for a reason
+// tools/lib/skip-allowlist.mjs does not accept (only absent kernel features
+// are: never "needs root"). The
 // output ends with every failed test and failed file of both runners, named
 // `file › test`, so the tail of a CI log says what failed.
 import { spawn, spawnSync } from "node:child_process";
@@ -24,6 +28,7 @@ import { startTemporaryPostgres } from "./lib/postgres.mjs";
 import { watchForLeftoverWorkspaces } from "./lib/leftover-mounts.mjs";
 import { chooseSeed, seedLine } from "./lib/test-seed.mjs";
 import { failureLines, readPlaywrightReport, readVitestReport, summarise } from "./lib/test-report.mjs";
+import { busyShare, machineCpu, readCpuLog } from "./lib/cpu-use.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cache = path.join(root, ".cache");
@@ -34,6 +39,9 @@ process.env.NEXT_TELEMETRY_DISABLED = "1";
 process.env.TSX_DISABLE_CACHE = "1";
 
 const results = [];
+/** Each vitest file's CPU seconds (tools/lib/cpu-probe.mjs), one JSON line per file. */
+const cpuLog = path.join(cache, "cpu-files.jsonl");
+fs.rmSync(cpuLog, { force: true });
 const totals = { passed: 0, failed: 0, skipped: 0 };
 /** What each runner's JSON report says: per-file times and skipped tests (tools/lib/test-report.mjs). */
 const readings = [];
@@ -41,6 +49,7 @@ const readings = [];
 async function step(name, fn) {
   console.log(`\n=== ${name} ===`);
   const started = Date.now();
+  const cpuBefore = machineCpu();
   let ok = false;
   try {
     ok = (await fn()) !== false;
@@ -48,8 +57,10 @@ async function step(name, fn) {
     console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const seconds = (Date.now() - started) / 1000;
-  results.push({ name, ok, seconds });
-  console.log(`=== ${name}: ${ok ? "ok" : "FAILED"} (${seconds.toFixed(1)} s) ===`);
+  // The whole machine's share, lanes beside this step included: near 100% means the step waited for CPU.
+  const busy = busyShare(cpuBefore, machineCpu());
+  results.push({ name, ok, seconds, busy });
+  console.log(`=== ${name}: ${ok ? "ok" : "FAILED"} (${seconds.toFixed(1)} s, machine ${(busy * 100).toFixed(0)}% busy) ===`);
   return ok;
 }
 
@@ -156,7 +167,7 @@ async function vitest(projects, report, tag) {
   fs.rmSync(out, { force: true });
   const args = ["run", ...projects.flatMap((p) => ["--project", p]), `--sequence.seed=${seed}`, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`];
   // Database tests run on both; without this URL the PostgreSQL half fails.
-  const env = { TEST_POSTGRES_URL: postgres?.url ?? "" };
+  const env = { TEST_POSTGRES_URL: postgres?.url ?? "", TEST_CPU_LOG: cpuLog };
   const ok = tag === undefined ? run(bin("vitest"), args, env) : await runTagged(tag, bin("vitest"), args, env);
   if (!fs.existsSync(out)) return false;
   const parsed = JSON.parse(fs.readFileSync(out, "utf8"));
@@ -169,13 +180,12 @@ async function vitest(projects, report, tag) {
 
 try {
   console.log(seedLine(seed));
-  await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
-
-  // The serial group beside the browser tests: each takes about one core.
-  // Neither counts or sweeps what the other holds (test/README.md, "How the suite runs").
+  // Three lanes at once (the header says why); each line prefixed with its lane.
+  // The files of one lane never count or sweep what another holds (test/README.md, "How the suite runs").
   await Promise.all([
-    step("kernel-resource tests (vitest serial, beside playwright)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
-    step("browser tests (playwright, Debian chromium, beside vitest serial)", async () => {
+    step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json", "[vitest]")),
+    step("kernel-resource tests (vitest serial)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
+    step("browser tests (playwright, Debian chromium)", async () => {
       if (!built) {
         console.error("skipped: the build failed");
         totals.failed += 1;
@@ -205,8 +215,13 @@ console.log("\n=== summary ===");
 // Skips are named, never only counted, and each must be on the allow-list.
 const report = summarise(readings);
 for (const line of report.lines) console.log(line);
+if (fs.existsSync(cpuLog)) {
+  const cpu = readCpuLog(fs.readFileSync(cpuLog, "utf8"));
+  console.log(`${cpu.top.length} vitest files using the most CPU (of ${cpu.files}; ${cpu.total.toFixed(0)} CPU-s in test files altogether: the file's process and the children it waited for)${cpu.unreadable ? `; ${cpu.unreadable} unreadable line(s)` : ""}:`);
+  for (const f of cpu.top) console.log(`  ${f.cpu.toFixed(1).padStart(7)} CPU-s  (${f.self.toFixed(1)} own, ${f.children.toFixed(1)} children)  ${f.file}`);
+}
 results.push({ name: "skip check (tools/lib/skip-allowlist.mjs)", ok: report.ok, seconds: 0 });
-for (const r of results) console.log(`${r.ok ? "ok    " : "FAILED"}  ${r.name} (${r.seconds.toFixed(1)} s)`);
+for (const r of results) console.log(`${r.ok ? "ok    " : "FAILED"}  ${r.name} (${r.seconds.toFixed(1)} s${r.busy === undefined ? "" : `, machine ${(r.busy * 100).toFixed(0)}% busy`})`);
 const failedSteps = results.filter((r) => !r.ok).length;
 console.log(`total time ${((Date.now() - began) / 1000).toFixed(1)} s; ${failedSteps} failed step(s)`);
 if (failedSteps > 0 && totals.failed === 0) totals.failed = failedSteps;
