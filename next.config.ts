@@ -5,6 +5,13 @@ const config: NextConfig = {
   // The hub embeds Next.js in its own server (bin/next-web.ts); no standalone output.
   reactStrictMode: true,
   poweredByHeader: false,
+  experimental: {
+    // Next loads every page and route module at start by default: about a
+    // CPU-second of each hub start (compiling them, and parsing their source
+    // maps, which bin/leasehold.mjs enables), for pages a hub may never
+    // serve. A route's module is loaded on its first request instead.
+    preloadEntriesOnStart: false,
+  },
   // Native/WASM packages must be loaded by Node, not bundled: a bundled
   // PGlite builds but fails at run time.
   serverExternalPackages: ["@electric-sql/pglite", "postgres", "web-tree-sitter", "tree-sitter-bash"],

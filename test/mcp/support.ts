@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { runInRunningHub } from "../support/hub-process";
 
 /** Env that points the CLI at a running hub (PGlite: through its control socket). */
@@ -38,8 +38,32 @@ export const checkedResults = new Map<string, { ok: number; error: number }>();
  * content is non-empty, for clients that read only text. Counts what it
  * checked in `checkedResults`.
  */
+/**
+ * The SDK's Ajv validator, compiled once per distinct schema and shared by
+ * every client of this test process. Ajv caches by schema object, and each
+ * tools/list brings new objects: a file that opens dozens of sessions spent
+ * most of its CPU compiling the same forty output schemas again, in the SDK
+ * client and in checkResults. Same validator, same verdicts.
+ */
+class SharedSchemaValidator implements jsonSchemaValidator {
+  private readonly ajv = new AjvJsonSchemaValidator();
+  private readonly compiled = new Map<string, JsonSchemaValidator<unknown>>();
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const key = JSON.stringify(schema);
+    let check = this.compiled.get(key);
+    if (check === undefined) {
+      check = this.ajv.getValidator<unknown>(schema);
+      this.compiled.set(key, check);
+    }
+    return check as JsonSchemaValidator<T>;
+  }
+}
+
+const schemaValidator = new SharedSchemaValidator();
+
 async function checkResults(client: Client): Promise<void> {
-  const validator = new AjvJsonSchemaValidator();
+  const validator = schemaValidator;
   const schemas = new Map<string, JsonSchemaValidator<unknown>>();
   for (const tool of (await client.listTools()).tools) {
     if (tool.outputSchema === undefined) throw new Error(`tools/list shows ${tool.name} without an outputSchema`);
@@ -76,7 +100,7 @@ export async function connectClient(
     requestInit: { headers: { authorization: `Bearer ${token}`, ...options.headers } },
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
   });
-  const client = new Client({ name: "leasehold-test", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
+  const client = new Client({ name: "leasehold-test", version: "1.0.0" }, { capabilities: options.capabilities ?? {}, jsonSchemaValidator: schemaValidator });
   options.configure?.(client);
   await client.connect(transport);
   await checkResults(client);

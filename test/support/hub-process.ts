@@ -62,10 +62,10 @@ export function runProcess(
  * directory — without starting a CLI process (a second of CPU each). For a
  * test's set-up (tokens, admins); a test of the CLI itself uses runCli.
  */
-export async function runInRunningHub(dataDir: string, argv: string[], cwd = ROOT): Promise<CliResult> {
+export async function runInRunningHub(dataDir: string, argv: string[], cwd = ROOT, env: Record<string, string> = {}): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
-  const code = await runInHub(dataDir, { argv, env: {}, cwd }, { out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) });
+  const code = await runInHub(dataDir, { argv, env, cwd }, { out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) });
   return { code, stdout, stderr };
 }
 
@@ -176,7 +176,10 @@ const healthTokens = new Map<string, string>();
 /**
  * The hub's full health. Without a credential `/api/health` says only
  * status and version; an agent token (`Authorization: Bearer`) sees it all,
- * as through the MCP `health` tool. One token per hub, made with the CLI.
+ * as through the MCP `health` tool. One token per hub, made by `token create`
+ * inside the hub (its control socket, as the CLI itself does while a hub
+ * runs: no CLI process to start). `env`: the CLI's settings for that hub;
+ * what the CLI forwards to a running hub (LEASEHOLD_*) is passed on.
  */
 export async function fullHealth<T = Record<string, unknown>>(hub: { url: string; dataDir: string; output?: () => string }, env: Record<string, string | undefined> = {}): Promise<T> {
   let token = healthTokens.get(hub.url);
@@ -186,7 +189,9 @@ export async function fullHealth<T = Record<string, unknown>>(hub: { url: string
     for (const until = Date.now() + 30_000; hub.output !== undefined && !hub.output().includes("stop with Ctrl-C") && Date.now() < until; ) {
       await new Promise((r) => setTimeout(r, 100));
     }
-    const made = await runCli(["token", "create", "--name", "test-health", "--read-only", "--expires", "1d"], { LEASEHOLD_DATA_DIR: hub.dataDir, ...env });
+    const forwarded: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) if (k.startsWith("LEASEHOLD_") && v !== undefined) forwarded[k] = v;
+    const made = await runInRunningHub(hub.dataDir, ["token", "create", "--name", "test-health", "--read-only", "--expires", "1d"], ROOT, forwarded);
     token = made.stdout.split("\n").find((line) => line.startsWith("lh_"));
     if (made.code !== 0 || token === undefined) throw new Error(`token create failed (${made.code}): ${made.stderr}${made.stdout}`);
     healthTokens.set(hub.url, token);

@@ -2,7 +2,7 @@ export { Scrubber, scrubBuffer, createScrubStream, redactionMarker } from "./scr
 export type { RedactionReport, RedactionSpan, ScrubberOptions, EndOptions } from "./scrubber";
 export { scrubPair, cutScrubbed } from "./pair";
 export type { PairInput, ScrubbedPair } from "./pair";
-export { BUILTIN_PATTERNS, BUILTIN_KINDS, DLP_LIMITS, DlpPatternConfig, compileDlpPatterns } from "./patterns";
+export { builtinPatterns, builtinKinds, DLP_LIMITS, DlpPatternConfig, compileDlpPatterns } from "./patterns";
 export type { CompiledPattern } from "./patterns";
 export { analyzeRegex, RegexRefused } from "./regex-bounds";
 export type { RegexBounds, AnalyzeOptions } from "./regex-bounds";

@@ -141,7 +141,7 @@ function classValues(cls: string): Set<number> {
  * Order matters only for ties (two kinds matching at the same byte): the
  * earlier entry wins. Otherwise the leftmost match wins, as one alternation would.
  */
-const BUILTIN_SPECS: readonly BuiltinSpec[] = [
+const SPECS_BEFORE_HUB_BASE64: readonly BuiltinSpec[] = [
   {
     // Multi-line; with no END line within 16 KiB (truncated output) we still
     // redact the base64 body that follows so a cut-off key does not leak.
@@ -374,9 +374,12 @@ const BUILTIN_SPECS: readonly BuiltinSpec[] = [
     trigger: "6c68",
     triggerLength: 4,
   },
-  // ... and base64-encoded, at each of the three alignments a secret can have in the
-  // encoded stream (hubBase64Specs).
-  ...hubBase64Specs(),
+];
+
+// Between the two lists (builtinSpecs): the hub's own secrets base64-encoded, at each of
+// the three alignments a secret can have in the encoded stream (hubBase64Specs).
+
+const SPECS_AFTER_HUB_BASE64: readonly BuiltinSpec[] = [
   // --- Formats without a rule in @secretlint/secretlint-rule-preset-recommend 13.0.7 (its
   // rules: 1password, anthropic, aws, basicauth, cloudflare, database-connection-string,
   // databricks, docker, figma, gcp, github, gitlab, grafana, groq, hashicorp-vault,
@@ -532,10 +535,26 @@ function compileBuiltin(spec: BuiltinSpec): CompiledPattern {
   };
 }
 
-/** The built-in credential patterns, in priority order. */
-export const BUILTIN_PATTERNS: readonly CompiledPattern[] = BUILTIN_SPECS.map(compileBuiltin);
+let builtinSpecsMemo: readonly BuiltinSpec[] | undefined;
+let builtinPatternsMemo: readonly CompiledPattern[] | undefined;
+let builtinKindsMemo: readonly string[] | undefined;
 
-export const BUILTIN_KINDS: readonly string[] = [...new Set(BUILTIN_SPECS.map((s) => s.kind))];
+function builtinSpecs(): readonly BuiltinSpec[] {
+  return (builtinSpecsMemo ??= [...SPECS_BEFORE_HUB_BASE64, ...hubBase64Specs(), ...SPECS_AFTER_HUB_BASE64]);
+}
+
+/**
+ * The built-in credential patterns, in priority order. Built and compiled
+ * on first use, not at import: a tenth of a CPU-second that every CLI
+ * command and every hub start would otherwise pay before it scrubs anything.
+ */
+export function builtinPatterns(): readonly CompiledPattern[] {
+  return (builtinPatternsMemo ??= builtinSpecs().map(compileBuiltin));
+}
+
+export function builtinKinds(): readonly string[] {
+  return (builtinKindsMemo ??= [...new Set(builtinSpecs().map((s) => s.kind))]);
+}
 
 // ---------------------------------------------------------------------------
 // Operator-supplied DLP patterns.
@@ -585,7 +604,7 @@ export function compileDlpPatterns(input: unknown): CompiledPattern[] {
       refuseDlp(index, "?", parsed.error.issues.map((i) => `${i.path.join(".") || "(entry)"}: ${i.message}`).join("; "));
     }
     const { name, pattern, flags = "" } = parsed.data;
-    if (BUILTIN_KINDS.includes(name)) refuseDlp(index, name, "name shadows a built-in credential kind");
+    if (builtinKinds().includes(name)) refuseDlp(index, name, "name shadows a built-in credential kind");
     if (seen.has(name)) refuseDlp(index, name, "duplicate name");
     seen.add(name);
     let bounds: RegexBounds;

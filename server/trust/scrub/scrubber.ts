@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from "node:stream";
-import { BUILTIN_PATTERNS, compileDlpPatterns, type CompiledPattern } from "./patterns";
+import { builtinPatterns, compileDlpPatterns, type CompiledPattern } from "./patterns";
 
 /**
  * The guest's output scrubber: credentials first, then the operator's DLP
@@ -244,7 +244,7 @@ export class Scrubber {
 
   constructor(options: ScrubberOptions = {}) {
     const dlp = options.dlp === undefined ? [] : compileDlpPatterns(options.dlp);
-    this.patterns = [...BUILTIN_PATTERNS, ...dlp];
+    this.patterns = [...builtinPatterns(), ...dlp];
     this.onRedact = options.onRedact;
     this.context = Math.max(1, ...this.patterns.map((p) => p.bounds.lookbehind));
     // A context rule's match may wait for a format's decision at its secret: add the longest such match.
