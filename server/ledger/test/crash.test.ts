@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../config";
 import { executeRows, openHubDatabase } from "../../db";
 import { createScratchPostgresDatabase, testPostgresUrl } from "../../../test/support/databases";
@@ -22,9 +22,28 @@ const ROOT = path.resolve(import.meta.dirname, "../../..");
 const CHILD = path.join(ROOT, "server/ledger/test/crash-child.ts");
 const ROUNDS = 3;
 
+/**
+ * The child, compiled once per file: run through tsx, each of the eight
+ * children compiled the ledger's whole module graph again as it started
+ * (about two CPU-seconds each). Bundled into the checkout's module cache
+ * (bare imports still resolve from its node_modules, and the checkout is
+ * found above it), removed after the file.
+ */
+let childScript = "";
+beforeAll(async () => {
+  const esbuild = await import("esbuild");
+  const dir = path.join(ROOT, "node_modules", ".cache", "leasehold-test");
+  fs.mkdirSync(dir, { recursive: true });
+  childScript = path.join(dir, `crash-child-${process.pid}.mjs`);
+  await esbuild.build({ entryPoints: [CHILD], outfile: childScript, bundle: true, packages: "external", platform: "node", format: "esm", target: "node20", logLevel: "warning" });
+});
+afterAll(() => {
+  if (childScript !== "") fs.rmSync(childScript, { force: true });
+});
+
 function runChild(env: Record<string, string>, args: string[], killAfterMs?: number): Promise<{ out: string; signal: string | null; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
+    const child = spawn(process.execPath, [childScript, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env } as unknown as NodeJS.ProcessEnv,
     });
