@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config";
-import { ALONE_FILES, aloneFiles, hasSerialMarker, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
+import { ALONE_FILES, aloneFiles, fileIsolationNeed, hasSerialMarker, IN_PROCESS_SUPPORT, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -43,10 +43,17 @@ describe("vitest's serial group (tools/lib/test-groups.mjs)", () => {
 
 describe("vitest's shared group: files that start nothing share a process (tools/lib/test-groups.mjs)", () => {
   const head = 'import { describe, expect, it } from "vitest";\nimport { parse } from "./parse";\n';
+  const STARTS = "imports a test support module that starts hubs, guests or clusters";
 
-  it("a file of pure checks, or one using only the seeded randomness of test/support, may share a process", () => {
+  it("a file of pure checks, or one using only in-process support (seeded randomness, its own databases, the pipeline's fixtures), may share a process", () => {
     expect(isolationNeed(`${head}describe("parse", () => { it("reads", () => expect(parse("a")).toBe("a")); });\n`)).toBeUndefined();
     expect(isolationNeed(`${head}import { seeded } from "../../test/support/random";\n`)).toBeUndefined();
+    expect(isolationNeed(`${head}import { describeEachDatabase } from "../../test/support/databases";\nconst db = await openTestDatabase(kind);\n`)).toBeUndefined();
+    expect(isolationNeed(`${head}import { PGlite } from "@electric-sql/pglite";\n`)).toBeUndefined();
+    // A relative import resolves against the file's own path: test/pipeline's support is in-process, test/mcp's starts hubs.
+    expect(isolationNeed(`${head}import { testDeps } from "./support";\n`, "test/pipeline/cli.test.ts")).toBeUndefined();
+    expect(isolationNeed(`${head}import { describeEachDatabase } from "../support/databases";\n`, "test/limits/edge-limits.test.ts")).toBeUndefined();
+    expect(IN_PROCESS_SUPPORT).not.toContain("test/support/hub-process");
     // Words in a test's name or a string are not code that starts something.
     expect(isolationNeed(`${head}it("the hub refuses a forked header", () => expect(parse("x")).toBe("x"));\n`)).toBeUndefined();
   });
@@ -55,13 +62,13 @@ describe("vitest's shared group: files that start nothing share a process (tools
     const cases: Array<[string, string]> = [
       ['import { spawnSync } from "node:child_process";', "starts child processes"],
       ["const r = execFileSync(bin, []);", "starts child processes"],
-      ['import { startHub } from "../support/hub-process";', "imports a test support module (hubs, databases, guests, clusters)"],
-      ['import { insertToken } from "./support";', "imports a test support module (hubs, databases, guests, clusters)"],
-      ['import { waitFor } from "../guest/support.ts";', "imports a test support module (hubs, databases, guests, clusters)"],
-      ['import { PGlite } from "@electric-sql/pglite";', "opens a database"],
-      ["const db = await openTestDatabase(kind);", "opens a database"],
+      ['import { startHub } from "../support/hub-process";', STARTS],
+      // Without the file's path a relative `./support` cannot be told from test/mcp's: it keeps the file out.
+      ['import { insertToken } from "./support";', STARTS],
+      ['import { waitFor } from "../guest/support.ts";', STARTS],
       ['import { launch } from "../../native/launch";', "imports the sandbox or the guest"],
       ['import { Worker } from "node:worker_threads";', "starts threads"],
+      ['import { ESLint } from "eslint";', "runs ESLint, whose type-aware program stays in its module caches for the rest of the process"],
       ['vi.mock("./clock");', "mocks modules or globals, which vitest resets only with the process"],
       ["vi.useFakeTimers();", "mocks modules or globals, which vitest resets only with the process"],
       ['vi.spyOn(console, "error");', "mocks modules or globals, which vitest resets only with the process"],
@@ -75,10 +82,19 @@ describe("vitest's shared group: files that start nothing share a process (tools
       ["globalThis.fetch = fake;", "sets globals"],
     ];
     for (const [line, why] of cases) expect(isolationNeed(`${head}${line}\n`), line).toBe(why);
+    expect(isolationNeed(`${head}import { rpc } from "./support";\n`, "test/mcp/tokens.test.ts")).toBe(STARTS);
     expect(isolationNeed(`// test-group: isolated — holds a file lock the next file would see\n${head}`)).toBe("marked test-group: isolated");
     // Reading the environment is no change to it.
     expect(isolationNeed(`${head}const port = process.env.E2E_PORT ?? "1"; if (process.env.CI === "1") {}\n`)).toBeUndefined();
     expect(ISOLATION_NEEDS.length).toBeGreaterThan(0);
+  });
+
+  it("hostile: a file that hands its work to a helper under test/ or tools/ needs what the helper needs, however deep", () => {
+    // mcp-hub-pglite.test.ts holds one line, a call of ./hub-suite, which starts hubs through test/support/hub-process.
+    expect(fileIsolationNeed(ROOT, "test/mcp/mcp-hub-pglite.test.ts")).toMatch(/\(test\/mcp\/hub-suite\.ts\)$/);
+    // durability.test.ts starts a PostgreSQL server of its own through tools/lib/postgres.mjs.
+    expect(fileIsolationNeed(ROOT, "server/db/durability.test.ts")).toBe("starts child processes (tools/lib/postgres.mjs)");
+    expect(fileIsolationNeed(ROOT, "server/trpc/routers/grants.test.ts")).toBeUndefined();
   });
 
   it("in this checkout: the three groups split every test file once; the files that start hubs, databases and guests are not shared", () => {
@@ -90,13 +106,13 @@ describe("vitest's shared group: files that start nothing share a process (tools
     for (const rel of shared) {
       expect(all, rel).toContain(rel);
       expect(serial.has(rel) || SERIAL_FOLDERS.some((f) => rel.startsWith(f)), rel).toBe(false);
-      expect(isolationNeed(fs.readFileSync(path.join(ROOT, rel), "utf8")), rel).toBeUndefined();
+      expect(fileIsolationNeed(ROOT, rel), rel).toBeUndefined();
     }
-    for (const rel of ["test/hub/start.test.ts", "test/mcp/session-cap-pglite.test.ts", "server/db/schema.test.ts", "tools/build.test.ts", "test/hub/dies-with-parent.test.ts", "server/trust/leasehold-error.test.ts"]) {
+    for (const rel of ["test/hub/start.test.ts", "test/mcp/session-cap-pglite.test.ts", "test/mcp/mcp-actions-pglite.test.ts", "server/db/durability.test.ts", "tools/build.test.ts", "test/hub/dies-with-parent.test.ts", "server/trust/leasehold-error.test.ts"]) {
       expect(shared, rel).not.toContain(rel);
     }
-    // Enough to be worth a group: the pure checks of the hub's trust, ledger and policy code.
-    expect(shared).toEqual(expect.arrayContaining(["server/trust/scrub/window.test.ts", "server/ledger/tree.test.ts", "server/policy/risk/corpus.test.ts"]));
+    // Enough to be worth a group: the pure checks of the hub's trust, ledger and policy code, and the files that open their own databases.
+    expect(shared).toEqual(expect.arrayContaining(["server/trust/scrub/window.test.ts", "server/ledger/tree.test.ts", "server/policy/risk/corpus.test.ts", "server/trpc/routers/grants.test.ts", "test/pipeline/cli.test.ts"]));
   });
 
   it("vitest.config.ts runs the shared files without isolation, under the guard, and leaves them out of the parallel group", () => {
