@@ -124,7 +124,7 @@ describe("vitest's shared group: files that start nothing share a process (tools
     expect(shared?.include).toEqual(sharedFiles(ROOT));
     expect(shared?.exclude).toEqual(TEST_EXCLUDE);
     expect(shared?.isolate).toBe(false);
-    expect(shared?.setupFiles).toEqual(["tools/lib/shared-guard.mjs"]);
+    expect(shared?.setupFiles).toEqual(["tools/lib/shared-guard.mjs", "tools/lib/cpu-probe.mjs"]);
     // Side by side with "parallel": vitest runs projects of one groupOrder together only when their maxWorkers agree.
     expect(shared?.sequence?.groupOrder).toBe(parallel?.sequence?.groupOrder);
     expect(shared?.maxWorkers).toBe(parallel?.maxWorkers);
