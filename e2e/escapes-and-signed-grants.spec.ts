@@ -15,6 +15,7 @@ import { leaseholdCli, sharedSignIn, signedInAs } from "./support/admins";
 import { virtualAuthenticator } from "./support/passkeys";
 import { closeOpenAgents, connectAgent, runCommand, structured } from "./support/mcp-agent";
 import { allowSimilarButton, openItem } from "./support/queue";
+import { freeHostLocal } from "./support/leases";
 
 /** The owner's tests need "an owner, signed in", not a fresh account each: one sign-in for the file. */
 const signedInAsOwner = sharedSignIn("owner");
@@ -28,14 +29,6 @@ let n = 0;
 function marker(prefix: string): string {
   n += 1;
   return `${prefix}-${process.pid}-${n}-${Date.now().toString(36)}`;
-}
-
-/** Another spec's agent may hold host "local" under an exclusive lease: break it as an admin would. */
-function freeHostLocal(as: string): void {
-  for (const line of leaseholdCli(["lease", "list"]).split("\n")) {
-    const id = /^([0-9a-f-]{36}) {2}local /.exec(line)?.[1];
-    if (id !== undefined) leaseholdCli(["lease", "break", id, "--as", as]);
-  }
 }
 
 test("allow similar on a high action: the approval and the grant are signed with the passkey; the form says the next runs skip a person and the passkey; the grant is listed as passkey-signed and covers the next identical run", async ({ page }) => {

@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { leaseholdCli, signedInAs } from "./support/admins";
+import { freeHostLocal } from "./support/leases";
 import { virtualAuthenticator } from "./support/passkeys";
 import { closeOpenAgents, connectAgent, connectAgents, structured } from "./support/mcp-agent";
 import { approveButton, openItem } from "./support/queue";
@@ -44,19 +45,6 @@ async function run(agent: Awaited<ReturnType<typeof connectAgent>>, command: str
     result = (await agent.client.callTool({ name: "approval_wait", arguments: { action_id: String(s["action_id"]) } }, undefined, options)) as CallToolResult;
   }
   return result;
-}
-
-/**
- * Other specs share this hub, and an agent of theirs may still hold host
- * "local" under an exclusive lease until it lapses idle (minutes): break
- * any such lease first, as an admin would (`leasehold lease break`, sealed),
- * so this spec's agent does not wait out someone else's HOST_BUSY.
- */
-function freeHostLocal(as: string): void {
-  for (const line of leaseholdCli(["lease", "list"]).split("\n")) {
-    const id = /^([0-9a-f-]{36}) {2}local /.exec(line)?.[1];
-    if (id !== undefined) leaseholdCli(["lease", "break", id, "--as", as]);
-  }
 }
 
 /** A tRPC mutation from inside the page (its cookie and Origin), returning the JSON body. */

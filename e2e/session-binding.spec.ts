@@ -127,9 +127,10 @@ test("W1 through OAuth: a loopback redirect on the admin's host name is refused 
     await page.getByRole("button", { name: "Deny" }).click();
     const url = await landed;
     expect(url.searchParams.get("error")).toBe("access_denied");
-    // The browser went to the client's listener, and took no admin cookie there.
-    expect(callback.cookies).toHaveLength(1);
-    expect(callback.cookies[0]).not.toContain("leasehold_session");
+    // The browser went to the client's listener, and took no admin cookie there
+    // (nor with the favicon request a loaded machine may let it send first).
+    expect(callback.cookies.length).toBeGreaterThan(0);
+    for (const sent of callback.cookies) expect(sent).not.toContain("leasehold_session");
   } finally {
     await callback.close();
   }
