@@ -5,7 +5,7 @@
 // throwaway PostgreSQL server and the browser tests, and ends with one
 // summary line. vitest runs three times (test/README.md, "How the suite
 // runs"): the shared and parallel groups (two workers); then the serial
-// group (one file at a time) side by side with Playwright (one worker),
+// group (two files at a time) side by side with Playwright (one worker),
 // each line of those two prefixed with its runner; then the alone group,
 // with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
@@ -171,8 +171,9 @@ try {
   console.log(seedLine(seed));
   await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
 
-  // The serial group beside the browser tests: each takes about one core.
-  // Neither counts or sweeps what the other holds (test/README.md, "How the suite runs").
+  // The serial group (two files at a time, each waiting on kernel and child
+  // processes much of its time) beside the browser tests (about one core).
+  // None counts or sweeps what another holds (test/README.md, "How the suite runs").
   await Promise.all([
     step("kernel-resource tests (vitest serial, beside playwright)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
     step("browser tests (playwright, Debian chromium, beside vitest serial)", async () => {
