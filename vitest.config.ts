@@ -2,7 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { givenSeed } from "./tools/lib/test-seed.mjs";
-import { aloneFiles, serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
+import { aloneFiles, SERIAL_WORKERS, serialGlobs, sharedFiles, TEST_EXCLUDE, TEST_FILES } from "./tools/lib/test-groups.mjs";
 
 /**
  * Shuffled order, always: test files and the cases inside each file run in
@@ -19,7 +19,7 @@ const seed = givenSeed();
  * Four groups (tools/lib/test-groups.mjs says which file is in which, and
  * test/README.md why): "shared" and "parallel" run side by side, two files
  * at a time; then "serial" runs the files that take kernel resources
- * (sandboxes, guests, volumes, namespaces, VMs) one at a time; then
+ * (sandboxes, guests, volumes, namespaces, VMs) two at a time; then
  * "alone" the few timed ones that need the machine to themselves. `npm
  * test` runs them as three vitest runs (--project), the serial one beside
  * the browser tests. A "parallel", "serial" or "alone" file gets a fresh
@@ -30,7 +30,9 @@ const seed = givenSeed();
 // A `--sequence.*` option on the command line (tools/test.mjs passes the seed
 // that way) replaces each project's `sequence` whole, groupOrder included;
 // vitest still runs a single-worker project after the others then, so the
-// single-worker groups run last either way.
+// alone group runs last either way; the serial group (SERIAL_WORKERS) then
+// runs beside the others, which is why `npm test` gives it a vitest run of
+// its own (--project serial).
 const serial = serialGlobs(import.meta.dirname);
 const alone = aloneFiles();
 const shared = sharedFiles(import.meta.dirname);
@@ -83,7 +85,7 @@ export default defineConfig({
           setupFiles: [CPU_PROBE],
           include: serial,
           exclude: [...TEST_EXCLUDE, ...alone],
-          maxWorkers: 1,
+          maxWorkers: SERIAL_WORKERS,
           sequence: { groupOrder: 1 },
         },
       },

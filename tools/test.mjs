@@ -3,13 +3,11 @@
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
 // type-checks, lints, runs unit and database tests against PGlite AND a
 // throwaway PostgreSQL server and the browser tests, and ends with one
-// summary line. The tests run in three lanes at once (test/README.md, "How
-// the suite runs"): vitest's shared and parallel groups (two workers),
-// vitest's serial group (one file at a time) and Playwright (one worker),
-// each line prefixed with its lane; then vitest's alone group, with the
-// machine to itself. On two cores the first lane alone keeps both busy while
-// the other two mostly wait on hubs, guests and the browser, so together
-// they finish sooner than one after another. vitest runs in shuffled order (vitest.config.ts) with a seed
+// summary line. vitest runs three times (test/README.md, "How the suite
+// runs"): the shared and parallel groups (two workers); then the serial
+// group (two files at a time) side by side with Playwright (one worker),
+// each line of those two prefixed with its runner; then the alone group,
+// with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
 // The summary lists the ten slowest test files of both runners, the ten
 // vitest files that used the most CPU, how busy the machine was in each
@@ -180,12 +178,14 @@ async function vitest(projects, report, tag) {
 
 try {
   console.log(seedLine(seed));
-  // Three lanes at once (the header says why); each line prefixed with its lane.
-  // The files of one lane never count or sweep what another holds (test/README.md, "How the suite runs").
+  await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
+
+  // The serial group (two files at a time, each waiting on kernel and child
+  // processes much of its time) beside the browser tests (about one core).
+  // None counts or sweeps what another holds (test/README.md, "How the suite runs").
   await Promise.all([
-    step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json", "[vitest]")),
-    step("kernel-resource tests (vitest serial)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
-    step("browser tests (playwright, Debian chromium)", async () => {
+    step("kernel-resource tests (vitest serial, beside playwright)", () => vitest(["serial"], "vitest-serial.json", "[serial]")),
+    step("browser tests (playwright, Debian chromium, beside vitest serial)", async () => {
       if (!built) {
         console.error("skipped: the build failed");
         totals.failed += 1;

@@ -1,7 +1,7 @@
 // Shared setup for the native tests: build once, compile the probe workload,
 // make workdirs, run one probe op in a sandbox.
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildNative } from "../build.mjs";
@@ -18,7 +18,12 @@ export function setupNative(): void {
   mkdirSync(BIN_DIR, { recursive: true });
   chmodSync(TEST_ROOT, 0o755);
   chmodSync(BIN_DIR, 0o755);
-  execFileSync("gcc", ["-O1", "-o", PROBE, join(here, "workloads", "probe.c")]);
+  // Two native files set up at once (the serial group runs two at a time):
+  // each compiles its own copy and renames it into place, so neither execs a
+  // probe the other is half-way through writing.
+  const own = `${PROBE}.${process.pid}`;
+  execFileSync("gcc", ["-O1", "-o", own, join(here, "workloads", "probe.c")]);
+  renameSync(own, PROBE);
 }
 
 export function makeWorkdir(): string {

@@ -480,7 +480,8 @@ describe("guest agent end to end [postgres]", () => {
       const [j] = await handle.db.select().from(jobs).where(and(eq(jobs.hostId, host!.id), eq(jobs.state, "claimed")));
       return j;
     });
-    await new Promise((r) => setTimeout(r, 500));
+    // Mid-job: the workload itself runs under the guest when the guest dies.
+    await waitFor("the job's sleep 30 running under the doomed guest", async () => descendants(doomed.process.pid!).some((pid) => cmdline(pid) === "sleep 30"), 20_000, 50);
     await doomed.kill("SIGKILL");
     const e = await pending;
     expect(e?.code).toBe("HOST_UNAVAILABLE");
@@ -497,6 +498,42 @@ describe("guest agent end to end [postgres]", () => {
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 60_000);
 });
+
+/** The command line of a process, its arguments joined by spaces ("" once it is gone). */
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+  } catch {
+    return "";
+  }
+}
+
+/** Every live process below `root` (children, their children, ...), from the parent pid in /proc/<pid>/stat. */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name (field 2) may hold spaces and parentheses: the parent pid is the second field after its last ")".
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone since the listing
+    }
+  }
+  const below = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of parentOf) {
+      if (below.has(parent) && !below.has(pid)) {
+        below.add(pid);
+        grew = true;
+      }
+    }
+  }
+  below.delete(root);
+  return [...below];
+}
 
 async function entriesOfType(handle: DatabaseHandle, type: string) {
   const { allEntries } = await import("../pipeline/support");

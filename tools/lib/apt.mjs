@@ -25,12 +25,15 @@ export function ensureDebianPackages(names, opts = {}) {
   }
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const stdio = opts.quiet ? ["ignore", "ignore", "inherit"] : "inherit";
+  // Two test files may install at once (the serial group runs two side by
+  // side): the second waits for apt's and dpkg's locks instead of failing.
+  const lockWait = ["-o", "DPkg::Lock::Timeout=600"];
   if (!updated) {
     console.log(`[setup] apt-get update (for ${missing.join(", ")})`);
-    execFileSync("apt-get", ["update", "-qq"], { stdio, env });
+    execFileSync("apt-get", [...lockWait, "update", "-qq"], { stdio, env });
     updated = true;
   }
   console.log(`[setup] apt-get install ${missing.join(" ")}`);
-  execFileSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], { stdio, env });
+  execFileSync("apt-get", [...lockWait, "install", "-y", "-qq", "--no-install-recommends", ...missing], { stdio, env });
   return missing;
 }

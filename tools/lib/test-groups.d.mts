@@ -1,6 +1,7 @@
 export const TEST_FILES: string[];
 export const TEST_EXCLUDE: string[];
 export const SERIAL_FOLDERS: string[];
+export const SERIAL_WORKERS: number;
 export const ALONE_FILES: ReadonlyArray<{ file: string; why: string }>;
 export function aloneFiles(): string[];
 export const SERIAL_MARKER: RegExp;

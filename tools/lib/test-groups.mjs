@@ -11,13 +11,13 @@
 //             for loading their modules once per worker instead of once
 //             per file.
 //   parallel  two workers at once, a fresh process per file: hubs, CLIs.
-//   serial    one file at a time, after the others: files that take kernel
-//             resources a second copy could trip over (sandbox launches,
-//             cgroups, loop-device workspace volumes, network namespaces,
-//             VMs, real guests, leftover-mount sweeps). Each names and
-//             counts only what it made itself, so the group runs beside
-//             the browser tests (tools/test.mjs), whose hub runs real
-//             sandboxes of its own.
+//   serial    SERIAL_WORKERS files at a time, after the others: files that
+//             take kernel resources (sandbox launches, cgroups, loop-device
+//             workspace volumes, network namespaces, VMs, real guests,
+//             leftover-mount sweeps). Each names and counts only what it
+//             made itself, so two run side by side, and the group runs
+//             beside the browser tests (tools/test.mjs), whose hub runs
+//             real sandboxes of its own.
 //   alone     serial files that must not share the machine with anything,
 //             not even the browser tests: ALONE_FILES, each with why. They
 //             run last, one at a time.
@@ -41,6 +41,15 @@ export const TEST_EXCLUDE = ["node_modules/**", "e2e/**", ".next/**", "dist/**"]
 
 /** Folders whose every test file is serial: the native sandbox, the guest's workspace volumes, real guests and kernel egress. */
 export const SERIAL_FOLDERS = ["native/", "agent-guest/workspace/", "agent-guest/daemon/", "test/guest/", "test/egress/", "test/apk/"];
+
+/**
+ * How many serial files run at once: two, beside the browser tests. Each
+ * names and counts only the kernel objects it made (cgroups, namespaces,
+ * interfaces, loop devices, leases), so a second serial file trips it no
+ * more than the browser tests' own guest does; what cannot be scoped that
+ * way is in ALONE_FILES.
+ */
+export const SERIAL_WORKERS = 2;
 
 /**
  * Serial files that cannot share the machine even with the browser tests,

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config";
-import { ALONE_FILES, aloneFiles, fileIsolationNeed, hasSerialMarker, IN_PROCESS_SUPPORT, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, TEST_EXCLUDE } from "./test-groups.mjs";
+import { ALONE_FILES, aloneFiles, fileIsolationNeed, hasSerialMarker, IN_PROCESS_SUPPORT, isolationNeed, ISOLATION_NEEDS, markedSerialFiles, serialGlobs, sharedFiles, SERIAL_FOLDERS, SERIAL_WORKERS, TEST_EXCLUDE } from "./test-groups.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -153,6 +153,7 @@ describe("vitest's alone group: serial files that cannot run beside the browser 
     const alone = byName.get("alone");
     expect(alone?.include).toEqual(aloneFiles());
     expect(alone?.maxWorkers).toBe(1);
+    expect(serial?.maxWorkers).toBe(SERIAL_WORKERS);
     expect(serial?.exclude).toEqual(expect.arrayContaining(aloneFiles()));
     expect(alone?.sequence?.groupOrder).toBeGreaterThan(serial?.sequence?.groupOrder ?? Infinity);
   });

@@ -3,7 +3,7 @@
 // `apt-get download` and unpacked with `dpkg-deb -x` — never installed.
 // Node builtins only. Usage: node native/test/vm/setup.mjs  (prints the kernel path)
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ensureDebianPackages } from "../../../tools/lib/apt.mjs";
@@ -52,14 +52,31 @@ function provideVm() {
   const root = join(VM_CACHE, "kernel");
   const findKernel = () => existsSync(join(root, "boot")) ? readdirSync(join(root, "boot")).find((f) => f.startsWith("vmlinuz-")) : undefined;
   if (!findKernel()) {
+    // Two VM test files may set up at once (the serial group runs two side
+    // by side): each downloads and unpacks into a directory of its own and
+    // renames the unpacked tree into place, so neither boots a kernel the
+    // other is half-way through writing. The loser of the rename drops its copy.
     const pkg = cloudKernelPackage();
-    let deb = readdirSync(VM_CACHE).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
-    if (!deb) {
-      execFileSync("apt-get", ["download", "-qq", pkg], { cwd: VM_CACHE, stdio: ["ignore", "ignore", "inherit"] });
-      deb = readdirSync(VM_CACHE).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
+    const own = mkdtempSync(join(VM_CACHE, "setup-"));
+    try {
+      const cached = readdirSync(VM_CACHE).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
+      let deb = cached === undefined ? undefined : join(VM_CACHE, cached);
+      if (!deb) {
+        execFileSync("apt-get", ["download", "-qq", pkg], { cwd: own, stdio: ["ignore", "ignore", "inherit"] });
+        const got = readdirSync(own).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
+        if (!got) throw new Error(`apt-get download ${pkg} produced no .deb`);
+        deb = join(VM_CACHE, got);
+        renameSync(join(own, got), deb);
+      }
+      execFileSync("dpkg-deb", ["-x", deb, join(own, "kernel")]);
+      try {
+        renameSync(join(own, "kernel"), root);
+      } catch (e) {
+        if (!findKernel()) throw e;
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
     }
-    if (!deb) throw new Error(`apt-get download ${pkg} produced no .deb`);
-    execFileSync("dpkg-deb", ["-x", join(VM_CACHE, deb), root]);
   }
   const vmlinuz = findKernel();
   if (!vmlinuz) throw new Error("kernel package has no /boot/vmlinuz-*");
