@@ -22,10 +22,23 @@ let hub: RunningHub;
 beforeAll(async () => {
   hub = await startHub();
   // Start-up goes on after the hub answers: its first admin and token, the local guest's enrolment and
-  // witness key are sealed entries. Once the guest cosigns, they are in; a case that needs the log to
-  // stand still between two reads is not overtaken by them.
+  // witness key are sealed entries, and so is the tier of the guest's first health report, which comes
+  // after its sandbox self-test (seconds later on a loaded machine, possibly after its first cosignature).
+  // Once the tier is recorded and the guest cosigns, they are all in; a case that needs the log to stand
+  // still between two reads is not overtaken by them.
+  await localGuestTierRecorded();
   await waitForGuestCosignature(1);
 }, 120_000);
+
+/** Waits until `leasehold host list` shows the local guest's tier: its first health report is stored. */
+async function localGuestTierRecorded(): Promise<void> {
+  for (const until = Date.now() + 60_000; ; ) {
+    const listed = await runInRunningHub(hub.dataDir, ["host", "list"]);
+    if (listed.code === 0 && /^local .* tier [ABC] /m.test(listed.stdout)) return;
+    if (Date.now() > until) throw new Error(`the local guest reported no tier within 60 s:\n${listed.stdout}${listed.stderr}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
 afterAll(async () => {
   await hub?.stop();
 });
