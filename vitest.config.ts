@@ -19,7 +19,7 @@ const seed = givenSeed();
  * Four groups (tools/lib/test-groups.mjs says which file is in which, and
  * test/README.md why): "shared" and "parallel" run side by side, two files
  * at a time; then "serial" runs the files that take kernel resources
- * (sandboxes, guests, volumes, namespaces, VMs) two at a time; then
+ * (sandboxes, guests, volumes, namespaces, VMs) SERIAL_WORKERS at a time; then
  * "alone" the few timed ones that need the machine to themselves. `npm
  * test` runs them as three vitest runs (--project), the serial one beside
  * the browser tests. A "parallel", "serial" or "alone" file gets a fresh

@@ -5,7 +5,7 @@
 // throwaway PostgreSQL server and the browser tests, and ends with one
 // summary line. vitest runs three times (test/README.md, "How the suite
 // runs"): the shared and parallel groups (two workers); then the serial
-// group (two files at a time) side by side with Playwright (one worker),
+// group (SERIAL_WORKERS files at a time) side by side with Playwright (one worker),
 // each line of those two prefixed with its runner; then the alone group,
 // with the machine to itself. vitest runs in shuffled order (vitest.config.ts) with a seed
 // printed at the start and in the summary: LEASEHOLD_TEST_SEED=N repeats it.
@@ -180,7 +180,7 @@ try {
   console.log(seedLine(seed));
   await step("unit and database tests (vitest shared + parallel: PGlite + PostgreSQL)", () => vitest(["shared", "parallel"], "vitest.json"));
 
-  // The serial group (two files at a time, each waiting on kernel and child
+  // The serial group (SERIAL_WORKERS files at a time, each waiting on kernel and child
   // processes much of its time) beside the browser tests (about one core).
   // None counts or sweeps what another holds (test/README.md, "How the suite runs").
   await Promise.all([

@@ -18,7 +18,7 @@ export function setupNative(): void {
   mkdirSync(BIN_DIR, { recursive: true });
   chmodSync(TEST_ROOT, 0o755);
   chmodSync(BIN_DIR, 0o755);
-  // Two native files set up at once (the serial group runs two at a time):
+  // Two native files set up at once (the serial group runs two at a time on more than two cores):
   // each compiles its own copy and renames it into place, so neither execs a
   // probe the other is half-way through writing.
   const own = `${PROBE}.${process.pid}`;

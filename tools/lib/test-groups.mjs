@@ -11,7 +11,7 @@
 //             for loading their modules once per worker instead of once
 //             per file.
 //   parallel  two workers at once, a fresh process per file: hubs, CLIs.
-//   serial    SERIAL_WORKERS files at a time, after the others: files that
+//   serial    SERIAL_WORKERS files at a time (one on two cores), after the others: files that
 //             take kernel resources (sandbox launches, cgroups, loop-device
 //             workspace volumes, network namespaces, VMs, real guests,
 //             leftover-mount sweeps). Each names and counts only what it
@@ -33,6 +33,7 @@
 // tools/lib/shared-guard.mjs enforces at run time: in the shared group a
 // child process is refused, naming the file's way out (the marker).
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 /** Where vitest looks for test files. */
@@ -43,13 +44,16 @@ export const TEST_EXCLUDE = ["node_modules/**", "e2e/**", ".next/**", "dist/**"]
 export const SERIAL_FOLDERS = ["native/", "agent-guest/workspace/", "agent-guest/daemon/", "test/guest/", "test/egress/", "test/apk/"];
 
 /**
- * How many serial files run at once: two, beside the browser tests. Each
- * names and counts only the kernel objects it made (cgroups, namespaces,
- * interfaces, loop devices, leases), so a second serial file trips it no
- * more than the browser tests' own guest does; what cannot be scoped that
- * way is in ALONE_FILES.
+ * How many serial files run at once, beside the browser tests: one per
+ * core beyond the first, at most two. Each names and counts only the
+ * kernel objects it made (cgroups, namespaces, interfaces, loop devices,
+ * leases), so a second serial file trips it no more than the browser
+ * tests' own guest does (two at once is tested); what cannot be scoped that
+ * way is in ALONE_FILES. On two cores it is one: measured there, a second
+ * serial file took CPU the browser tests waited for (serial 431 → 382 s,
+ * browser tests 345 → 481 s, so the step took longer).
  */
-export const SERIAL_WORKERS = 2;
+export const SERIAL_WORKERS = Math.min(2, Math.max(1, os.availableParallelism() - 1));
 
 /**
  * Serial files that cannot share the machine even with the browser tests,
