@@ -118,8 +118,15 @@ describe("the ledger through a running hub", () => {
   it(`an idle hub whose guest witnesses it does not grow its log: the newest checkpoint is cosigned by the guest and stays the newest (${IDLE_WINDOW_MS / 1000} s)`, async () => {
     // Start from a settled log: every entry appended so far (a late start-up entry on a busy machine)
     // is in a checkpoint the guest cosigned. Otherwise the window would see that checkpoint catch up.
-    const entriesBefore = await exportedEntries();
-    const before = await waitForGuestCosignature(entriesBefore);
+    // Settled means the export and the guest-cosigned checkpoint agree on the size: an entry landing
+    // between the two reads (a late start-up step) starts the settling over instead of the window.
+    let entriesBefore = await exportedEntries();
+    let before = await waitForGuestCosignature(entriesBefore);
+    for (let tries = 0; before.size !== entriesBefore; tries += 1) {
+      if (tries >= 20) throw new Error(`the log did not settle: export ${entriesBefore} entries, cosigned checkpoint at ${before.size}`);
+      entriesBefore = await exportedEntries();
+      before = await waitForGuestCosignature(entriesBefore);
+    }
     // Nothing happens in this window, by design: what is checked is that the guest's witness rounds add nothing.
     await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
     const after = await checkpointNote();
