@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "../support/hub-process";
+import { alive, tempDir } from "../support/hub-process";
 import { waitFor } from "../guest/support";
 
 /**
@@ -32,15 +32,6 @@ function childrenOf(ppid: number, needle: string): number[] {
     }
   }
   return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 describe("test hubs die with the process that started them", () => {

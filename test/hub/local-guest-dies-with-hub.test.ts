@@ -10,20 +10,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { guestArgv } from "../../server/hosts/local-guest";
-import { startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { alive, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { unmountLeftovers, waitFor } from "../guest/support";
 
 /** How long the guest may take to stop after its hub died (its SIGTERM path: stop polling, unmount). */
 const GUEST_EXIT_MS = 15_000;
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 function commandLine(pid: number): string[] {
   try {

@@ -76,6 +76,16 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
 /** util-linux's setpriv: sets PR_SET_PDEATHSIG, then execs the command (same pid). */
 const SETPRIV = "/usr/bin/setpriv";
 
+/** Whether `pid` still runs: a process that has exited but is not yet reaped (a zombie) does not. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The command line that runs `argv` so that the kernel SIGKILLs it when the
  * test process that spawned it dies. A test file's worker can end while a
