@@ -400,11 +400,37 @@ function scopeRefusal(publicUrl: string, token: AgentToken, messages: unknown[])
 
 export async function handleMcpRequest(request: Request, runtime: HubRuntime): Promise<Response> {
   const state = endpointState(runtime);
-  const { config } = runtime;
-  const mcp = config.mcp;
   // Draining (SIGTERM): refused before anything is read or done, so a balancer may retry it elsewhere.
   if (runtime.lifecycle.draining) return hubStopping();
+  if (request.method !== "POST") return answerMcpRequest(state, request, runtime);
+  // A POST let in here is a call the drain waits for from this moment, not
+  // from the slot it takes later: a SIGTERM landing while it authenticates
+  // or takes its slot (each a database round trip) must not close the
+  // listener under it. handlePost holds a count of its own from its slot on,
+  // into the body it streams, so the two overlap and never leave a gap.
+  const admitted = holdCall(state);
+  try {
+    return await answerMcpRequest(state, request, runtime);
+  } finally {
+    admitted();
+  }
+}
 
+/** Counts one call in flight; the returned function ends it once, waking the drain at zero. */
+function holdCall(state: EndpointState): () => void {
+  state.calls += 1;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    state.calls -= 1;
+    if (state.calls === 0) for (const wake of [...state.idleWaiters]) wake();
+  };
+}
+
+async function answerMcpRequest(state: EndpointState, request: Request, runtime: HubRuntime): Promise<Response> {
+  const { config } = runtime;
+  const mcp = config.mcp;
   const headerCheck = checkHeaderBytes(request.headers.entries(), mcp.maxHeaderBytes);
   if (!headerCheck.ok) return refusalResponse(headerCheck);
   const origin = checkOrigin(request.headers.get("origin"), allowedOrigins(config.publicUrl, mcp.allowedOrigins));
@@ -491,7 +517,7 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
   const acquired = await acquireInFlight(state.runtime.database.handle.db, `mcp-requests:${token.id}`, mcp.maxConcurrentRequests);
   if (acquired === null) return rateLimited(`this token already has ${mcp.maxConcurrentRequests} requests in flight (the limit)`, 1);
   const releasePlace = releaser(acquired);
-  state.calls += 1;
+  const endHold = holdCall(state);
   let ended = false;
   let endCall: (() => void) | undefined;
   const release = (): void => {
@@ -499,8 +525,7 @@ async function handlePost(state: EndpointState, request: Request, token: AgentTo
     ended = true;
     releasePlace();
     endCall?.();
-    state.calls -= 1;
-    if (state.calls === 0) for (const wake of [...state.idleWaiters]) wake();
+    endHold();
   };
   let handedOver = false;
   try {
