@@ -6,9 +6,9 @@
 import { main } from "../server/cli/main";
 import { terminalContext } from "../server/cli/terminal";
 import { projectRoot } from "../common/paths/index";
-import { createNextFrontEnd } from "./next-web";
 
 export function run(argv: string[]): Promise<number> {
-  const loadWeb = () => Promise.resolve(createNextFrontEnd(projectRoot()));
+  // Loaded by `start` alone: the front end pulls in the whole hub, which no other command needs at start-up.
+  const loadWeb = async () => (await import("./next-web")).createNextFrontEnd(projectRoot());
   return main(argv, terminalContext(process.env, process.cwd(), loadWeb));
 }

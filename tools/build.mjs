@@ -63,6 +63,9 @@ export function buildWeb({ force = false } = {}) {
  * compiled; the executables compare it with the sources at start-up.
  */
 const BUILD_INPUTS = ["tsconfig.json", "tools/build.mjs", "bin/compiled.mjs", "server/trust/bundle-digest.mjs", "agent-guest/workers/versions.json"];
+/** Where the hub CLI's split chunks go, inside dist/. */
+const CHUNKS = "chunks";
+
 const LOADERS = { ".ts": "ts", ".mts": "ts", ".tsx": "tsx", ".js": "js", ".mjs": "js", ".json": "json" };
 
 function recordInput(inputs, abs, bytes, stat) {
@@ -112,12 +115,16 @@ export async function buildExecutables({ force = false } = {}) {
   const inputs = {};
   let result;
   let workers;
-  try {
-    result = await esbuild.build({
+  // The hub's CLI is split at its dynamic imports (a command, the web front
+  // end, the database code are each loaded when first used; dist/chunks/),
+  // so a short command loads only what it runs. The guest stays one file.
+  const built = (name, split) =>
+    esbuild.build({
       absWorkingDir: root,
-      entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, path.join(root, "bin", `${name}-main.ts`)])),
+      entryPoints: { [name]: path.join(root, "bin", `${name}-main.ts`) },
       outdir: DIST,
       outExtension: { ".js": ".mjs" },
+      ...(split ? { splitting: true, chunkNames: `${CHUNKS}/[name]-[hash]` } : {}),
       bundle: true,
       packages: "external",
       platform: "node",
@@ -132,6 +139,9 @@ export async function buildExecutables({ force = false } = {}) {
       write: false,
       plugins: [recordInputs(inputs)],
     });
+  try {
+    const each = await Promise.all(EXECUTABLES.map((name) => built(name, name === "leasehold")));
+    result = { outputFiles: each.flatMap((r) => r.outputFiles) };
     workers = await compileWorkers(esbuild, inputs);
   } finally {
     await esbuild.stop(); // its service process would otherwise outlive the build (npm start keeps running)
@@ -150,6 +160,11 @@ export async function buildExecutables({ force = false } = {}) {
     fs.chmodSync(path.dirname(file.path), 0o755);
     writeAtomically(file.path, file.contents);
     outputs[path.relative(DIST, file.path)] = sha256(file.contents);
+  }
+  // Chunks of earlier builds: no executable imports them any more.
+  const chunkDir = path.join(DIST, CHUNKS);
+  for (const name of fs.existsSync(chunkDir) ? fs.readdirSync(chunkDir) : []) {
+    if (!(path.join(CHUNKS, name) in outputs)) fs.rmSync(path.join(chunkDir, name), { force: true });
   }
   // The stamp last: until it is renamed into place, the executables see the
   // old stamp, whose inputs no longer match, and refuse rather than guess.

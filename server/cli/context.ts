@@ -32,6 +32,12 @@ export interface CliContext extends CliOutput {
    * closes it after); inside the hub (control socket) it lends the open one.
    */
   withDatabase<T>(purpose: string, fn: (db: CommandDatabase) => Promise<T>): Promise<T>;
+  /**
+   * From a terminal: the data directory of a running hub that holds this
+   * context's database (its lock taken, its control socket in place), else
+   * undefined. Absent inside the hub, which never sends a command to itself.
+   */
+  runningHub?(): Promise<string | undefined>;
 }
 
 export const consoleOutput: CliOutput = {

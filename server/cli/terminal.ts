@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { loadConfig, type EnvironmentVariables } from "../config";
-import { openHubDatabase } from "../db";
+import { inspectDataDir } from "../db/data-dir";
+import { dataDirHolder } from "../db/lock";
 import { LeaseholdError } from "../errors";
 import { controlSocketPath } from "../hub/control-socket";
 import { consoleOutput, type CliContext, type WebFrontEnd } from "./context";
@@ -24,6 +25,8 @@ export function terminalContext(env: EnvironmentVariables, cwd: string, loadWeb:
       if (!parsed.ok) throw new LeaseholdError("CONFIG_INVALID", parsed.message, { tier: "config" });
       let opened;
       try {
+        // Loaded here, not at start-up: a command sent whole to a running hub never needs the database code.
+        const { openHubDatabase } = await import("../db/open");
         opened = await openHubDatabase(parsed.config, { migrate: true, purpose });
       } catch (error) {
         if (error instanceof LeaseholdError && error.code === "DATA_DIR_LOCKED" && fs.existsSync(controlSocketPath(parsed.config.dataDir))) {
@@ -36,6 +39,20 @@ export function terminalContext(env: EnvironmentVariables, cwd: string, loadWeb:
       } finally {
         await opened.close();
       }
+    },
+    async runningHub() {
+      const parsed = loadConfig(env, cwd);
+      // A bad setting is the command's to report, as it would be without a hub.
+      if (!parsed.ok) return undefined;
+      let canonical: string;
+      try {
+        canonical = inspectDataDir(parsed.config.dataDir).canonical;
+      } catch {
+        return undefined;
+      }
+      // The condition withDatabase forwards on (its lock held, a control socket in place), asked without taking the lock.
+      if (!fs.existsSync(controlSocketPath(parsed.config.dataDir))) return undefined;
+      return (await dataDirHolder(canonical)) === undefined ? undefined : parsed.config.dataDir;
     },
   };
 }

@@ -50,6 +50,15 @@ export async function acquireDataDirLock(canonicalDir: string, what: string): Pr
   };
 }
 
+/**
+ * Who holds the lock on `canonicalDir`, asked without taking it (a connect
+ * to the holder's socket): undefined when nobody does or the holder does
+ * not answer.
+ */
+export function dataDirHolder(canonicalDir: string): Promise<{ pid: number; what: string } | undefined> {
+  return askHolder(lockKeyFor(canonicalDir));
+}
+
 async function askHolder(key: string): Promise<{ pid: number; what: string } | undefined> {
   return new Promise((resolve) => {
     const socket = net.connect({ path: `\0${key}` });
