@@ -8,6 +8,6 @@ export { applyMigrations, readMigrationStatus, knownMigrations, migrationsFolder
 export type { MigrationStatus } from "./migrate";
 export { checkDurability, readDurabilitySettings, DURABILITY_SETTINGS } from "./durability";
 export type { DurabilitySettings } from "./durability";
-export { acquireDataDirLock } from "./lock";
+export { acquireDataDirLock, dataDirHolder } from "./lock";
 export type { DataDirLock } from "./lock";
 export { inspectDataDir } from "./data-dir";
