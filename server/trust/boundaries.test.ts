@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { ESLint } from "eslint";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { boundaryErrors } from "../../test/support/boundary-lint";
 
 /**
  * The import boundaries of server/trust/README.md are an ESLint rule
@@ -12,47 +12,46 @@ import { afterAll, describe, expect, it } from "vitest";
  * fails here rather than passing silently.
  */
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const RULE = "leasehold/import-boundaries";
-const written: string[] = [];
 
-function fixture(dir: string, body: string, suffix = ".ts"): string {
-  const file = path.join(ROOT, dir, `lint-boundary-fixture-${randomBytes(6).toString("hex")}${suffix}`);
-  fs.writeFileSync(file, body);
-  written.push(file);
-  return file;
-}
+/** Each case's file: the folder it pretends to live in, its body and suffix. */
+const FIXTURES = {
+  guestImportsDb: { dir: "agent-guest", body: 'import { openPostgres } from "../server/db";\nexport const open = openPostgres;\n' },
+  guestImportsTrust: { dir: "agent-guest", body: 'import { LeaseholdError } from "../server/trust";\nexport const E = LeaseholdError;\n' },
+  trustReachesOut: { dir: "server/trust", body: 'import { LeaseholdError } from "../errors";\nexport const E = LeaseholdError;\n' },
+  trustImportsFs: { dir: "server/trust", body: 'import fs from "node:fs";\nexport const read = fs.readFileSync;\n' },
+  guestTestImportsDb: { dir: "agent-guest", body: 'import { openPostgres } from "../server/db";\nexport const open = openPostgres;\n', suffix: ".test.ts" },
+} as const satisfies Record<string, { dir: string; body: string; suffix?: string }>;
+type Fixture = keyof typeof FIXTURES;
+
+const written = new Map<Fixture, string>();
+let errors = new Map<string, string[]>();
+const errorsOf = (name: Fixture): string[] => errors.get(written.get(name)!) ?? [];
+
+beforeAll(async () => {
+  for (const [name, f] of Object.entries(FIXTURES) as [Fixture, (typeof FIXTURES)[Fixture]][]) {
+    const file = path.join(ROOT, f.dir, `lint-boundary-fixture-${randomBytes(6).toString("hex")}${"suffix" in f ? f.suffix : ".ts"}`);
+    fs.writeFileSync(file, f.body);
+    written.set(name, file);
+  }
+  errors = await boundaryErrors(ROOT, [...written.values()]);
+}, 180_000);
 
 afterAll(() => {
-  for (const file of written) fs.rmSync(file, { force: true });
+  for (const file of written.values()) fs.rmSync(file, { force: true });
 });
 
-async function boundaryErrors(file: string): Promise<string[]> {
-  const eslint = new ESLint({ cwd: ROOT });
-  const [result] = await eslint.lintFiles([file]);
-  return (result?.messages ?? []).filter((m) => m.ruleId === RULE && m.severity === 2).map((m) => m.message);
-}
-
-describe("import boundaries (ESLint rule leasehold/import-boundaries)", { timeout: 180_000 }, () => {
-  it("refuses a guest file importing hub code outside server/trust, and admits server/trust", async () => {
-    const bad = fixture("agent-guest", 'import { openPostgres } from "../server/db";\nexport const open = openPostgres;\n');
-    const errors = await boundaryErrors(bad);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/may not import server\/db: the guest shares only the hub ⇄ guest contract in server\/trust/);
-
-    const good = fixture("agent-guest", 'import { LeaseholdError } from "../server/trust";\nexport const E = LeaseholdError;\n');
-    expect(await boundaryErrors(good)).toEqual([]);
+describe("import boundaries (ESLint rule leasehold/import-boundaries)", () => {
+  it("refuses a guest file importing hub code outside server/trust, and admits server/trust", () => {
+    expect(errorsOf("guestImportsDb")).toEqual([expect.stringMatching(/may not import server\/db: the guest shares only the hub ⇄ guest contract in server\/trust/)]);
+    expect(errorsOf("guestImportsTrust")).toEqual([]);
   });
 
-  it("refuses server/trust importing the rest of server/ or a package beyond node:crypto, zod and @oslojs/crypto", async () => {
-    const reachesOut = fixture("server/trust", 'import { LeaseholdError } from "../errors";\nexport const E = LeaseholdError;\n');
-    expect(await boundaryErrors(reachesOut)).toEqual([expect.stringMatching(/may not import server\/errors: server\/trust is the contract hub and guest both load/)]);
-
-    const fsImport = fixture("server/trust", 'import fs from "node:fs";\nexport const read = fs.readFileSync;\n');
-    expect(await boundaryErrors(fsImport)).toEqual([expect.stringMatching(/may not import the package node:fs \(only node:crypto, zod, @oslojs\/crypto\/sha2\)/)]);
+  it("refuses server/trust importing the rest of server/ or a package beyond node:crypto, zod and @oslojs/crypto", () => {
+    expect(errorsOf("trustReachesOut")).toEqual([expect.stringMatching(/may not import server\/errors: server\/trust is the contract hub and guest both load/)]);
+    expect(errorsOf("trustImportsFs")).toEqual([expect.stringMatching(/may not import the package node:fs \(only node:crypto, zod, @oslojs\/crypto\/sha2\)/)]);
   });
 
-  it("exempts test files, which may set up a hub end to end", async () => {
-    const test = fixture("agent-guest", 'import { openPostgres } from "../server/db";\nexport const open = openPostgres;\n', ".test.ts");
-    expect(await boundaryErrors(test)).toEqual([]);
+  it("exempts test files, which may set up a hub end to end", () => {
+    expect(errorsOf("guestTestImportsDb")).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { ESLint } from "eslint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { boundaryErrors } from "../support/boundary-lint";
 
 /**
  * Both directions of the hub ⇄ guest boundary (server/trust/README.md), held
@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
-const RULE = "leasehold/import-boundaries";
 
 /** fixture file → the folder it is linted in. */
 const PLACED: Record<string, string> = {
@@ -38,15 +37,9 @@ beforeAll(async () => {
     fs.copyFileSync(path.join(FIXTURES, name), file);
     placed.set(name, file);
   }
-  // One ESLint run over all of them: the type-aware parser builds its program once.
-  const results = await new ESLint({ cwd: ROOT }).lintFiles([...placed.values()]);
-  for (const [name, file] of placed) {
-    const result = results.find((r) => r.filePath === file);
-    if (result === undefined) throw new Error(`ESLint returned no result for the fixture ${name}`);
-    const fatal = result.messages.filter((m) => m.fatal === true);
-    if (fatal.length > 0) throw new Error(`fixture ${name} did not parse: ${fatal.map((m) => m.message).join("; ")}`);
-    errors.set(name, result.messages.filter((m) => m.ruleId === RULE && m.severity === 2).map((m) => m.message));
-  }
+  // One ESLint run over all of them.
+  const linted = await boundaryErrors(ROOT, [...placed.values()]);
+  for (const [name, file] of placed) errors.set(name, linted.get(file) ?? []);
 }, 240_000);
 
 afterAll(() => {
