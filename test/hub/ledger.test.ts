@@ -13,7 +13,7 @@ import { WITNESS_INTERVAL_MS } from "../../agent-guest/daemon/witness";
 import { decodeBase64Strict } from "../../server/trust/ledger/base64";
 import { generateSignerKey, SIGNATURE_TYPE } from "../../server/trust/ledger/note";
 import { initialWitnessState, witnessCosign } from "../../server/trust/ledger/witness";
-import { fullHealth, runCli, runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { fullHealth, localGuestTierRecorded, runCli, runInRunningHub, startHub, tempDir, type RunningHub } from "../support/hub-process";
 
 /** The idle window: four of the guest's witness rounds, each of which would append if cosigning grew the log. */
 const IDLE_WINDOW_MS = 4 * WITNESS_INTERVAL_MS;
@@ -26,19 +26,10 @@ beforeAll(async () => {
   // after its sandbox self-test (seconds later on a loaded machine, possibly after its first cosignature).
   // Once the tier is recorded and the guest cosigns, they are all in; a case that needs the log to stand
   // still between two reads is not overtaken by them.
-  await localGuestTierRecorded();
+  await localGuestTierRecorded(hub);
   await waitForGuestCosignature(1);
 }, 120_000);
 
-/** Waits until `leasehold host list` shows the local guest's tier: its first health report is stored. */
-async function localGuestTierRecorded(): Promise<void> {
-  for (const until = Date.now() + 60_000; ; ) {
-    const listed = await runInRunningHub(hub.dataDir, ["host", "list"]);
-    if (listed.code === 0 && /^local .* tier [ABC] /m.test(listed.stdout)) return;
-    if (Date.now() > until) throw new Error(`the local guest reported no tier within 60 s:\n${listed.stdout}${listed.stderr}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 afterAll(async () => {
   await hub?.stop();
 });

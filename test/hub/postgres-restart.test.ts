@@ -28,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTemporaryPostgres } from "../../tools/lib/postgres.mjs";
 import { waitFor } from "../guest/support";
 import { within } from "../support/deadline";
-import { runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
+import { localGuestTierRecorded, runCli, startHub, tempDir, type RunningHub } from "../support/hub-process";
 import { mcpSession, mcpTool, outcome, structured } from "../support/mcp-http";
 
 const CLIENTS = 4;
@@ -106,6 +106,8 @@ beforeAll(async () => {
   const dataDir = path.join(tempDir("lh-pg-restart-"), "data");
   hub = await startHub({ DATABASE_URL: server.url, LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_MCP_RATE_PER_MINUTE: "100000" });
   await waitFor("the hub's start-up lines", async () => hub.output().includes("stop with Ctrl-C") || undefined, 60_000, 50);
+  // Calls on "local" before its guest's first health report are refused CAPABILITY_UNAVAILABLE, which is no outage's answer.
+  await localGuestTierRecorded(hub);
   const made = await runCli(["token", "create", "--name", "restart", "--expires", "1h"], { DATABASE_URL: server.url, LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_PORT: String(hub.port) });
   const secret = made.stdout.split("\n").find((line) => line.startsWith("lh_"));
   if (made.code !== 0 || secret === undefined) throw new Error(`token create failed: ${made.stderr}${made.stdout}`);

@@ -69,6 +69,20 @@ export async function runInRunningHub(dataDir: string, argv: string[], cwd = ROO
   return { code, stdout, stderr };
 }
 
+/**
+ * Waits until `leasehold host list` shows the hub's local guest with a tier:
+ * its first health report is stored, so a capability on "local" is ready
+ * (until then a call is refused CAPABILITY_UNAVAILABLE, "has not reported").
+ */
+export async function localGuestTierRecorded(hub: { dataDir: string }, timeoutMs = 60_000): Promise<void> {
+  for (const until = Date.now() + timeoutMs; ; ) {
+    const listed = await runInRunningHub(hub.dataDir, ["host", "list"]);
+    if (listed.code === 0 && /^local .* tier [ABC] /m.test(listed.stdout)) return;
+    if (Date.now() > until) throw new Error(`the local guest reported no tier within ${timeoutMs / 1000} s:\n${listed.stdout}${listed.stderr}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000, cwd = ROOT): Promise<CliResult> {
   return runProcess(process.execPath, [LEASEHOLD_BIN, ...args], { env: childEnv(env), cwd, timeoutMs, label: `leasehold ${args.join(" ")}` });
 }
