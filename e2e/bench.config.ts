@@ -14,6 +14,8 @@ export default defineConfig({
   testMatch: "**/*.bench.ts",
   timeout: 30 * 60_000,
   outputDir: path.join(import.meta.dirname, "..", "test-results"),
+  // Only the project of the headless shell: the full-browser project exists for a spec file, which is no bench.
+  projects: (base.projects ?? []).filter((project) => project.name === "chromium-headless-shell"),
   // The hub refuses LEASEHOLD_ variables it does not know; LEASEHOLD_BENCH_JSON (set by `npm run bench`) is for
   // this bench process (tools/lib/bench-report.ts), not for the hub: undefined drops it from the server's environment.
   webServer:

@@ -19,9 +19,9 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { analyzeAxe } from "./support/axe";
 import { leaseholdCli, signedInAs, type Account } from "./support/admins";
 import { closeOpenAgents, connectAgents, structured, type Agent } from "./support/mcp-agent";
 import { queueItem } from "./support/queue";
@@ -56,7 +56,7 @@ function record(kind: "axe" | "tabs", key: string, value: number): void {
 
 /** axe on the page as it is: every violation listed by rule and node, and none allowed. */
 async function axe(page: Page, state: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]).analyze();
+  const result = await analyzeAxe(page);
   record("axe", state, result.violations.length);
   const found = result.violations.map((v) => `${v.id} (${v.impact ?? "?"}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(" | ")}`);
   expect(found, `axe on ${state}`).toEqual([]);

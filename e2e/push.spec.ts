@@ -21,7 +21,8 @@ test("the service worker is served to anyone as JavaScript from the root", async
   expect(await response.text()).toContain('addEventListener("notificationclick"');
 });
 
-test("an approver's Notifications card registers the service worker; a push it receives shows the held action and links to its card", async ({ page, context }) => {
+// @full-browser: the config runs this test in the full chromium, whose service workers keep the notifications they show.
+test("an approver's Notifications card registers the service worker; a push it receives shows the held action and links to its card", { tag: "@full-browser" }, async ({ page, context }) => {
   await context.grantPermissions(["notifications"], { origin: E2E_BASE_URL });
   await signedInAs(page, "approver");
   await page.goto("/account#notifications");

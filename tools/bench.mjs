@@ -93,7 +93,7 @@ function missingPrerequisites(benches) {
     const stale = fs.existsSync(path.join(root, ".next", "BUILD_ID")) ? staleReason() : "the web app is not built (.next/BUILD_ID is missing)";
     if (stale) missing.push(`the built hub is needed by: ${who("build")} — ${stale}; run \`node tools/build.mjs\` first`);
   }
-  if (needs.has("chromium") && !fs.existsSync("/usr/bin/chromium")) missing.push(`Debian's chromium (/usr/bin/chromium, playwright.config.ts) is needed by: ${who("chromium")} — apt-get install chromium, or run \`npm test\` once`);
+  if (needs.has("chromium") && !fs.existsSync("/usr/bin/chromium-headless-shell")) missing.push(`Debian's chromium headless shell (/usr/bin/chromium-headless-shell, playwright.config.ts) is needed by: ${who("chromium")} — apt-get install chromium-headless-shell, or run \`npm test\` once`);
   for (const bench of benches) {
     if (!fs.existsSync(path.join(root, bench.file))) missing.push(`${bench.name}: ${bench.file} is missing`);
   }

@@ -130,7 +130,7 @@ const cleanUpWorkspaces = watchForLeftoverWorkspaces(root);
 
 await step("setup", () => {
   ensureNodeModules(root);
-  ensureDebianPackages(["chromium", "iproute2", "e2fsprogs", "python3", "python3-cryptography", "haproxy"]); // haproxy: the replica tests' load balancer (test/support/cluster.ts); iproute2: `ip` for the two-host network-namespace test; e2fsprogs: mkfs.ext4 for the guest's bounded workspace; python3: the sandbox's interpreter-environment test (PYTHONSAFEPATH); python3-cryptography: docs/verify.md's recipe, run by test/guest/verify-recipe-pglite.test.ts
+  ensureDebianPackages(["chromium", "chromium-headless-shell", "iproute2", "e2fsprogs", "python3", "python3-cryptography", "haproxy"]); // haproxy: the replica tests' load balancer (test/support/cluster.ts); iproute2: `ip` for the two-host network-namespace test; e2fsprogs: mkfs.ext4 for the guest's bounded workspace; python3: the sandbox's interpreter-environment test (PYTHONSAFEPATH); python3-cryptography: docs/verify.md's recipe, run by test/guest/verify-recipe-pglite.test.ts
 });
 const built = await step("build", () => {
   const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });
