@@ -11,7 +11,7 @@
 //             for loading their modules once per worker instead of once
 //             per file.
 //   parallel  two workers at once, a fresh process per file: hubs, CLIs.
-//   serial    SERIAL_WORKERS files at a time (one on two cores), after the others: files that
+//   serial    SERIAL_WORKERS files at a time (two on two cores), after the others: files that
 //             take kernel resources (sandbox launches, cgroups, loop-device
 //             workspace volumes, network namespaces, VMs, real guests,
 //             leftover-mount sweeps). Each names and counts only what it
@@ -45,15 +45,15 @@ export const SERIAL_FOLDERS = ["native/", "agent-guest/workspace/", "agent-guest
 
 /**
  * How many serial files run at once, beside the browser tests: one per
- * core beyond the first, at most two. Each names and counts only the
- * kernel objects it made (cgroups, namespaces, interfaces, loop devices,
- * leases), so a second serial file trips it no more than the browser
- * tests' own guest does (two at once is tested); what cannot be scoped that
- * way is in ALONE_FILES. On two cores it is one: measured there, a second
- * serial file took CPU the browser tests waited for (serial 431 → 382 s,
- * browser tests 345 → 481 s, so the step took longer).
+ * core, at most two. Each names and counts only the kernel objects it made
+ * (cgroups, namespaces, interfaces, loop devices, leases), so a second
+ * serial file trips it no more than the browser tests' own guest does (two
+ * at once is tested); what cannot be scoped that way is in ALONE_FILES.
+ * Two on two cores since the browser tests run in the headless shell: with
+ * one, the serial step ran 331 s at 71% busy, 90 s of it alone after the
+ * browser tests had ended at 239 s.
  */
-export const SERIAL_WORKERS = Math.min(2, Math.max(1, os.availableParallelism() - 1));
+export const SERIAL_WORKERS = Math.min(2, os.availableParallelism());
 
 /**
  * Serial files that cannot share the machine even with the browser tests,
