@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite from a fresh clone. Installs what the tests
 // need (npm packages; Debian's chromium and PostgreSQL when missing), builds,
-// type-checks, lints, runs unit and database tests against PGlite AND a
+// type-checks and lints (niced, beside the vitest steps), runs unit and
+// database tests against PGlite AND a
 // throwaway PostgreSQL server and the browser tests, and ends with one
 // summary line. vitest runs three times (test/README.md, "How the suite
 // runs"): the shared and parallel groups (two workers); then the serial
@@ -108,7 +109,7 @@ function runTagged(tag, cmd, args, env = {}) {
 /** Prints a buffered run's output; true when it succeeded. */
 function print(result) {
   process.stdout.write(result.output);
-  console.log(`(ran ${result.seconds.toFixed(1)} s, side by side with the other check)`);
+  console.log(`(ran ${result.seconds.toFixed(1)} s, niced, beside the vitest steps)`);
   return result.ok;
 }
 
@@ -136,18 +137,19 @@ const built = await step("build", () => {
   const r = spawnSync(process.execPath, [path.join(root, "tools/build.mjs")], { cwd: root, stdio: "inherit" });
   return r.status === 0;
 });
-// Typecheck and lint side by side: two processes, each one's output printed whole when it ends.
-{
-  const eslintCache = path.join(root, "node_modules", ".cache", "eslint");
-  const typecheck = runBuffered(bin("tsc"), ["--noEmit", "-p", "tsconfig.json"]);
-  // --cache re-lints only files whose content or config changed. The typed
-  // rules also read other files' types, so a type change elsewhere can leave
-  // a cached file's finding stale until it is edited; the typecheck beside it
-  // still sees every file.
-  const lint = runBuffered(bin("eslint"), ["--max-warnings=0", "--cache", "--cache-strategy", "content", "--cache-location", `${eslintCache}/`, "."]);
-  await step("typecheck", () => typecheck.then(print));
-  await step("lint", () => lint.then(print));
-}
+// Typecheck and lint run beside the vitest steps, niced, and are reported
+// before the alone step: the vitest steps leave a fifth of both cores idle
+// (waiting on hubs, guests and sleeps), which these two single-threaded
+// checks fill, instead of holding the tests back by their own ~50 s. Nothing
+// the tests write is theirs to read: no test writes source into the checkout
+// (the boundary-lint fixtures are linted as text, test/support/boundary-lint.ts).
+const eslintCache = path.join(root, "node_modules", ".cache", "eslint");
+const typecheck = runBuffered("nice", ["-n", "10", bin("tsc"), "--noEmit", "-p", "tsconfig.json"]);
+// --cache re-lints only files whose content or config changed. The typed
+// rules also read other files' types, so a type change elsewhere can leave
+// a cached file's finding stale until it is edited; the typecheck beside it
+// still sees every file.
+const lint = runBuffered("nice", ["-n", "10", bin("eslint"), "--max-warnings=0", "--cache", "--cache-strategy", "content", "--cache-location", `${eslintCache}/`, "."]);
 
 let postgres;
 await step("start a PostgreSQL test server", async () => {
@@ -205,6 +207,9 @@ try {
     }),
   ]);
 
+  // Each check's own run time is in its "(ran …)" line; the step's is what was left to wait for.
+  await step("typecheck (ran beside the vitest steps)", () => typecheck.then(print));
+  await step("lint (ran beside the vitest steps)", () => lint.then(print));
   await step("timed tests with the machine to themselves (vitest alone)", () => vitest(["alone"], "vitest-alone.json"));
 } finally {
   postgres?.stop();

@@ -1,13 +1,12 @@
-import { randomBytes } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { boundaryErrors } from "../../test/support/boundary-lint";
 
 /**
  * The import boundaries of server/trust/README.md are an ESLint rule
  * (eslint.config.mjs, tools/lint/import-boundaries.mjs). These cases lint
- * throw-away files written into the checkout with the project's own config,
+ * code as if it were a file of the checkout (nothing is written there) with
+ * the project's own config,
  * so removing the rule, narrowing its `files`, or loosening its options
  * fails here rather than passing silently.
  */
@@ -23,22 +22,16 @@ const FIXTURES = {
 } as const satisfies Record<string, { dir: string; body: string; suffix?: string }>;
 type Fixture = keyof typeof FIXTURES;
 
-const written = new Map<Fixture, string>();
+const placed = new Map<Fixture, string>();
 let errors = new Map<string, string[]>();
-const errorsOf = (name: Fixture): string[] => errors.get(written.get(name)!) ?? [];
+const errorsOf = (name: Fixture): string[] => errors.get(placed.get(name)!) ?? [];
 
 beforeAll(async () => {
   for (const [name, f] of Object.entries(FIXTURES) as [Fixture, (typeof FIXTURES)[Fixture]][]) {
-    const file = path.join(ROOT, f.dir, `lint-boundary-fixture-${randomBytes(6).toString("hex")}${"suffix" in f ? f.suffix : ".ts"}`);
-    fs.writeFileSync(file, f.body);
-    written.set(name, file);
+    placed.set(name, path.join(ROOT, f.dir, `lint-boundary-fixture-${name}${"suffix" in f ? f.suffix : ".ts"}`));
   }
-  errors = await boundaryErrors(ROOT, [...written.values()]);
+  errors = await boundaryErrors([...placed].map(([name, filePath]) => ({ filePath, code: FIXTURES[name].body })), ROOT);
 }, 180_000);
-
-afterAll(() => {
-  for (const file of written.values()) fs.rmSync(file, { force: true });
-});
 
 describe("import boundaries (ESLint rule leasehold/import-boundaries)", () => {
   it("refuses a guest file importing hub code outside server/trust, and admits server/trust", () => {

@@ -1,14 +1,13 @@
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { boundaryErrors } from "../support/boundary-lint";
 
 /**
  * Both directions of the hub ⇄ guest boundary (server/trust/README.md), held
- * by the fixtures in ./fixtures: each is copied under a throw-away name into
- * the folder it pretends to live in and linted there with the project's own
- * config, so removing a rule, narrowing its `files` or widening what it
+ * by the fixtures in ./fixtures: each is linted as if it lived in the folder
+ * it pretends to (nothing is written there) with the project's own config,
+ * so removing a rule, narrowing its `files` or widening what it
  * admits fails here. The fixtures themselves are outside the normal lint run
  * and typecheck (eslint.config.mjs ignores, tsconfig.json exclude).
  */
@@ -27,24 +26,14 @@ const PLACED: Record<string, string> = {
   "evidence-streams.ts": "server/trust/evidence",
 };
 
-const placed = new Map<string, string>();
 const errors = new Map<string, string[]>();
 
 beforeAll(async () => {
-  for (const [name, dir] of Object.entries(PLACED)) {
-    const ext = path.extname(name);
-    const file = path.join(ROOT, dir, `lint-boundary-fixture-${randomBytes(6).toString("hex")}${ext}`);
-    fs.copyFileSync(path.join(FIXTURES, name), file);
-    placed.set(name, file);
-  }
-  // One ESLint run over all of them.
-  const linted = await boundaryErrors(ROOT, [...placed.values()]);
-  for (const [name, file] of placed) errors.set(name, linted.get(file) ?? []);
+  // Each fixture linted as if it lived in its folder, under a name no real file has.
+  const placed = new Map(Object.entries(PLACED).map(([name, dir]) => [name, path.join(ROOT, dir, `lint-boundary-fixture-${name}`)]));
+  const linted = await boundaryErrors([...placed].map(([name, filePath]) => ({ filePath, code: fs.readFileSync(path.join(FIXTURES, name), "utf8") })), ROOT);
+  for (const [name, filePath] of placed) errors.set(name, linted.get(filePath) ?? []);
 }, 240_000);
-
-afterAll(() => {
-  for (const file of placed.values()) fs.rmSync(file, { force: true });
-});
 
 describe("hub ⇄ guest import boundaries (leasehold/import-boundaries on fixtures)", () => {
   it("refuses hub code under server/ importing the guest", () => {
