@@ -65,9 +65,17 @@ async function step(name, fn) {
   return ok;
 }
 
+/**
+ * Runs a command on this terminal; resolves true on exit status 0. Not
+ * spawnSync: the checks running beside the tests are read through pipes
+ * this process must keep draining (and timing) while it waits.
+ */
 function run(cmd, args, env = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
-  return r.status === 0;
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+    child.on("error", (error) => { console.error(`${cmd}: ${error.message}`); resolve(false); });
+    child.on("close", (code) => resolve(code === 0));
+  });
 }
 
 /** Runs a command without a terminal in between; resolves with its exit status and everything it printed. */
@@ -170,7 +178,7 @@ async function vitest(projects, report, tag) {
   const args = ["run", ...projects.flatMap((p) => ["--project", p]), `--sequence.seed=${seed}`, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`];
   // Database tests run on both; without this URL the PostgreSQL half fails.
   const env = { TEST_POSTGRES_URL: postgres?.url ?? "", TEST_CPU_LOG: cpuLog };
-  const ok = tag === undefined ? run(bin("vitest"), args, env) : await runTagged(tag, bin("vitest"), args, env);
+  const ok = tag === undefined ? await run(bin("vitest"), args, env) : await runTagged(tag, bin("vitest"), args, env);
   if (!fs.existsSync(out)) return false;
   const parsed = JSON.parse(fs.readFileSync(out, "utf8"));
   totals.passed += parsed.numPassedTests;
